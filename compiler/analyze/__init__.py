@@ -1,0 +1,20 @@
+"""analyze: the dialect-independent checks every workflow goes through.
+
+Structure (ids, edges, reachability, cycles, the single terminal, caps)
+and wiring types. Every finding has a stable code, a severity and a span;
+all findings are reported, not just the first.
+"""
+
+from flowc.compiler.analyze.structure import check_structure
+from flowc.compiler.analyze.typecheck import check_types
+from flowc.ir.diagnostics import Diagnostic
+from flowc.ir.workflow import Workflow
+
+
+def analyze(workflow: Workflow) -> list[Diagnostic]:
+    findings = check_structure(workflow)
+    findings.extend(check_types(workflow))
+    return findings
+
+
+__all__ = ["analyze"]

@@ -1,0 +1,161 @@
+"""Structural analyses over the control graph."""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from flowc.ir import expr as E
+from flowc.ir.diagnostics import Diagnostic, error, warning
+from flowc.ir.graph import control_graph
+from flowc.ir.ops import OPERATIONS
+from flowc.ir.workflow import EdgeKind, Node, Workflow
+
+MAX_NODES = 100_000
+MAX_ID_LENGTH = 256
+
+
+def check_structure(workflow: Workflow) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    nodes = workflow.node_map()
+    out.extend(_duplicates(workflow))
+    out.extend(_caps(workflow))
+    for edge in workflow.edges:
+        for end in (edge.source, edge.target):
+            if end not in nodes:
+                out.append(error("ANA405", f"edge {edge.source} -> {edge.target} names unknown node {end!r}",
+                                 edge.span))
+    graph = control_graph(workflow)
+    out.extend(_reachability(workflow, graph))
+    out.extend(_control_cycles(graph))
+    out.extend(_terminal(workflow, graph))
+    out.extend(_data_cycles(workflow))
+    return out
+
+
+def _duplicates(workflow: Workflow) -> list[Diagnostic]:
+    seen: dict[str, Node] = {}
+    out = []
+    for node in workflow.nodes:
+        if node.id in seen:
+            out.append(error("ANA401", f"duplicate step id {node.id!r}", node.span,
+                             f"first declared at line {seen[node.id].span.line}"))
+        else:
+            seen[node.id] = node
+    return out
+
+
+def _caps(workflow: Workflow) -> list[Diagnostic]:
+    out = []
+    if len(workflow.nodes) > MAX_NODES:
+        out.append(error("ANA406", f"the workflow has {len(workflow.nodes)} steps; the limit is {MAX_NODES}",
+                         workflow.span))
+    for node in workflow.nodes:
+        if len(node.id) > MAX_ID_LENGTH:
+            out.append(error("ANA406", f"step id is {len(node.id)} characters long; the limit is "
+                             f"{MAX_ID_LENGTH}", node.span))
+    return out
+
+
+def _reachability(workflow: Workflow, graph: nx.MultiDiGraph) -> list[Diagnostic]:
+    reached: set[str] = set()
+    for entry in workflow.entry:
+        if entry in graph:
+            reached.add(entry)
+            reached.update(nx.descendants(graph, entry))
+    out = []
+    for node in workflow.nodes:
+        if node.id not in reached and not node.id.startswith("$"):
+            out.append(warning("ANA402", f"step {node.id!r} is unreachable: no path from the start leads "
+                               "to it", node.span))
+    return out
+
+
+def _control_cycles(graph: nx.MultiDiGraph) -> list[Diagnostic]:
+    try:
+        cycle = nx.find_cycle(graph)
+    except nx.NetworkXNoCycle:
+        return []
+    ids = [u for u, *_ in cycle] + [cycle[0][0]]
+    node = graph.nodes[ids[0]]["node"]
+    return [error("ANA403", "control flow cycle: " + " -> ".join(ids), node.span)]
+
+
+def _augmented(workflow: Workflow, graph: nx.MultiDiGraph) -> nx.DiGraph:
+    """The control graph plus the implicit returns of structured branches:
+    an arm of a `branch` node continues at the branch's sequence successor."""
+    g = nx.DiGraph(graph)
+    successors: dict[str, list[str]] = {}
+    for edge in workflow.edges:
+        if edge.kind in (EdgeKind.SEQUENCE, EdgeKind.FALLTHROUGH):
+            successors.setdefault(edge.source, []).append(edge.target)
+    for edge in workflow.edges:
+        if edge.kind is EdgeKind.BRANCH and edge.target in g:
+            for after in successors.get(edge.source, ()):
+                if after in g:
+                    g.add_edge(edge.target, after)
+    return g
+
+
+def _terminal(workflow: Workflow, graph: nx.MultiDiGraph) -> list[Diagnostic]:
+    out = []
+    normal = [n for n in workflow.nodes if n.op in ("end", "finish")]
+    if workflow.terminal is None or workflow.terminal not in graph:
+        out.append(error("ANA404", "the workflow has no terminal", workflow.span))
+        return out
+    if len(normal) > 1:
+        for extra in normal[1:]:
+            out.append(error("ANA404", f"a second terminal {extra.id!r}; a workflow ends at exactly one",
+                             extra.span))
+    g = _augmented(workflow, graph)
+    terminals = {n.id for n in workflow.nodes if OPERATIONS.get(n.op) and OPERATIONS[n.op].terminal}
+    reaches: set[str] = set()
+    for t in terminals:
+        if t in g:
+            reaches.add(t)
+            reaches.update(nx.ancestors(g, t))
+    for node in workflow.nodes:
+        if node.id not in reaches:
+            out.append(error("ANA404", f"step {node.id!r} never reaches the end of the workflow",
+                             node.span))
+    return out
+
+
+def _data_cycles(workflow: Workflow) -> list[Diagnostic]:
+    """Steps that read each other's outputs in a cycle (through `$steps`).
+    One finding per strongly connected component, so this stays linear."""
+    known = workflow.node_map()
+    g = nx.DiGraph()
+    spans = {}
+    for node in workflow.nodes:
+        for expr in node_expressions(node):
+            for ref in E.refs(expr):
+                target = ref.step_id()
+                if target in known:
+                    g.add_edge(target, node.id)
+                    spans.setdefault((target, node.id), ref.span)
+    out = []
+    for component in nx.strongly_connected_components(g):
+        first = min(component)
+        if len(component) == 1 and not g.has_edge(first, first):
+            continue
+        cycle = [u for u, _ in nx.find_cycle(g.subgraph(component), source=first)]
+        path = " -> ".join(cycle + [cycle[0]])
+        span = spans.get((cycle[-1], cycle[0])) or known[first].span
+        out.append(error("ANA403", f"steps read each other's outputs in a cycle: {path}", span))
+    return sorted(out, key=Diagnostic.sort_key)
+
+
+def node_expressions(node: Node):
+    """Every expression a node evaluates (guard, iteration, attrs, bindings)."""
+    if node.guard is not None:
+        yield node.guard.expr
+    if node.iteration is not None:
+        yield node.iteration.over
+    for attr in node.attrs:
+        yield attr.value
+    for b in node.inputs:
+        if b.value is not None:
+            yield b.value
+    for b in node.outputs:
+        if b.value is not None:
+            yield b.value

@@ -1,0 +1,273 @@
+"""Reading YAML with positions, YAML 1.2 core-schema meaning, and no surprises.
+
+PyYAML's composer (libyaml when present) gives us a node tree with marks;
+we resolve scalars ourselves with the YAML 1.2 core schema (``on``, ``yes``,
+``no`` and ``off`` are strings; ``010`` is 10) and turn the tree into
+:class:`YMap` / :class:`YSeq` / :class:`YScalar`, each with a span. Duplicate
+keys, recursive aliases and alias bombs are findings, not crashes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import yaml
+
+from flowc.ir.diagnostics import Diagnostic, error
+from flowc.ir.span import Span
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_resolver = yaml.resolver.Resolver()
+
+# Caps that keep hostile documents (alias bombs) from exhausting memory.
+MAX_NODES = 2_000_000
+MAX_DEPTH = 200
+
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+
+_CORE_INT = re.compile(r"[-+]?[0-9]+\Z")
+_CORE_OCT = re.compile(r"0o[0-7]+\Z")
+_CORE_HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
+_CORE_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
+_CORE_INF = re.compile(r"[-+]?\.(inf|Inf|INF)\Z")
+_CORE_NAN = re.compile(r"\.(nan|NaN|NAN)\Z")
+
+
+class YNode:
+    __slots__ = ("span",)
+    span: Span
+
+    def plain(self):
+        raise NotImplementedError
+
+
+class YScalar(YNode):
+    __slots__ = ("value", "quoted", "text")
+
+    def __init__(self, value, quoted: bool, text: str, span: Span) -> None:
+        self.value = value
+        self.quoted = quoted
+        self.text = text
+        self.span = span
+
+    def plain(self):
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"YScalar({self.value!r})"
+
+
+class YSeq(YNode):
+    __slots__ = ("items",)
+
+    def __init__(self, items: list[YNode], span: Span) -> None:
+        self.items = items
+        self.span = span
+
+    def plain(self):
+        return [i.plain() for i in self.items]
+
+
+class YMap(YNode):
+    __slots__ = ("items", "_index")
+
+    def __init__(self, items: list[tuple[YScalar, YNode]], span: Span) -> None:
+        self.items = items
+        self.span = span
+        self._index = {k.value: (k, v) for k, v in items}
+
+    def get(self, key: str) -> YNode | None:
+        pair = self._index.get(key)
+        return pair[1] if pair else None
+
+    def key_node(self, key: str) -> YScalar | None:
+        pair = self._index.get(key)
+        return pair[0] if pair else None
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._index
+
+    def keys(self) -> list:
+        return [k.value for k, _ in self.items]
+
+    def plain(self):
+        return {k.value: v.plain() for k, v in self.items}
+
+
+def type_name(node: YNode | None) -> str:
+    """How a YAML value is named in messages ("a mapping", "a string" ...)."""
+    if node is None:
+        return "nothing"
+    if isinstance(node, YMap):
+        return "a mapping"
+    if isinstance(node, YSeq):
+        return "a list"
+    v = node.value
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, int):
+        return "an integer"
+    if isinstance(v, float):
+        return "a number"
+    return "a string"
+
+
+def _core_scalar(text: str):
+    """YAML 1.2 core schema resolution of a plain scalar."""
+    if text in ("", "~", "null", "Null", "NULL"):
+        return None
+    if text in ("true", "True", "TRUE"):
+        return True
+    if text in ("false", "False", "FALSE"):
+        return False
+    if _CORE_INT.match(text):
+        return int(text)
+    if _CORE_OCT.match(text):
+        return int(text[2:], 8)
+    if _CORE_HEX.match(text):
+        return int(text[2:], 16)
+    if _CORE_FLOAT.match(text):
+        return float(text)
+    if _CORE_INF.match(text):
+        return -math.inf if text.startswith("-") else math.inf
+    if _CORE_NAN.match(text):
+        return math.nan
+    return text
+
+
+def _explicit_scalar(text: str, tag: str):
+    """A scalar with an explicit tag (``!!str 10``)."""
+    if tag == _STR:
+        return text
+    resolved = _core_scalar(text)
+    if tag == _INT and isinstance(resolved, int) and not isinstance(resolved, bool):
+        return resolved
+    if tag == _FLOAT and isinstance(resolved, (int, float)) and not isinstance(resolved, bool):
+        return float(resolved)
+    if tag == _BOOL and isinstance(resolved, bool):
+        return resolved
+    if tag == _NULL and resolved is None:
+        return None
+    return text
+
+
+class _Builder:
+    def __init__(self, file: str, line_offset: int) -> None:
+        self.file = file
+        self.line_offset = line_offset
+        self.count = 0
+        self.diags: list[Diagnostic] = []
+        self.active: set[int] = set()
+
+    def span(self, node) -> Span:
+        s, e = node.start_mark, node.end_mark
+        return Span(self.file, s.line + 1 + self.line_offset, s.column + 1,
+                    e.line + 1 + self.line_offset, e.column + 1)
+
+    def build(self, node, depth: int = 0) -> YNode:
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise _TooLarge(self.span(node), f"the document expands to more than {MAX_NODES} nodes "
+                            "(alias expansion?)")
+        if depth > MAX_DEPTH:
+            raise _TooLarge(self.span(node), f"the document nests deeper than {MAX_DEPTH} levels")
+        if isinstance(node, yaml.ScalarNode):
+            return self.scalar(node)
+        key = id(node)
+        if key in self.active:
+            raise _TooLarge(self.span(node), "a recursive alias makes the document infinite")
+        self.active.add(key)
+        try:
+            if isinstance(node, yaml.SequenceNode):
+                return YSeq([self.build(child, depth + 1) for child in node.value], self.span(node))
+            return self.mapping(node, depth)
+        finally:
+            self.active.discard(key)
+
+    def scalar(self, node) -> YScalar:
+        text = node.value
+        if not node.style:  # plain (libyaml reports "", PyYAML None)
+            implicit = _resolver.resolve(yaml.ScalarNode, text, (True, False))
+            value = _core_scalar(text) if node.tag == implicit else _explicit_scalar(text, node.tag)
+            return YScalar(value, False, text, self.span(node))
+        if node.tag != _STR:
+            return YScalar(_explicit_scalar(text, node.tag), True, text, self.span(node))
+        return YScalar(text, True, text, self.span(node))
+
+    def mapping(self, node, depth: int) -> YMap:
+        items: list[tuple[YScalar, YNode]] = []
+        seen: dict = {}
+        for knode, vnode in node.value:
+            if knode.tag == "tag:yaml.org,2002:merge":
+                self.diags.append(error("YAML004", "merge keys (<<) are not supported", self.span(knode)))
+                continue
+            key = self.build(knode, depth + 1)
+            if not isinstance(key, YScalar) or isinstance(key.value, float):
+                self.diags.append(error("YAML003", "mapping keys must be plain strings or integers",
+                                        key.span))
+                continue
+            hashable = (type(key.value).__name__, key.value)
+            if hashable in seen:
+                first = seen[hashable]
+                self.diags.append(error(
+                    "YAML002", f"duplicate key {key.value!r}", key.span,
+                    f"first defined at line {first.line}, column {first.col}"))
+                continue
+            seen[hashable] = key.span
+            items.append((key, self.build(vnode, depth + 1)))
+        return YMap(items, self.span(node))
+
+
+class _TooLarge(Exception):
+    def __init__(self, span: Span, message: str) -> None:
+        super().__init__(message)
+        self.span = span
+        self.message = message
+
+
+def load(text: str, file: str, line_offset: int = 0) -> tuple[YNode | None, list[Diagnostic]]:
+    """Parse one YAML document. Returns (root or None, findings).
+
+    ``line_offset`` is added to every line number, for YAML embedded in a
+    larger file (a fenced block in Markdown).
+    """
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = (mark.line + 1 + line_offset) if mark else 1 + line_offset
+        col = (mark.column + 1) if mark else 1
+        problem = exc.problem or exc.context or "invalid YAML"
+        notes = []
+        cm = exc.context_mark
+        if exc.context and exc.problem:
+            problem = f"{problem} ({exc.context})"
+            if cm is not None and mark is not None and (cm.line, cm.column) != (mark.line, mark.column):
+                notes.append(f"{exc.context[len('while '):] if exc.context.startswith('while ') else exc.context}"
+                             f" started at line {cm.line + 1 + line_offset}, column {cm.column + 1}")
+        return None, [error("YAML001", f"invalid YAML: {problem}", Span(file, line, col, line, col + 1),
+                            *notes)]
+    except yaml.YAMLError as exc:
+        return None, [error("YAML001", f"invalid YAML: {exc}", Span(file, 1 + line_offset, 1,
+                                                                     1 + line_offset, 2))]
+    except (RecursionError, MemoryError, ValueError, UnicodeError) as exc:
+        return None, [error("YAML001", f"invalid YAML: {type(exc).__name__}",
+                            Span(file, 1 + line_offset, 1, 1 + line_offset, 2))]
+    if node is None:
+        return None, []
+    builder = _Builder(file, line_offset)
+    try:
+        root = builder.build(node)
+    except _TooLarge as exc:
+        return None, builder.diags + [error("YAML005", exc.message, exc.span)]
+    except RecursionError:
+        return None, builder.diags + [error("YAML005", "the document nests too deeply",
+                                            Span(file, 1 + line_offset, 1, 1 + line_offset, 2))]
+    return root, builder.diags

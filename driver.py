@@ -1,0 +1,112 @@
+"""The compiler driver: source text -> dialect front end -> IR -> analyze.
+
+This is the one place that knows every front end; the CLI and the library
+API call it. Backends are reached from the CLI, never from here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import attrs
+
+from flowc.compiler.analyze import analyze
+from flowc.compiler.workflowskill.frontend import compile_workflowskill
+from flowc.compiler.workflowskill.markdown import has_workflow_fence
+from flowc.ir.diagnostics import Diagnostic, error
+from flowc.ir.span import Span
+from flowc.ir.workflow import Workflow
+
+DIALECTS = ("workflowskill", "aevatar", "instruction")
+SOURCE_SUFFIXES = (".md", ".yaml", ".yml", ".json")
+
+_WFS_STEP_TYPES = re.compile(r"^\s*(-\s+)?type:\s*['\"]?(tool|transform|conditional|exit)['\"]?\s*$",
+                             re.MULTILINE)
+_AEVATAR_HINT = re.compile(r"^(roles:|\s*(-\s+)?(target_role|parameters|next|branches):)", re.MULTILINE)
+_INSTRUCTION_HINT = re.compile(r"^(\s*(kind|depends_on):|workflows:|version:\s*3\b|:::+!?workflow|"
+                               r"##\s+!workflow)", re.MULTILINE)
+
+
+@attrs.frozen
+class CompileResult:
+    path: str
+    dialect: str | None
+    workflow: Workflow | None
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.workflow is not None and not any(d.is_error for d in self.diagnostics)
+
+
+def detect_dialect(text: str, path: str) -> str | None:
+    """Recognise the dialect from the content; None when it is unclear."""
+    if has_workflow_fence(text):
+        return "workflowskill"
+    instruction = bool(_INSTRUCTION_HINT.search(text))
+    aevatar = bool(_AEVATAR_HINT.search(text))
+    wfs = bool(_WFS_STEP_TYPES.search(text)) and re.search(r"^steps:", text, re.MULTILINE) is not None
+    if path.endswith(".md"):
+        # Markdown carries WorkflowSkill (```workflow) or instruction.md embeddings.
+        return "instruction" if instruction and not has_workflow_fence(text) else "workflowskill"
+    if instruction and not aevatar:
+        return "instruction"
+    if aevatar and not instruction:
+        return "aevatar"
+    if wfs and not (aevatar or instruction):
+        return "workflowskill"
+    return None
+
+
+def compile_text(text: str, path: str, dialect: str | None = None) -> CompileResult:
+    """Front end + analyze for one document."""
+    chosen = dialect or detect_dialect(text, path)
+    here = Span(path, 1, 1, 1, 2)
+    if chosen is None:
+        return CompileResult(path, None, None, (error(
+            "FLC001", "cannot recognise the workflow dialect of this file", here,
+            "use --dialect workflowskill|aevatar|instruction to say which it is"),))
+    if chosen != "workflowskill":
+        return CompileResult(path, chosen, None, (error(
+            "FLC002", f"the {chosen} dialect is not supported by this version of flowc", here),))
+    try:
+        workflow, diags = compile_workflowskill(text, path)
+        diags = list(diags)
+        if workflow is not None:
+            diags.extend(analyze(workflow))
+    except RecursionError:
+        workflow, diags = None, [error("ANA406", "the workflow nests too deeply to compile", here)]
+    return CompileResult(path, chosen, workflow, tuple(sorted(diags, key=Diagnostic.sort_key)))
+
+
+def read_source(path: str) -> tuple[str | None, Diagnostic | None]:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        return None, error("FLC003", f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})",
+                           Span(path, 1, 1, 1, 2))
+    except OSError as exc:
+        return None, error("FLC003", f"cannot read {path}: {exc.strerror or exc}", Span(path, 0, 0, 0, 0))
+
+
+def compile_file(path: str, dialect: str | None = None) -> CompileResult:
+    text, problem = read_source(path)
+    if problem is not None:
+        return CompileResult(path, dialect, None, (problem,))
+    return compile_text(text, path, dialect)
+
+
+def expand_paths(paths: list[str]) -> list[str]:
+    """Files as given; directories walked for workflow sources, sorted."""
+    out: list[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                out.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(SOURCE_SUFFIXES))
+        else:
+            out.append(path)
+    return out
