@@ -19,6 +19,11 @@ from flowc.ir.span import Span
 from flowc.ir.workflow import Workflow
 
 DIALECTS = ("workflowskill", "aevatar", "instruction")
+
+# One front end per dialect: (text, path) -> (Workflow | None, diagnostics).
+FRONT_ENDS = {
+    "workflowskill": compile_workflowskill,
+}
 SOURCE_SUFFIXES = (".md", ".yaml", ".yml", ".json")
 
 _WFS_STEP_TYPES = re.compile(r"^\s*(-\s+)?type:\s*['\"]?(tool|transform|conditional|exit)['\"]?\s*$",
@@ -67,11 +72,12 @@ def compile_text(text: str, path: str, dialect: str | None = None) -> CompileRes
         return CompileResult(path, None, None, (error(
             "FLC001", "cannot recognise the workflow dialect of this file", here,
             "use --dialect workflowskill|aevatar|instruction to say which it is"),))
-    if chosen != "workflowskill":
+    front_end = FRONT_ENDS.get(chosen)
+    if front_end is None:
         return CompileResult(path, chosen, None, (error(
             "FLC002", f"the {chosen} dialect is not supported by this version of flowc", here),))
     try:
-        workflow, diags = compile_workflowskill(text, path)
+        workflow, diags = front_end(text, path)
         diags = list(diags)
         if workflow is not None:
             diags.extend(analyze(workflow))
