@@ -106,13 +106,27 @@ def compile_file(path: str, dialect: str | None = None) -> CompileResult:
 
 
 def expand_paths(paths: list[str]) -> list[str]:
-    """Files as given; directories walked for workflow sources, sorted."""
+    """Files as given; directories walked, sorted, keeping only files that
+    look like workflows (a README.md or package.json in the tree is not an
+    error). A file named explicitly is always checked."""
     out: list[str] = []
     for path in paths:
         if os.path.isdir(path):
             for root, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                out.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(SOURCE_SUFFIXES))
+                for name in sorted(files):
+                    candidate = os.path.join(root, name)
+                    if name.endswith(SOURCE_SUFFIXES) and looks_like_workflow(candidate):
+                        out.append(candidate)
         else:
             out.append(path)
     return out
+
+
+def looks_like_workflow(path: str) -> bool:
+    text, problem = read_source(path)
+    if problem is not None:
+        return True  # let the check report why it can't be read
+    if path.endswith(".md"):
+        return has_workflow_fence(text) or bool(_INSTRUCTION_HINT.search(text))
+    return detect_dialect(text, path) is not None
