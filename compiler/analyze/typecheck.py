@@ -121,13 +121,8 @@ class _Checker:
 
     def run(self) -> list[Diagnostic]:
         for node in self.workflow.nodes:
-            guard_free = node.iteration is None
             for b in node.inputs:
-                actual = self.check_binding(b.value, b.type, f"input {b.name!r} of step {node.id!r}")
-                if node.op.startswith("transform.") and guard_free and b.name == "items" \
-                        and actual.kind not in ("any", "array", "null"):
-                    self.findings.append(error("ANA502", f"transform {node.id!r} needs an array of items, "
-                                               f"but `items` receives {actual}", b.value.span))
+                self.check_binding(b.value, b.type, f"input {b.name!r} of step {node.id!r}")
             if node.op.startswith("transform.") and node.inputs and not any(
                     b.type.kind in ("array", "any") for b in node.inputs):
                 self.findings.append(warning(
