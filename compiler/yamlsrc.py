@@ -232,6 +232,29 @@ class _TooLarge(Exception):
         self.message = message
 
 
+# Contexts whose error, found on a later line, means "opened here, never closed".
+_UNCLOSED = {
+    "while parsing a flow sequence": ("flow sequence", "its '[' has no matching ']'"),
+    "while parsing a flow mapping": ("flow mapping", "its '{' has no matching '}'"),
+    "while scanning a quoted scalar": ("quoted string", "its opening quote has no closing quote"),
+}
+
+
+def _unclosed(exc: yaml.MarkedYAMLError, file: str, line_offset: int) -> Diagnostic | None:
+    """An unclosed bracket or quote is reported where it opens (the real
+    problem), with where the parser gave up as a note."""
+    what = _UNCLOSED.get(exc.context or "")
+    pm, cm = exc.problem_mark, exc.context_mark
+    if what is None or pm is None or cm is None or pm.line <= cm.line:
+        return None
+    name, detail = what
+    line = cm.line + 1 + line_offset
+    return error("YAML001", f"invalid YAML: unclosed {name}: {detail}",
+                 Span(file, line, cm.column + 1, line, cm.column + 2),
+                 f"{exc.problem or 'the parser gave up'} at line {pm.line + 1 + line_offset}, "
+                 f"column {pm.column + 1}")
+
+
 def load(text: str, file: str, line_offset: int = 0) -> tuple[YNode | None, list[Diagnostic]]:
     """Parse one YAML document. Returns (root or None, findings).
 
@@ -241,6 +264,9 @@ def load(text: str, file: str, line_offset: int = 0) -> tuple[YNode | None, list
     try:
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
+        unclosed = _unclosed(exc, file, line_offset)
+        if unclosed is not None:
+            return None, [unclosed]
         mark = exc.problem_mark or exc.context_mark
         line = (mark.line + 1 + line_offset) if mark else 1 + line_offset
         col = (mark.column + 1) if mark else 1
