@@ -33,3 +33,38 @@ OPERATIONS: dict[str, OperationSpec] = {
 # The id of the synthetic terminal that front ends without an explicit
 # terminal node add. `$` can't start a user id in any dialect.
 END_NODE_ID = "$end"
+
+
+# --- instruction dialect (agentd dialect 3) ----------------------------------
+# Operations the instruction front end lowers to. Shared ones (switch,
+# assign, assert, sleep, foreach, parallel, race) may already have been
+# registered by another front end; the first registration wins.
+_INSTRUCTION_OPERATIONS = (
+    OperationSpec("trigger", "a start node: fires with a payload; the run starts here"),
+    OperationSpec("finish", "end the run with attrs `status`, `output`, `reason`; cancels what is "
+                  "still in flight", terminal=True),
+    OperationSpec("fail", "fail as an ordinary step with attrs `message`, `code` (its on_error applies)"),
+    OperationSpec("noop", "complete without an effect (a join or routing point)"),
+    OperationSpec("parse", "parse attr `text` in attr `format` (json, yaml, csv, lines)"),
+    OperationSpec("validate", "return attr `value` if it conforms to the JSON Schema attr `schema`"),
+    OperationSpec("transform.reduce", "fold attr `over` from attr `initial` with the Lambda attr `expr`"),
+    OperationSpec("transform.dedupe", "drop later duplicates of attr `over` (by the optional path `by`)"),
+    OperationSpec("transform.chunk", "split attr `value` into pieces of `size` (by chars, words, lines "
+                  "or items) with `overlap`"),
+    OperationSpec("batch", "run Region body once per group of attr `over` (grouped by `by` or `size`)"),
+    OperationSpec("iterate", "run Region body repeatedly while/until a CEL condition, at most "
+                  "`max_iterations` times"),
+    OperationSpec("subgraph", "run Region body once; its result is its sinks"),
+    OperationSpec("switch", "evaluate attr `on`; run the BRANCH edge whose label matches "
+                  "(`$default` otherwise); prune the other arms", branching=True),
+    OperationSpec("assign", "evaluate attr `value`; write it to run variable attr `writes` (if set) "
+                  "by the reducer attr `mode`"),
+    OperationSpec("assert", "fail unless attr `condition` holds, with attr `message`"),
+    OperationSpec("sleep", "pause for attr `duration_ms` through host.sleep"),
+    OperationSpec("foreach", "run Region body once per element of attr `over`"),
+    OperationSpec("parallel", "run every Region concurrently; output keyed by region name"),
+    OperationSpec("race", "run every Region; the first success wins, the others are cancelled"),
+)
+for _spec in _INSTRUCTION_OPERATIONS:
+    OPERATIONS.setdefault(_spec.name, _spec)
+del _spec

@@ -72,6 +72,21 @@ class DialectProfile:
     null_vs_missing: str  # "distinct": a missing value is not null
     parameters_are_strings: bool
     number_model: str
+    # How nodes are scheduled: "sequential" (document order with branches),
+    # "kernel" (aevatar's step kernel), "dataflow" (ready when dependencies
+    # are done, skipped or pruned).
+    scheduling: str = "sequential"
+    # How a Ref path is read: "wfs" (missing is undefined), "flat_keys"
+    # (aevatar dotted keys), "cel" (CEL selection: a missing key is an error).
+    access: str = "wfs"
+    # What an expression that fails to resolve does: "abort_run",
+    # "as_text" (aevatar returns the message), "step_failure" (the step
+    # fails and its on_error applies).
+    resolution_errors: str = "abort_run"
+    timeouts_bypass_policies: bool = False
+    # How many normal terminal nodes a workflow has: "exactly_one" (wfs
+    # `$end`, aevatar's last step) or "at_least_one" (instruction `finish`).
+    terminal_nodes: str = "exactly_one"
 
 
 WORKFLOWSKILL = DialectProfile(
@@ -87,3 +102,108 @@ WORKFLOWSKILL = DialectProfile(
 )
 
 PROFILES: dict[str, DialectProfile] = {p.name: p for p in (WORKFLOWSKILL,)}
+
+
+# --- functions ---------------------------------------------------------------
+@attrs.frozen
+class FunctionSpec:
+    key: str
+    arity: int          # number of arguments (a method's receiver counts); -1 = variable
+    lazy: bool          # some arguments are Lambdas or are evaluated conditionally
+    meaning: str
+
+
+# ``expr.Call.func`` is a key of this table. Dialects append their own.
+FUNCTIONS: dict[str, FunctionSpec] = {}
+
+
+# --- CEL (instruction dialect) -------------------------------------------------
+# The subset of CEL workflows use, with cel-spec semantics: int is int64 and
+# overflow is an error, uint is uint64, double is IEEE 754; numbers of
+# different kinds compare by value; values of different types are never
+# equal (and not an error); every error is a value that && and || absorb.
+OPERATORS.update(_ops(
+    OperatorSpec("cel.eq", "==", 2, "CEL equality: numbers of any kind by value (NaN is unequal), "
+                 "lists and maps element-wise, other values of different types are unequal"),
+    OperatorSpec("cel.ne", "!=", 2, "negation of cel.eq"),
+    OperatorSpec("cel.lt", "<", 2, "CEL ordering: numbers across int/uint/double, strings by code "
+                 "point, bytes, bools (false < true); anything else is a no-such-overload error"),
+    OperatorSpec("cel.le", "<=", 2, "as cel.lt"),
+    OperatorSpec("cel.gt", ">", 2, "as cel.lt"),
+    OperatorSpec("cel.ge", ">=", 2, "as cel.lt"),
+    OperatorSpec("cel.add", "+", 2, "int64/uint64 with overflow errors, double, string, bytes and "
+                 "list concatenation; mixed number kinds are an error"),
+    OperatorSpec("cel.sub", "-", 2, "int64/uint64 with overflow errors, double"),
+    OperatorSpec("cel.mul", "*", 2, "int64/uint64 with overflow errors, double"),
+    OperatorSpec("cel.div", "/", 2, "integer division truncates toward zero; by zero is an error; "
+                 "double division is IEEE"),
+    OperatorSpec("cel.mod", "%", 2, "integer remainder with the dividend's sign; by zero is an error"),
+    OperatorSpec("cel.in", "in", 2, "list membership by cel.eq, or map key presence"),
+    OperatorSpec("cel.index", "[]", 2, "list element (int, uint or integral double index; out of "
+                 "range is an error) or map value (a missing key is an error)"),
+    OperatorSpec("cel.select", ".", 2, "map field selection by a string literal name; a missing key "
+                 "is an error"),
+    OperatorSpec("cel.neg", "-", 1, "negation of an int (overflow is an error) or a double"),
+    OperatorSpec("cel.not", "!", 1, "boolean negation; a non-bool is an error"),
+    OperatorSpec("cel.and", "&&", 2, "commutative and: false if either side is false, even if the "
+                 "other is an error; otherwise an error if either side is one; else true"),
+    OperatorSpec("cel.or", "||", 2, "commutative or: true if either side is true, even if the "
+                 "other is an error; otherwise an error if either side is one; else false"),
+    OperatorSpec("cel.ternary", "? :", 3, "the test must be a bool (else an error); only the chosen "
+                 "side is evaluated"),
+))
+
+for _f in (
+    FunctionSpec("cel.size", 1, False, "length of a string (code points), bytes, list or map"),
+    FunctionSpec("cel.contains", 2, False, "string contains substring (case-sensitive)"),
+    FunctionSpec("cel.startsWith", 2, False, "string starts with prefix"),
+    FunctionSpec("cel.endsWith", 2, False, "string ends with suffix"),
+    FunctionSpec("cel.matches", 2, False, "the regular expression matches anywhere in the string"),
+    FunctionSpec("cel.int", 1, False, "conversion to int64 (doubles truncate; out of range is an error)"),
+    FunctionSpec("cel.uint", 1, False, "conversion to uint64 (negative or out of range is an error)"),
+    FunctionSpec("cel.double", 1, False, "conversion to double (strings parse)"),
+    FunctionSpec("cel.string", 1, False, "conversion to string (bytes must be UTF-8)"),
+    FunctionSpec("cel.bytes", 1, False, "conversion of a string to its UTF-8 bytes"),
+    FunctionSpec("cel.bool", 1, False, "conversion to bool (strings true/false/1/0/t/f ...)"),
+    FunctionSpec("cel.dyn", 1, False, "identity (disables static typing in cel-spec)"),
+    FunctionSpec("cel.type", 1, False, "the type of a value, as a type value"),
+    FunctionSpec("cel.duration", 1, False, "a duration from a string such as 1.5s or 1h2m"),
+    FunctionSpec("cel.timestamp", 1, False, "a timestamp from an RFC 3339 string or epoch seconds"),
+    FunctionSpec("cel.has", 1, True, "has(a.b): whether the map a has key b (the argument is a Ref "
+                 "or cel.select that is not evaluated as a whole)"),
+    FunctionSpec("cel.all", 2, True, "macro: every element (list item or map key) satisfies the "
+                 "Lambda; false absorbs errors"),
+    FunctionSpec("cel.exists", 2, True, "macro: some element satisfies the Lambda; true absorbs errors"),
+    FunctionSpec("cel.exists_one", 2, True, "macro: exactly one element satisfies the Lambda; "
+                 "errors propagate"),
+    FunctionSpec("cel.map", -1, True, "macro: the Lambda applied to every element; with three "
+                 "arguments the second is a filter Lambda"),
+    FunctionSpec("cel.filter", 2, True, "macro: the elements that satisfy the Lambda"),
+    FunctionSpec("tmpl.default", 2, True, "template `{{ path | default }}`: the path's value, or the "
+                 "default when the path is missing"),
+):
+    FUNCTIONS.setdefault(_f.key, _f)
+del _f
+
+TRUTHINESS["cel_bool"] = ("CEL has no truthiness: the value must be a bool, anything else is an "
+                          "evaluation error (instruction guards, filters, conditions)")
+STRINGIFY["json"] = ("strings as they are, null as '', every other value as compact JSON "
+                     "(instruction templates)")
+
+INSTRUCTION = DialectProfile(
+    name="instruction",
+    eq="cel.eq",
+    truthiness_guard="cel_bool",
+    truthiness_branch="cel_bool",
+    truthiness_filter="cel_bool",
+    stringify="json",
+    null_vs_missing="distinct",
+    parameters_are_strings=False,
+    number_model="int64/uint64/double (CEL)",
+    scheduling="dataflow",
+    access="cel",
+    resolution_errors="step_failure",
+    timeouts_bypass_policies=False,
+    terminal_nodes="at_least_one",
+)
+PROFILES[INSTRUCTION.name] = INSTRUCTION

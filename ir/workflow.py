@@ -55,6 +55,10 @@ class Guard:
     expr: Expr
     truthiness: str  # key of semantics.TRUTHINESS
     span: Span = NO_SPAN
+    # What a false guard does: "skip" (the node is skipped and its output is
+    # null; WorkflowSkill, aevatar) or "prune" (the node is pruned, and so is
+    # every node all of whose dependencies are pruned; instruction dialect).
+    on_false: str = "skip"
 
 
 @attrs.frozen
@@ -99,6 +103,9 @@ class RetryPolicy:
     backoff: float = 1.0
     retry_on: str = "tool_error"
     span: Span = NO_SPAN
+    # Relative spread of each delay (0.2 = +-20 %), drawn deterministically
+    # from the run id and attempt number; 0 = exact delays.
+    jitter: float = 0.0
 
 
 @attrs.frozen
@@ -119,6 +126,11 @@ class Region:
     nodes: tuple["Node", ...] = ()
     edges: tuple["Edge", ...] = ()
     span: Span = NO_SPAN
+    # How the body becomes a value: "sinks" (the output of the one node
+    # nothing depends on, or an object keyed by sink id when there are
+    # several; instruction dialect), "last" (the last node's output),
+    # "join" (the outputs joined, aevatar).
+    result: str = "sinks"
 
 
 @attrs.frozen
@@ -181,7 +193,10 @@ class Workflow:
     nodes: tuple[Node, ...] = ()
     edges: tuple[Edge, ...] = ()
     entry: tuple[str, ...] = ()        # node ids where a run starts
-    terminal: str | None = None        # the single normal terminal node
+    # The single normal terminal node; None when the dialect ends runs with
+    # one or more terminal nodes of its own (instruction `finish`), see
+    # semantics.DialectProfile.terminal_nodes.
+    terminal: str | None = None
     inputs: tuple[Param, ...] = ()
     outputs: tuple[Binding, ...] = ()
     actors: tuple[Actor, ...] = ()
