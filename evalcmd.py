@@ -1,0 +1,127 @@
+"""``flowc eval``: evaluate one expression, or a batch of them, in a context.
+
+This module wires a dialect's front end (text -> IR expression) to the
+Python backend (IR expression -> value); neither imports the other.
+
+Output, one JSON line per expression (the format of
+tests/data/expressions/README and the shared expression corpus):
+
+- the value, as compact ``JSON.stringify`` with JavaScript number formatting
+  (``1.0`` prints as ``1``);
+- ``{"undefined": true}`` when the value is missing (JavaScript undefined);
+- ``{"error": "<message>"}`` when the text doesn't lex/parse or evaluation
+  fails.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import IO, Any
+
+from flowc.backends.python import runtime as rt
+from flowc.backends.python.expr import ExprCompileError, evaluate
+from flowc.compiler.workflowskill.expressions import ExpressionError, parse_expression, parse_value
+from flowc.ir.span import Span
+
+__all__ = ["LANGS", "MODES", "eval_command", "evaluate_text", "format_line", "run_batch", "run_eval"]
+
+LANGS = ("workflowskill", "aevatar", "cel", "instruction")
+MODES = ("expression", "value")
+
+_ORIGIN = Span("<eval>", 1, 1, 1, 1)
+
+
+def evaluate_text(lang: str, expr_text: str, vars: Any = None, mode: str = "expression") -> tuple[str, Any]:
+    """Evaluate ``expr_text`` in the context ``vars``: ``("value", v)``,
+    ``("undefined", None)`` or ``("error", message)``.
+
+    For WorkflowSkill, ``vars`` is the run context ``{inputs, steps: {id:
+    {output}}, item?, index?, result?}`` (absent keys are missing) and
+    ``mode`` is ``expression`` (a bare ``$``-expression: condition, each,
+    where, map expression) or ``value`` (a value string: literal,
+    ``$``-expression, ``${...}`` template or ``$$`` escape).
+    """
+    if lang != "workflowskill":
+        return "error", f"language not supported yet: {lang}"
+    if mode not in MODES:
+        return "error", f"unknown mode: {mode} (expected expression or value)"
+    if not isinstance(expr_text, str):
+        return "error", "expr must be a string"
+    if vars is None:
+        vars = {}
+    if not isinstance(vars, dict):
+        return "error", "vars must be a JSON object"
+    try:
+        parse = parse_expression if mode == "expression" else parse_value
+        value = evaluate(parse(expr_text, _ORIGIN), vars)
+    except (ExpressionError, rt.EvalError) as e:
+        return "error", e.message
+    except ExprCompileError as e:
+        return "error", str(e)
+    if value is rt.MISSING:
+        return "undefined", None
+    return "value", rt.to_json_value(value)
+
+
+def run_eval(lang: str, expr_text: str, vars: Any = None, mode: str = "expression") -> Any:
+    """:func:`evaluate_text` as one JSON-ready result: the value,
+    ``{"undefined": True}`` or ``{"error": message}``."""
+    kind, value = evaluate_text(lang, expr_text, vars, mode)
+    if kind == "undefined":
+        return {"undefined": True}
+    if kind == "error":
+        return {"error": value}
+    return value
+
+
+def format_line(kind: str, value: Any) -> str:
+    """One output line (without the newline) for an :func:`evaluate_text` result."""
+    if kind == "undefined":
+        return '{"undefined": true}'
+    if kind == "error":
+        return '{"error": ' + rt.js_json(value) + "}"
+    return rt.js_json(value)
+
+
+def _batch_line(line: str, lang: str) -> str:
+    try:
+        request = json.loads(line)
+    except ValueError as e:
+        return format_line("error", f"invalid batch line: {e}")
+    if not isinstance(request, dict) or not isinstance(request.get("expr"), str):
+        return format_line("error", 'invalid batch line: expected {"expr": <string>, "vars": ..., "mode": ...}')
+    return format_line(*evaluate_text(lang, request["expr"], request.get("vars"),
+                                      request.get("mode", "expression")))
+
+
+def run_batch(lines: Iterable[str], lang: str = "workflowskill") -> list[str]:
+    """One output line per non-blank input line ``{"expr", "vars"?, "mode"?}``."""
+    return [_batch_line(line, lang) for line in lines if line.strip()]
+
+
+def eval_command(lang: str, expr: str | None, vars_json: str | None, mode: str, batch: bool,
+                 stdin: IO[str], stdout: IO[str]) -> int:
+    """``flowc eval``. With ``batch``, reads JSON lines from ``stdin`` and
+    writes one result line each (exit 0; per-line failures are data).
+    Otherwise evaluates ``expr`` with ``vars_json`` (a JSON object, default
+    ``{}``) and writes one line: exit 0 for a value or undefined, 1 for an
+    error result, 2 for bad arguments."""
+    if batch:
+        for line in run_batch(stdin, lang):
+            stdout.write(line + "\n")
+        stdout.flush()
+        return 0
+    if expr is None:
+        stdout.write(format_line("error", "no expression given") + "\n")
+        return 2
+    variables: Any = {}
+    if vars_json is not None:
+        try:
+            variables = json.loads(vars_json)
+        except ValueError as e:
+            stdout.write(format_line("error", f"invalid --vars JSON: {e}") + "\n")
+            return 2
+    kind, value = evaluate_text(lang, expr, variables, mode)
+    stdout.write(format_line(kind, value) + "\n")
+    return 1 if kind == "error" else 0
