@@ -369,7 +369,8 @@ class WorkflowSkillFrontEnd:
         for key in ("where", "expression", "field", "direction"):
             node = step.get(key)
             if node is not None and key not in wanted and key not in optional:
-                self.sink.error("WFS105", f"`{key}` is not used by a {operation} transform", node.span)
+                self.sink.error("WFS105", f"`{key}` is not used by a {operation} transform",
+                                step.key_node(key).span)
         for key in wanted:
             if key not in step:
                 self.sink.error("WFS104", f"{operation} transform {sid!r} needs `{key}`", step.span)
