@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import networkx as nx
 
 from flowc.ir import expr as E
@@ -26,7 +28,7 @@ def check_structure(workflow: Workflow) -> list[Diagnostic]:
                                  edge.span))
     graph = control_graph(workflow)
     out.extend(_reachability(workflow, graph))
-    out.extend(_control_cycles(graph))
+    out.extend(_control_cycles(graph, _duplicate_ids(workflow)))
     out.extend(_terminal(workflow, graph))
     out.extend(_data_cycles(workflow))
     return out
@@ -70,7 +72,18 @@ def _reachability(workflow: Workflow, graph: nx.MultiDiGraph) -> list[Diagnostic
     return out
 
 
-def _control_cycles(graph: nx.MultiDiGraph) -> list[Diagnostic]:
+def _duplicate_ids(workflow: Workflow) -> set[str]:
+    counts = Counter(n.id for n in workflow.nodes)
+    return {node_id for node_id, count in counts.items() if count > 1}
+
+
+def _control_cycles(graph: nx.MultiDiGraph, duplicate_ids: set[str]) -> list[Diagnostic]:
+    # Two nodes with one id collapse into one graph node, so an edge between
+    # them becomes a self-loop: that is the duplicate (ANA401), not a cycle.
+    loops = [(u, v, k) for u, v, k in nx.selfloop_edges(graph, keys=True) if u in duplicate_ids]
+    if loops:
+        graph = graph.copy()
+        graph.remove_edges_from(loops)
     try:
         cycle = nx.find_cycle(graph)
     except nx.NetworkXNoCycle:
