@@ -53,14 +53,6 @@ class ExpressionError(Exception):
         self.kind = kind
         self.position = position
 
-    def __str__(self) -> str:
-        s = self.span
-        if s.known:
-            where = f"{s.file}:{s.line}:{s.col}: " if s.file else f"{s.line}:{s.col}: "
-            return where + self.message
-        return self.message
-
-
 # Token type -> IR operator key.
 BINARY_OPS: dict[str, str] = {
     "EQ": "wfs.eq",
