@@ -1,0 +1,32 @@
+"""The Python module backend: checked IR -> the source of a runnable module.
+
+The module needs only the standard library and
+:mod:`flowc.backends.python.runtime` when it runs. It exposes
+``run(inputs, host) -> record`` (see docs/host.md) and runs from a shell
+with ``python module.py --inputs in.json --host script.json``.
+"""
+
+from __future__ import annotations
+
+import types
+
+from flowc.backends.python.codegen import BackendError, generate
+from flowc.ir.workflow import Workflow
+
+__all__ = ["BackendError", "compile_workflow", "load_module"]
+
+
+def compile_workflow(workflow: Workflow) -> str:
+    """The source text of the Python module for ``workflow``. The same
+    workflow always gives the same text. Raises :class:`BackendError` for
+    constructs this backend does not implement."""
+    return generate(workflow)
+
+
+def load_module(source: str, name: str = "flowc_workflow") -> types.ModuleType:
+    """Execute generated module ``source`` as a fresh module (not added to
+    ``sys.modules``) and return it; call its ``run(inputs, host)``."""
+    module = types.ModuleType(name)
+    module.__file__ = f"<{name}>"
+    exec(compile(source, f"<{name}>", "exec"), module.__dict__)  # noqa: S102 - running it is the point
+    return module

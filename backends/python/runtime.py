@@ -555,3 +555,414 @@ def to_json_value(v):
     if _is_array(v):
         return [to_json_value(e) for e in v]
     return v
+
+
+# =============================================================================
+# Run orchestration
+# =============================================================================
+#
+# The helpers generated modules call to run steps and build the run record:
+# the host calls with their retry loop, sleeps, step records, the transform
+# and `each` input rules, the sort comparator, and the workflow outputs.
+# Both backends build the record with these, so they agree by construction.
+# See docs/host.md for the record's shape.
+#
+# Invariant: MISSING is never stored inside a list or dict that a run
+# builds. It can be the value of an expression; wherever such a value is put
+# into a container, the key is dropped (`compact`) or the value becomes None.
+# So records and host arguments are plain JSON without a deep walk.
+
+# What a step function returns: go on, halt the run (a failure under
+# on_error fail), or end the run (an exit step fired).
+NEXT = 0
+HALT = 1
+EXIT = 2
+
+GUARD_FALSE = "Guard condition evaluated to false"
+BRANCH_NOT_SELECTED = "Branch not selected"
+WORKFLOW_HALTED = "Workflow halted"
+
+
+class StepFailure(Exception):
+    """A step failed at run time (a tool error after its retries, a host
+    failure, a non-array ``each``)."""
+
+    def __init__(self, message):
+        Exception.__init__(self, message)
+        self.message = message
+
+
+# What fails a step (and not the whole run): the step's own failures, and
+# any error evaluating its expressions, including Python errors on data no
+# JSON document holds (a host returning a set, data nested too deeply).
+STEP_ERRORS = (StepFailure, EvalError, ArithmeticError, LookupError, TypeError, ValueError,
+               RecursionError)
+
+
+def error_message(exc):
+    """The message an exception contributes to the run record."""
+    message = getattr(exc, "message", None)
+    if type(message) is not str:
+        message = str(exc)
+    return message or type(exc).__name__
+
+
+def js_typeof(v):
+    """JavaScript ``typeof`` of a value (null is "object")."""
+    if v is MISSING:
+        return "undefined"
+    t = type(v)
+    if t is bool:
+        return "boolean"
+    if t is int or t is float:
+        return "number"
+    if t is str:
+        return "string"
+    return "object"
+
+
+def _whole(ms):
+    """A millisecond count as an int when it is whole (JSON writes 100, not 100.0)."""
+    if type(ms) is float and not math.isnan(ms) and not math.isinf(ms) and ms == int(ms):
+        return int(ms)
+    return ms
+
+
+def _copy_json(v):
+    if isinstance(v, dict):
+        return {k: _copy_json(x) for k, x in v.items()}
+    if _is_array(v):
+        return [_copy_json(x) for x in v]
+    return v
+
+
+def compact(obj):
+    """``obj`` without the keys whose value is MISSING (JavaScript keeps
+    them as undefined, and every JSON form drops them)."""
+    for v in obj.values():
+        if v is MISSING:
+            return {k: x for k, x in obj.items() if x is not MISSING}
+    return obj
+
+
+def key_or_null(obj, key):
+    """``obj[key] ?? null`` for a plain object; null for anything else."""
+    if isinstance(obj, dict):
+        v = obj.get(key)
+        return None if v is MISSING else v
+    return None
+
+
+def transform_items(args):
+    """The array a transform works on: ``items`` if it is an array, else
+    the first array-valued input, else the first input wrapped in an array
+    when it is not null, else []."""
+    items = args.get("items", MISSING)
+    if _is_array(items):
+        return items
+    for v in args.values():
+        if _is_array(v):
+            return v
+    for v in args.values():
+        if v is None or v is MISSING:
+            return []
+        return [v]
+    return []
+
+
+def each_items(value):
+    """The array an ``each`` iterates over; any other value fails the step."""
+    if _is_array(value):
+        return value
+    raise StepFailure("each expression must resolve to an array, got " + js_typeof(value))
+
+
+# --- sort -----------------------------------------------------------------------
+
+def _js_primitive(v):
+    """ToPrimitive for the values a sort key can be (never null/missing)."""
+    if isinstance(v, dict):
+        return "[object Object]"
+    if _is_array(v):
+        return js_to_string(v)
+    return v
+
+
+def _js_less(a, b):
+    """JavaScript ``a < b`` for two values that are not null/missing."""
+    a = _js_primitive(a)
+    b = _js_primitive(b)
+    if type(a) is str and type(b) is str:
+        return _utf16(a) < _utf16(b)
+    x = js_to_number(a) if type(a) is str else _num(a)
+    y = js_to_number(b) if type(b) is str else _num(b)
+    return x < y  # NaN compares false both ways, as in JavaScript
+
+
+def _utf16(s):
+    """A key that orders strings by UTF-16 code units, as JavaScript does."""
+    if s.isascii():
+        return s
+    return s.encode("utf-16-be", "surrogatepass")
+
+
+class _JsOrder:
+    """A sort key ordering by the reference's comparator (``<`` then ``>``),
+    flipped for descending sorts."""
+
+    __slots__ = ("desc", "v")
+
+    def __init__(self, v, desc):
+        self.v = v
+        self.desc = desc
+
+    def __lt__(self, other):
+        if self.desc:
+            return _js_less(other.v, self.v)
+        return _js_less(self.v, other.v)
+
+
+def wfs_sort(items, path, descending=False):
+    """The sort transform: a stable sort of a copy of ``items`` by the value
+    at the dotted ``path`` (a tuple of names). Null and missing values go
+    last in both directions; numbers compare numerically, strings by UTF-16
+    code units, mixed values by JavaScript's ``<``."""
+    keyed = []
+    nulls = []
+    numbers = True
+    strings = True
+    for item in items:
+        v = wfs_get_fields(item, path)
+        if v is None or v is MISSING:
+            nulls.append(item)
+            continue
+        t = type(v)
+        if t is str:
+            numbers = False
+        elif t is int or t is bool or (t is float and not math.isnan(v)):
+            strings = False
+        else:
+            numbers = strings = False
+        keyed.append((v, item))
+    if numbers:
+        keyed.sort(key=_first, reverse=descending)
+    elif strings:
+        if all(v.isascii() for v, _ in keyed):
+            keyed.sort(key=_first, reverse=descending)
+        else:
+            keyed.sort(key=_first_utf16, reverse=descending)
+    else:
+        keyed.sort(key=lambda pair: _JsOrder(pair[0], descending))
+    out = [item for _, item in keyed]
+    out.extend(nulls)
+    return out
+
+
+def _first(pair):
+    return pair[0]
+
+
+def _first_utf16(pair):
+    return _utf16(pair[0])
+
+
+# --- the run ----------------------------------------------------------------------
+
+class Run:
+    """The state of one run: the context expressions read (``inputs``,
+    ``steps``), the step records, and what the host was asked to do.
+
+    Generated step functions call :meth:`call` and :meth:`sleep` for
+    effects and end with :meth:`done`, :meth:`skip`, :meth:`fail`,
+    :meth:`exit` (or :meth:`branch` / :meth:`branch_output` for
+    conditionals); :meth:`finish` builds the run record.
+    """
+
+    def __init__(self, host, inputs, defaults, step_ids, branch_step_ids):
+        if not isinstance(inputs, dict):
+            raise TypeError("the inputs of a run must be a dict, not " + type(inputs).__name__)
+        merged = dict(inputs)
+        for key in defaults:
+            if key not in merged:
+                merged[key] = _copy_json(defaults[key])
+        self.host = host
+        self.inputs = merged
+        self.steps = {}
+        self.step_ids = step_ids
+        self.branch_step_ids = branch_step_ids
+        self.records = []
+        self.calls = []
+        self.sleeps = []
+        self.status = "success"
+        self.error = None
+        self.last = None
+        self.exited = False
+        self.exit_output = None
+
+    # effects
+    def call(self, capability, name, args, retry=None):
+        """Call the host; ``retry`` is ``(max_retries, delay_ms, backoff)``.
+        Only a tool error (an exception whose ``retriable`` is true) is
+        retried; it fails the step as ``<Capability> "<name>": <message>``.
+        Any other exception fails the step with its own message."""
+        if MISSING in args.values():
+            args = {k: v for k, v in args.items() if v is not MISSING}
+        attempts = 0
+        while True:
+            self.calls.append({"capability": capability, "name": name, "args": args})
+            try:
+                return self.host.call(capability, name, args)
+            except Exception as exc:  # noqa: BLE001 - every host failure fails the step
+                message = error_message(exc)
+                if getattr(exc, "retriable", False) is not True:
+                    raise StepFailure(message) from None
+                if retry is None or attempts >= retry[0]:
+                    raise StepFailure(capability[:1].upper() + capability[1:] + ' "' + name + '": '
+                                      + message) from None
+            attempts += 1
+            self.sleep(retry[1] * retry[2] ** (attempts - 1))
+
+    def sleep(self, ms):
+        ms = _whole(ms)
+        self.sleeps.append(ms)
+        self.host.sleep(ms)
+
+    # step outcomes
+    def _set(self, step_id, output):
+        self.steps[step_id] = {} if output is MISSING else {"output": output}
+
+    def output_or_null(self, step_id):
+        """``steps[id].output ?? null``."""
+        v = self.steps.get(step_id)
+        if v is None:
+            return None
+        v = v.get("output")
+        return None if v is MISSING else v
+
+    def done(self, step_id, output):
+        self._set(step_id, output)
+        self.records.append({"id": step_id, "status": "success"})
+        return NEXT
+
+    def skip(self, step_id):
+        """The guard was false: the output is null and the step is skipped."""
+        self.steps[step_id] = {"output": None}
+        self.records.append({"id": step_id, "status": "skipped", "reason": GUARD_FALSE})
+        return NEXT
+
+    def fail(self, step_id, exc, ignore=False, output=None):
+        """The step failed: its output is ``output`` (null, or the partial
+        array of an ``each``). Under on_error ignore the run goes on;
+        otherwise it halts and fails with this error."""
+        self.steps[step_id] = {"output": output}
+        self.records.append({"id": step_id, "status": "failed"})
+        if ignore:
+            return NEXT
+        self.status = "failed"
+        self.error = {"message": error_message(exc), "step": step_id}
+        return HALT
+
+    def exit(self, step_id, status, output):
+        """An exit step fired: the run ends with ``status``."""
+        self._set(step_id, output)
+        self.records.append({"id": step_id, "status": "success"})
+        self.exited = True
+        self.exit_output = output
+        if status == "failed":
+            self.status = "failed"
+            self.error = {"message": 'exit step "' + step_id + '" ended the run with status failed',
+                          "step": step_id}
+        return EXIT
+
+    def branch(self, step_id):
+        """A conditional chose its arm: its record comes before the arm's."""
+        self.records.append({"id": step_id, "status": "success"})
+
+    def branch_output(self, step_id, last_listed):
+        """After the arm: the conditional's output is that of the arm's last
+        *listed* step (``?? null``), whether or not it ran."""
+        output = None if last_listed is None else self.output_or_null(last_listed)
+        self.steps[step_id] = {"output": output}
+
+    def settle(self, step_id):
+        """A top-level step finished without ending the run: it is the last
+        value, which workflow outputs without ``value`` read."""
+        self.last = self.output_or_null(step_id)
+
+    # the record
+    def finish(self, outputs):
+        """The run record. ``outputs`` computes the workflow outputs from
+        this run (they are built for failed runs too)."""
+        try:
+            result = outputs(self)
+        except STEP_ERRORS as exc:
+            result = {}
+            self.status = "failed"
+            if self.error is None:
+                self.error = {"message": "workflow outputs: " + error_message(exc), "step": None}
+        steps = list(self.records)
+        recorded = {r["id"] for r in steps}
+        for step_id in self.step_ids:
+            if step_id not in recorded:
+                reason = BRANCH_NOT_SELECTED if step_id in self.branch_step_ids else WORKFLOW_HALTED
+                steps.append({"id": step_id, "status": "skipped", "reason": reason})
+        return {
+            "status": self.status,
+            "outputs": result,
+            "error": self.error,
+            "steps": steps,
+            "calls": self.calls,
+            "sleeps_ms": self.sleeps,
+        }
+
+
+def exit_outputs(keys, output):
+    """Workflow outputs after an exit: an object output gives every declared
+    key ``output[k] ?? null``; any other output goes to the first key."""
+    if not keys:
+        return {}
+    if isinstance(output, dict):
+        return {k: key_or_null(output, k) for k in keys}
+    if output is MISSING:
+        return {}
+    return {keys[0]: output}
+
+
+def match_outputs(keys, last):
+    """Workflow outputs with no ``value``: key-matched against the last
+    value, or the last value under the first key when it is no object."""
+    if not keys:
+        return {}
+    if isinstance(last, dict):
+        return {k: key_or_null(last, k) for k in keys}
+    return {keys[0]: last}
+
+
+# --- running a generated module from the command line ---------------------------
+
+def main(run, argv=None):
+    """``python workflow.py --inputs in.json --host script.json``: run with
+    a scripted host and print the run record as JSON. Exit status 0 when
+    the run succeeds, 1 when it fails, 2 for bad arguments or files."""
+    import argparse
+    import json
+    import sys
+
+    from flowc.host import ScriptedHost, ScriptError, load_json_file
+
+    parser = argparse.ArgumentParser(description="Run this compiled workflow with a scripted host.")
+    parser.add_argument("--inputs", metavar="FILE", help="JSON object of workflow inputs")
+    parser.add_argument("--host", metavar="FILE", help="host script (JSON; see flowc docs/host.md)")
+    args = parser.parse_args(argv)
+    try:
+        inputs = load_json_file(args.inputs, "inputs file") if args.inputs else {}
+        host = ScriptedHost(load_json_file(args.host, "host script") if args.host else {})
+    except (ValueError, ScriptError) as exc:
+        print("error: " + str(exc), file=sys.stderr)
+        return 2
+    if not isinstance(inputs, dict):
+        print("error: the inputs file " + args.inputs + " must hold a JSON object", file=sys.stderr)
+        return 2
+    record = run(inputs, host)
+    print(json.dumps(record, sort_keys=True, ensure_ascii=False, default=repr))
+    return 0 if record["status"] == "success" else 1

@@ -1,0 +1,645 @@
+"""IR -> the source of a standalone Python module.
+
+The module is structured code, one function per step and per branch arm:
+the top-level chain is straight-line code in ``_main``, a conditional is an
+``if``/``else`` over its arm functions, ``each`` is a ``for`` loop, filter
+and map are comprehensions, and the workflow outputs are ``_end``. Semantics
+that differ from Python's are calls into :mod:`flowc.backends.python.runtime`
+(imported as ``_rt``): expressions via :mod:`flowc.backends.python.expr`, and
+the run orchestration (host calls with retries, records, outputs).
+
+Safety: ids, tool names, keys, strings and descriptions are hostile input.
+They reach the generated text only as ``repr()`` of a plain ``str``/number
+constant (string literals) or, in comments and identifiers, after reduction
+to a fixed alphabet: identifiers are ``_step_<index>_<[A-Za-z0-9_] chars of
+the id>``; comments carry ``ascii()`` text, which is printable ASCII with no
+line break. The same workflow always gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import os
+import re
+from typing import Any
+
+from flowc import __version__
+from flowc.backends.python.expr import ENV_NAME, ENV_ROOTS, RUNTIME_NAME, ExprCompileError, compile_expr
+from flowc.ir import expr as E
+from flowc.ir.ops import OPERATIONS
+from flowc.ir.workflow import EdgeKind, Node, Workflow
+
+__all__ = ["BackendError", "generate"]
+
+RT = RUNTIME_NAME
+
+# The roots a run provides from its state; the others are bound by the
+# construct they belong to (each loop, filter/map item, step output result).
+_STATE_ROOTS = ("inputs", "steps")
+_LOCAL_ROOTS = ("item", "index", "result")
+
+_TRUTHINESS = {"js_boolean": "js_boolean", "wfs_truthy": "wfs_truthy"}
+_SUPPORTED_OPS = ("call", "transform.filter", "transform.map", "transform.sort", "branch", "exit", "end")
+_SUPPORTED_SEMANTICS = ("workflowskill",)
+_IDENT_CHARS = re.compile(r"[^A-Za-z0-9_]")
+
+
+class BackendError(Exception):
+    """The workflow uses something this backend can't compile."""
+
+
+# ------------------------------------------------------------ text helpers
+
+def _const(value: Any) -> str:
+    """Python source for a plain constant (base-type repr only)."""
+    if value is None:
+        return "None"
+    if value is True:
+        return "True"
+    if value is False:
+        return "False"
+    if isinstance(value, int):
+        return int.__repr__(int(value))
+    if isinstance(value, float):
+        value = float(value)
+        if math.isnan(value):
+            return f"{RT}.NAN"
+        if math.isinf(value):
+            return f"{RT}.INF" if value > 0 else f"(-{RT}.INF)"
+        return float.__repr__(value)
+    if isinstance(value, str):
+        return str.__repr__(str(value))
+    raise BackendError(f"not a plain constant: {type(value).__name__}")
+
+
+def _data(value: Any, depth: int = 0) -> str:
+    """Python source for a JSON-shaped constant (a fresh object each time
+    it is evaluated)."""
+    if depth > 100:
+        raise BackendError("a constant nests too deeply to compile")
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_data(v, depth + 1) for v in value) + "]"
+    if isinstance(value, dict):
+        parts = []
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise BackendError(f"an object key is not a string: {type(k).__name__}")
+            parts.append(f"{_const(k)}: {_data(v, depth + 1)}")
+        return "{" + ", ".join(parts) + "}"
+    return _const(value)
+
+
+def _tuple(items: list[str]) -> str:
+    if len(items) == 1:
+        return f"({items[0]},)"
+    return "(" + ", ".join(items) + ")"
+
+
+def mangle(text: str) -> str:
+    """The identifier-safe part of ``text``: its [A-Za-z0-9_] characters."""
+    return _IDENT_CHARS.sub("", str(text))[:40]
+
+
+def comment_text(text: Any, limit: int = 72) -> str:
+    """``text`` for a comment: ``ascii()`` of it (printable ASCII, quotes
+    included, every line break escaped), shortened to ``limit`` characters."""
+    shown = ascii(str(text))
+    if len(shown) > limit:
+        shown = shown[: limit - 3] + "..."
+    # ascii() output is already printable ASCII; this is a second fence.
+    return "".join(ch if " " <= ch <= "~" else "?" for ch in shown)
+
+
+# ------------------------------------------------------- expression helpers
+
+class _Localize(ast.NodeTransformer):
+    """``_rt.env_root(env, 'x')`` -> the local name ``x``: the generated
+    functions keep the roots in locals instead of an environment dict."""
+
+    def __init__(self) -> None:
+        self.roots: set[str] = set()
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        f = node.func
+        if (isinstance(f, ast.Attribute) and f.attr == "env_root" and isinstance(f.value, ast.Name)
+                and f.value.id == RT and len(node.args) == 2 and not node.keywords
+                and isinstance(node.args[0], ast.Name) and node.args[0].id == ENV_NAME
+                and isinstance(node.args[1], ast.Constant) and node.args[1].value in ENV_ROOTS):
+            root = node.args[1].value
+            self.roots.add(root)
+            return ast.copy_location(ast.Name(id=root, ctx=ast.Load()), node)
+        self.generic_visit(node)
+        return node
+
+
+def _is_boolean(expr: E.Expr) -> bool:
+    """Does ``expr`` always evaluate to a Python bool? (WorkflowSkill
+    operators all return booleans.)"""
+    if isinstance(expr, (E.Binary, E.Unary)):
+        return expr.op.startswith("wfs.")
+    return isinstance(expr, E.Literal) and isinstance(expr.value, bool)
+
+
+def _may_be_missing(expr: E.Expr) -> bool:
+    """Can ``expr`` evaluate to MISSING (JavaScript undefined)?"""
+    if isinstance(expr, (E.Literal, E.Binary, E.Unary, E.MapExpr, E.ListExpr)):
+        return False
+    if isinstance(expr, E.Template):
+        return expr.typed_whole and any(_may_be_missing(p) for p in expr.parts)
+    return True
+
+
+class _Func:
+    """One generated function: its lines, and the roots its expressions use
+    where the function must bind them itself."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.state_roots: set[str] = set()
+        self.missing_roots: set[str] = set()
+
+    def emit(self, depth: int, text: str) -> None:
+        self.lines.append("    " * depth + text)
+
+    def prologue(self) -> list[str]:
+        out = [f"    {r} = ctx.{r}" for r in _STATE_ROOTS if r in self.state_roots]
+        out += [f"    {r} = {RT}.MISSING" for r in _LOCAL_ROOTS if r in self.missing_roots]
+        return out
+
+
+# ----------------------------------------------------------------- generator
+
+class _Generator:
+    def __init__(self, workflow: Workflow) -> None:
+        self.wf = workflow
+        self.nodes: dict[str, Node] = {}
+        self.out: list[str] = []
+        self.fn_names: dict[str, str] = {}
+        self.arm_names: dict[tuple[str, str], str] = {}
+        self.sequence: dict[str, str] = {}
+        self.arms: dict[str, dict[str, list[str]]] = {}
+
+    # ---------------------------------------------------------------- checks
+    def _check(self) -> None:
+        wf = self.wf
+        if wf.semantics not in _SUPPORTED_SEMANTICS:
+            raise BackendError(f"the Python backend does not implement {wf.semantics!r} semantics yet")
+        for index, node in enumerate(wf.nodes):
+            if not isinstance(node.id, str):
+                raise BackendError("a node id is not a string")
+            if node.id in self.nodes:
+                raise BackendError(f"duplicate node id {node.id!r}")
+            if node.op not in _SUPPORTED_OPS or node.op not in OPERATIONS:
+                raise BackendError(f"step {node.id!r}: operation {node.op!r} is not supported by the "
+                                   "Python backend")
+            if node.regions:
+                raise BackendError(f"step {node.id!r}: nested regions are not supported yet")
+            if node.on_error.action not in ("fail", "ignore"):
+                raise BackendError(f"step {node.id!r}: on_error {node.on_error.action!r} is not supported")
+            if node.retry is not None and node.retry.retry_on != "tool_error":
+                raise BackendError(f"step {node.id!r}: retry on {node.retry.retry_on!r} is not supported")
+            it = node.iteration
+            if it is not None and (it.item_var != "item" or it.index_var != "index" or it.max_parallel != 1
+                                   or it.on_item_error != "null_and_continue"):
+                raise BackendError(f"step {node.id!r}: this form of iteration is not supported")
+            self.nodes[node.id] = node
+            if node.op != "end":
+                self.fn_names[node.id] = f"_step_{index}_{mangle(node.id)}".rstrip("_")
+        for edge in wf.edges:
+            if edge.source not in self.nodes or edge.target not in self.nodes:
+                raise BackendError(f"an edge joins unknown steps {edge.source!r} -> {edge.target!r}")
+            if edge.kind is EdgeKind.SEQUENCE:
+                if edge.source in self.sequence:
+                    raise BackendError(f"step {edge.source!r} has two successors")
+                self.sequence[edge.source] = edge.target
+            elif edge.kind is EdgeKind.BRANCH:
+                if edge.label not in ("then", "else"):
+                    raise BackendError(f"step {edge.source!r}: branch arm {edge.label!r} is not supported")
+                self.arms.setdefault(edge.source, {"then": [], "else": []})[edge.label].append(edge)
+            else:
+                raise BackendError(f"{edge.kind.value} edges are not supported by the Python backend")
+        for source, arms in self.arms.items():
+            if self.nodes[source].op != "branch":
+                raise BackendError(f"step {source!r} has branch edges but is not a branch")
+            for label in arms:
+                arms[label] = [e.target for e in sorted(arms[label], key=lambda e: e.order)]
+        for index, node in enumerate(wf.nodes):
+            if node.op == "branch":
+                self.arms.setdefault(node.id, {"then": [], "else": []})
+                for label in ("then", "else"):
+                    self.arm_names[(node.id, label)] = f"_arm_{index}_{mangle(node.id)}_{label}"
+        self._check_acyclic()
+
+    def _check_acyclic(self) -> None:
+        """Branch arms call step functions; a cycle would recurse forever."""
+        state: dict[str, int] = {}
+
+        def visit(node_id: str) -> None:
+            if state.get(node_id) == 2:
+                return
+            if state.get(node_id) == 1:
+                raise BackendError(f"step {node_id!r} is part of a cycle")
+            state[node_id] = 1
+            for label in ("then", "else"):
+                for target in self.arms.get(node_id, {}).get(label, []):
+                    visit(target)
+            state[node_id] = 2
+
+        for node_id in self.nodes:
+            visit(node_id)
+
+    def _chain(self) -> list[str]:
+        """The top-level steps: from the entry along SEQUENCE edges."""
+        chain: list[str] = []
+        seen: set[str] = set()
+        current = self.wf.entry[0] if self.wf.entry else self.wf.terminal
+        while current is not None and current != self.wf.terminal:
+            if current in seen:
+                raise BackendError(f"the top-level steps loop back to {current!r}")
+            if current not in self.nodes:
+                raise BackendError(f"the entry {current!r} is not a step")
+            seen.add(current)
+            chain.append(current)
+            current = self.sequence.get(current)
+        return chain
+
+    # ----------------------------------------------------------- expressions
+    def _x(self, fn: _Func, expr: E.Expr, node: Node | None, scope: tuple[str, ...] = ()) -> str:
+        """Python source of ``expr``; roots not in ``scope`` are bound by
+        ``fn``'s prologue (run state, or MISSING)."""
+        try:
+            source = compile_expr(expr)
+        except ExprCompileError as exc:
+            where = f"step {node.id!r}" if node is not None else "the workflow outputs"
+            raise BackendError(f"{where}: {exc}") from None
+        tree = ast.parse(source, mode="eval")
+        localize = _Localize()
+        tree = localize.visit(tree)
+        for name in ast.walk(tree):
+            if isinstance(name, ast.Name) and name.id == ENV_NAME:
+                raise BackendError("an expression reads its environment in an unexpected way")
+        for root in localize.roots:
+            if root in scope:
+                continue
+            if root in _STATE_ROOTS:
+                fn.state_roots.add(root)
+            else:
+                fn.missing_roots.add(root)
+        return ast.unparse(tree)
+
+    def _test(self, fn: _Func, expr: E.Expr, truthiness: str, node: Node, scope: tuple[str, ...] = ()) -> str:
+        helper = _TRUTHINESS.get(truthiness)
+        if helper is None:
+            raise BackendError(f"step {node.id!r}: truthiness {truthiness!r} is not supported")
+        source = self._x(fn, expr, node, scope)
+        if _is_boolean(expr):
+            return source
+        return f"{RT}.{helper}({source})"
+
+    def _object(self, fn: _Func, expr: E.MapExpr, node: Node | None, scope: tuple[str, ...]) -> str:
+        """A MapExpr as a dict display; keys whose value is missing are
+        dropped (``_rt.compact``). Nested MapExprs recurse."""
+        parts = []
+        missing = False
+        for entry in expr.entries:
+            if not (isinstance(entry.key, E.Literal) and isinstance(entry.key.value, str)):
+                raise BackendError("object keys must be constant strings")
+            if isinstance(entry.value, E.MapExpr):
+                value = self._object(fn, entry.value, node, scope)
+            else:
+                value = self._x(fn, entry.value, node, scope)
+                missing = missing or _may_be_missing(entry.value)
+            parts.append(f"{_const(entry.key.value)}: {value}")
+        text = "{" + ", ".join(parts) + "}"
+        return f"{RT}.compact({text})" if missing else text
+
+    def _value(self, fn: _Func, expr: E.Expr, node: Node | None, scope: tuple[str, ...] = ()) -> str:
+        if isinstance(expr, E.MapExpr):
+            return self._object(fn, expr, node, scope)
+        return self._x(fn, expr, node, scope)
+
+    # ----------------------------------------------------------------- steps
+    def _attr_str(self, node: Node, name: str, default: str | None = None) -> str:
+        value = node.attr(name)
+        if value is None and default is not None:
+            return default
+        if not (isinstance(value, E.Literal) and isinstance(value.value, str)):
+            raise BackendError(f"step {node.id!r}: `{name}` must be a constant string")
+        return value.value
+
+    def _header(self, node: Node, what: str) -> None:
+        line = node.span.line if node.span.known else "?"
+        self.out.append("")
+        self.out.append("")
+        self.out.append(f"# step {comment_text(node.id)} ({what}), source line {line}")
+        if node.description:
+            self.out.append(f"# {comment_text(node.description)}")
+
+    def _function(self, name: str, fn: _Func) -> None:
+        self.out.append(f"def {name}(ctx):")
+        self.out.extend(fn.prologue())
+        self.out.extend(fn.lines)
+
+    def _args(self, fn: _Func, node: Node, scope: tuple[str, ...]) -> str:
+        parts = []
+        for binding in node.inputs:
+            if binding.value is None:
+                continue  # no value: the key is left out
+            parts.append(f"{_const(binding.name)}: {self._value(fn, binding.value, node, scope)}")
+        return "{" + ", ".join(parts) + "}"
+
+    def _mapping(self, fn: _Func, node: Node, raw: str, scope: tuple[str, ...]) -> str:
+        """The step output from the raw result ``raw``: the raw result when
+        no output has a value; else an object of the declared outputs."""
+        if not any(b.value is not None for b in node.outputs):
+            return raw
+        parts = []
+        for binding in node.outputs:
+            if binding.value is None:
+                parts.append(f"{_const(binding.name)}: {RT}.key_or_null({raw}, {_const(binding.name)})")
+            else:
+                parts.append(f"{_const(binding.name)}: "
+                             f"{self._value(fn, binding.value, node, scope + ('result',))}")
+        return f"{RT}.compact({{{', '.join(parts)}}})"
+
+    def _dispatch(self, fn: _Func, node: Node, depth: int, scope: tuple[str, ...]) -> str:
+        """Emit the lines that compute the step's output from its inputs;
+        return the expression naming that output."""
+        uses_result = any(b.value is not None for b in node.outputs)
+        raw = "result" if uses_result else "output"
+        fn.emit(depth, f"args = {self._args(fn, node, scope)}")
+        if node.op == "call":
+            capability = self._attr_str(node, "capability")
+            name = self._attr_str(node, "name")
+            call = f"ctx.call({_const(capability)}, {_const(name)}, args"
+            if node.retry is not None:
+                r = node.retry
+                call += f", retry=({_const(int(r.max_retries))}, {_const(int(r.delay_ms))}, " \
+                        f"{_const(float(r.backoff))})"
+            fn.emit(depth, f"{raw} = {call})")
+        else:
+            fn.emit(depth, f"items = {RT}.transform_items(args)")
+            key = node.outputs[0].name if node.outputs else "items"
+            fn.emit(depth, f"{raw} = {{{_const(key)}: {self._transform(fn, node, scope)}}}")
+        if not uses_result:
+            return raw
+        return self._mapping(fn, node, raw, scope)
+
+    def _transform(self, fn: _Func, node: Node, scope: tuple[str, ...]) -> str:
+        op = node.op
+        if op == "transform.sort":
+            field = self._attr_str(node, "field")
+            direction = self._attr_str(node, "direction", "asc")
+            if direction not in ("asc", "desc"):
+                raise BackendError(f"step {node.id!r}: sort direction {direction!r}")
+            path = _tuple([_const(part) for part in field.split(".")])
+            desc = ", descending=True" if direction == "desc" else ""
+            return f"{RT}.wfs_sort(items, {path}{desc})"
+        inner = scope + ("item", "index")
+        if op == "transform.filter":
+            where = node.attr("where")
+            if where is None:
+                raise BackendError(f"step {node.id!r}: a filter needs `where`")
+            truthiness = self._attr_str(node, "truthiness", "js_boolean")
+            test = self._test(fn, where, truthiness, node, inner)
+            loop = self._loop_vars(where)
+            return f"[item {loop} if {test}]"
+        expression = node.attr("expression")
+        if not isinstance(expression, E.MapExpr):
+            raise BackendError(f"step {node.id!r}: a map needs an `expression` object")
+        return f"[{self._object(fn, expression, node, inner)} {self._loop_vars(expression)}]"
+
+    @staticmethod
+    def _loop_vars(expr: E.Expr) -> str:
+        uses_index = any(ref.root == "index" for ref in _refs(expr))
+        return "for index, item in enumerate(items)" if uses_index else "for item in items"
+
+    def _guard(self, fn: _Func, node: Node, depth: int) -> None:
+        if node.guard is None:
+            return
+        test = self._test(fn, node.guard.expr, node.guard.truthiness, node)
+        fn.emit(depth, f"if not {test}:")
+        fn.emit(depth + 1, f"return ctx.skip({_const(node.id)})")
+
+    def _fail(self, node: Node, error: str, output: str | None = None) -> str:
+        extra = ", ignore=True" if node.on_error.action == "ignore" else ""
+        if output is not None:
+            extra += f", output={output}"
+        return f"return ctx.fail({_const(node.id)}, {error}{extra})"
+
+    def _step(self, node: Node) -> None:
+        fn = _Func()
+        sid = _const(node.id)
+        if node.op == "branch":
+            self._header(node, "conditional")
+            self._branch(fn, node)
+        elif node.op == "exit":
+            self._header(node, "exit")
+            status = self._attr_str(node, "status")
+            if status not in ("success", "failed"):
+                raise BackendError(f"step {node.id!r}: exit status {status!r}")
+            output = node.attr("output")
+            fn.emit(1, "try:")
+            self._guard(fn, node, 2)
+            fn.emit(2, f"output = {self._value(fn, output, node) if output is not None else 'None'}")
+            fn.emit(1, f"except {RT}.STEP_ERRORS as exc:")
+            fn.emit(2, self._fail(node, "exc"))
+            fn.emit(1, f"return ctx.exit({sid}, {_const(status)}, output)")
+        elif node.iteration is not None:
+            self._header(node, self._what(node) + ", each")
+            it = node.iteration
+            fn.emit(1, "try:")
+            self._guard(fn, node, 2)
+            fn.emit(2, f"over = {RT}.each_items({self._x(fn, it.over, node)})")
+            fn.emit(1, f"except {RT}.STEP_ERRORS as exc:")
+            fn.emit(2, self._fail(node, "exc"))
+            fn.emit(1, "outputs = []")
+            fn.emit(1, "error = None")
+            body = _Func()
+            scope = ("item", "index")
+            body.emit(3, f"outputs.append({self._dispatch(body, node, 3, scope)})")
+            uses_index = it.delay_ms > 0 or any(
+                ref.root == "index" for b in (*node.inputs, *node.outputs) if b.value is not None
+                for ref in _refs(b.value))
+            loop = "for index, item in enumerate(over):" if uses_index else "for item in over:"
+            fn.emit(1, loop)
+            if it.delay_ms > 0:
+                fn.emit(2, "if index:")
+                fn.emit(3, f"ctx.sleep({_const(int(it.delay_ms))})")
+            fn.emit(2, "try:")
+            fn.lines.extend(body.lines)
+            fn.state_roots |= body.state_roots
+            fn.missing_roots |= body.missing_roots
+            fn.emit(2, f"except {RT}.STEP_ERRORS as exc:")
+            fn.emit(3, "error = exc")
+            fn.emit(3, "outputs.append(None)")
+            fn.emit(1, "if error is not None:")
+            fn.emit(2, self._fail(node, "error", "outputs"))
+            fn.emit(1, f"return ctx.done({sid}, outputs)")
+        else:
+            self._header(node, self._what(node))
+            fn.emit(1, "try:")
+            self._guard(fn, node, 2)
+            output = self._dispatch(fn, node, 2, ())
+            if output != "output":
+                fn.emit(2, f"output = {output}")
+            fn.emit(1, f"except {RT}.STEP_ERRORS as exc:")
+            fn.emit(2, self._fail(node, "exc"))
+            fn.emit(1, f"return ctx.done({sid}, output)")
+        self._function(self.fn_names[node.id], fn)
+
+    def _what(self, node: Node) -> str:
+        if node.op == "call":
+            return f"{mangle(self._attr_str(node, 'capability'))} {comment_text(self._attr_str(node, 'name'))}"
+        return node.op
+
+    def _branch(self, fn: _Func, node: Node) -> None:
+        sid = _const(node.id)
+        condition = node.attr("condition")
+        if condition is None:
+            raise BackendError(f"step {node.id!r}: a branch needs a condition")
+        truthiness = self._attr_str(node, "truthiness", "js_boolean")
+        fn.emit(1, "try:")
+        self._guard(fn, node, 2)
+        fn.emit(2, f"test = {self._test(fn, condition, truthiness, node)}")
+        fn.emit(1, f"except {RT}.STEP_ERRORS as exc:")
+        fn.emit(2, self._fail(node, "exc"))
+        fn.emit(1, f"ctx.branch({sid})")
+        arms = self.arms[node.id]
+        for keyword, label in (("if test:", "then"), ("else:", "else")):
+            fn.emit(1, keyword)
+            targets = arms[label]
+            if targets:
+                fn.emit(2, f"signal = {self.arm_names[(node.id, label)]}(ctx)")
+                fn.emit(2, f"ctx.branch_output({sid}, {_const(targets[-1])})")
+            else:
+                fn.emit(2, f"signal = {RT}.NEXT")
+                fn.emit(2, f"ctx.branch_output({sid}, None)")
+        fn.emit(1, "return signal")
+
+    def _arm(self, node: Node, label: str) -> None:
+        targets = self.arms[node.id][label]
+        if not targets:
+            return
+        self.out.append("")
+        self.out.append("")
+        self.out.append(f"# the {label!r} arm of step {comment_text(node.id)}: "
+                        f"{len(targets)} step{'s' if len(targets) != 1 else ''} in order")
+        self.out.append(f"def {self.arm_names[(node.id, label)]}(ctx):")
+        for target in targets[:-1]:
+            self.out.append(f"    signal = {self.fn_names[target]}(ctx)")
+            self.out.append("    if signal:")
+            self.out.append("        return signal")
+        self.out.append(f"    return {self.fn_names[targets[-1]]}(ctx)")
+
+    # ------------------------------------------------------------- the module
+    def _main(self, chain: list[str]) -> None:
+        self.out.append("")
+        self.out.append("")
+        self.out.append("# the top-level steps, in order; each ends the run or becomes the last value")
+        self.out.append("def _main(ctx):")
+        for node_id in chain:
+            self.out.append(f"    if {self.fn_names[node_id]}(ctx):")
+            self.out.append("        return")
+            self.out.append(f"    ctx.settle({_const(node_id)})")
+        if not chain:
+            self.out.append("    return")
+
+    def _end(self) -> None:
+        wf = self.wf
+        terminal = self.nodes.get(wf.terminal) if wf.terminal else None
+        line = terminal.span.line if terminal is not None and terminal.span.known else "?"
+        self.out.append("")
+        self.out.append("")
+        self.out.append(f"# the workflow outputs, source line {line}")
+        fn = _Func()
+        if not wf.outputs:
+            fn.emit(1, "return {}")
+        else:
+            fn.emit(1, "if ctx.exited:")
+            fn.emit(2, f"return {RT}.exit_outputs(OUTPUT_KEYS, ctx.exit_output)")
+            if any(b.value is not None for b in wf.outputs):
+                parts = []
+                for binding in wf.outputs:
+                    if binding.value is None:
+                        value = f"{RT}.key_or_null(ctx.last, {_const(binding.name)})"
+                    else:
+                        value = self._value(fn, binding.value, None)
+                    parts.append(f"{_const(binding.name)}: {value}")
+                fn.emit(1, f"return {RT}.compact({{{', '.join(parts)}}})")
+            else:
+                fn.emit(1, f"return {RT}.match_outputs(OUTPUT_KEYS, ctx.last)")
+        self._function("_end", fn)
+
+    def generate(self) -> str:
+        self._check()
+        wf = self.wf
+        chain = self._chain()
+        step_ids = [n.id for n in wf.nodes if n.op != "end"]
+        branch_targets = {t for arms in self.arms.values() for ts in arms.values() for t in ts}
+        branch_ids = [i for i in step_ids if i in branch_targets]
+        source = os.path.basename(wf.span.file) if wf.span.file else "<text>"
+        defaults = {}
+        for param in wf.inputs:
+            if not isinstance(param.name, str):
+                raise BackendError("an input name is not a string")
+            if param.has_default:
+                defaults[param.name] = param.default
+        out = self.out
+        version = re.sub(r"[^0-9A-Za-z.+-]", "", __version__)
+        out.append(f"# Generated by flowc {version} from {comment_text(source)} "
+                   f"({mangle(wf.dialect)}). Do not edit.")
+        out.append('"""A workflow compiled by flowc.')
+        out.append("")
+        out.append("``run(inputs, host)`` runs it and returns the run record (see flowc's")
+        out.append("docs/host.md). Run from a shell with a scripted host:")
+        out.append("``python <this file> --inputs in.json --host script.json``.")
+        out.append('"""')
+        out.append("")
+        out.append(f"from flowc.backends.python import runtime as {RT}")
+        out.append("")
+        out.append(f"WORKFLOW = {_const(wf.name)}")
+        out.append(f"INPUT_DEFAULTS = {_data(defaults)}")
+        out.append("# every step in declaration order; those not run are recorded as skipped")
+        out.append(f"STEP_IDS = {_tuple([_const(i) for i in step_ids]) if step_ids else '()'}")
+        out.append("# the steps only a conditional runs")
+        out.append(f"BRANCH_STEP_IDS = {_tuple([_const(i) for i in branch_ids]) if branch_ids else '()'}")
+        keys = [b.name for b in wf.outputs]
+        out.append(f"OUTPUT_KEYS = {_tuple([_const(k) for k in keys]) if keys else '()'}")
+        for node in wf.nodes:
+            if node.op == "end":
+                continue
+            self._step(node)
+            if node.op == "branch":
+                self._arm(node, "then")
+                self._arm(node, "else")
+        self._main(chain)
+        self._end()
+        out.append("")
+        out.append("")
+        out.append("def run(inputs, host):")
+        out.append('    """Run the workflow with ``inputs`` (a dict) against ``host``; return the run record."""')
+        out.append(f"    ctx = {RT}.Run(host, inputs, INPUT_DEFAULTS, STEP_IDS, BRANCH_STEP_IDS)")
+        out.append("    _main(ctx)")
+        out.append("    return ctx.finish(_end)")
+        out.append("")
+        out.append("")
+        out.append('if __name__ == "__main__":')
+        out.append(f"    raise SystemExit({RT}.main(run))")
+        out.append("")
+        return "\n".join(out)
+
+
+def _refs(expr: E.Expr):
+    for node in E.walk(expr):
+        if isinstance(node, E.Ref):
+            yield node
+
+
+def generate(workflow: Workflow) -> str:
+    """The Python module source for ``workflow`` (checked IR)."""
+    try:
+        return _Generator(workflow).generate()
+    except RecursionError:
+        raise BackendError("the workflow nests too deeply to compile") from None

@@ -1,0 +1,289 @@
+"""The host: the only way a compiled workflow touches the world.
+
+A run never performs I/O, reads a clock or sleeps by itself. Every effect is
+one call on the object passed as ``host`` (see docs/host.md):
+
+``host.call(capability, name, args) -> value``
+    Perform one effect. ``capability`` says what kind of thing ``name`` is:
+    ``"tool"`` for WorkflowSkill tool steps; other dialects add ``"llm"``,
+    ``"http"``, ``"mcp"``, ``"memory"``, ``"human"``, ``"signal"`` ...
+    ``args`` is a plain JSON object (dict of JSON values, never mutated by the
+    run; a host must not mutate it either). The return value is the call's
+    output, a plain JSON value.
+
+    To report that the capability ran and failed (a tool's ``{error}``
+    result), raise :class:`ToolError`: it is retriable under a step's retry
+    policy. Any other exception means the host itself failed; it is never
+    retried. The run records both as a failure of the step, never as a crash.
+
+``host.sleep(ms)``
+    Pause for ``ms`` milliseconds (a retry back-off, a delay between
+    iterations). ``ms`` is a non-negative number, an int when whole.
+
+This module uses the standard library only: generated modules import it
+for their ``__main__`` block.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+__all__ = [
+    "Host",
+    "HostError",
+    "HostFailure",
+    "ScriptError",
+    "ScriptedHost",
+    "ToolError",
+    "load_json_file",
+]
+
+
+class HostError(Exception):
+    """A host call that produced no value. Use one of the two subclasses."""
+
+    retriable = False
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ToolError(HostError):
+    """The capability ran and reported an error (a tool's ``{"error": ...}``
+    result). Retriable: a step's retry policy calls again."""
+
+    retriable = True
+
+
+class HostFailure(HostError):
+    """The host itself failed (no adapter, a crash, a refused call). Not
+    retriable. Any exception other than :class:`ToolError` counts as this."""
+
+    retriable = False
+
+
+class Host(Protocol):
+    """What a run needs from its host."""
+
+    def call(self, capability: str, name: str, args: dict) -> Any: ...
+
+    def sleep(self, ms: float) -> None: ...
+
+
+class ScriptError(ValueError):
+    """A host script that is not of the documented form."""
+
+
+# --------------------------------------------------------------- the script
+#
+#   SCRIPT = { "<name>": SPEC, "<capability>:<name>": SPEC, "*": SPEC }
+#   SPEC   = {"output": X} | {"error": "msg"} | {"output": X, "error": "msg"}
+#          | {"throw": "msg"} | {"echo": true}
+#          | [SPEC, SPEC, ...]                 one per call, the last repeats
+#          | {"match": [{"args": SUBSET, "result": SPEC}, ...], "default": SPEC}
+#          | any other JSON value              shorthand for {"output": value}
+
+
+class _Spec:
+    def answer(self, host: ScriptedHost, capability: str, name: str, args: dict) -> Any:
+        raise NotImplementedError
+
+
+class _Result(_Spec):
+    def __init__(self, output: Any, error: Any) -> None:
+        self.output = output
+        self.error = error
+
+    def answer(self, host, capability, name, args):
+        if self.error:  # an empty error counts as success, as in the reference
+            raise ToolError(self.error if isinstance(self.error, str) else json.dumps(self.error))
+        return host._out(self.output)
+
+
+class _Throw(_Spec):
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def answer(self, host, capability, name, args):
+        raise HostFailure(self.message)
+
+
+class _Echo(_Spec):
+    def answer(self, host, capability, name, args):
+        return _copy(args)
+
+
+class _Sequence(_Spec):
+    def __init__(self, specs: list[_Spec]) -> None:
+        self.specs = specs
+        self.next = 0
+
+    def answer(self, host, capability, name, args):
+        spec = self.specs[min(self.next, len(self.specs) - 1)]
+        self.next += 1
+        return spec.answer(host, capability, name, args)
+
+
+class _Match(_Spec):
+    def __init__(self, cases: list[tuple[dict, _Spec]], default: _Spec | None) -> None:
+        self.cases = cases
+        self.default = default
+
+    def answer(self, host, capability, name, args):
+        for pattern, spec in self.cases:
+            if _matches(pattern, args):
+                return spec.answer(host, capability, name, args)
+        if self.default is not None:
+            return self.default.answer(host, capability, name, args)
+        raise HostFailure(f"the host script has no result for {_label(capability, name)} with these "
+                          f"arguments: {_short_json(args)}")
+
+
+def _parse_spec(value: Any, where: str) -> _Spec:
+    if isinstance(value, list):
+        if not value:
+            raise ScriptError(f"{where}: a list of results must not be empty")
+        return _Sequence([_parse_spec(v, f"{where}[{i}]") for i, v in enumerate(value)])
+    if isinstance(value, dict) and value:
+        keys = set(value)
+        if keys == {"throw"}:
+            if not isinstance(value["throw"], str):
+                raise ScriptError(f"{where}: \"throw\" must be a message string")
+            return _Throw(value["throw"])
+        if keys == {"echo"}:
+            if value["echo"] is not True:
+                raise ScriptError(f"{where}: \"echo\" must be true")
+            return _Echo()
+        if "match" in keys and keys <= {"match", "default"}:
+            cases = value["match"]
+            if not isinstance(cases, list):
+                raise ScriptError(f"{where}: \"match\" must be a list of {{\"args\": ..., \"result\": ...}}")
+            parsed = []
+            for i, case in enumerate(cases):
+                here = f"{where}.match[{i}]"
+                if not (isinstance(case, dict) and set(case) == {"args", "result"}
+                        and isinstance(case["args"], dict)):
+                    raise ScriptError(f"{here}: each case must be {{\"args\": {{...}}, \"result\": SPEC}}")
+                parsed.append((case["args"], _parse_spec(case["result"], f"{here}.result")))
+            default = _parse_spec(value["default"], f"{where}.default") if "default" in value else None
+            return _Match(parsed, default)
+        if keys <= {"output", "error"}:
+            error = value.get("error")
+            if error is not None and not isinstance(error, str):
+                raise ScriptError(f"{where}: \"error\" must be a message string")
+            return _Result(value.get("output"), error)
+    return _Result(value, None)
+
+
+def _matches(pattern: Any, value: Any) -> bool:
+    """Does ``value`` contain ``pattern``? Objects match by subset (every key
+    of the pattern, recursively); everything else by JSON equality."""
+    if isinstance(pattern, dict):
+        return isinstance(value, dict) and all(k in value and _matches(v, value[k]) for k, v in pattern.items())
+    if isinstance(pattern, list):
+        return (isinstance(value, (list, tuple)) and len(value) == len(pattern)
+                and all(_matches(p, v) for p, v in zip(pattern, value)))
+    if isinstance(pattern, bool) or isinstance(value, bool):
+        return pattern is value
+    if isinstance(pattern, (int, float)) and isinstance(value, (int, float)):
+        return pattern == value
+    return type(pattern) is type(value) and pattern == value
+
+
+def _copy(value: Any) -> Any:
+    """A fresh copy of a JSON-shaped value."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _label(capability: str, name: str) -> str:
+    return f'{capability.capitalize()} "{name}"'
+
+
+def _short_json(value: Any, limit: int = 200) -> str:
+    try:
+        text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class ScriptedHost:
+    """A host that answers from a script (a JSON object; see docs/host.md).
+
+    Calls are looked up by ``"<capability>:<name>"``, then (for capability
+    ``tool``) by the bare ``"<name>"``, then ``"*"``. A call nothing answers
+    fails like the reference runtime's unregistered tool: a tool error
+    ``Tool "<name>" not registered``. Every call is logged in :attr:`calls`
+    and every sleep in :attr:`sleeps`; nothing ever sleeps.
+
+    Outputs are copied, so a run can't change the script. Pass
+    ``copy_outputs=False`` to hand out the scripted values themselves (for
+    benchmarks with large outputs).
+    """
+
+    def __init__(self, script: dict | None = None, *, copy_outputs: bool = True) -> None:
+        if script is None:
+            script = {}
+        if not isinstance(script, dict):
+            raise ScriptError(f"a host script must be a JSON object, not {type(script).__name__}")
+        self.copy_outputs = copy_outputs
+        self._specs: dict[str, _Spec] = {}
+        for key, value in script.items():
+            if not isinstance(key, str):
+                raise ScriptError(f"host script keys must be strings, not {type(key).__name__}")
+            self._specs[key] = _parse_spec(value, json.dumps(key, ensure_ascii=False))
+        self.calls: list[dict] = []
+        self.sleeps: list[float] = []
+
+    @classmethod
+    def from_file(cls, path: str, **options: Any) -> ScriptedHost:
+        return cls(load_json_file(path, "host script"), **options)
+
+    def _out(self, value: Any) -> Any:
+        return _copy(value) if self.copy_outputs else value
+
+    def _spec_for(self, capability: str, name: str) -> _Spec | None:
+        spec = self._specs.get(f"{capability}:{name}")
+        if spec is None and capability == "tool":
+            spec = self._specs.get(name)
+        if spec is None:
+            spec = self._specs.get("*")
+        return spec
+
+    def call(self, capability: str, name: str, args: dict) -> Any:
+        self.calls.append({"capability": capability, "name": name, "args": _copy(args)})
+        spec = self._spec_for(capability, name)
+        if spec is None:
+            raise ToolError(f"{_label(capability, name)} not registered")
+        return spec.answer(self, capability, name, args)
+
+    def sleep(self, ms: float) -> None:
+        self.sleeps.append(ms)
+
+
+def load_json_file(path: str, what: str) -> Any:
+    """Read a JSON file; raise ``ValueError`` with a clear one-line message
+    (naming ``what``, the file and the position) when it can't be read or
+    parsed."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise ValueError(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"the {what} {path} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the {what} {path} is not valid JSON: {exc.msg} at line {exc.lineno}, "
+                         f"column {exc.colno}") from None
+    except RecursionError:
+        raise ValueError(f"the {what} {path} nests too deeply") from None
