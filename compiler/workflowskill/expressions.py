@@ -53,6 +53,7 @@ class ExpressionError(Exception):
         self.kind = kind
         self.position = position
 
+
 # Token type -> IR operator key.
 BINARY_OPS: dict[str, str] = {
     "EQ": "wfs.eq",
