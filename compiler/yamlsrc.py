@@ -232,6 +232,48 @@ class _TooLarge(Exception):
         self.message = message
 
 
+def _measure(text: str, file: str, line_offset: int) -> Diagnostic | None:
+    """Nesting depth and alias expansion, measured on the event stream
+    before composing: libyaml's composer recurses in C and overflows the
+    stack (a segfault) on a few tens of thousands of nested brackets, and
+    building an alias bomb node by node takes seconds before MAX_NODES
+    stops it. Here both cost one pass over the events."""
+    counts = [0]                       # nodes so far in each open collection (and the document)
+    anchors: list[str | None] = []     # the anchor of each open collection
+    sizes: dict[str, int] = {}         # anchor -> nodes its alias expands to
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            counts.append(1)
+            anchors.append(event.anchor)
+            if len(anchors) > MAX_DEPTH:
+                return error("YAML005", f"the document nests deeper than {MAX_DEPTH} levels",
+                             _mark_span(file, line_offset, event))
+            continue
+        if isinstance(event, yaml.CollectionEndEvent):
+            size = counts.pop()
+            anchor = anchors.pop()
+            if anchor is not None:
+                sizes[anchor] = size
+        elif isinstance(event, yaml.ScalarEvent):
+            size = 1
+            if event.anchor is not None:
+                sizes[event.anchor] = 1
+        elif isinstance(event, yaml.AliasEvent):
+            size = sizes.get(event.anchor, 0)  # undefined or recursive: the composer reports it
+        else:
+            continue
+        counts[-1] += size
+        if counts[-1] > MAX_NODES:
+            return error("YAML005", f"the document expands to more than {MAX_NODES} nodes "
+                         "(alias expansion?)", _mark_span(file, line_offset, event))
+    return None
+
+
+def _mark_span(file: str, line_offset: int, event) -> Span:
+    s, e = event.start_mark, event.end_mark
+    return Span(file, s.line + 1 + line_offset, s.column + 1, e.line + 1 + line_offset, e.column + 1)
+
+
 # Contexts whose error, found on a later line, means "opened here, never closed".
 _UNCLOSED = {
     "while parsing a flow sequence": ("flow sequence", "its '[' has no matching ']'"),
@@ -262,6 +304,9 @@ def load(text: str, file: str, line_offset: int = 0) -> tuple[YNode | None, list
     larger file (a fenced block in Markdown).
     """
     try:
+        too_large = _measure(text, file, line_offset)
+        if too_large is not None:
+            return None, [too_large]
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         unclosed = _unclosed(exc, file, line_offset)
