@@ -1,0 +1,169 @@
+"""The bytecode format as data: the opcode table, the file layout and limits.
+
+The assembler, the disassembler, the docs (docs/bytecode.md) and the tests
+read this module. The VM (:mod:`flowc.backends.vm.vm`) is standalone and
+keeps its own copy of the numbers; ``tests/test_vm_format.py`` checks that
+the two agree.
+
+Operand kinds (each operand is one unsigned LEB128 varint in the code):
+
+``const``   index into the constant pool
+``name``    index into the name table
+``target``  a code offset (bytes from the start of the code) inside the same
+            function, on an instruction boundary
+``step``    index into the step table
+``retry``   0 (no retry) or 1 + an index into the retry table
+``root``    0 inputs, 1 steps, 2 item, 3 index, 4 result
+``state``   0 the final output, 1 the exit output
+``count``   a small count (items, parts, entries)
+``flag``    0 or 1
+
+Stack effects: ``pop`` and ``push`` are counts; a pop of ``"n"`` or
+``"2n"`` is the first operand (times two). ``branch`` is the stack change
+on the jump edge of a conditional jump when it differs from the fall-through
+one (``None``: same as fall-through).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+MAGIC = b"WFBC"
+FORMAT_VERSION = 1
+# Versions this VM runs (a VM refuses every other).
+SUPPORTED_VERSIONS = (1,)
+
+# Body sections, by position in the body array.
+SECTIONS = ("name", "consts", "names", "steps", "retries", "regions", "finish", "code", "srcmap")
+
+# Step flags (bit field in each step table row).
+STEP_BRANCH_TARGET = 1
+
+ROOTS = ("inputs", "steps", "item", "index", "result")
+STATES = ("final", "exit")
+
+# Limits a VM enforces while loading (all inclusive).
+LIMITS = {
+    "file_bytes": 64 * 1024 * 1024,
+    "nesting": 100,          # msgpack container nesting in the constant pool
+    "stack": 4096,           # the value stack's maximum depth, as verified
+    "call_depth": 256,       # nested RUN frames at run time
+}
+
+# Fuel defaults (per run; both configurable).
+DEFAULT_MAX_INSTRUCTIONS = 200_000_000
+DEFAULT_MAX_ITERATIONS = 20_000_000
+
+
+@attrs.frozen
+class Opcode:
+    code: int
+    name: str
+    operands: tuple[str, ...]
+    pop: int | str
+    push: int
+    flow: str = "next"   # next | jump | branch | return | stop
+    branch: tuple[int | str, int] | None = None   # (pop, push) on the jump edge
+    doc: str = ""
+
+
+def _op(code, name, operands, pop, push, flow="next", branch=None, doc=""):
+    return Opcode(code, name, tuple(operands.split()) if operands else (), pop, push, flow, branch, doc)
+
+
+OPCODES: tuple[Opcode, ...] = (
+    # ---- expressions
+    _op(0x01, "CONST", "const", 0, 1, doc="push constant"),
+    _op(0x02, "MISSING", "", 0, 1, doc="push the missing value (JavaScript undefined)"),
+    _op(0x03, "ROOT", "root", 0, 1,
+        doc="push a root of the expression context: $inputs, $steps, $item, $index or $result "
+            "(missing when unset)"),
+    _op(0x04, "STATE", "state", 0, 1, doc="push the run's final output or exit output"),
+    _op(0x05, "FIELD", "name", 1, 1, doc="v.name (wfs property access)"),
+    _op(0x06, "INDEX", "", 2, 1, doc="v[i] (wfs index access); pops i then v"),
+    _op(0x07, "EQ", "", 2, 1, doc="wfs.eq"),
+    _op(0x08, "NE", "", 2, 1, doc="wfs.ne"),
+    _op(0x09, "LT", "", 2, 1, doc="wfs.lt"),
+    _op(0x0A, "LE", "", 2, 1, doc="wfs.le"),
+    _op(0x0B, "GT", "", 2, 1, doc="wfs.gt"),
+    _op(0x0C, "GE", "", 2, 1, doc="wfs.ge"),
+    _op(0x0D, "CONTAINS", "", 2, 1, doc="wfs.contains"),
+    _op(0x0E, "AND", "", 2, 1, doc="wfs.and (both operands evaluated; boolean by wfs_truthy)"),
+    _op(0x0F, "OR", "", 2, 1, doc="wfs.or (both operands evaluated; boolean by wfs_truthy)"),
+    _op(0x10, "NOT", "", 1, 1, doc="wfs.not"),
+    _op(0x11, "TEMPLATE", "count", "n", 1,
+        doc="pop n parts, stringify each (stringify wfs), push their concatenation"),
+    _op(0x12, "LIST", "count", "n", 1, doc="pop n values, push them as an array (first pushed first)"),
+    _op(0x13, "OBJECT", "count", "2n", 1,
+        doc="pop n key/value pairs (key pushed first), push an object in that order; "
+            "a later duplicate key replaces the value in place"),
+    _op(0x14, "UNKNOWN", "name", 0, 1,
+        doc="fail the evaluation: EvalError 'Unknown reference: $name'"),
+    _op(0x15, "PICK", "name", 1, 1,
+        doc="v[name] ?? null when v is a plain object, else null (output mapping)"),
+    _op(0x16, "COALESCE", "", 1, 1, doc="v ?? null"),
+    _op(0x17, "SHAPE", "const", 1, 1,
+        doc="workflow outputs from a value: const is the list of declared output keys; "
+            "a plain object gives {k: v[k] ?? null}, anything else {keys[0]: v}; no keys gives {}"),
+    _op(0x18, "POP", "", 1, 0, doc="drop the top of the stack"),
+    # ---- control
+    _op(0x20, "JUMP", "target", 0, 0, "jump", doc="continue at target"),
+    _op(0x21, "JUMP_IF_NOT", "target", 1, 0, "branch",
+        doc="pop v; continue at target when js_boolean(v) is false"),
+    _op(0x22, "EXITED", "target", 0, 0, "branch", doc="continue at target when an exit step ended the run"),
+    _op(0x23, "RUN", "step", 0, 0,
+        doc="run step s's function (stack must be empty); returns here unless the run halts"),
+    _op(0x24, "RET", "", 0, 0, "return", doc="return from a step function (stack must be empty)"),
+    _op(0x25, "FINISH", "", 1, 0, "stop", doc="pop the workflow outputs; the run ends"),
+    # ---- steps
+    _op(0x30, "STEP", "step", 0, 0, doc="the current step is s (RUN saves and RET restores it)"),
+    _op(0x31, "SKIP", "", 0, 0,
+        doc="record the current step skipped ('Guard condition evaluated to false'); its output is null"),
+    _op(0x32, "RECORD", "", 0, 0, doc="record the current step as succeeded (output unchanged)"),
+    _op(0x33, "SET_OUTPUT", "", 1, 0, doc="pop v; the current step's output is v"),
+    _op(0x34, "DONE", "", 1, 0, doc="pop v; the current step's output is v; record it succeeded"),
+    _op(0x35, "FAIL", "flag", 1, 0,
+        doc="pop message; the current step failed with output null. flag 0 (on_error fail): the run "
+            "fails and halts; flag 1 (ignore): the run goes on"),
+    _op(0x36, "FAIL_PARTIAL", "flag", 2, 0,
+        doc="pop message, pop output; as FAIL but the step's output is that value (each: the partial array)"),
+    _op(0x37, "EXIT", "flag", 1, 0, "stop",
+        doc="pop output; record the current step succeeded; the run ends with status success (0) "
+            "or failed (1) and that exit output; continue at the finish offset"),
+    _op(0x38, "SET_FINAL", "step", 0, 0, doc="the final output is step s's output"),
+    _op(0x39, "DEFAULT", "name const", 0, 0, doc="inputs[name] = const unless the key is present"),
+    _op(0x3A, "SET_RESULT", "", 1, 0, doc="pop v; $result is v"),
+    # ---- host
+    _op(0x40, "CALL", "name name retry", 1, 1,
+        doc="pop args; host.call(capability, name, args) with the retry policy; push the output. "
+            "A tool error left after the retries fails with 'Tool \"name\": message'; a host "
+            "exception fails with its message and is never retried"),
+    # ---- iteration and transforms
+    _op(0x50, "ITER", "", 1, 1,
+        doc="pop an array, push an iterator over it (saves $item/$index); a non-array fails with "
+            "'each expression must resolve to an array, got <typeof>'"),
+    _op(0x51, "NEXT", "target count", 1, 1, "branch",
+        doc="iterator on top: set $item/$index to the next element (sleeping count ms before every "
+            "element but the first) or, when done, restore $item/$index and continue at target"),
+    _op(0x52, "APPEND", "", 2, 1, doc="pop v; append it to the iterator's results"),
+    _op(0x53, "KEEP", "", 2, 1, doc="pop v; when js_boolean(v), append $item to the iterator's results"),
+    _op(0x54, "ITEM_FAILED", "", 2, 1,
+        doc="pop message; the iteration failed: append null and remember the message"),
+    _op(0x55, "COLLECT", "", 1, 1, doc="pop the iterator, push its results"),
+    _op(0x56, "END_EACH", "target", 1, 1, "branch", branch=(1, 2),
+        doc="pop the iterator, push its results; when an iteration failed also push the last "
+            "message and continue at target"),
+    _op(0x57, "TRANSFORM_INPUT", "", 1, 1,
+        doc="pop the resolved inputs object, push the transform's input array (items, else the first "
+            "array input, else [first input] unless it is null/missing, else [])"),
+    _op(0x58, "SORT", "name flag", 1, 1,
+        doc="pop an array, push a stable sorted copy by the dotted field path name; flag 1 descending"),
+    _op(0x59, "WRAP", "name", 1, 1, doc="pop v, push {name: v}"),
+)
+
+BY_CODE: dict[int, Opcode] = {op.code: op for op in OPCODES}
+BY_NAME: dict[str, Opcode] = {op.name: op for op in OPCODES}
+
+
+def op(name: str) -> int:
+    return BY_NAME[name].code

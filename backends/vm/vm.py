@@ -1,0 +1,1747 @@
+"""The flowc VM: loads, verifies and runs flowc bytecode (docs/bytecode.md).
+
+One module, standard library only (``msgpack`` is used when installed; a
+minimal decoder is built in). It runs unmodified on MicroPython: no typing,
+dataclasses, attrs or f-strings, no ``re``; objects are OrderedDicts where
+plain dicts forget their order.
+
+    program = load(data)            # decode + verify, or raise VerifyError
+    record = program.run(inputs, host)
+
+``host`` has ``call(capability, name, args)`` and ``sleep(ms)``; an exception
+with a true ``retriable`` attribute is a tool error (retried by a step's
+retry policy), any other exception a host failure. The record is
+``{"status", "outputs", "error", "steps", "calls", "sleeps_ms"}``.
+
+The WorkflowSkill value semantics below are the algorithms of
+``flowc.backends.python.runtime`` (tests check they agree), restated without
+``re`` so that MicroPython runs them.
+"""
+
+# MicroPython style on purpose: %-formatting, explicit `object` bases and
+# `x != x` NaN tests read the same on both interpreters.
+# ruff: noqa: UP004, UP031, PLR0124
+
+import sys
+
+try:
+    from collections import OrderedDict as _OrderedDict
+except ImportError:  # pragma: no cover
+    _OrderedDict = dict
+
+try:
+    import msgpack as _msgpack
+except ImportError:  # pragma: no cover - MicroPython
+    _msgpack = None
+
+try:
+    from zlib import crc32 as _crc32
+except ImportError:  # pragma: no cover - MicroPython
+    try:
+        from binascii import crc32 as _crc32
+    except ImportError:
+        _crc32 = None
+
+_MICRO = sys.implementation.name == "micropython"
+# Objects must keep insertion order (JSON key order, "the first array input").
+_Obj = _OrderedDict if _MICRO else dict
+
+MAGIC = b"WFBC"
+FORMAT_VERSION = 1
+SUPPORTED_VERSIONS = (1,)
+BRANCH_TARGET = 1
+
+MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_NESTING = 100
+MAX_STACK = 4096
+MAX_CALL_DEPTH = 256
+DEFAULT_MAX_INSTRUCTIONS = 200000000
+DEFAULT_MAX_ITERATIONS = 20000000
+
+# ---------------------------------------------------------------- opcodes
+# Must equal flowc.backends.vm.format.OPCODES (a test checks it).
+CONST = 0x01
+MISSING_ = 0x02
+ROOT = 0x03
+STATE = 0x04
+FIELD = 0x05
+INDEX = 0x06
+EQ = 0x07
+NE = 0x08
+LT = 0x09
+LE = 0x0A
+GT = 0x0B
+GE = 0x0C
+CONTAINS = 0x0D
+AND = 0x0E
+OR = 0x0F
+NOT = 0x10
+TEMPLATE = 0x11
+LIST = 0x12
+OBJECT = 0x13
+UNKNOWN = 0x14
+PICK = 0x15
+COALESCE = 0x16
+SHAPE = 0x17
+POP = 0x18
+JUMP = 0x20
+JUMP_IF_NOT = 0x21
+EXITED = 0x22
+RUN = 0x23
+RET = 0x24
+FINISH = 0x25
+STEP = 0x30
+SKIP = 0x31
+RECORD = 0x32
+SET_OUTPUT = 0x33
+DONE = 0x34
+FAIL = 0x35
+FAIL_PARTIAL = 0x36
+EXIT = 0x37
+SET_FINAL = 0x38
+DEFAULT = 0x39
+SET_RESULT = 0x3A
+CALL = 0x40
+ITER = 0x50
+NEXT = 0x51
+APPEND = 0x52
+KEEP = 0x53
+ITEM_FAILED = 0x54
+COLLECT = 0x55
+END_EACH = 0x56
+TRANSFORM_INPUT = 0x57
+SORT = 0x58
+WRAP = 0x59
+
+# code: (name, operand kinds, pop, push, flow, branch push or -1)
+# kinds: c const, n name, t target, s step, r retry, o root, a state,
+#        k count, f flag. pop -1: operand 0; -2: twice operand 0.
+# flow: 0 next, 1 jump, 2 branch, 3 return, 4 stop
+OPS = {
+    CONST: ("CONST", "c", 0, 1, 0, -1),
+    MISSING_: ("MISSING", "", 0, 1, 0, -1),
+    ROOT: ("ROOT", "o", 0, 1, 0, -1),
+    STATE: ("STATE", "a", 0, 1, 0, -1),
+    FIELD: ("FIELD", "n", 1, 1, 0, -1),
+    INDEX: ("INDEX", "", 2, 1, 0, -1),
+    EQ: ("EQ", "", 2, 1, 0, -1),
+    NE: ("NE", "", 2, 1, 0, -1),
+    LT: ("LT", "", 2, 1, 0, -1),
+    LE: ("LE", "", 2, 1, 0, -1),
+    GT: ("GT", "", 2, 1, 0, -1),
+    GE: ("GE", "", 2, 1, 0, -1),
+    CONTAINS: ("CONTAINS", "", 2, 1, 0, -1),
+    AND: ("AND", "", 2, 1, 0, -1),
+    OR: ("OR", "", 2, 1, 0, -1),
+    NOT: ("NOT", "", 1, 1, 0, -1),
+    TEMPLATE: ("TEMPLATE", "k", -1, 1, 0, -1),
+    LIST: ("LIST", "k", -1, 1, 0, -1),
+    OBJECT: ("OBJECT", "k", -2, 1, 0, -1),
+    UNKNOWN: ("UNKNOWN", "n", 0, 1, 0, -1),
+    PICK: ("PICK", "n", 1, 1, 0, -1),
+    COALESCE: ("COALESCE", "", 1, 1, 0, -1),
+    SHAPE: ("SHAPE", "c", 1, 1, 0, -1),
+    POP: ("POP", "", 1, 0, 0, -1),
+    JUMP: ("JUMP", "t", 0, 0, 1, -1),
+    JUMP_IF_NOT: ("JUMP_IF_NOT", "t", 1, 0, 2, -1),
+    EXITED: ("EXITED", "t", 0, 0, 2, -1),
+    RUN: ("RUN", "s", 0, 0, 0, -1),
+    RET: ("RET", "", 0, 0, 3, -1),
+    FINISH: ("FINISH", "", 1, 0, 4, -1),
+    STEP: ("STEP", "s", 0, 0, 0, -1),
+    SKIP: ("SKIP", "", 0, 0, 0, -1),
+    RECORD: ("RECORD", "", 0, 0, 0, -1),
+    SET_OUTPUT: ("SET_OUTPUT", "", 1, 0, 0, -1),
+    DONE: ("DONE", "", 1, 0, 0, -1),
+    FAIL: ("FAIL", "f", 1, 0, 0, -1),
+    FAIL_PARTIAL: ("FAIL_PARTIAL", "f", 2, 0, 0, -1),
+    EXIT: ("EXIT", "f", 1, 0, 4, -1),
+    SET_FINAL: ("SET_FINAL", "s", 0, 0, 0, -1),
+    DEFAULT: ("DEFAULT", "nc", 0, 0, 0, -1),
+    SET_RESULT: ("SET_RESULT", "", 1, 0, 0, -1),
+    CALL: ("CALL", "nnr", 1, 1, 0, -1),
+    ITER: ("ITER", "", 1, 1, 0, -1),
+    NEXT: ("NEXT", "tk", 1, 1, 2, -1),
+    APPEND: ("APPEND", "", 2, 1, 0, -1),
+    KEEP: ("KEEP", "", 2, 1, 0, -1),
+    ITEM_FAILED: ("ITEM_FAILED", "", 2, 1, 0, -1),
+    COLLECT: ("COLLECT", "", 1, 1, 0, -1),
+    END_EACH: ("END_EACH", "t", 1, 1, 2, 2),
+    TRANSFORM_INPUT: ("TRANSFORM_INPUT", "", 1, 1, 0, -1),
+    SORT: ("SORT", "nf", 1, 1, 0, -1),
+    WRAP: ("WRAP", "n", 1, 1, 0, -1),
+}
+
+
+# ---------------------------------------------------------------- errors
+
+class VMError(Exception):
+    """Base of every error this module raises."""
+
+    def __init__(self, message):
+        Exception.__init__(self, message)
+        self.message = message
+
+    def __str__(self):
+        return self.message
+
+
+class VerifyError(VMError):
+    """The bytecode is malformed, of an unknown version, or fails verification."""
+
+
+class EvalError(Exception):
+    """An expression failed at run time (the reference's EvalError)."""
+
+    def __init__(self, message):
+        Exception.__init__(self, message)
+        self.message = message
+
+
+class _StepError(Exception):
+    def __init__(self, message):
+        Exception.__init__(self, message)
+        self.message = message
+
+
+class _Fuel(Exception):
+    def __init__(self, message):
+        Exception.__init__(self, message)
+        self.message = message
+
+
+class _Missing(object):
+    __slots__ = ()
+
+    def __repr__(self):
+        return "MISSING"
+
+
+MISSING = _Missing()
+INF = float("inf")
+NAN = float("nan")
+_MAX_SAFE = 9007199254740992
+
+
+# ================================================================ values
+# The algorithms of flowc.backends.python.runtime (WorkflowSkill 0.5.0).
+
+def _num(v):
+    if type(v) is int and (v > _MAX_SAFE or v < -_MAX_SAFE):
+        return float(v)
+    return v
+
+
+def _is_array(v):
+    return isinstance(v, (list, tuple))
+
+
+def _array_index(name):
+    n = len(name)
+    if n == 0 or n > 15:
+        return -1
+    if name[0] == "0":
+        return 0 if n == 1 else -1
+    for ch in name:
+        if ch < "0" or ch > "9":
+            return -1
+    return int(name)
+
+
+def _array_prop(arr, name):
+    if name == "length":
+        return len(arr)
+    i = _array_index(name)
+    if 0 <= i < len(arr):
+        return arr[i]
+    return MISSING
+
+
+def get_field(value, name):
+    if isinstance(value, dict):
+        return value.get(name, MISSING)
+    if _is_array(value):
+        return _array_prop(value, name)
+    return MISSING
+
+
+def get_index(value, idx):
+    t = type(idx)
+    if _is_array(value):
+        if t is int:
+            if 0 <= idx < len(value):
+                return value[idx]
+            return MISSING
+        if t is float:
+            if idx == idx and -1.0 < idx < len(value) and idx == int(idx):
+                return value[int(idx)]
+            return MISSING
+        if t is str:
+            return _array_prop(value, idx)
+        return MISSING
+    if isinstance(value, dict):
+        if t is int or t is float:
+            return value.get(number_to_string(idx), MISSING)
+        if t is str:
+            return value.get(idx, MISSING)
+        return MISSING
+    return MISSING
+
+
+_JS_SPACE = ("\t\n\x0b\x0c\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+             "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
+_RADIX = {"x": 16, "X": 16, "o": 8, "O": 8, "b": 2, "B": 2}
+_RADIX_DIGITS = {16: "0123456789abcdefABCDEF", 8: "01234567", 2: "01"}
+_DIGITS = "0123456789"
+
+
+def _decimal(s):
+    """Does s match [+-]?(Infinity|([0-9]+.?[0-9]*|.[0-9]+)([eE][+-]?[0-9]+)?) in full?"""
+    i = 0
+    n = len(s)
+    if i < n and s[i] in "+-":
+        i += 1
+    if s[i:] == "Infinity":
+        return True
+    ip = 0
+    while i < n and s[i] in _DIGITS:
+        i += 1
+        ip += 1
+    fp = 0
+    if i < n and s[i] == ".":
+        i += 1
+        while i < n and s[i] in _DIGITS:
+            i += 1
+            fp += 1
+    if ip == 0 and fp == 0:
+        return False
+    if i < n and s[i] in "eE":
+        i += 1
+        if i < n and s[i] in "+-":
+            i += 1
+        ed = 0
+        while i < n and s[i] in _DIGITS:
+            i += 1
+            ed += 1
+        if ed == 0:
+            return False
+    return i == n
+
+
+def to_number(s):
+    """JavaScript Number(s) for a string: NaN when it is not numeric."""
+    s = s.strip(_JS_SPACE)
+    if not s:
+        return 0
+    if len(s) > 2 and s[0] == "0" and s[1] in _RADIX:
+        radix = _RADIX[s[1]]
+        digits = _RADIX_DIGITS[radix]
+        for ch in s[2:]:
+            if ch not in digits:
+                return NAN
+        return float(int(s[2:], radix))
+    if not _decimal(s):
+        return NAN
+    if s[-1] == "y":
+        return -INF if s[0] == "-" else INF
+    return float(s)
+
+
+def _to_number(v):
+    t = type(v)
+    if t is int or t is float:
+        return _num(v)
+    if t is bool:
+        return 1 if v else 0
+    if t is str:
+        n = to_number(v)
+        if n == n:
+            return n
+    return 0
+
+
+def _shortest(x):
+    """The shortest round-tripping digits of a finite non-zero float, as repr."""
+    if not _MICRO:
+        return repr(x)
+    for p in range(17):
+        s = ("%." + str(p) + "e") % x
+        if float(s) == x:
+            return s
+    return repr(x)
+
+
+def number_to_string(x):
+    """JavaScript String(x) for a number."""
+    if type(x) is int:
+        if -_MAX_SAFE <= x <= _MAX_SAFE:
+            return str(x)
+        x = float(x)
+    if x != x:
+        return "NaN"
+    if x == INF:
+        return "Infinity"
+    if x == -INF:
+        return "-Infinity"
+    if x == 0:
+        return "0"
+    r = _shortest(x)
+    sign = ""
+    if r[0] == "-":
+        sign = "-"
+        r = r[1:]
+    exp = 0
+    if "e" in r:
+        r, e = r.split("e")
+        exp = int(e)
+    if "." in r:
+        ip, fp = r.split(".")
+    else:
+        ip, fp = r, ""
+    digits = ip + fp
+    n = len(ip) + exp
+    stripped = digits.lstrip("0")
+    n -= len(digits) - len(stripped)
+    digits = stripped.rstrip("0")
+    k = len(digits)
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + digits
+    e = n - 1
+    es = ("e+" if e >= 0 else "e-") + str(abs(e))
+    if k == 1:
+        return sign + digits + es
+    return sign + digits[0] + "." + digits[1:] + es
+
+
+def wfs_eq(a, b):
+    ta = type(a)
+    tb = type(b)
+    a_num = ta is int or ta is float
+    b_num = tb is int or tb is float
+    if a_num:
+        if b_num:
+            return _num(a) == _num(b)
+        if tb is str:
+            return to_number(b) == _num(a)
+        return False
+    if b_num:
+        if ta is str:
+            return to_number(a) == _num(b)
+        return False
+    if ta is str:
+        return tb is str and a == b
+    return a is b
+
+
+def _same_value_zero(a, b):
+    ta = type(a)
+    tb = type(b)
+    if ta is int or ta is float:
+        if tb is int or tb is float:
+            a = _num(a)
+            b = _num(b)
+            return a == b or (a != a and b != b)
+        return False
+    if ta is str:
+        return tb is str and a == b
+    return a is b
+
+
+def wfs_contains(a, b):
+    if _is_array(a):
+        for item in a:
+            if _same_value_zero(item, b):
+                return True
+        return False
+    left = "" if a is None or a is MISSING else to_string(a)
+    right = "" if b is None or b is MISSING else to_string(b)
+    return right.lower() in left.lower()
+
+
+def wfs_truthy(v):
+    if v is None or v is MISSING:
+        return False
+    t = type(v)
+    if t is bool:
+        return v
+    if t is int or t is float:
+        return v != 0
+    if t is str:
+        return len(v) > 0
+    if _is_array(v):
+        return len(v) > 0
+    return True
+
+
+def js_boolean(v):
+    if v is None or v is MISSING:
+        return False
+    t = type(v)
+    if t is bool:
+        return v
+    if t is int or t is float:
+        return v == v and v != 0
+    if t is str:
+        return len(v) > 0
+    return True
+
+
+def to_string(v):
+    """JavaScript String(v)."""
+    t = type(v)
+    if t is str:
+        return v
+    if t is bool:
+        return "true" if v else "false"
+    if t is int or t is float:
+        return number_to_string(v)
+    if v is None:
+        return "null"
+    if v is MISSING:
+        return "undefined"
+    if _is_array(v):
+        return ",".join(["" if e is None or e is MISSING else to_string(e) for e in v])
+    return "[object Object]"
+
+
+def stringify(v):
+    """A template placeholder's text (stringify wfs)."""
+    if v is None or v is MISSING:
+        return ""
+    t = type(v)
+    if t is str:
+        return v
+    if t is bool:
+        return "true" if v else "false"
+    if t is int or t is float:
+        return number_to_string(v)
+    return js_json(v)
+
+
+_JSON_SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+               "\t": "\\t"}
+
+
+def _json_string(s):
+    plain = True
+    for ch in s:
+        if ch < " " or ch == '"' or ch == "\\" or "\ud7ff" < ch < "\ue000":
+            plain = False
+            break
+    if plain:
+        return '"' + s + '"'
+    out = []
+    for ch in s:
+        if ch < " " or ch == '"' or ch == "\\" or "\ud7ff" < ch < "\ue000":
+            short = _JSON_SHORT.get(ch)
+            out.append(short if short is not None else "\\u%04x" % ord(ch))
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _js_keys(obj):
+    keys = list(obj)
+    index_keys = []
+    for k in keys:
+        if type(k) is str and k and "0" <= k[0] <= "9":
+            i = _array_index(k)
+            if i >= 0:
+                index_keys.append((i, k))
+    if not index_keys:
+        return keys
+    index_keys.sort()
+    first = [k for _, k in index_keys]
+    taken = set(first)
+    return first + [k for k in keys if k not in taken]
+
+
+def js_json(v):
+    """Compact JSON.stringify(v); None for a missing value."""
+    if v is MISSING:
+        return None
+    return _json(v)
+
+
+def _json(v):
+    if v is None or v is MISSING:
+        return "null"
+    t = type(v)
+    if t is str:
+        return _json_string(v)
+    if t is bool:
+        return "true" if v else "false"
+    if t is int or t is float:
+        if t is float and (v != v or v == INF or v == -INF):
+            return "null"
+        return number_to_string(v)
+    if _is_array(v):
+        return "[" + ",".join([_json(e) for e in v]) + "]"
+    if isinstance(v, dict):
+        out = []
+        for k in _js_keys(v):
+            item = v[k]
+            if item is MISSING:
+                continue
+            out.append(_json_string(k if type(k) is str else to_string(k)) + ":" + _json(item))
+        return "{" + ",".join(out) + "}"
+    raise EvalError("not a JSON value: " + type(v).__name__)
+
+
+def to_json_value(v):
+    """A value as plain JSON for the run record: a missing value is None at
+    the top, a dropped key in objects and null in arrays."""
+    if v is MISSING:
+        return None
+    if isinstance(v, dict):
+        out = _Obj()
+        for k in v:
+            item = v[k]
+            if item is not MISSING:
+                out[k] = to_json_value(item)
+        return out
+    if _is_array(v):
+        return [to_json_value(e) for e in v]
+    return v
+
+
+def _typeof(v):
+    if v is MISSING:
+        return "undefined"
+    t = type(v)
+    if t is bool:
+        return "boolean"
+    if t is int or t is float:
+        return "number"
+    if t is str:
+        return "string"
+    return "object"
+
+
+# ---------------------------------------------------------------- transforms
+
+def transform_input(inputs):
+    """The transform's input array: items, the first array input, [first
+    input] unless it is null/missing, else []."""
+    if not isinstance(inputs, dict):
+        return []
+    items = inputs.get("items", MISSING)
+    if _is_array(items):
+        return items
+    for k in inputs:
+        v = inputs[k]
+        if _is_array(v):
+            return v
+    for k in inputs:
+        v = inputs[k]
+        if v is None or v is MISSING:
+            return []
+        return [v]
+    return []
+
+
+def _nested(item, path):
+    v = item
+    for name in path:
+        if isinstance(v, dict):
+            v = v.get(name, MISSING)
+        elif _is_array(v):
+            v = _array_prop(v, name)
+        else:
+            return MISSING
+    return v
+
+
+def _js_lt(a, b):
+    """JavaScript a < b for primitive keys (strings compare by code unit)."""
+    if type(a) is str and type(b) is str:
+        return a < b
+    return _to_primitive_number(a) < _to_primitive_number(b)
+
+
+def _to_primitive_number(v):
+    t = type(v)
+    if t is bool:
+        return 1 if v else 0
+    if t is int or t is float:
+        return _num(v)
+    if t is str:
+        return to_number(v)
+    if _is_array(v) or isinstance(v, dict):
+        return to_number(to_string(v))
+    return NAN
+
+
+def sort_items(items, path, desc):
+    """A stable sort of items by the nested field path; null/missing last."""
+    keyed = []
+    nulls = []
+    for i in range(len(items)):
+        item = items[i]
+        k = _nested(item, path)
+        if k is None or k is MISSING:
+            nulls.append(item)
+        else:
+            keyed.append((k, i, item))
+    # Insertion into runs by a merge sort with the JavaScript comparator.
+    cmp_sorted = _merge_sort(keyed, desc)
+    return [t[2] for t in cmp_sorted] + nulls
+
+
+def _merge_sort(xs, desc):
+    n = len(xs)
+    if n <= 1:
+        return list(xs)
+    mid = n // 2
+    left = _merge_sort(xs[:mid], desc)
+    right = _merge_sort(xs[mid:], desc)
+    out = []
+    i = j = 0
+    while i < len(left) and j < len(right):
+        a = left[i][0]
+        b = right[j][0]
+        # right before left only when cmp(a, b) > 0
+        if desc:
+            after = _js_lt(a, b)
+        else:
+            after = _js_lt(b, a)
+        if after:
+            out.append(right[j])
+            j += 1
+        else:
+            out.append(left[i])
+            i += 1
+    out.extend(left[i:])
+    out.extend(right[j:])
+    return out
+
+
+def shape_outputs(value, keys):
+    """Workflow outputs from one value by the declared keys."""
+    out = _Obj()
+    if not keys:
+        return out
+    if isinstance(value, dict):
+        for k in keys:
+            v = value.get(k, MISSING)
+            out[k] = None if v is None or v is MISSING else v
+        return out
+    out[keys[0]] = value
+    return out
+
+
+# ================================================================ decoding
+
+def _crc(data):
+    if _crc32 is not None:
+        return _crc32(data) & 0xFFFFFFFF
+    return _crc_py(data)
+
+
+_CRC_TABLE = None
+
+
+def _crc_py(data):
+    global _CRC_TABLE
+    if _CRC_TABLE is None:
+        table = []
+        for n in range(256):
+            c = n
+            for _ in range(8):
+                c = (0xEDB88320 ^ (c >> 1)) if c & 1 else (c >> 1)
+            table.append(c)
+        _CRC_TABLE = table
+    t = _CRC_TABLE
+    c = 0xFFFFFFFF
+    for b in data:
+        c = t[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+class _Reader(object):
+    """A minimal msgpack decoder: nil, bool, int, float, str, bin, array, map."""
+
+    def __init__(self, data):
+        self.data = data
+        self.pos = 0
+        self.n = len(data)
+
+    def need(self, k):
+        if k < 0 or self.pos + k > self.n:
+            raise VerifyError("truncated msgpack data at byte %d" % self.pos)
+
+    def uint(self, k):
+        self.need(k)
+        d = self.data
+        p = self.pos
+        v = 0
+        for i in range(k):
+            v = (v << 8) | d[p + i]
+        self.pos = p + k
+        return v
+
+    def value(self, depth):
+        if depth > MAX_NESTING:
+            raise VerifyError("msgpack data nests deeper than %d" % MAX_NESTING)
+        self.need(1)
+        b = self.data[self.pos]
+        self.pos += 1
+        if b <= 0x7F:
+            return b
+        if b >= 0xE0:
+            return b - 0x100
+        if 0xA0 <= b <= 0xBF:
+            return self.str_(b & 0x1F)
+        if 0x90 <= b <= 0x9F:
+            return self.array(b & 0x0F, depth)
+        if 0x80 <= b <= 0x8F:
+            return self.map(b & 0x0F, depth)
+        if b == 0xC0:
+            return None
+        if b == 0xC2:
+            return False
+        if b == 0xC3:
+            return True
+        if b == 0xCC:
+            return self.uint(1)
+        if b == 0xCD:
+            return self.uint(2)
+        if b == 0xCE:
+            return self.uint(4)
+        if b == 0xCF:
+            return self.uint(8)
+        if b == 0xD0:
+            v = self.uint(1)
+            return v - 0x100 if v & 0x80 else v
+        if b == 0xD1:
+            v = self.uint(2)
+            return v - 0x10000 if v & 0x8000 else v
+        if b == 0xD2:
+            v = self.uint(4)
+            return v - 0x100000000 if v & 0x80000000 else v
+        if b == 0xD3:
+            v = self.uint(8)
+            return v - 0x10000000000000000 if v & 0x8000000000000000 else v
+        if b == 0xCA:
+            return self.float_(4, ">f")
+        if b == 0xCB:
+            return self.float_(8, ">d")
+        if b == 0xD9:
+            return self.str_(self.uint(1))
+        if b == 0xDA:
+            return self.str_(self.uint(2))
+        if b == 0xDB:
+            return self.str_(self.uint(4))
+        if b == 0xC4:
+            return self.bin_(self.uint(1))
+        if b == 0xC5:
+            return self.bin_(self.uint(2))
+        if b == 0xC6:
+            return self.bin_(self.uint(4))
+        if b == 0xDC:
+            return self.array(self.uint(2), depth)
+        if b == 0xDD:
+            return self.array(self.uint(4), depth)
+        if b == 0xDE:
+            return self.map(self.uint(2), depth)
+        if b == 0xDF:
+            return self.map(self.uint(4), depth)
+        raise VerifyError("unsupported msgpack type byte 0x%02x at byte %d" % (b, self.pos - 1))
+
+    def float_(self, k, fmt):
+        import struct
+        self.need(k)
+        v = struct.unpack(fmt, bytes(self.data[self.pos:self.pos + k]))[0]
+        self.pos += k
+        return v
+
+    def str_(self, k):
+        self.need(k)
+        raw = bytes(self.data[self.pos:self.pos + k])
+        self.pos += k
+        try:
+            return raw.decode("utf-8")
+        except Exception:  # noqa: BLE001 - UnicodeError on MicroPython
+            raise VerifyError("invalid UTF-8 in a msgpack string at byte %d" % (self.pos - k))
+
+    def bin_(self, k):
+        self.need(k)
+        raw = bytes(self.data[self.pos:self.pos + k])
+        self.pos += k
+        return raw
+
+    def array(self, k, depth):
+        # Every element takes at least one byte: a length beyond the data is a lie.
+        self.need(k)
+        return [self.value(depth + 1) for _ in range(k)]
+
+    def map(self, k, depth):
+        self.need(2 * k)
+        out = _Obj()
+        for _ in range(k):
+            key = self.value(depth + 1)
+            if type(key) is not str:
+                raise VerifyError("a msgpack map key is not a string at byte %d" % self.pos)
+            out[key] = self.value(depth + 1)
+        return out
+
+
+def unpackb(data):
+    """Decode one msgpack document (all of data)."""
+    if _msgpack is not None and not _MICRO:
+        try:
+            return _msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
+        except Exception as exc:  # noqa: BLE001 - msgpack raises many kinds
+            raise VerifyError("malformed msgpack data: " + (str(exc) or type(exc).__name__))
+    r = _Reader(data)
+    v = r.value(0)
+    if r.pos != r.n:
+        raise VerifyError("%d bytes of extra data after the msgpack document" % (r.n - r.pos))
+    return v
+
+
+# ================================================================ loading
+
+def _int(v, what, lo=0, hi=0xFFFFFFFF):
+    if type(v) is not int or v < lo or v > hi:
+        raise VerifyError("%s must be an integer in [%d, %d], not %r" % (what, lo, hi, _short(v)))
+    return v
+
+
+def _short(v):
+    s = repr(v)
+    return s if len(s) <= 40 else s[:37] + "..."
+
+
+def _check_const(v, depth):
+    if depth > MAX_NESTING:
+        raise VerifyError("a constant nests deeper than %d" % MAX_NESTING)
+    t = type(v)
+    if v is None or t is bool or t is int or t is float or t is str:
+        return
+    if t is list:
+        for e in v:
+            if type(e) is list or isinstance(e, dict):
+                _check_const(e, depth + 1)
+            else:
+                _check_const(e, depth + 1)
+        return
+    if isinstance(v, dict):
+        for k in v:
+            if type(k) is not str:
+                raise VerifyError("a constant object has a non-string key")
+            _check_const(v[k], depth + 1)
+        return
+    raise VerifyError("a constant is of an unsupported type (%s)" % type(v).__name__)
+
+
+def split_file(data):
+    """The (version, body bytes) of a bytecode file, checked: magic, known
+    version, checksum."""
+    if not isinstance(data, (bytes, bytearray)):
+        raise VerifyError("bytecode must be bytes")
+    if len(data) > MAX_FILE_BYTES:
+        raise VerifyError("bytecode of %d bytes exceeds the limit of %d" % (len(data), MAX_FILE_BYTES))
+    if len(data) < 7 or bytes(data[0:3]) != b"\x94\xc4\x04" or bytes(data[3:7]) != MAGIC:
+        raise VerifyError("not flowc bytecode (bad magic)")
+    top = unpackb(bytes(data))
+    if type(top) is not list or len(top) != 4:
+        raise VerifyError("the file must be an array of 4: magic, version, checksum, body")
+    version = top[1]
+    if type(version) is not int:
+        raise VerifyError("the format version must be an integer")
+    if version not in SUPPORTED_VERSIONS:
+        raise VerifyError("unsupported bytecode format version %d (this VM runs %s)"
+                          % (version, ", ".join([str(v) for v in SUPPORTED_VERSIONS])))
+    checksum = top[2]
+    body = top[3]
+    if type(body) is not bytes:
+        raise VerifyError("the body must be msgpack bin")
+    if type(checksum) is not int or checksum != _crc(body):
+        raise VerifyError("checksum mismatch: the body is corrupt")
+    return version, body
+
+
+def load(data):
+    """Decode and verify bytecode; return a :class:`Program` or raise VerifyError."""
+    try:
+        body = split_file(data)[1]
+        sections = unpackb(body)
+        return _verify(sections)
+    except VMError:
+        raise
+    except RecursionError:
+        raise VerifyError("bytecode nests too deeply")
+    except MemoryError:
+        raise VerifyError("bytecode too large to load")
+    except Exception as exc:  # noqa: BLE001 - a decoder bug must not escape as anything else
+        raise VerifyError("malformed bytecode: " + type(exc).__name__ + ": " + str(exc))
+
+
+def _read_varint(code, p, end):
+    if p >= end:
+        raise VerifyError("truncated instruction at offset %d" % p)
+    b = code[p]
+    if b < 0x80:
+        return b, p + 1
+    v = b & 0x7F
+    shift = 7
+    p += 1
+    while True:
+        if p >= end:
+            raise VerifyError("truncated operand at offset %d" % p)
+        b = code[p]
+        p += 1
+        v |= (b & 0x7F) << shift
+        if b < 0x80:
+            return v, p
+        shift += 7
+        if shift > 28:
+            raise VerifyError("operand varint longer than 5 bytes at offset %d" % p)
+
+
+def _verify(sec):
+    if type(sec) is not list or len(sec) != 9:
+        raise VerifyError("the body must be an array of 9 sections")
+    name, consts, names, steps, retries, regions, finish, code, srcmap = sec
+    if type(name) is not str:
+        raise VerifyError("section name must be a string")
+    if type(consts) is not list:
+        raise VerifyError("section consts must be an array")
+    for c in consts:
+        _check_const(c, 0)
+    if type(names) is not list:
+        raise VerifyError("section names must be an array")
+    for nm in names:
+        if type(nm) is not str:
+            raise VerifyError("the name table holds only strings")
+    nnames = len(names)
+    if type(code) is not bytes:
+        raise VerifyError("section code must be msgpack bin")
+    ncode = len(code)
+    if type(steps) is not list:
+        raise VerifyError("section steps must be an array")
+    step_rows = []
+    last_entry = 0
+    for i in range(len(steps)):
+        row = steps[i]
+        if type(row) is not list or len(row) != 4:
+            raise VerifyError("step %d must be [id, kind, flags, entry]" % i)
+        sid = _int(row[0], "step id name", 0, nnames - 1)
+        kind = _int(row[1], "step kind name", 0, nnames - 1)
+        flags = _int(row[2], "step flags", 0, 1)
+        entry = _int(row[3], "step entry", 1, ncode - 1)
+        if entry <= last_entry:
+            raise VerifyError("step entries must be strictly increasing")
+        last_entry = entry
+        step_rows.append((names[sid], names[kind], flags, entry))
+    if type(retries) is not list:
+        raise VerifyError("section retries must be an array")
+    retry_rows = []
+    for row in retries:
+        if type(row) is not list or len(row) != 3:
+            raise VerifyError("a retry policy must be [max, delay_ms, backoff]")
+        mx = _int(row[0], "retry max", 0, 1000000)
+        delay = _int(row[1], "retry delay", 0, 0xFFFFFFFF)
+        backoff = row[2]
+        if type(backoff) is not float and type(backoff) is not int:
+            raise VerifyError("retry backoff must be a number")
+        if not (0 <= backoff <= 1e6):
+            raise VerifyError("retry backoff out of range")
+        retry_rows.append((mx, delay, backoff))
+    if type(regions) is not list:
+        raise VerifyError("section regions must be an array")
+    region_rows = []
+    for row in regions:
+        if type(row) is not list or len(row) != 4:
+            raise VerifyError("a region must be [start, end, handler, depth]")
+        start = _int(row[0], "region start", 0, ncode)
+        end = _int(row[1], "region end", 0, ncode)
+        handler = _int(row[2], "region handler", 0, ncode - 1)
+        depth = _int(row[3], "region depth", 0, MAX_STACK)
+        if not start < end <= handler:
+            raise VerifyError("region [%d, %d) with handler %d: need start < end <= handler"
+                              % (start, end, handler))
+        region_rows.append((start, end, handler, depth))
+    region_rows.sort()
+    finish = _int(finish, "finish offset", 0, ncode - 1)
+    if srcmap is not None:
+        if type(srcmap) is not list or len(srcmap) != 2 or type(srcmap[0]) is not str \
+                or type(srcmap[1]) is not list or len(srcmap[1]) % 3:
+            raise VerifyError("section srcmap must be nil or [file, [offset delta, line, col]...]")
+        for v in srcmap[1]:
+            _int(v, "source map entry", 0, 0xFFFFFFFF)
+    if ncode == 0:
+        raise VerifyError("the code is empty")
+
+    # Function boundaries: main is [0, first entry); step i is [entry i, entry i+1).
+    bounds = [0] + [r[3] for r in step_rows] + [ncode]
+    nsteps = len(step_rows)
+    if not (finish < bounds[1]):
+        raise VerifyError("the finish offset must be inside the main function")
+
+    expect = {0: 0, finish: 0}      # offset -> stack depth expected there
+    for r in step_rows:
+        expect[r[3]] = 0
+    index_of = {}                   # offset -> instruction index
+    decoded = []
+    handler_at = []                 # instruction index -> innermost region (or None)
+    ops = OPS
+    consts_n = len(consts)
+    nretries = len(retry_rows)
+    ri = 0                          # next region (sorted by start)
+    open_regions = []               # (end, handler, depth)
+    max_depth = 0
+    func = 0                        # function index: 0 main, i+1 step i
+    fstart = 0
+    fend = bounds[1]
+    depth = 0
+    reachable = True
+    p = 0
+    while p < ncode:
+        if p == fend:
+            if reachable:
+                raise VerifyError("code falls through the end of a function at offset %d" % p)
+            func += 1
+            fstart = p
+            fend = bounds[func + 1]
+        while open_regions and open_regions[-1][0] <= p:
+            if open_regions[-1][0] != p:
+                raise VerifyError("a region ends inside an instruction at offset %d" % open_regions[-1][0])
+            open_regions.pop()
+        if p in expect:
+            d = expect.pop(p)
+            if reachable and d != depth:
+                raise VerifyError("stack depth %d at offset %d does not match %d from a jump" % (depth, p, d))
+            depth = d
+            reachable = True
+        elif not reachable:
+            raise VerifyError("unreachable code at offset %d" % p)
+        while ri < len(region_rows) and region_rows[ri][0] <= p:
+            start, end, handler, rdepth = region_rows[ri]
+            if start != p:
+                raise VerifyError("a region starts inside an instruction at offset %d" % start)
+            if end > fend or handler >= fend:
+                raise VerifyError("region at offset %d leaves its function" % start)
+            if open_regions and end > open_regions[-1][0]:
+                raise VerifyError("regions at offset %d are not well nested" % start)
+            if rdepth > depth:
+                raise VerifyError("region at offset %d declares depth %d, the stack has %d"
+                                  % (start, rdepth, depth))
+            _expect(expect, handler, rdepth + 1)
+            open_regions.append((end, handler, rdepth))
+            ri += 1
+        if open_regions and depth < open_regions[-1][2]:
+            raise VerifyError("the stack drops below its region's depth at offset %d" % p)
+        op = code[p]
+        info = ops.get(op)
+        if info is None:
+            raise VerifyError("unknown opcode 0x%02x at offset %d" % (op, p))
+        at = p
+        p += 1
+        kinds = info[1]
+        args = [0, 0, 0]
+        for j in range(len(kinds)):
+            v, p = _read_varint(code, p, fend)
+            k = kinds[j]
+            if k == "c":
+                if v >= consts_n:
+                    raise VerifyError("constant index %d out of range at offset %d" % (v, at))
+                args[j] = consts[v]
+            elif k == "n":
+                if v >= nnames:
+                    raise VerifyError("name index %d out of range at offset %d" % (v, at))
+                args[j] = names[v]
+            elif k == "t":
+                if v < fstart or v >= fend:
+                    raise VerifyError("jump target %d outside its function at offset %d" % (v, at))
+                args[j] = v
+            elif k == "s":
+                if v >= nsteps:
+                    raise VerifyError("step index %d out of range at offset %d" % (v, at))
+                args[j] = v
+            elif k == "r":
+                if v > nretries:
+                    raise VerifyError("retry index %d out of range at offset %d" % (v, at))
+                args[j] = retry_rows[v - 1] if v else None
+            elif k == "o":
+                if v > 4:
+                    raise VerifyError("root %d out of range at offset %d" % (v, at))
+                args[j] = v
+            elif k == "a" or k == "f":
+                if v > 1:
+                    raise VerifyError("operand %d out of range at offset %d" % (v, at))
+                args[j] = v
+            else:  # count
+                if v > MAX_STACK:
+                    raise VerifyError("count %d too large at offset %d" % (v, at))
+                args[j] = v
+        pop = info[2]
+        if pop == -1:
+            pop = args[0]
+        elif pop == -2:
+            pop = 2 * args[0]
+        if pop > depth:
+            raise VerifyError("stack underflow at offset %d (%s pops %d, the stack has %d)"
+                              % (at, info[0], pop, depth))
+        if op == TEMPLATE and args[0] < 1:
+            raise VerifyError("TEMPLATE needs at least one part at offset %d" % at)
+        if (op == RUN or op == RET) and depth != 0:
+            raise VerifyError("%s needs an empty stack at offset %d" % (info[0], at))
+        if op == RUN and func > 0 and args[0] <= func - 1:
+            raise VerifyError("step %d runs step %d: a step may only run later steps (offset %d)"
+                              % (func - 1, args[0], at))
+        if op == RET and func == 0:
+            raise VerifyError("RET in the main function at offset %d" % at)
+        if (op == FINISH or op == EXITED or op == STATE) and func != 0:
+            raise VerifyError("%s outside the main function at offset %d" % (info[0], at))
+        if op == SHAPE:
+            shape = args[0]
+            if type(shape) is not list or [1 for s in shape if type(s) is not str]:
+                raise VerifyError("SHAPE needs a constant list of strings at offset %d" % at)
+        if op == SORT:
+            args[0] = tuple(args[0].split("."))
+        depth = depth - pop + info[3]
+        if depth > max_depth:
+            max_depth = depth
+            if depth > MAX_STACK:
+                raise VerifyError("stack deeper than %d at offset %d" % (MAX_STACK, at))
+        flow = info[4]
+        if flow == 1 or flow == 2:
+            target = args[0]
+            tdepth = depth
+            if info[5] >= 0:
+                tdepth = depth - info[3] + info[5]
+            if target > at:
+                _expect(expect, target, tdepth)
+            else:
+                ti = index_of.get(target)
+                if ti is None:
+                    raise VerifyError("jump target %d is not an instruction boundary (offset %d)"
+                                      % (target, at))
+                if decoded[ti][4] != tdepth:
+                    raise VerifyError("backward jump at offset %d reaches depth %d where %d was seen"
+                                      % (at, tdepth, decoded[ti][4]))
+        reachable = flow == 0 or flow == 2
+        index_of[at] = len(decoded)
+        inner = open_regions[-1] if open_regions else None
+        handler_at.append(inner)
+        decoded.append([op, args[0], args[1], args[2], depth + pop - info[3], at])
+    if reachable:
+        raise VerifyError("code falls through the end of the last function")
+    if open_regions and open_regions[-1][0] != ncode:
+        raise VerifyError("a region ends inside an instruction")
+    if ri < len(region_rows):
+        raise VerifyError("a region starts past the end of the code")
+    if expect:
+        off = min(expect)
+        raise VerifyError("jump target %d is not an instruction boundary" % off)
+    if func != nsteps:
+        raise VerifyError("a step function is empty")
+    # Resolve targets and handlers to instruction indices.
+    ins = []
+    for d in decoded:
+        op = d[0]
+        a = d[1]
+        if OPS[op][4] in (1, 2):
+            a = index_of[a]
+        ins.append((op, a, d[2], d[3]))
+    handlers = []
+    for h in handler_at:
+        handlers.append(None if h is None else (index_of[h[1]], h[2]))
+    entries = [index_of[r[3]] for r in step_rows]
+    return Program(name, step_rows, entries, index_of[finish], ins, handlers, decoded, consts, names,
+                   retry_rows, region_rows, srcmap, max_depth, ncode)
+
+
+def _expect(expect, off, depth):
+    d = expect.get(off)
+    if d is None:
+        expect[off] = depth
+    elif d != depth:
+        raise VerifyError("two jumps reach offset %d with stack depths %d and %d" % (off, d, depth))
+
+
+# ================================================================ running
+
+class Program(object):
+    """A verified program. :meth:`run` may be called any number of times."""
+
+    def __init__(self, name, steps, entries, finish, code, handlers, decoded, consts, names, retries,
+                 regions, srcmap, max_stack, code_size):
+        self.name = name
+        self.steps = steps          # (id, kind, flags, entry offset)
+        self.entries = entries      # instruction index of each step function
+        self.finish = finish
+        self.code = code            # (op, a, b, c) per instruction
+        self.handlers = handlers    # per instruction: None or (handler index, depth)
+        self.decoded = decoded      # [op, a, b, c, depth before, offset] per instruction
+        self.consts = consts
+        self.names = names
+        self.retries = retries
+        self.regions = regions
+        self.srcmap = srcmap
+        self.max_stack = max_stack
+        self.code_size = code_size
+
+    def run(self, inputs, host, max_instructions=None, max_iterations=None):
+        """Run with ``inputs`` (a dict) against ``host``; return the run record."""
+        return _Run(self, host, max_instructions, max_iterations).run(inputs)
+
+
+class _Halt(Exception):
+    pass
+
+
+class _Iter(object):
+    __slots__ = ("acc", "failed", "i", "items", "saved_index", "saved_item")
+
+    def __init__(self, items, saved_item, saved_index):
+        self.items = items
+        self.i = 0
+        self.acc = []
+        self.failed = None
+        self.saved_item = saved_item
+        self.saved_index = saved_index
+
+
+_GUARD_FALSE = "Guard condition evaluated to false"
+
+
+class _Run(object):
+
+    def __init__(self, program, host, max_instructions, max_iterations):
+        self.p = program
+        self.host = host
+        self.fuel = DEFAULT_MAX_INSTRUCTIONS if max_instructions is None else max_instructions
+        self.iterations = DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations
+        self.records = []
+        self.recorded = set()
+        self.calls = []
+        self.sleeps = []
+        self.ctx = _Obj()           # step id -> {"output": v}
+        self.status = "success"
+        self.error = None
+        self.final = None
+        self.exited = False
+        self.exit_output = None
+
+    def record(self, sid, status, reason):
+        rec = _Obj()
+        rec["id"] = sid
+        rec["status"] = status
+        if reason is not None:
+            rec["reason"] = reason
+        self.records.append(rec)
+        self.recorded.add(sid)
+
+    def set_output(self, sid, v):
+        slot = _Obj()
+        slot["output"] = v
+        self.ctx[sid] = slot
+
+    def sleep(self, ms):
+        if type(ms) is float and ms == int(ms):
+            ms = int(ms)
+        self.sleeps.append(ms)
+        self.host.sleep(ms)
+
+    def call(self, capability, name, args, retry):
+        attempts = 0
+        while True:
+            call = _Obj()
+            call["capability"] = capability
+            call["name"] = name
+            call["args"] = to_json_value(args)
+            self.calls.append(call)
+            try:
+                return self.host.call(capability, name, args)
+            except Exception as exc:  # noqa: BLE001 - every host failure fails the step
+                message = getattr(exc, "message", None)
+                if type(message) is not str:
+                    message = str(exc)
+                if not getattr(exc, "retriable", False):
+                    raise _StepError(message)
+                if retry is None or attempts >= retry[0]:
+                    raise _StepError('Tool "' + name + '": ' + message)
+                attempts += 1
+                self.sleep(retry[1] * retry[2] ** (attempts - 1))
+
+    def run(self, inputs):
+        p = self.p
+        env_inputs = _Obj()
+        if isinstance(inputs, dict):
+            for k in inputs:
+                env_inputs[k] = inputs[k]
+        outputs = None
+        try:
+            outputs = self.execute(env_inputs)
+        except _Fuel as exc:
+            self.status = "failed"
+            self.error = self.make_error(exc.message, self.cur_id())
+        except (EvalError, _StepError) as exc:
+            self.status = "failed"
+            self.error = self.make_error(exc.message, self.cur_id())
+        rec = _Obj()
+        rec["status"] = self.status
+        rec["outputs"] = to_json_value(outputs) if outputs is not None else _Obj()
+        rec["error"] = self.error
+        steps = self.records
+        for row in p.steps:
+            if row[0] not in self.recorded:
+                r = _Obj()
+                r["id"] = row[0]
+                r["status"] = "skipped"
+                r["reason"] = "Branch not selected" if row[2] & BRANCH_TARGET else "Workflow halted"
+                steps.append(r)
+                self.recorded.add(row[0])
+        rec["steps"] = steps
+        rec["calls"] = self.calls
+        rec["sleeps_ms"] = self.sleeps
+        return rec
+
+    def cur_id(self):
+        cur = getattr(self, "cur", -1)
+        return self.p.steps[cur][0] if cur >= 0 else None
+
+    def make_error(self, message, step):
+        e = _Obj()
+        e["message"] = message
+        e["step"] = step
+        return e
+
+    def execute(self, inputs):
+        p = self.p
+        code = p.code
+        handlers = p.handlers
+        steps = p.steps
+        entries = p.entries
+        ctx = self.ctx
+        stack = []
+        push = stack.append
+        pop = stack.pop
+        frames = []
+        item = MISSING
+        index = MISSING
+        result = MISSING
+        self.cur = cur = -1
+        fuel = self.fuel
+        iters = self.iterations
+        pc = 0
+        while True:
+            try:
+                while True:
+                    op, a, b, c = code[pc]
+                    pc += 1
+                    fuel -= 1
+                    if fuel < 0:
+                        raise _Fuel("fuel exhausted: more than %d instructions" % self.fuel)
+                    if op == ROOT:
+                        if a == 2:
+                            push(item)
+                        elif a == 0:
+                            push(inputs)
+                        elif a == 1:
+                            push(ctx)
+                        elif a == 3:
+                            push(index)
+                        else:
+                            push(result)
+                    elif op == FIELD:
+                        v = stack[-1]
+                        if isinstance(v, dict):
+                            stack[-1] = v.get(a, MISSING)
+                        else:
+                            stack[-1] = get_field(v, a)
+                    elif op == CONST:
+                        push(a)
+                    elif op == NEXT:
+                        it = stack[-1]
+                        i = it.i
+                        if i < len(it.items):
+                            iters -= 1
+                            if iters < 0:
+                                raise _Fuel("fuel exhausted: more than %d iterations" % self.iterations)
+                            if i > 0 and b:
+                                self.sleep(b)
+                            item = it.items[i]
+                            index = i
+                            it.i = i + 1
+                        else:
+                            item = it.saved_item
+                            index = it.saved_index
+                            pc = a
+                    elif op == JUMP:
+                        pc = a
+                    elif op == KEEP:
+                        v = pop()
+                        if js_boolean(v):
+                            stack[-1].acc.append(item)
+                    elif op == APPEND:
+                        v = pop()
+                        stack[-1].acc.append(v)
+                    elif op == EQ:
+                        v = pop()
+                        stack[-1] = wfs_eq(stack[-1], v)
+                    elif op == NE:
+                        v = pop()
+                        stack[-1] = not wfs_eq(stack[-1], v)
+                    elif op == GT:
+                        v = pop()
+                        stack[-1] = _to_number(stack[-1]) > _to_number(v)
+                    elif op == LT:
+                        v = pop()
+                        stack[-1] = _to_number(stack[-1]) < _to_number(v)
+                    elif op == GE:
+                        v = pop()
+                        stack[-1] = _to_number(stack[-1]) >= _to_number(v)
+                    elif op == LE:
+                        v = pop()
+                        stack[-1] = _to_number(stack[-1]) <= _to_number(v)
+                    elif op == CONTAINS:
+                        v = pop()
+                        stack[-1] = wfs_contains(stack[-1], v)
+                    elif op == AND:
+                        v = pop()
+                        stack[-1] = wfs_truthy(stack[-1]) and wfs_truthy(v)
+                    elif op == OR:
+                        v = pop()
+                        stack[-1] = wfs_truthy(stack[-1]) or wfs_truthy(v)
+                    elif op == NOT:
+                        stack[-1] = not wfs_truthy(stack[-1])
+                    elif op == OBJECT:
+                        obj = _Obj()
+                        if a:
+                            base = len(stack) - 2 * a
+                            for j in range(base, len(stack), 2):
+                                k = stack[j]
+                                obj[k if type(k) is str else to_string(k)] = stack[j + 1]
+                            del stack[base:]
+                        push(obj)
+                    elif op == TEMPLATE:
+                        base = len(stack) - a
+                        text = "".join([stringify(v) for v in stack[base:]])
+                        del stack[base:]
+                        push(text)
+                    elif op == INDEX:
+                        v = pop()
+                        stack[-1] = get_index(stack[-1], v)
+                    elif op == MISSING_:
+                        push(MISSING)
+                    elif op == LIST:
+                        if a:
+                            base = len(stack) - a
+                            lst = stack[base:]
+                            del stack[base:]
+                        else:
+                            lst = []
+                        push(lst)
+                    elif op == PICK:
+                        v = stack[-1]
+                        if isinstance(v, dict):
+                            v = v.get(a, MISSING)
+                            stack[-1] = None if v is MISSING else v
+                        else:
+                            stack[-1] = None
+                    elif op == COALESCE:
+                        if stack[-1] is MISSING:
+                            stack[-1] = None
+                    elif op == ITER:
+                        v = stack[-1]
+                        if not _is_array(v):
+                            raise _StepError("each expression must resolve to an array, got "
+                                             + _typeof(v))
+                        stack[-1] = _Iter(v, item, index)
+                    elif op == COLLECT:
+                        stack[-1] = stack[-1].acc
+                    elif op == JUMP_IF_NOT:
+                        if not js_boolean(pop()):
+                            pc = a
+                    elif op == STEP:
+                        self.cur = cur = a
+                    elif op == RUN:
+                        if len(frames) >= MAX_CALL_DEPTH:
+                            raise _Fuel("call depth exceeds %d" % MAX_CALL_DEPTH)
+                        frames.append((pc, cur, item, index, result))
+                        pc = entries[a]
+                    elif op == RET:
+                        pc, cur, item, index, result = frames.pop()
+                        self.cur = cur
+                    elif op == DONE:
+                        sid = steps[cur][0]
+                        self.set_output(sid, pop())
+                        self.record(sid, "success", None)
+                    elif op == SET_RESULT:
+                        result = pop()
+                    elif op == CALL:
+                        args = stack[-1]
+                        stack[-1] = self.call(a, b, args, c)
+                    elif op == TRANSFORM_INPUT:
+                        stack[-1] = transform_input(stack[-1])
+                    elif op == WRAP:
+                        obj = _Obj()
+                        obj[a] = stack[-1]
+                        stack[-1] = obj
+                    elif op == SORT:
+                        stack[-1] = sort_items(stack[-1], a, b)
+                    elif op == SKIP:
+                        sid = steps[cur][0]
+                        self.set_output(sid, None)
+                        self.record(sid, "skipped", _GUARD_FALSE)
+                    elif op == RECORD:
+                        self.record(steps[cur][0], "success", None)
+                    elif op == SET_OUTPUT:
+                        self.set_output(steps[cur][0], pop())
+                    elif op == SET_FINAL:
+                        slot = ctx.get(steps[a][0])
+                        self.final = None if slot is None else slot["output"]
+                    elif op == FAIL or op == FAIL_PARTIAL:
+                        message = pop()
+                        out = pop() if op == FAIL_PARTIAL else None
+                        sid = steps[cur][0]
+                        self.set_output(sid, out)
+                        self.record(sid, "failed", None)
+                        if a == 0:
+                            self.status = "failed"
+                            self.error = self.make_error(message, sid)
+                            raise _Halt()
+                    elif op == ITEM_FAILED:
+                        message = pop()
+                        it = stack[-1]
+                        it.failed = message
+                        it.acc.append(None)
+                    elif op == END_EACH:
+                        it = stack[-1]
+                        stack[-1] = it.acc
+                        if it.failed is not None:
+                            push(it.failed)
+                            pc = a
+                    elif op == EXIT:
+                        v = pop()
+                        self.record(steps[cur][0], "success", None)
+                        self.exited = True
+                        self.exit_output = v
+                        if a == 1:
+                            self.status = "failed"
+                        raise _Halt()
+                    elif op == DEFAULT:
+                        if a not in inputs:
+                            inputs[a] = b
+                    elif op == STATE:
+                        push(self.exit_output if a else self.final)
+                    elif op == SHAPE:
+                        stack[-1] = shape_outputs(stack[-1], a)
+                    elif op == EXITED:
+                        if self.exited:
+                            pc = a
+                    elif op == FINISH:
+                        self.fuel_left = fuel
+                        return pop()
+                    elif op == UNKNOWN:
+                        raise EvalError("Unknown reference: $" + a)
+                    elif op == POP:
+                        pop()
+                    else:  # pragma: no cover - verified away
+                        raise VMError("unknown opcode %d" % op)
+            except _Halt:
+                del stack[:]
+                del frames[:]
+                item = index = result = MISSING
+                pc = p.finish
+            except _Fuel:
+                raise
+            except Exception as exc:  # noqa: BLE001 - any failure inside a step is routed to its region
+                if isinstance(exc, (EvalError, _StepError)):
+                    message = exc.message
+                else:
+                    message = str(exc) or type(exc).__name__
+                h = handlers[pc - 1]
+                if h is None:
+                    raise _StepError(message)
+                del stack[h[1]:]
+                push(message)
+                pc = h[0]
+
+
+def run(data, inputs, host, max_instructions=None, max_iterations=None):
+    """Load, verify and run bytecode in one call."""
+    return load(data).run(inputs, host, max_instructions, max_iterations)
+
+
+# ================================================================ command line
+
+def _read(path):
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _load_json(path, what):
+    import json
+    try:
+        return json.loads(_read(path).decode("utf-8"))
+    except OSError as exc:
+        raise VMError("cannot read the %s %s: %s" % (what, path, exc))
+    except ValueError as exc:
+        raise VMError("the %s %s is not valid JSON: %s" % (what, path, exc))
+
+
+def main(argv=None):
+    """python -m flowc.vm PROGRAM.wfb [--inputs in.json] [--host script.json]"""
+    import json
+    if argv is None:
+        argv = sys.argv[1:]
+    usage = ("usage: python -m flowc.vm PROGRAM.wfb [--inputs FILE] [--host FILE] "
+             "[--max-instructions N] [--max-iterations N]")
+    path = None
+    opts = {}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-h", "--help"):
+            print(usage)
+            return 0
+        if arg in ("--inputs", "--host", "--max-instructions", "--max-iterations"):
+            if i + 1 >= len(argv):
+                sys.stderr.write(usage + "\n")
+                return 2
+            opts[arg] = argv[i + 1]
+            i += 2
+            continue
+        if path is not None or arg.startswith("-"):
+            sys.stderr.write(usage + "\n")
+            return 2
+        path = arg
+        i += 1
+    if path is None:
+        sys.stderr.write(usage + "\n")
+        return 2
+    try:
+        inputs = _load_json(opts["--inputs"], "inputs") if "--inputs" in opts else {}
+        script = _load_json(opts["--host"], "host script") if "--host" in opts else {}
+        limits = []
+        for key in ("--max-instructions", "--max-iterations"):
+            limits.append(int(opts[key]) if key in opts else None)
+        try:
+            data = _read(path)
+        except OSError as exc:
+            raise VMError("cannot read %s: %s" % (path, exc))
+        program = load(data)
+    except (VMError, ValueError) as exc:
+        sys.stderr.write("flowc.vm: error: %s\n" % exc)
+        return 2
+    host = _script_host(script)
+    record = program.run(inputs, host, limits[0], limits[1])
+    print(json.dumps(record, ensure_ascii=False))
+    return 0 if record["status"] == "success" else 1
+
+
+def _script_host(script):
+    try:
+        from flowc.host import ScriptedHost
+    except ImportError:  # pragma: no cover - standalone use
+        raise VMError("a host script needs flowc.host")
+    return ScriptedHost(script)
