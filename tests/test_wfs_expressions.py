@@ -11,6 +11,7 @@ import ast
 import io
 import json
 import math
+import subprocess
 import sys
 from pathlib import Path
 
@@ -551,17 +552,29 @@ def test_js_to_number():
         assert math.isnan(rt.js_to_number(s)), s
 
 
-def test_runtime_uses_the_standard_library_only():
+def test_runtime_uses_the_standard_library_only(tmp_path):
+    """runtime.py copied anywhere imports in a bare interpreter (no
+    site-packages, no flowc) and loads no third-party module."""
     source = Path(rt.__file__).read_text(encoding="utf-8")
     tree = ast.parse(source)
-    imported = set()
-    for node in ast.walk(tree):
+    top_level = set()
+    for node in tree.body:
         if isinstance(node, ast.Import):
-            imported |= {a.name.split(".")[0] for a in node.names}
+            top_level |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom):
-            imported.add((node.module or "").split(".")[0])
-    # Standard library only: generated modules run wherever the file is copied.
-    assert imported <= set(sys.stdlib_module_names), imported - set(sys.stdlib_module_names)
+            top_level.add((node.module or "").split(".")[0])
+    assert top_level <= set(sys.stdlib_module_names), top_level
+    (tmp_path / "wfs_runtime_copy.py").write_text(source, encoding="utf-8")
+    probe = (
+        "import sys; sys.path.insert(0, '.'); import wfs_runtime_copy as rt; "
+        "assert rt.wfs_template(['a', 1.0, None]) == 'a1'; "
+        "bad = [m for m in sys.modules if m.split('.')[0] in "
+        "('flowc', 'lark', 'yaml', 'attrs', 'cattrs', 'networkx', 'msgpack')]; "
+        "assert not bad, bad"
+    )
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", probe], cwd=tmp_path,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
 
 
 # --- flowc eval ---------------------------------------------------------------------------
