@@ -36,6 +36,23 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--mode", choices=("expression", "value"), default="expression")
     ev.add_argument("--batch", action="store_true", help="read JSON lines from stdin")
     ev.set_defaults(func=cmd_eval)
+
+    comp = sub.add_parser("compile", help="compile a workflow to a Python module")
+    comp.add_argument("path", metavar="WORKFLOW", help="the workflow file")
+    comp.add_argument("--target", choices=("python",), default="python",
+                      help="what to emit (default: python)")
+    comp.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    comp.add_argument("--dialect", choices=("workflowskill", "aevatar", "instruction"))
+    comp.set_defaults(func=cmd_compile)
+
+    run = sub.add_parser("run", help="compile a workflow in memory and run it with a scripted host")
+    run.add_argument("path", metavar="WORKFLOW", help="the workflow file")
+    run.add_argument("--inputs", metavar="FILE", help="JSON object of workflow inputs (default: {})")
+    run.add_argument("--host", metavar="FILE", help="host script, JSON (see docs/host.md; default: {})")
+    run.add_argument("--backend", choices=("python", "vm"), default="python")
+    run.add_argument("--json", action="store_true", help="print the run record as one JSON object")
+    run.add_argument("--dialect", choices=("workflowskill", "aevatar", "instruction"))
+    run.set_defaults(func=cmd_run)
     return parser
 
 
@@ -75,6 +92,127 @@ def cmd_eval(args) -> int:
 
     return evalcmd.eval_command(args.lang, args.expr, args.vars, args.mode, args.batch,
                                 sys.stdin, sys.stdout)
+
+
+def _compile_for_backend(path: str, dialect: str | None, show_warnings: bool):
+    """Front end + analyze; print the findings (to stderr). The workflow, or
+    None with the exit status to use."""
+    from flowc import driver, reporting
+
+    text, problem = driver.read_source(path)
+    if problem is not None:
+        print(reporting.render_text(problem, None), file=sys.stderr)
+        return None, EXIT_USAGE
+    result = driver.compile_text(text, path, dialect)
+    if result.diagnostics and (show_warnings or not result.ok):
+        print(reporting.render_all_text(result.diagnostics, {path: text}), file=sys.stderr)
+    if not result.ok:
+        return None, EXIT_FINDINGS
+    return result.workflow, EXIT_OK
+
+
+def cmd_compile(args) -> int:
+    from flowc.backends.python import BackendError, compile_workflow
+
+    workflow, status = _compile_for_backend(args.path, args.dialect, show_warnings=True)
+    if workflow is None:
+        return status
+    try:
+        source = compile_workflow(workflow)
+    except BackendError as exc:
+        print(f"{args.path}: error: {exc}", file=sys.stderr)
+        return EXIT_FINDINGS
+    if args.output is None:
+        sys.stdout.write(source)
+        return EXIT_OK
+    try:
+        with open(args.output, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(source)
+    except OSError as exc:
+        print(f"flowc: error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def _vm_backend():
+    """The VM's (compile, load) pair, or None while backends/vm lacks them."""
+    try:
+        from flowc.backends import vm
+    except ImportError:
+        return None
+    compile_fn = getattr(vm, "compile_workflow", None)
+    load_fn = getattr(vm, "load", None)
+    if callable(compile_fn) and callable(load_fn):
+        return compile_fn, load_fn
+    return None
+
+
+def _print_record(record: dict) -> None:
+    """The run record for people: status, outputs, steps, calls, sleeps."""
+    out = [f"status: {record['status']}"]
+    if record["error"] is not None:
+        step = record["error"].get("step")
+        out.append(f"error: {record['error']['message']}" + (f" (step {step})" if step else ""))
+    out.append("outputs: " + json.dumps(record["outputs"], indent=2, sort_keys=True, ensure_ascii=False,
+                                        default=repr))
+    out.append("steps:")
+    width = max((len(s["id"]) for s in record["steps"]), default=0)
+    for s in record["steps"]:
+        reason = f"  ({s['reason']})" if s.get("reason") else ""
+        out.append(f"  {s['id']:<{width}}  {s['status']}{reason}")
+    out.append(f"calls: {len(record['calls'])}")
+    for c in record["calls"]:
+        args = json.dumps(c["args"], sort_keys=True, ensure_ascii=False, default=repr)
+        if len(args) > 100:
+            args = args[:97] + "..."
+        out.append(f"  {c['capability']} {c['name']} {args}")
+    if record["sleeps_ms"]:
+        out.append("sleeps (ms): " + ", ".join(str(ms) for ms in record["sleeps_ms"]))
+    print("\n".join(out))
+
+
+def cmd_run(args) -> int:
+    from flowc.backends.python import BackendError, compile_workflow, load_module
+    from flowc.host import ScriptedHost, ScriptError, load_json_file
+
+    try:
+        inputs = load_json_file(args.inputs, "inputs file") if args.inputs else {}
+        script = load_json_file(args.host, "host script") if args.host else {}
+    except ValueError as exc:
+        print(f"flowc: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        host = ScriptedHost(script)
+    except ScriptError as exc:
+        print(f"flowc: error: the host script {args.host}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not isinstance(inputs, dict):
+        print(f"flowc: error: the inputs file {args.inputs} must hold a JSON object, not "
+              f"{type(inputs).__name__}", file=sys.stderr)
+        return EXIT_USAGE
+    vm = None
+    if args.backend == "vm":
+        vm = _vm_backend()
+        if vm is None:
+            print("flowc: error: the vm backend is not available yet; use --backend python", file=sys.stderr)
+            return EXIT_USAGE
+    workflow, status = _compile_for_backend(args.path, args.dialect, show_warnings=False)
+    if workflow is None:
+        return status
+    try:
+        if vm is not None:
+            compile_fn, load_fn = vm
+            record = load_fn(compile_fn(workflow)).run(inputs, host)
+        else:
+            record = load_module(compile_workflow(workflow)).run(inputs, host)
+    except BackendError as exc:
+        print(f"{args.path}: error: {exc}", file=sys.stderr)
+        return EXIT_FINDINGS
+    if args.json:
+        print(json.dumps(record, sort_keys=True, ensure_ascii=False, default=repr))
+    else:
+        _print_record(record)
+    return EXIT_OK if record["status"] == "success" else EXIT_FINDINGS
 
 
 def main(argv: list[str] | None = None) -> int:

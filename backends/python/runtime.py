@@ -869,9 +869,7 @@ class Run:
         self.exited = True
         self.exit_output = output
         if status == "failed":
-            self.status = "failed"
-            self.error = {"message": 'exit step "' + step_id + '" ended the run with status failed',
-                          "step": step_id}
+            self.status = "failed"  # a chosen outcome, not an error: error stays null
         return EXIT
 
     def branch(self, step_id):
@@ -957,7 +955,10 @@ def main(run, argv=None):
     try:
         inputs = load_json_file(args.inputs, "inputs file") if args.inputs else {}
         host = ScriptedHost(load_json_file(args.host, "host script") if args.host else {})
-    except (ValueError, ScriptError) as exc:
+    except ScriptError as exc:
+        print("error: the host script " + args.host + ": " + str(exc), file=sys.stderr)
+        return 2
+    except ValueError as exc:
         print("error: " + str(exc), file=sys.stderr)
         return 2
     if not isinstance(inputs, dict):
