@@ -1,0 +1,170 @@
+"""The import layering of the flowc package, read from the source with `ast`.
+
+- flowc.ir imports nothing of flowc outside flowc.ir (front ends build it,
+  backends read it, it knows neither);
+- flowc.compiler never imports flowc.backends, and flowc.backends never
+  imports flowc.compiler (they meet only in the IR and the CLI);
+- no import cycles among flowc modules, counting imports inside functions
+  too (a lazy import hides a cycle from the interpreter, not from readers).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import flowc
+import networkx as nx
+import pytest
+
+ROOT = Path(flowc.__file__).resolve().parent
+# Directories of the repository that are not part of the package.
+NOT_PACKAGE = {"tests", "benchmarks", "build", "dist", "docs", "examples", "node_modules", "scripts"}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(["flowc", *parts])
+
+
+def package_modules() -> dict[str, Path]:
+    modules: dict[str, Path] = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT).parts
+        if rel[0] in NOT_PACKAGE or any(p.startswith(".") or p == "__pycache__" or "egg-info" in p
+                                        for p in rel):
+            continue
+        # Only directories that are packages (have __init__.py all the way up).
+        if all((ROOT.joinpath(*rel[:i]) / "__init__.py").is_file() for i in range(1, len(rel))):
+            modules[_module_name(path)] = path
+    return modules
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _imports(tree: ast.AST):
+    """Import statements, skipping `if TYPE_CHECKING:` blocks."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str:
+    base = module.split(".")
+    if not is_package:
+        base = base[:-1]
+    if level > 1:
+        base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([target] if target else []))
+
+
+def import_graph() -> nx.DiGraph:
+    modules = package_modules()
+    graph = nx.DiGraph()
+    graph.add_nodes_from(modules)
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        is_package = path.name == "__init__.py"
+        for node in _imports(tree):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                base = (_resolve_relative(name, is_package, node.level, node.module) if node.level
+                        else node.module or "")
+                for alias in node.names:
+                    sub = f"{base}.{alias.name}"
+                    targets.append(sub if sub in modules else base)
+            for target in targets:
+                if target == "flowc" or target.startswith("flowc."):
+                    # `import flowc.a.b` where flowc.a.b is not a module: the nearest module.
+                    while target not in modules and "." in target:
+                        target = target.rsplit(".", 1)[0]
+                    if target != name:
+                        graph.add_edge(name, target, line=node.lineno)
+    return graph
+
+
+GRAPH = import_graph()
+
+
+def _in(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _violations(source_pkg: str, allowed) -> list[str]:
+    out = []
+    for src, dst, data in GRAPH.edges(data=True):
+        if _in(src, source_pkg) and not allowed(dst):
+            out.append(f"{src} (line {data['line']}) imports {dst}")
+    return sorted(out)
+
+
+def test_the_graph_is_not_empty():
+    assert {"flowc.ir", "flowc.ir.workflow", "flowc.compiler.yamlsrc", "flowc.driver", "flowc.cli"} \
+        <= set(GRAPH.nodes)
+    assert GRAPH.has_edge("flowc.driver", "flowc.compiler.analyze")
+    assert GRAPH.has_edge("flowc.ir.workflow", "flowc.ir.expr")
+    assert GRAPH.number_of_edges() > 30
+
+
+def test_ir_imports_only_ir():
+    assert _violations("flowc.ir", lambda dst: _in(dst, "flowc.ir")) == []
+
+
+def test_compiler_does_not_import_backends():
+    assert _violations("flowc.compiler", lambda dst: not _in(dst, "flowc.backends")) == []
+
+
+def test_backends_do_not_import_the_compiler():
+    assert _violations("flowc.backends", lambda dst: not _in(dst, "flowc.compiler")) == []
+
+
+def test_no_import_cycles():
+    cycles = [sorted(c) for c in nx.strongly_connected_components(GRAPH) if len(c) > 1]
+    assert cycles == []
+
+
+# ------------------------------------------------------------------ the checker itself
+@pytest.fixture
+def fake_package(tmp_path, monkeypatch):
+    def make(files: dict[str, str]) -> nx.DiGraph:
+        for rel, text in files.items():
+            path = tmp_path / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
+        return import_graph()
+    return make
+
+
+def test_checker_sees_relative_lazy_and_submodule_imports(fake_package):
+    graph = fake_package({
+        "__init__.py": "",
+        "ir/__init__.py": "from . import expr\n",
+        "ir/expr.py": "def f():\n    from flowc.compiler import x\n",
+        "compiler/__init__.py": "",
+        "compiler/x.py": "from ..ir.expr import thing\nimport flowc.ir\n",
+        "compiler/y.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import flowc.backends\n",
+        "backends/__init__.py": "",
+        "tests/test_a.py": "import flowc.compiler.x\n",
+    })
+    assert set(graph.edges) == {
+        ("flowc.ir", "flowc.ir.expr"),
+        ("flowc.ir.expr", "flowc.compiler.x"),
+        ("flowc.compiler.x", "flowc.ir.expr"),
+        ("flowc.compiler.x", "flowc.ir"),
+    }
+    assert nx.find_cycle(graph)
