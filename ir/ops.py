@@ -68,3 +68,25 @@ _INSTRUCTION_OPERATIONS = (
 for _spec in _INSTRUCTION_OPERATIONS:
     OPERATIONS.setdefault(_spec.name, _spec)
 del _spec
+
+
+# --- aevatar -----------------------------------------------------------------
+# Operations the aevatar front end lowers to, besides the shared ones above
+# (switch, assign, assert, sleep, foreach, parallel, race). Composite
+# primitives hold their sub-steps as Regions; their output is the
+# sub-outputs joined by "\n---\n" unless stated otherwise.
+_AEVATAR_OPERATIONS = (
+    OperationSpec("transform.apply", "apply the pure string function named by attr `function` "
+                  "(aevatar.transform.<op>, aevatar.retrieve_facts) to the input and attr `parameters`"),
+    OperationSpec("while", "run Region body (one sub-step) repeatedly while the deferred attr "
+                  "`condition` holds, at most `max_iterations` times; output = the last iteration's"),
+    OperationSpec("map_reduce", "run Region map once per item of the input, then Region reduce (if "
+                  "present) on the joined map outputs"),
+    OperationSpec("cache", "return the memoised output for attr `cache_key`, else run Region child"),
+    OperationSpec("reflect", "draft / critique rounds (Region round) until the critique passes or "
+                  "`max_rounds`; output = the final draft"),
+    OperationSpec("vote", "pick the longest of the input's \\n---\\n-separated candidates"),
+)
+for _spec in _AEVATAR_OPERATIONS:
+    OPERATIONS.setdefault(_spec.name, _spec)
+del _spec
