@@ -10,6 +10,7 @@ from flowc.ir import expr as E
 from flowc.ir.diagnostics import Diagnostic, error, warning
 from flowc.ir.graph import control_graph
 from flowc.ir.ops import OPERATIONS
+from flowc.ir.semantics import BRANCH_ARMS_ROUTE_ON, CONTROL_CYCLES_ALLOWED
 from flowc.ir.workflow import EdgeKind, Node, Workflow
 
 MAX_NODES = 100_000
@@ -28,9 +29,14 @@ def check_structure(workflow: Workflow) -> list[Diagnostic]:
                                  edge.span))
     graph = control_graph(workflow)
     out.extend(_reachability(workflow, graph))
-    out.extend(_control_cycles(graph, _duplicate_ids(workflow)))
+    # Dialects whose engines loop through `next`/branches (aevatar) allow
+    # control cycles; a loop that never gets out is still ANA404.
+    cycles_allowed = workflow.semantics in CONTROL_CYCLES_ALLOWED
+    if not cycles_allowed:
+        out.extend(_control_cycles(graph, _duplicate_ids(workflow)))
     out.extend(_terminal(workflow, graph))
-    out.extend(_data_cycles(workflow))
+    if not cycles_allowed:
+        out.extend(_data_cycles(workflow))
     return out
 
 
@@ -95,8 +101,11 @@ def _control_cycles(graph: nx.MultiDiGraph, duplicate_ids: set[str]) -> list[Dia
 
 def _augmented(workflow: Workflow, graph: nx.MultiDiGraph) -> nx.DiGraph:
     """The control graph plus the implicit returns of structured branches:
-    an arm of a `branch` node continues at the branch's sequence successor."""
+    an arm of a `branch` node continues at the branch's sequence successor.
+    In dialects whose arms route on by their own edges (aevatar), nothing is added."""
     g = nx.DiGraph(graph)
+    if workflow.semantics in BRANCH_ARMS_ROUTE_ON:
+        return g
     successors: dict[str, list[str]] = {}
     for edge in workflow.edges:
         if edge.kind in (EdgeKind.SEQUENCE, EdgeKind.FALLTHROUGH):
@@ -121,6 +130,8 @@ def _terminal(workflow: Workflow, graph: nx.MultiDiGraph) -> list[Diagnostic]:
                              extra.span))
     g = _augmented(workflow, graph)
     terminals = {n.id for n in workflow.nodes if OPERATIONS.get(n.op) and OPERATIONS[n.op].terminal}
+    # The terminal may be an ordinary node (aevatar: the last step in document order).
+    terminals.add(workflow.terminal)
     reaches: set[str] = set()
     for t in terminals:
         if t in g:
