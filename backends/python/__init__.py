@@ -4,14 +4,19 @@ The module needs only the standard library and
 :mod:`flowc.backends.python.runtime` when it runs. It exposes
 ``run(inputs, host) -> record`` (see docs/host.md) and runs from a shell
 with ``python module.py --inputs in.json --host script.json``.
+
+Importing this package imports nothing else: a generated module imports
+``flowc.backends.python.runtime``, which runs this file first, so the code
+generator (and the IR, attrs ...) loads only when something is compiled.
 """
 
 from __future__ import annotations
 
 import types
+from typing import TYPE_CHECKING, Any
 
-from flowc.backends.python.codegen import BackendError, generate
-from flowc.ir.workflow import Workflow
+if TYPE_CHECKING:
+    from flowc.ir.workflow import Workflow
 
 __all__ = ["BackendError", "compile_workflow", "load_module"]
 
@@ -20,6 +25,8 @@ def compile_workflow(workflow: Workflow) -> str:
     """The source text of the Python module for ``workflow``. The same
     workflow always gives the same text. Raises :class:`BackendError` for
     constructs this backend does not implement."""
+    from flowc.backends.python.codegen import generate
+
     return generate(workflow)
 
 
@@ -30,3 +37,11 @@ def load_module(source: str, name: str = "flowc_workflow") -> types.ModuleType:
     module.__file__ = f"<{name}>"
     exec(compile(source, f"<{name}>", "exec"), module.__dict__)  # noqa: S102 - running it is the point
     return module
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BackendError":
+        from flowc.backends.python.codegen import BackendError
+
+        return BackendError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

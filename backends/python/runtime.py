@@ -693,6 +693,8 @@ def _js_less(a, b):
     a = _js_primitive(a)
     b = _js_primitive(b)
     if type(a) is str and type(b) is str:
+        if a.isascii() and b.isascii():
+            return a < b
         return _utf16(a) < _utf16(b)
     x = js_to_number(a) if type(a) is str else _num(a)
     y = js_to_number(b) if type(b) is str else _num(b)
@@ -700,9 +702,8 @@ def _js_less(a, b):
 
 
 def _utf16(s):
-    """A key that orders strings by UTF-16 code units, as JavaScript does."""
-    if s.isascii():
-        return s
+    """A key that orders strings by UTF-16 code units, as JavaScript does
+    (Python orders by code points: they differ above U+FFFF)."""
     return s.encode("utf-16-be", "surrogatepass")
 
 
