@@ -18,7 +18,6 @@ from typing import Any
 import msgpack
 from flowc.backends.vm import format as F
 from flowc.ir import expr as E
-from flowc.ir.ops import END_NODE_ID
 from flowc.ir.span import Span
 from flowc.ir.workflow import EdgeKind, Node, Workflow
 
@@ -192,51 +191,65 @@ class Assembler:
         else:
             raise AssembleError(f"unsupported expression {type(e).__name__}")
 
-    def value(self, e: E.Expr | None) -> None:
-        """A binding's value; no value is the missing value."""
-        if e is None:
-            self.emit("MISSING")
-        else:
-            self.expr(e)
 
     # ------------------------------------------------------------ the program
-    def build(self) -> bytes:
+    def build(self) -> list:
         wf = self.wf
         if wf.semantics != "workflowskill":
             raise AssembleError(f"the bytecode backend runs workflowskill semantics, not {wf.semantics!r}")
-        nodes = [n for n in wf.nodes if n.id != END_NODE_ID]
+        nodes = [n for n in wf.nodes if n.op != "end"]
         self.step_index = {n.id: i for i, n in enumerate(nodes)}
         if len(self.step_index) != len(nodes):
             raise AssembleError("step ids are not unique")
-        branch_edges: dict[str, dict[str, list]] = {}
-        targets: set[str] = set()
+        for node in nodes:
+            if node.op not in _SUPPORTED_OPS:
+                raise AssembleError(f"step {node.id!r}: operation {node.op!r} is not supported")
+            if node.regions:
+                raise AssembleError(f"step {node.id!r}: nested regions are not supported")
+            if node.on_error.action not in ("fail", "ignore"):
+                raise AssembleError(f"step {node.id!r}: on_error {node.on_error.action!r} is not supported")
+            if node.retry is not None and node.retry.retry_on != "tool_error":
+                raise AssembleError(f"step {node.id!r}: retry on {node.retry.retry_on!r} is not supported")
+            it = node.iteration
+            if it is not None and (it.item_var != "item" or it.index_var != "index" or it.max_parallel != 1
+                                   or it.on_item_error != "null_and_continue"):
+                raise AssembleError(f"step {node.id!r}: this form of iteration is not supported")
+        arms: dict[str, dict[str, list]] = {}
         successor: dict[str, str] = {}
         for edge in wf.edges:
             if edge.kind is EdgeKind.BRANCH:
-                arms = branch_edges.setdefault(edge.source, {})
-                arms.setdefault(edge.label or "then", []).append(edge)
-                targets.add(edge.target)
+                if edge.label not in ("then", "else"):
+                    raise AssembleError(f"step {edge.source!r}: branch arm {edge.label!r} is not supported")
+                if edge.target not in self.step_index:
+                    raise AssembleError(f"branch target {edge.target!r} is not a step")
+                arms.setdefault(edge.source, {"then": [], "else": []})[edge.label].append(edge)
             elif edge.kind is EdgeKind.SEQUENCE:
+                if edge.source in successor:
+                    raise AssembleError(f"step {edge.source!r} has two successors")
                 successor[edge.source] = edge.target
+            else:
+                raise AssembleError(f"{edge.kind.value} edges are not supported by the bytecode backend")
         self.arms = {src: {arm: [e.target for e in sorted(es, key=lambda e: e.order)]
-                           for arm, es in arms.items()} for src, arms in branch_edges.items()}
-        self.targets = targets
+                           for arm, es in a.items()} for src, a in arms.items()}
+        self.targets = {t for a in self.arms.values() for ts in a.values() for t in ts}
         chain = []
         seen = set()
-        cur = wf.entry[0] if wf.entry else END_NODE_ID
-        while cur != END_NODE_ID and cur in self.step_index and cur not in seen:
+        cur = wf.entry[0] if wf.entry else wf.terminal
+        while cur is not None and cur != wf.terminal:
+            if cur in seen:
+                raise AssembleError(f"the top-level steps loop back to {cur!r}")
+            if cur not in self.step_index:
+                raise AssembleError(f"the entry {cur!r} is not a step")
             seen.add(cur)
             chain.append(cur)
-            nxt = successor.get(cur)
-            if nxt is None:
-                break
-            cur = nxt
+            cur = successor.get(cur)
 
         # main
         self.fn = _Function("main")
         self.functions.append(self.fn)
         self.depth = 0
         self.span = wf.span
+        self.finish_label = self.label("finish")
         for param in wf.inputs:
             if param.has_default:
                 self.span = param.span
@@ -245,8 +258,8 @@ class Assembler:
             node = nodes[self.step_index[sid]]
             self.span = node.span
             self.emit("RUN", self.step_index[sid])
+            self.emit("HALTED", self.finish_label)
             self.emit("SET_FINAL", self.step_index[sid])
-        self.finish_label = self.label("finish")
         self.place(self.finish_label)
         self.finish_block()
 
@@ -262,24 +275,39 @@ class Assembler:
     def finish_block(self) -> None:
         wf = self.wf
         keys = [b.name for b in wf.outputs]
-        exited = self.label("exited")
-        self.emit("EXITED", exited)
+        terminal = wf.node(wf.terminal) if wf.terminal else None
+        if terminal is not None and terminal.span.known:
+            self.span = terminal.span
         if not keys:
             self.emit("OBJECT", 0)
-        elif any(b.value is not None for b in wf.outputs):
+            self.emit("FINISH")
+            return
+        exited = self.label("exited")
+        self.emit("EXITED", exited)
+        if any(b.value is not None for b in wf.outputs):
+            start, end, failed = self.label("try"), self.label("end"), self.label("outputs_failed")
+            self.place(start)
             for b in wf.outputs:
                 self.span = b.span
                 self.emit("CONST", self.const(b.name))
                 if b.value is not None:
-                    self.expr(b.value)
+                    self.value(b.value)
                 else:
                     self.emit("STATE", 0)
                     self.emit("PICK", self.name(b.name))
             self.emit("OBJECT", len(keys))
+            self.emit("COMPACT")
+            self.place(end)
+            self.region(start, end, failed, 0)
+            self.emit("FINISH")
+            self.place(failed)
+            self.depth = 1
+            self.emit("OUTPUTS_FAILED")
+            self.emit("FINISH")
         else:
             self.emit("STATE", 0)
             self.emit("SHAPE", self.const(keys))
-        self.emit("FINISH")
+            self.emit("FINISH")
         self.place(exited)
         self.depth = 0
         self.emit("STATE", 1)
@@ -288,39 +316,50 @@ class Assembler:
 
     # ------------------------------------------------------------ steps
     def step(self, node: Node) -> None:
+        """A step's function. Everything from the guard to the step's outcome
+        is one region: any failure fails the step under its on_error policy."""
         sidx = self.step_index[node.id]
         policy = 1 if node.on_error.action == "ignore" else 0
         self.emit("STEP", sidx)
-        if node.op == "branch":
-            self.branch(node, policy)
-            return
-        skip = None
+        fail = self.label("fail")
+        skip = self.label("skip") if node.guard is not None else None
+        start, end = self.label("try"), self.label("end")
+        self.place(start)
         if node.guard is not None:
             if node.guard.truthiness != "js_boolean":
                 raise AssembleError(f"unsupported guard truthiness {node.guard.truthiness!r}")
             self.span = node.guard.span
             self.expr(node.guard.expr)
-            skip = self.label("skip")
             self.emit("JUMP_IF_NOT", skip)
             self.span = node.span
-        fail = self.label("fail")
-        if node.op == "exit":
-            start, end = self.label("try"), self.label("end")
-            self.place(start)
-            self.expr(node.attr("output") or E.Literal(None))
+        if node.op == "branch":
+            truth = node.attr("truthiness")
+            if truth is not None and not (isinstance(truth, E.Literal) and truth.value == "js_boolean"):
+                raise AssembleError(f"step {node.id!r}: unsupported truthiness")
+            cond = node.attr("condition")
+            if cond is None:
+                raise AssembleError(f"step {node.id!r}: a branch needs a condition")
+            self.expr(cond)
+            self.place(end)
+            self.region(start, end, fail, 0)
+            self.branch(node)
+        elif node.op == "exit":
+            output = node.attr("output")
+            if output is None:
+                self.emit("CONST", self.const(None))
+            else:
+                self.value(output)
             self.place(end)
             self.region(start, end, fail, 0)
             status = node.attr("status")
-            failed = isinstance(status, E.Literal) and status.value == "failed"
-            self.emit("EXIT", 1 if failed else 0)
+            if not (isinstance(status, E.Literal) and status.value in ("success", "failed")):
+                raise AssembleError(f"step {node.id!r}: exit status must be success or failed")
+            self.emit("EXIT", 1 if status.value == "failed" else 0)
+            self.emit("RET")
         elif node.iteration is not None:
-            self.each(node, policy, fail)
+            self.each(node, policy, start, end, fail)
         else:
-            self.inputs(node)
-            start, end = self.label("try"), self.label("end")
-            self.place(start)
             self.dispatch(node)
-            self.output_mapping(node)
             self.place(end)
             self.region(start, end, fail, 0)
             self.emit("DONE")
@@ -335,48 +374,92 @@ class Assembler:
         self.emit("FAIL", policy)
         self.emit("RET")
 
-    def inputs(self, node: Node) -> None:
-        for b in node.inputs:
+    def args(self, node: Node) -> None:
+        """The step's inputs object; bindings without a value are left out.
+        Missing values stay (CALL drops them; transforms see them)."""
+        bound = [b for b in node.inputs if b.value is not None]
+        for b in bound:
             self.emit("CONST", self.const(b.name), span=b.span)
             self.value(b.value)
-        self.emit("OBJECT", len(node.inputs))
+        self.emit("OBJECT", len(bound))
+
+    def value(self, e: E.Expr) -> None:
+        """A binding's value: objects drop keys whose value is missing."""
+        if isinstance(e, E.MapExpr):
+            self.object(e)
+        else:
+            self.expr(e)
+
+    def object(self, e: E.MapExpr) -> None:
+        missing = False
+        for entry in e.entries:
+            if not (isinstance(entry.key, E.Literal) and isinstance(entry.key.value, str)):
+                raise AssembleError("object keys must be constant strings")
+            self.emit("CONST", self.const(entry.key.value), span=entry.span if entry.span.known else None)
+            if isinstance(entry.value, E.MapExpr):
+                self.object(entry.value)
+            else:
+                self.expr(entry.value)
+                missing = missing or _may_be_missing(entry.value)
+        self.emit("OBJECT", len(e.entries), span=e.span if e.span.known else None)
+        if missing:
+            self.emit("COMPACT")
 
     def dispatch(self, node: Node) -> None:
-        """Inputs object on the stack -> raw output on the stack."""
+        """Compute the step's output (inputs, the call or transform, the
+        output mapping) onto the stack."""
+        self.args(node)
         if node.op == "call":
             cap = node.attr("capability")
             name = node.attr("name")
-            cap_s = cap.value if isinstance(cap, E.Literal) else "tool"
-            name_s = name.value if isinstance(name, E.Literal) else ""
-            self.emit("CALL", self.name(cap_s), self.name(name_s), self.retry(node.retry))
-            return
-        if not node.op.startswith("transform."):
-            raise AssembleError(f"unsupported operation {node.op!r} (step {node.id!r})")
-        self.emit("TRANSFORM_INPUT")
+            if not (isinstance(cap, E.Literal) and isinstance(cap.value, str)
+                    and isinstance(name, E.Literal) and isinstance(name.value, str)):
+                raise AssembleError(f"step {node.id!r}: capability and name must be constant strings")
+            self.emit("CALL", self.name(cap.value), self.name(name.value), self.retry(node.retry))
+        else:
+            self.emit("TRANSFORM_INPUT")
+            self.transform(node)
+            key = node.outputs[0].name if node.outputs else "items"
+            self.emit("WRAP", self.name(key))
+        self.output_mapping(node)
+
+    def transform(self, node: Node) -> None:
         kind = node.op.split(".", 1)[1]
-        if kind in ("filter", "map"):
-            self.emit("ITER")
-            top, done = self.label("loop"), self.label("done")
-            self.place(top)
-            self.emit("NEXT", done, 0)
-            if kind == "filter":
-                self.expr(node.attr("where") or E.Literal(True))
-                self.emit("KEEP")
-            else:
-                self.expr(node.attr("expression") or E.MapExpr(()))
-                self.emit("APPEND")
-            self.emit("JUMP", top)
-            self.place(done)
-            self.emit("COLLECT")
-        elif kind == "sort":
+        if kind == "sort":
             field = node.attr("field")
             direction = node.attr("direction")
+            if not (isinstance(field, E.Literal) and isinstance(field.value, str)):
+                raise AssembleError(f"step {node.id!r}: `field` must be a constant string")
             desc = isinstance(direction, E.Literal) and direction.value == "desc"
-            self.emit("SORT", self.name(field.value if isinstance(field, E.Literal) else ""), 1 if desc else 0)
+            if direction is not None and not (isinstance(direction, E.Literal)
+                                              and direction.value in ("asc", "desc")):
+                raise AssembleError(f"step {node.id!r}: sort direction must be asc or desc")
+            self.emit("SORT", self.name(field.value), 1 if desc else 0)
+            return
+        if kind == "filter":
+            body = node.attr("where")
+            if body is None:
+                raise AssembleError(f"step {node.id!r}: a filter needs `where`")
+            truth = node.attr("truthiness")
+            if truth is not None and not (isinstance(truth, E.Literal) and truth.value == "js_boolean"):
+                raise AssembleError(f"step {node.id!r}: unsupported truthiness")
         else:
-            raise AssembleError(f"unsupported transform {node.op!r}")
-        key = node.outputs[0].name if node.outputs else "items"
-        self.emit("WRAP", self.name(key))
+            body = node.attr("expression")
+            if not isinstance(body, E.MapExpr):
+                raise AssembleError(f"step {node.id!r}: a map needs an `expression` object")
+        self.emit("ITER")
+        top, done = self.label("loop"), self.label("done")
+        self.place(top)
+        self.emit("NEXT", done, 0)
+        if kind == "filter":
+            self.expr(body)
+            self.emit("KEEP")
+        else:
+            self.object(body)
+            self.emit("APPEND")
+        self.emit("JUMP", top)
+        self.place(done)
+        self.emit("COLLECT")
 
     def output_mapping(self, node: Node) -> None:
         """Raw output on the stack -> the step's output on the stack."""
@@ -386,18 +469,17 @@ class Assembler:
         for b in node.outputs:
             self.emit("CONST", self.const(b.name), span=b.span)
             if b.value is not None:
-                self.expr(b.value)
+                self.value(b.value)
             else:
                 self.emit("ROOT", _ROOTS["result"], span=b.span)
                 self.emit("PICK", self.name(b.name), span=b.span)
         self.emit("OBJECT", len(node.outputs))
+        self.emit("COMPACT")
 
-    def each(self, node: Node, policy: int, fail: Label) -> None:
+    def each(self, node: Node, policy: int, start: Label, end: Label, fail: Label) -> None:
         it = node.iteration
         self.span = it.span
         self.expr(it.over)
-        start, end = self.label("try"), self.label("end")
-        self.place(start)
         self.emit("ITER")
         self.place(end)
         self.region(start, end, fail, 0)
@@ -408,9 +490,7 @@ class Assembler:
         self.span = node.span
         s2, e2 = self.label("try"), self.label("end")
         self.place(s2)
-        self.inputs(node)
         self.dispatch(node)
-        self.output_mapping(node)
         self.place(e2)
         self.region(s2, e2, item_failed, 1)
         self.emit("APPEND")
@@ -429,14 +509,9 @@ class Assembler:
         self.emit("FAIL_PARTIAL", policy)
         self.emit("RET")
 
-    def branch(self, node: Node, policy: int) -> None:
-        cond = node.attr("condition")
-        fail = self.label("fail")
-        start, end = self.label("try"), self.label("end")
-        self.place(start)
-        self.expr(cond if cond is not None else E.Literal(False))
-        self.place(end)
-        self.region(start, end, fail, 0)
+    def branch(self, node: Node) -> None:
+        """After the condition: record the conditional, run the chosen arm's
+        steps until one halts the run, then set the conditional's output."""
         other = self.label("else")
         self.emit("JUMP_IF_NOT", other)
         arms = self.arms.get(node.id, {})
@@ -446,10 +521,12 @@ class Assembler:
                 self.depth = 0
             self.emit("RECORD")
             ids = arms.get(arm, [])
-            for tid in ids:
-                if tid not in self.step_index:
-                    raise AssembleError(f"branch target {tid!r} is not a step")
+            out = self.label("arm_end")
+            for k, tid in enumerate(ids):
                 self.emit("RUN", self.step_index[tid])
+                if k < len(ids) - 1:
+                    self.emit("HALTED", out)
+            self.place(out)
             if ids:
                 self.emit("ROOT", _ROOTS["steps"])
                 self.emit("FIELD", self.name(ids[-1]))
@@ -459,10 +536,6 @@ class Assembler:
                 self.emit("CONST", self.const(None))
             self.emit("SET_OUTPUT")
             self.emit("RET")
-        self.place(fail)
-        self.depth = 1
-        self.emit("FAIL", policy)
-        self.emit("RET")
 
     # ------------------------------------------------------------ encoding
     def encode(self, nodes: list[Node]) -> bytes:
@@ -526,6 +599,18 @@ class Assembler:
         body = [self.wf.name, self.consts, self.names, steps, self.retries, regions,
                 self.finish_label.offset, bytes(code), [file, srcmap]]
         return body
+
+
+_SUPPORTED_OPS = ("call", "transform.filter", "transform.map", "transform.sort", "branch", "exit")
+
+
+def _may_be_missing(expr: E.Expr) -> bool:
+    """Can ``expr`` evaluate to the missing value? (As the Python backend decides.)"""
+    if isinstance(expr, (E.Literal, E.Binary, E.Unary, E.MapExpr, E.ListExpr)):
+        return False
+    if isinstance(expr, E.Template):
+        return expr.typed_whole and any(_may_be_missing(p) for p in expr.parts)
+    return True
 
 
 def _plain(value: Any) -> Any:

@@ -73,7 +73,7 @@ def _op(code, name, operands, pop, push, flow="next", branch=None, doc=""):
 
 OPCODES: tuple[Opcode, ...] = (
     # ---- expressions
-    _op(0x01, "CONST", "const", 0, 1, doc="push constant"),
+    _op(0x01, "CONST", "const", 0, 1, doc="push a constant (a fresh copy of an array or object)"),
     _op(0x02, "MISSING", "", 0, 1, doc="push the missing value (JavaScript undefined)"),
     _op(0x03, "ROOT", "root", 0, 1,
         doc="push a root of the expression context: $inputs, $steps, $item, $index or $result "
@@ -106,36 +106,47 @@ OPCODES: tuple[Opcode, ...] = (
         doc="workflow outputs from a value: const is the list of declared output keys; "
             "a plain object gives {k: v[k] ?? null}, anything else {keys[0]: v}; no keys gives {}"),
     _op(0x18, "POP", "", 1, 0, doc="drop the top of the stack"),
+    _op(0x19, "COMPACT", "", 1, 1, doc="drop the keys of an object whose value is missing"),
     # ---- control
     _op(0x20, "JUMP", "target", 0, 0, "jump", doc="continue at target"),
     _op(0x21, "JUMP_IF_NOT", "target", 1, 0, "branch",
         doc="pop v; continue at target when js_boolean(v) is false"),
     _op(0x22, "EXITED", "target", 0, 0, "branch", doc="continue at target when an exit step ended the run"),
     _op(0x23, "RUN", "step", 0, 0,
-        doc="run step s's function (stack must be empty); returns here unless the run halts"),
+        doc="call step s's function (stack must be empty) with $item, $index and $result missing; "
+            "RET comes back here"),
     _op(0x24, "RET", "", 0, 0, "return", doc="return from a step function (stack must be empty)"),
     _op(0x25, "FINISH", "", 1, 0, "stop", doc="pop the workflow outputs; the run ends"),
+    _op(0x26, "HALTED", "target", 0, 0, "branch",
+        doc="continue at target when the run has halted (a step failed under on_error fail, or an "
+            "exit step fired)"),
+    _op(0x27, "OUTPUTS_FAILED", "", 1, 1,
+        doc="pop message: the workflow outputs failed; the run fails (its error, unless it already "
+            "has one, is 'workflow outputs: ' + message with step null); push {}"),
     # ---- steps
     _op(0x30, "STEP", "step", 0, 0, doc="the current step is s (RUN saves and RET restores it)"),
     _op(0x31, "SKIP", "", 0, 0,
         doc="record the current step skipped ('Guard condition evaluated to false'); its output is null"),
     _op(0x32, "RECORD", "", 0, 0, doc="record the current step as succeeded (output unchanged)"),
-    _op(0x33, "SET_OUTPUT", "", 1, 0, doc="pop v; the current step's output is v"),
-    _op(0x34, "DONE", "", 1, 0, doc="pop v; the current step's output is v; record it succeeded"),
+    _op(0x33, "SET_OUTPUT", "", 1, 0,
+        doc="pop v; the current step's output is v ($steps.id is {} when v is missing)"),
+    _op(0x34, "DONE", "", 1, 0, doc="SET_OUTPUT, then record the current step succeeded"),
     _op(0x35, "FAIL", "flag", 1, 0,
         doc="pop message; the current step failed with output null. flag 0 (on_error fail): the run "
             "fails and halts; flag 1 (ignore): the run goes on"),
     _op(0x36, "FAIL_PARTIAL", "flag", 2, 0,
         doc="pop message, pop output; as FAIL but the step's output is that value (each: the partial array)"),
-    _op(0x37, "EXIT", "flag", 1, 0, "stop",
-        doc="pop output; record the current step succeeded; the run ends with status success (0) "
-            "or failed (1) and that exit output; continue at the finish offset"),
-    _op(0x38, "SET_FINAL", "step", 0, 0, doc="the final output is step s's output"),
-    _op(0x39, "DEFAULT", "name const", 0, 0, doc="inputs[name] = const unless the key is present"),
+    _op(0x37, "EXIT", "flag", 1, 0,
+        doc="pop output; the current step's output is it; record the step succeeded; the run halts "
+            "with status success (0) or failed (1) and that exit output"),
+    _op(0x38, "SET_FINAL", "step", 0, 0, doc="the final output is step s's output ?? null"),
+    _op(0x39, "DEFAULT", "name const", 0, 0,
+        doc="inputs[name] = a fresh copy of const unless the key is present"),
     _op(0x3A, "SET_RESULT", "", 1, 0, doc="pop v; $result is v"),
     # ---- host
     _op(0x40, "CALL", "name name retry", 1, 1,
-        doc="pop args; host.call(capability, name, args) with the retry policy; push the output. "
+        doc="pop args; drop its keys whose value is missing; host.call(capability, name, args) with "
+            "the retry policy; push the output. "
             "A tool error left after the retries fails with 'Tool \"name\": message'; a host "
             "exception fails with its message and is never retried"),
     # ---- iteration and transforms

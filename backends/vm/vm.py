@@ -84,12 +84,15 @@ PICK = 0x15
 COALESCE = 0x16
 SHAPE = 0x17
 POP = 0x18
+COMPACT = 0x19
 JUMP = 0x20
 JUMP_IF_NOT = 0x21
 EXITED = 0x22
 RUN = 0x23
 RET = 0x24
 FINISH = 0x25
+HALTED = 0x26
+OUTPUTS_FAILED = 0x27
 STEP = 0x30
 SKIP = 0x31
 RECORD = 0x32
@@ -112,6 +115,8 @@ END_EACH = 0x56
 TRANSFORM_INPUT = 0x57
 SORT = 0x58
 WRAP = 0x59
+# Internal (never in a file): CONST of an array or object, copied when pushed.
+_CONST_COPY = 0x101
 
 # code: (name, operand kinds, pop, push, flow, branch push or -1)
 # kinds: c const, n name, t target, s step, r retry, o root, a state,
@@ -142,12 +147,15 @@ OPS = {
     COALESCE: ("COALESCE", "", 1, 1, 0, -1),
     SHAPE: ("SHAPE", "c", 1, 1, 0, -1),
     POP: ("POP", "", 1, 0, 0, -1),
+    COMPACT: ("COMPACT", "", 1, 1, 0, -1),
     JUMP: ("JUMP", "t", 0, 0, 1, -1),
     JUMP_IF_NOT: ("JUMP_IF_NOT", "t", 1, 0, 2, -1),
     EXITED: ("EXITED", "t", 0, 0, 2, -1),
     RUN: ("RUN", "s", 0, 0, 0, -1),
     RET: ("RET", "", 0, 0, 3, -1),
     FINISH: ("FINISH", "", 1, 0, 4, -1),
+    HALTED: ("HALTED", "t", 0, 0, 2, -1),
+    OUTPUTS_FAILED: ("OUTPUTS_FAILED", "", 1, 1, 0, -1),
     STEP: ("STEP", "s", 0, 0, 0, -1),
     SKIP: ("SKIP", "", 0, 0, 0, -1),
     RECORD: ("RECORD", "", 0, 0, 0, -1),
@@ -155,7 +163,7 @@ OPS = {
     DONE: ("DONE", "", 1, 0, 0, -1),
     FAIL: ("FAIL", "f", 1, 0, 0, -1),
     FAIL_PARTIAL: ("FAIL_PARTIAL", "f", 2, 0, 0, -1),
-    EXIT: ("EXIT", "f", 1, 0, 4, -1),
+    EXIT: ("EXIT", "f", 1, 0, 0, -1),
     SET_FINAL: ("SET_FINAL", "s", 0, 0, 0, -1),
     DEFAULT: ("DEFAULT", "nc", 0, 0, 0, -1),
     SET_RESULT: ("SET_RESULT", "", 1, 0, 0, -1),
@@ -656,60 +664,74 @@ def _nested(item, path):
     return v
 
 
-def _js_lt(a, b):
-    """JavaScript a < b for primitive keys (strings compare by code unit)."""
-    if type(a) is str and type(b) is str:
-        return a < b
-    return _to_primitive_number(a) < _to_primitive_number(b)
+def _isascii(s):
+    for ch in s:
+        if ch > "\x7f":
+            return False
+    return True
 
 
-def _to_primitive_number(v):
-    t = type(v)
-    if t is bool:
-        return 1 if v else 0
-    if t is int or t is float:
-        return _num(v)
-    if t is str:
-        return to_number(v)
-    if _is_array(v) or isinstance(v, dict):
-        return to_number(to_string(v))
-    return NAN
-
-
-def sort_items(items, path, desc):
-    """A stable sort of items by the nested field path; null/missing last."""
-    keyed = []
-    nulls = []
-    for i in range(len(items)):
-        item = items[i]
-        k = _nested(item, path)
-        if k is None or k is MISSING:
-            nulls.append(item)
+def _utf16(s):
+    """A key ordering strings by UTF-16 code units, as JavaScript does."""
+    if not _MICRO:
+        return s.encode("utf-16-be", "surrogatepass")
+    units = []
+    for ch in s:
+        o = ord(ch)
+        if o < 0x10000:
+            units.append(o)
         else:
-            keyed.append((k, i, item))
-    # Insertion into runs by a merge sort with the JavaScript comparator.
-    cmp_sorted = _merge_sort(keyed, desc)
-    return [t[2] for t in cmp_sorted] + nulls
+            o -= 0x10000
+            units.append(0xD800 + (o >> 10))
+            units.append(0xDC00 + (o & 0x3FF))
+    return units
 
 
-def _merge_sort(xs, desc):
+def _js_primitive(v):
+    if isinstance(v, dict):
+        return "[object Object]"
+    if _is_array(v):
+        return to_string(v)
+    return v
+
+
+def _js_less(a, b):
+    """JavaScript a < b for two values that are not null/missing."""
+    a = _js_primitive(a)
+    b = _js_primitive(b)
+    if type(a) is str and type(b) is str:
+        if _isascii(a) and _isascii(b):
+            return a < b
+        return _utf16(a) < _utf16(b)
+    x = to_number(a) if type(a) is str else _num(a)
+    y = to_number(b) if type(b) is str else _num(b)
+    return x < y
+
+
+class _JsOrder(object):
+    __slots__ = ("desc", "v")
+
+    def __init__(self, v, desc):
+        self.v = v
+        self.desc = desc
+
+    def __lt__(self, other):
+        if self.desc:
+            return _js_less(other.v, self.v)
+        return _js_less(self.v, other.v)
+
+
+def _msort(xs, lt):
+    """A stable merge sort by the strict order lt (MicroPython's sort is not stable)."""
     n = len(xs)
     if n <= 1:
         return list(xs)
-    mid = n // 2
-    left = _merge_sort(xs[:mid], desc)
-    right = _merge_sort(xs[mid:], desc)
+    left = _msort(xs[:n // 2], lt)
+    right = _msort(xs[n // 2:], lt)
     out = []
     i = j = 0
     while i < len(left) and j < len(right):
-        a = left[i][0]
-        b = right[j][0]
-        # right before left only when cmp(a, b) > 0
-        if desc:
-            after = _js_lt(a, b)
-        else:
-            after = _js_lt(b, a)
-        if after:
+        if lt(right[j], left[i]):
             out.append(right[j])
             j += 1
         else:
@@ -720,15 +742,79 @@ def _merge_sort(xs, desc):
     return out
 
 
+def _first(pair):
+    return pair[0]
+
+
+def _first_utf16(pair):
+    return _utf16(pair[0])
+
+
+def sort_items(items, path, desc):
+    """The sort transform (runtime.wfs_sort): a stable sort of a copy of
+    items by the value at the dotted path; null and missing go last."""
+    keyed = []
+    nulls = []
+    numbers = True
+    strings = True
+    for item in items:
+        v = _nested(item, path)
+        if v is None or v is MISSING:
+            nulls.append(item)
+            continue
+        t = type(v)
+        if t is str:
+            numbers = False
+        elif t is int or t is bool or (t is float and v == v):
+            strings = False
+        else:
+            numbers = strings = False
+        keyed.append((v, item))
+    if numbers:
+        mode = 0
+    elif strings:
+        mode = 1
+        for pair in keyed:
+            if not _isascii(pair[0]):
+                mode = 2
+                break
+    else:
+        mode = 3
+    if not _MICRO:
+        if mode == 0 or mode == 1:
+            keyed.sort(key=_first, reverse=desc)
+        elif mode == 2:
+            keyed.sort(key=_first_utf16, reverse=desc)
+        else:
+            keyed.sort(key=lambda pair: _JsOrder(pair[0], desc))
+    else:
+        if mode == 3:
+            keyed = _msort(keyed, lambda x, y: _JsOrder(x[0], desc) < _JsOrder(y[0], desc))
+        else:
+            f = _utf16 if mode == 2 else (lambda v: v)
+            keyed = [(f(pair[0]), pair[1]) for pair in keyed]
+            if desc:
+                keyed = _msort(keyed, lambda x, y: y[0] < x[0])
+            else:
+                keyed = _msort(keyed, lambda x, y: x[0] < y[0])
+    out = [pair[1] for pair in keyed]
+    out.extend(nulls)
+    return out
+
+
 def shape_outputs(value, keys):
-    """Workflow outputs from one value by the declared keys."""
+    """Workflow outputs from one value by the declared keys: an object gives
+    every key value[k] ?? null; missing gives {}; anything else goes to the
+    first key."""
     out = _Obj()
     if not keys:
         return out
     if isinstance(value, dict):
         for k in keys:
-            v = value.get(k, MISSING)
-            out[k] = None if v is None or v is MISSING else v
+            v = value.get(k)
+            out[k] = None if v is MISSING else v
+        return out
+    if value is MISSING:
         return out
     out[keys[0]] = value
     return out
@@ -1197,7 +1283,7 @@ def _verify(sec):
                               % (func - 1, args[0], at))
         if op == RET and func == 0:
             raise VerifyError("RET in the main function at offset %d" % at)
-        if (op == FINISH or op == EXITED or op == STATE) and func != 0:
+        if (op == FINISH or op == EXITED or op == STATE or op == OUTPUTS_FAILED) and func != 0:
             raise VerifyError("%s outside the main function at offset %d" % (info[0], at))
         if op == SHAPE:
             shape = args[0]
@@ -1249,6 +1335,8 @@ def _verify(sec):
         a = d[1]
         if OPS[op][4] in (1, 2):
             a = index_of[a]
+        elif op == CONST and (type(a) is list or isinstance(a, dict)):
+            op = _CONST_COPY
         ins.append((op, a, d[2], d[3]))
     handlers = []
     for h in handler_at:
@@ -1293,10 +1381,6 @@ class Program(object):
         return _Run(self, host, max_instructions, max_iterations).run(inputs)
 
 
-class _Halt(Exception):
-    pass
-
-
 class _Iter(object):
     __slots__ = ("acc", "failed", "i", "items", "saved_index", "saved_item")
 
@@ -1311,24 +1395,71 @@ class _Iter(object):
 
 _GUARD_FALSE = "Guard condition evaluated to false"
 
+# What fails a step (not the whole run): the errors of flowc.backends.python.runtime.STEP_ERRORS.
+try:
+    _STEP_ERRORS = (EvalError, _StepError, ArithmeticError, LookupError, TypeError, ValueError,
+                    RecursionError)
+except NameError:  # pragma: no cover - MicroPython has no RecursionError
+    _STEP_ERRORS = (EvalError, _StepError, ArithmeticError, LookupError, TypeError, ValueError,
+                    RuntimeError)
+
+
+def error_message(exc):
+    """The message an exception contributes to the run record."""
+    message = getattr(exc, "message", None)
+    if type(message) is not str:
+        message = str(exc)
+    return message or type(exc).__name__
+
+
+def copy_json(v):
+    if isinstance(v, dict):
+        out = _Obj()
+        for k in v:
+            out[k] = copy_json(v[k])
+        return out
+    if _is_array(v):
+        return [copy_json(x) for x in v]
+    return v
+
+
+def compact(obj):
+    """obj without the keys whose value is missing."""
+    for k in obj:
+        if obj[k] is MISSING:
+            out = _Obj()
+            for k2 in obj:
+                v = obj[k2]
+                if v is not MISSING:
+                    out[k2] = v
+            return out
+    return obj
+
+
+def _whole(ms):
+    if type(ms) is float and ms == ms and ms not in (INF, -INF) and ms == int(ms):
+        return int(ms)
+    return ms
+
 
 class _Run(object):
 
     def __init__(self, program, host, max_instructions, max_iterations):
         self.p = program
         self.host = host
-        self.fuel = DEFAULT_MAX_INSTRUCTIONS if max_instructions is None else max_instructions
-        self.iterations = DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations
+        self.max_instructions = DEFAULT_MAX_INSTRUCTIONS if max_instructions is None else max_instructions
+        self.max_iterations = DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations
         self.records = []
-        self.recorded = set()
         self.calls = []
         self.sleeps = []
         self.ctx = _Obj()           # step id -> {"output": v}
         self.status = "success"
         self.error = None
-        self.final = None
+        self.last = None
+        self.halted = False
         self.exited = False
         self.exit_output = None
+        self.cur = -1
 
     def record(self, sid, status, reason):
         rec = _Obj()
@@ -1337,82 +1468,95 @@ class _Run(object):
         if reason is not None:
             rec["reason"] = reason
         self.records.append(rec)
-        self.recorded.add(sid)
 
     def set_output(self, sid, v):
         slot = _Obj()
-        slot["output"] = v
+        if v is not MISSING:
+            slot["output"] = v
         self.ctx[sid] = slot
 
+    def output_or_null(self, sid):
+        slot = self.ctx.get(sid)
+        if slot is None:
+            return None
+        v = slot.get("output")
+        return None if v is MISSING else v
+
     def sleep(self, ms):
-        if type(ms) is float and ms == int(ms):
-            ms = int(ms)
+        ms = _whole(ms)
         self.sleeps.append(ms)
         self.host.sleep(ms)
 
     def call(self, capability, name, args, retry):
+        for k in args:
+            if args[k] is MISSING:
+                args = compact(args)
+                break
         attempts = 0
         while True:
             call = _Obj()
             call["capability"] = capability
             call["name"] = name
-            call["args"] = to_json_value(args)
+            call["args"] = args
             self.calls.append(call)
             try:
                 return self.host.call(capability, name, args)
             except Exception as exc:  # noqa: BLE001 - every host failure fails the step
-                message = getattr(exc, "message", None)
-                if type(message) is not str:
-                    message = str(exc)
-                if not getattr(exc, "retriable", False):
+                message = error_message(exc)
+                if getattr(exc, "retriable", False) is not True:
                     raise _StepError(message)
                 if retry is None or attempts >= retry[0]:
-                    raise _StepError('Tool "' + name + '": ' + message)
-                attempts += 1
-                self.sleep(retry[1] * retry[2] ** (attempts - 1))
+                    raise _StepError(capability[:1].upper() + capability[1:] + ' "' + name + '": '
+                                     + message)
+            attempts += 1
+            self.sleep(retry[1] * retry[2] ** (attempts - 1))
+
+    def fail(self, message, output, ignore):
+        sid = self.p.steps[self.cur][0]
+        slot = _Obj()
+        slot["output"] = output
+        self.ctx[sid] = slot
+        self.record(sid, "failed", None)
+        if not ignore:
+            self.status = "failed"
+            e = _Obj()
+            e["message"] = message
+            e["step"] = sid
+            self.error = e
+            self.halted = True
 
     def run(self, inputs):
-        p = self.p
+        if not isinstance(inputs, dict):
+            raise TypeError("the inputs of a run must be a dict, not " + type(inputs).__name__)
         env_inputs = _Obj()
-        if isinstance(inputs, dict):
-            for k in inputs:
-                env_inputs[k] = inputs[k]
-        outputs = None
+        for k in inputs:
+            env_inputs[k] = inputs[k]
         try:
             outputs = self.execute(env_inputs)
-        except _Fuel as exc:
+        except (_Fuel,) + _STEP_ERRORS as exc:  # only hand-written bytecode leaves errors uncaught
             self.status = "failed"
-            self.error = self.make_error(exc.message, self.cur_id())
-        except (EvalError, _StepError) as exc:
-            self.status = "failed"
-            self.error = self.make_error(exc.message, self.cur_id())
-        rec = _Obj()
-        rec["status"] = self.status
-        rec["outputs"] = to_json_value(outputs) if outputs is not None else _Obj()
-        rec["error"] = self.error
-        steps = self.records
-        for row in p.steps:
-            if row[0] not in self.recorded:
+            e = _Obj()
+            e["message"] = error_message(exc)
+            e["step"] = self.p.steps[self.cur][0] if self.cur >= 0 else None
+            self.error = e
+            outputs = _Obj()
+        steps = list(self.records)
+        recorded = {r["id"] for r in steps}
+        for row in self.p.steps:
+            if row[0] not in recorded:
                 r = _Obj()
                 r["id"] = row[0]
                 r["status"] = "skipped"
                 r["reason"] = "Branch not selected" if row[2] & BRANCH_TARGET else "Workflow halted"
                 steps.append(r)
-                self.recorded.add(row[0])
+        rec = _Obj()
+        rec["status"] = self.status
+        rec["outputs"] = outputs
+        rec["error"] = self.error
         rec["steps"] = steps
         rec["calls"] = self.calls
         rec["sleeps_ms"] = self.sleeps
         return rec
-
-    def cur_id(self):
-        cur = getattr(self, "cur", -1)
-        return self.p.steps[cur][0] if cur >= 0 else None
-
-    def make_error(self, message, step):
-        e = _Obj()
-        e["message"] = message
-        e["step"] = step
-        return e
 
     def execute(self, inputs):
         p = self.p
@@ -1428,9 +1572,9 @@ class _Run(object):
         item = MISSING
         index = MISSING
         result = MISSING
-        self.cur = cur = -1
-        fuel = self.fuel
-        iters = self.iterations
+        cur = -1
+        fuel = self.max_instructions
+        iters = self.max_iterations
         pc = 0
         while True:
             try:
@@ -1439,7 +1583,7 @@ class _Run(object):
                     pc += 1
                     fuel -= 1
                     if fuel < 0:
-                        raise _Fuel("fuel exhausted: more than %d instructions" % self.fuel)
+                        raise _Fuel("fuel exhausted: more than %d instructions" % self.max_instructions)
                     if op == ROOT:
                         if a == 2:
                             push(item)
@@ -1465,7 +1609,7 @@ class _Run(object):
                         if i < len(it.items):
                             iters -= 1
                             if iters < 0:
-                                raise _Fuel("fuel exhausted: more than %d iterations" % self.iterations)
+                                raise _Fuel("fuel exhausted: more than %d iterations" % self.max_iterations)
                             if i > 0 and b:
                                 self.sleep(b)
                             item = it.items[i]
@@ -1479,7 +1623,7 @@ class _Run(object):
                         pc = a
                     elif op == KEEP:
                         v = pop()
-                        if js_boolean(v):
+                        if v is True or (v is not False and js_boolean(v)):
                             stack[-1].acc.append(item)
                     elif op == APPEND:
                         v = pop()
@@ -1522,6 +1666,8 @@ class _Run(object):
                                 obj[k if type(k) is str else to_string(k)] = stack[j + 1]
                             del stack[base:]
                         push(obj)
+                    elif op == COMPACT:
+                        stack[-1] = compact(stack[-1])
                     elif op == TEMPLATE:
                         base = len(stack) - a
                         text = "".join([stringify(v) for v in stack[base:]])
@@ -1532,6 +1678,8 @@ class _Run(object):
                         stack[-1] = get_index(stack[-1], v)
                     elif op == MISSING_:
                         push(MISSING)
+                    elif op == _CONST_COPY:
+                        push(copy_json(a))
                     elif op == LIST:
                         if a:
                             base = len(stack) - a
@@ -1543,7 +1691,7 @@ class _Run(object):
                     elif op == PICK:
                         v = stack[-1]
                         if isinstance(v, dict):
-                            v = v.get(a, MISSING)
+                            v = v.get(a)
                             stack[-1] = None if v is MISSING else v
                         else:
                             stack[-1] = None
@@ -1559,7 +1707,8 @@ class _Run(object):
                     elif op == COLLECT:
                         stack[-1] = stack[-1].acc
                     elif op == JUMP_IF_NOT:
-                        if not js_boolean(pop()):
+                        v = pop()
+                        if v is False or (v is not True and not js_boolean(v)):
                             pc = a
                     elif op == STEP:
                         self.cur = cur = a
@@ -1567,10 +1716,14 @@ class _Run(object):
                         if len(frames) >= MAX_CALL_DEPTH:
                             raise _Fuel("call depth exceeds %d" % MAX_CALL_DEPTH)
                         frames.append((pc, cur, item, index, result))
+                        item = index = result = MISSING
                         pc = entries[a]
                     elif op == RET:
                         pc, cur, item, index, result = frames.pop()
                         self.cur = cur
+                    elif op == HALTED:
+                        if self.halted:
+                            pc = a
                     elif op == DONE:
                         sid = steps[cur][0]
                         self.set_output(sid, pop())
@@ -1578,8 +1731,7 @@ class _Run(object):
                     elif op == SET_RESULT:
                         result = pop()
                     elif op == CALL:
-                        args = stack[-1]
-                        stack[-1] = self.call(a, b, args, c)
+                        stack[-1] = self.call(a, b, stack[-1], c)
                     elif op == TRANSFORM_INPUT:
                         stack[-1] = transform_input(stack[-1])
                     elif op == WRAP:
@@ -1597,18 +1749,12 @@ class _Run(object):
                     elif op == SET_OUTPUT:
                         self.set_output(steps[cur][0], pop())
                     elif op == SET_FINAL:
-                        slot = ctx.get(steps[a][0])
-                        self.final = None if slot is None else slot["output"]
-                    elif op == FAIL or op == FAIL_PARTIAL:
+                        self.last = self.output_or_null(steps[a][0])
+                    elif op == FAIL:
+                        self.fail(pop(), None, a)
+                    elif op == FAIL_PARTIAL:
                         message = pop()
-                        out = pop() if op == FAIL_PARTIAL else None
-                        sid = steps[cur][0]
-                        self.set_output(sid, out)
-                        self.record(sid, "failed", None)
-                        if a == 0:
-                            self.status = "failed"
-                            self.error = self.make_error(message, sid)
-                            raise _Halt()
+                        self.fail(message, pop(), a)
                     elif op == ITEM_FAILED:
                         message = pop()
                         it = stack[-1]
@@ -1622,22 +1768,33 @@ class _Run(object):
                             pc = a
                     elif op == EXIT:
                         v = pop()
-                        self.record(steps[cur][0], "success", None)
+                        sid = steps[cur][0]
+                        self.set_output(sid, v)
+                        self.record(sid, "success", None)
                         self.exited = True
+                        self.halted = True
                         self.exit_output = v
                         if a == 1:
                             self.status = "failed"
-                        raise _Halt()
                     elif op == DEFAULT:
                         if a not in inputs:
-                            inputs[a] = b
+                            inputs[a] = copy_json(b)
                     elif op == STATE:
-                        push(self.exit_output if a else self.final)
+                        push(self.exit_output if a else self.last)
                     elif op == SHAPE:
                         stack[-1] = shape_outputs(stack[-1], a)
                     elif op == EXITED:
                         if self.exited:
                             pc = a
+                    elif op == OUTPUTS_FAILED:
+                        message = pop()
+                        self.status = "failed"
+                        if self.error is None:
+                            e = _Obj()
+                            e["message"] = "workflow outputs: " + message
+                            e["step"] = None
+                            self.error = e
+                        push(_Obj())
                     elif op == FINISH:
                         self.fuel_left = fuel
                         return pop()
@@ -1647,23 +1804,12 @@ class _Run(object):
                         pop()
                     else:  # pragma: no cover - verified away
                         raise VMError("unknown opcode %d" % op)
-            except _Halt:
-                del stack[:]
-                del frames[:]
-                item = index = result = MISSING
-                pc = p.finish
-            except _Fuel:
-                raise
-            except Exception as exc:  # noqa: BLE001 - any failure inside a step is routed to its region
-                if isinstance(exc, (EvalError, _StepError)):
-                    message = exc.message
-                else:
-                    message = str(exc) or type(exc).__name__
+            except _STEP_ERRORS as exc:
                 h = handlers[pc - 1]
                 if h is None:
-                    raise _StepError(message)
+                    raise
                 del stack[h[1]:]
-                push(message)
+                push(error_message(exc))
                 pc = h[0]
 
 
