@@ -97,8 +97,14 @@ def _tuple(items: list[str]) -> str:
 
 
 def mangle(text: str) -> str:
-    """The identifier-safe part of ``text``: its [A-Za-z0-9_] characters."""
-    return _IDENT_CHARS.sub("", str(text))[:40]
+    """The identifier-safe part of ``text``: its [A-Za-z0-9_] characters,
+    runs of underscores collapsed, at most 40 characters."""
+    return re.sub(r"__+", "_", _IDENT_CHARS.sub("", str(text)))[:40].strip("_")
+
+
+def _ident(prefix: str, index: int, node_id: str, suffix: str = "") -> str:
+    """A function name: prefix, node index (unique), the id's safe part."""
+    return "_".join(part for part in (prefix, str(index), mangle(node_id), suffix) if part)
 
 
 def comment_text(text: Any, limit: int = 72) -> str:
@@ -205,7 +211,7 @@ class _Generator:
                 raise BackendError(f"step {node.id!r}: this form of iteration is not supported")
             self.nodes[node.id] = node
             if node.op != "end":
-                self.fn_names[node.id] = f"_step_{index}_{mangle(node.id)}".rstrip("_")
+                self.fn_names[node.id] = _ident("_step", index, node.id)
         for edge in wf.edges:
             if edge.source not in self.nodes or edge.target not in self.nodes:
                 raise BackendError(f"an edge joins unknown steps {edge.source!r} -> {edge.target!r}")
@@ -228,7 +234,7 @@ class _Generator:
             if node.op == "branch":
                 self.arms.setdefault(node.id, {"then": [], "else": []})
                 for label in ("then", "else"):
-                    self.arm_names[(node.id, label)] = f"_arm_{index}_{mangle(node.id)}_{label}"
+                    self.arm_names[(node.id, label)] = _ident("_arm", index, node.id, label)
         self._check_acyclic()
 
     def _check_acyclic(self) -> None:
