@@ -37,10 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--batch", action="store_true", help="read JSON lines from stdin")
     ev.set_defaults(func=cmd_eval)
 
-    comp = sub.add_parser("compile", help="compile a workflow to a Python module")
+    comp = sub.add_parser("compile", help="compile a workflow to a Python module or bytecode")
     comp.add_argument("path", metavar="WORKFLOW", help="the workflow file")
-    comp.add_argument("--target", choices=("python",), default="python",
-                      help="what to emit (default: python)")
+    comp.add_argument("--target", choices=("python", "bytecode"), default="python",
+                      help="what to emit (default: python); bytecode runs on the VM (docs/bytecode.md)")
+    comp.add_argument("--strip", action="store_true", help="bytecode: leave the source map out")
     comp.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
     comp.add_argument("--dialect", choices=("workflowskill", "aevatar", "instruction"))
     comp.set_defaults(func=cmd_compile)
@@ -53,6 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the run record as one JSON object")
     run.add_argument("--dialect", choices=("workflowskill", "aevatar", "instruction"))
     run.set_defaults(func=cmd_run)
+
+    dis = sub.add_parser("disasm", help="list bytecode: constants, names, steps and code with source lines")
+    dis.add_argument("path", metavar="PROGRAM", help="a bytecode file (flowc compile --target bytecode)")
+    dis.add_argument("--source-root", metavar="DIR", help="where to look for the source file it names")
+    dis.set_defaults(func=cmd_disasm)
     return parser
 
 
@@ -117,6 +123,8 @@ def cmd_compile(args) -> int:
     workflow, status = _compile_for_backend(args.path, args.dialect, show_warnings=True)
     if workflow is None:
         return status
+    if args.target == "bytecode":
+        return _compile_bytecode(args, workflow)
     try:
         source = compile_workflow(workflow)
     except BackendError as exc:
@@ -134,6 +142,49 @@ def cmd_compile(args) -> int:
     return EXIT_OK
 
 
+def _compile_bytecode(args, workflow) -> int:
+    from flowc.backends.vm import compile_workflow
+    from flowc.backends.vm.assemble import AssembleError
+
+    try:
+        data = compile_workflow(workflow, strip=args.strip)
+    except AssembleError as exc:
+        print(f"{args.path}: error: {exc}", file=sys.stderr)
+        return EXIT_FINDINGS
+    if args.output is None:
+        if sys.stdout.isatty():
+            print("flowc: error: bytecode is binary; write it to a file with -o FILE", file=sys.stderr)
+            return EXIT_USAGE
+        sys.stdout.buffer.write(data)
+        return EXIT_OK
+    try:
+        with open(args.output, "wb") as fh:
+            fh.write(data)
+    except OSError as exc:
+        print(f"flowc: error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------ disasm
+def cmd_disasm(args) -> int:
+    from flowc.backends.vm import VMError, disassemble
+
+    try:
+        with open(args.path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        print(f"flowc: error: cannot read {args.path}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        text = disassemble(data, args.source_root)
+    except VMError as exc:
+        print(f"{args.path}: error: {exc}", file=sys.stderr)
+        return EXIT_FINDINGS
+    sys.stdout.write(text)
+    return EXIT_OK
+
+
 def _vm_backend():
     """The VM's (compile, load) pair, or None while backends/vm lacks them."""
     try:
@@ -145,6 +196,16 @@ def _vm_backend():
     if callable(compile_fn) and callable(load_fn):
         return compile_fn, load_fn
     return None
+
+
+def _vm_errors(used: bool) -> tuple:
+    """What the bytecode backend raises for a workflow it can't compile or load."""
+    if not used:
+        return ()
+    from flowc.backends.vm import VMError
+    from flowc.backends.vm.assemble import AssembleError
+
+    return (AssembleError, VMError)
 
 
 def _print_record(record: dict) -> None:
@@ -206,6 +267,9 @@ def cmd_run(args) -> int:
         else:
             record = load_module(compile_workflow(workflow)).run(inputs, host)
     except BackendError as exc:
+        print(f"{args.path}: error: {exc}", file=sys.stderr)
+        return EXIT_FINDINGS
+    except _vm_errors(vm is not None) as exc:
         print(f"{args.path}: error: {exc}", file=sys.stderr)
         return EXIT_FINDINGS
     if args.json:

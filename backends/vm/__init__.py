@@ -1,0 +1,46 @@
+"""The bytecode backend: checked IR -> flowc bytecode, and the VM that runs it.
+
+``compile_workflow(workflow)`` gives the bytes of a bytecode file (see
+docs/bytecode.md); ``load(data)`` verifies them and returns a program whose
+``run(inputs, host)`` gives the same run record as the Python backend.
+
+The VM (:mod:`flowc.backends.vm.vm`) is one standalone module: standard
+library only, MicroPython-compatible. Importing this package loads the VM
+only; the assembler (IR, msgpack) loads when something is compiled.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from flowc.backends.vm.vm import Program, VerifyError, VMError, load, run
+
+if TYPE_CHECKING:
+    from flowc.ir.workflow import Workflow
+
+__all__ = ["AssembleError", "Program", "VMError", "VerifyError", "compile_workflow", "disassemble", "load",
+           "run"]
+
+
+def compile_workflow(workflow: Workflow, strip: bool = False) -> bytes:
+    """The bytecode of ``workflow``; ``strip`` leaves the source map out.
+    The same IR always gives the same bytes. Raises :class:`AssembleError`
+    for constructs the bytecode does not express."""
+    from flowc.backends.vm.assemble import assemble
+
+    return assemble(workflow, strip=strip)
+
+
+def disassemble(data: bytes, source_root: str | None = None) -> str:
+    """A readable listing of verified bytecode."""
+    from flowc.backends.vm.disasm import disassemble as _disassemble
+
+    return _disassemble(data, source_root)
+
+
+def __getattr__(name: str):
+    if name == "AssembleError":
+        from flowc.backends.vm.assemble import AssembleError
+
+        return AssembleError
+    raise AttributeError(name)

@@ -1,0 +1,143 @@
+"""A readable listing of flowc bytecode: header, constants, names, steps,
+retry policies, regions, and the code with offsets and source lines.
+
+The bytecode is verified first (so every index in the listing resolves);
+the code is then decoded again from the bytes with the opcode table of
+:mod:`flowc.backends.vm.format`, independent of the VM's own tables.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from flowc.backends.vm import format as F
+from flowc.backends.vm import vm as V
+
+__all__ = ["disassemble", "decode_code"]
+
+
+def _varint(code: bytes, p: int) -> tuple[int, int]:
+    v = 0
+    shift = 0
+    while True:
+        b = code[p]
+        p += 1
+        v |= (b & 0x7F) << shift
+        if b < 0x80:
+            return v, p
+        shift += 7
+
+
+def decode_code(code: bytes) -> list[tuple[int, F.Opcode, list[int]]]:
+    """(offset, opcode, raw operands) for every instruction of verified code."""
+    out = []
+    p = 0
+    while p < len(code):
+        at = p
+        spec = F.BY_CODE[code[p]]
+        p += 1
+        operands = []
+        for _ in spec.operands:
+            v, p = _varint(code, p)
+            operands.append(v)
+        out.append((at, spec, operands))
+    return out
+
+
+def _show(value, limit: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _srcmap(srcmap) -> dict[int, tuple[int, int]]:
+    """code offset -> (line, col) where a source position starts."""
+    out = {}
+    if not srcmap:
+        return out
+    flat = srcmap[1]
+    off = 0
+    for i in range(0, len(flat), 3):
+        off += flat[i]
+        out[off] = (flat[i + 1], flat[i + 2])
+    return out
+
+
+def _source_lines(path: str, source_root: str | None) -> list[str] | None:
+    for candidate in ([os.path.join(source_root, path), os.path.join(source_root, os.path.basename(path))]
+                      if source_root else []) + [path]:
+        try:
+            with open(candidate, encoding="utf-8") as fh:
+                return fh.read().splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+    return None
+
+
+def disassemble(data: bytes, source_root: str | None = None) -> str:
+    program = V.load(data)  # raises VerifyError
+    top = V.unpackb(bytes(data))
+    version, checksum, body = top[1], top[2], top[3]
+    sec = V.unpackb(body)
+    name, consts, names, steps, retries, regions, finish, code, srcmap = sec
+    lines = [
+        f"flowc bytecode, format version {version}",
+        f"workflow: {_show(name)}",
+        f"size: {len(data)} bytes (body {len(body)}, code {len(code)}), checksum crc32 0x{checksum:08x}",
+        f"max stack depth: {program.max_stack}",
+        f"source map: {_show(srcmap[0]) if srcmap else 'stripped'}",
+        "",
+        f"constants ({len(consts)}):",
+    ]
+    lines += [f"  #{i:<4} {_show(c, 90)}" for i, c in enumerate(consts)]
+    lines += ["", f"names ({len(names)}):"]
+    lines += [f"  @{i:<4} {_show(n, 90)}" for i, n in enumerate(names)]
+    lines += ["", f"steps ({len(steps)}):"]
+    for i, (sid, kind, flags, entry) in enumerate(steps):
+        extra = "  branch target" if flags & F.STEP_BRANCH_TARGET else ""
+        lines.append(f"  s{i:<4} {names[sid]!s:<24} {names[kind]:<12} entry {entry:04x}{extra}")
+    lines += ["", f"retry policies ({len(retries)}):"]
+    for i, (mx, delay, backoff) in enumerate(retries):
+        lines.append(f"  r{i + 1:<4} max {mx}, delay {delay} ms, backoff {backoff}")
+    lines += ["", f"regions ({len(regions)}):"]
+    for start, end, handler, depth in regions:
+        lines.append(f"  [{start:04x}, {end:04x}) -> {handler:04x}  stack depth {depth}")
+    positions = _srcmap(srcmap)
+    source = _source_lines(srcmap[0], source_root) if srcmap and srcmap[0] else None
+    entry_names = {entry: f"step s{i} {names[sid]}" for i, (sid, _k, _f, entry) in enumerate(steps)}
+    lines += ["", "code:", "main:"]
+    last_line = None
+    for at, spec, operands in decode_code(code):
+        if at in entry_names:
+            lines.append("")
+            lines.append(entry_names[at] + ":")
+        if at == finish:
+            lines.append("  finish:")
+        if at in positions:
+            line, col = positions[at]
+            if line != last_line:
+                text = ""
+                if source is not None and 0 < line <= len(source):
+                    text = "  " + source[line - 1].strip()[:80]
+                lines.append(f"        ; line {line}{text}")
+                last_line = line
+        shown = []
+        for kind, v in zip(spec.operands, operands):
+            if kind == "const":
+                shown.append(f"#{v} {_show(consts[v])}")
+            elif kind == "name":
+                shown.append(f"@{v} {_show(names[v])}")
+            elif kind == "target":
+                shown.append(f"-> {v:04x}")
+            elif kind == "step":
+                shown.append(f"s{v} {names[steps[v][0]]}")
+            elif kind == "retry":
+                shown.append(f"r{v}" if v else "no retry")
+            elif kind == "root":
+                shown.append("$" + F.ROOTS[v])
+            elif kind == "state":
+                shown.append(F.STATES[v])
+            else:
+                shown.append(str(v))
+        lines.append(f"  {at:04x}  {spec.name:<16} {', '.join(shown)}".rstrip())
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,13 @@
+"""``flowc.vm``: the bytecode VM (see docs/bytecode.md).
+
+``program = flowc.vm.load(data)`` verifies bytecode; ``program.run(inputs,
+host)`` returns the run record. ``python -m flowc.vm PROGRAM.wfb --inputs
+in.json --host script.json`` runs a file with a scripted host.
+"""
+
+from flowc.backends.vm.vm import MISSING, Program, VerifyError, VMError, load, main, run
+
+__all__ = ["MISSING", "Program", "VMError", "VerifyError", "load", "main", "run"]
+
+if __name__ == "__main__":
+    raise SystemExit(main())
