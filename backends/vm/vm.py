@@ -187,7 +187,7 @@ class VMError(Exception):
     """Base of every error this module raises."""
 
     def __init__(self, message):
-        Exception.__init__(self, message)
+        super().__init__(message)
         self.message = message
 
     def __str__(self):
@@ -202,19 +202,19 @@ class EvalError(Exception):
     """An expression failed at run time (the reference's EvalError)."""
 
     def __init__(self, message):
-        Exception.__init__(self, message)
+        super().__init__(message)
         self.message = message
 
 
 class _StepError(Exception):
     def __init__(self, message):
-        Exception.__init__(self, message)
+        super().__init__(message)
         self.message = message
 
 
 class _Fuel(Exception):
     def __init__(self, message):
-        Exception.__init__(self, message)
+        super().__init__(message)
         self.message = message
 
 

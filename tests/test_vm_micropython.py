@@ -1,0 +1,82 @@
+"""The VM runs unmodified on MicroPython and gives the same run records.
+
+backends/vm/vm.py is copied as is into the official MicroPython WebAssembly
+port (npm package pinned in tests/micropython/package.json; CI runs
+``npm ci`` there) and run under node on every corpus scenario plus a few
+VM-specific ones (fuel, rejected bytecode). Missing node or a missing
+``npm ci`` is a failure, not a skip.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import flowc.backends.vm.vm as vm_module
+import msgpack
+from flowc.backends.vm import load
+from flowc.host import ScriptedHost
+
+from tests.test_vm_equivalence import corpus_programs
+
+MP_DIR = Path(__file__).resolve().parent / "micropython"
+PACKAGE = MP_DIR / "node_modules" / "@micropython" / "micropython-webassembly-pyscript"
+
+
+def _jobs():
+    jobs = []
+    for name, data, inputs, script in corpus_programs():
+        jobs.append([name, data, inputs, script, [None, None]])
+    # fuel: the same program with too little fuel fails the same way
+    name, data, inputs, script = corpus_programs()[0]
+    jobs.append(["fuel/instructions", data, inputs, script, [5, None]])
+    each = next(p for p in corpus_programs() if p[0] == "each-loop")
+    jobs.append(["fuel/iterations", each[1], each[2], each[3], [None, 1]])
+    # rejected bytecode: a flipped bit, a truncated file
+    bad = bytearray(data)
+    bad[len(bad) // 2] ^= 0x10
+    jobs.append(["reject/bit-flip", bytes(bad), {}, {}, [None, None]])
+    jobs.append(["reject/truncated", data[: len(data) // 2], {}, {}, [None, None]])
+    return jobs
+
+
+def _cpython(job):
+    name, data, inputs, script, limits = job
+    try:
+        return {"name": name, "record": load(data).run(inputs, ScriptedHost(script), limits[0], limits[1])}
+    except vm_module.VMError as exc:
+        return {"name": name, "error": type(exc).__name__}
+
+
+def test_vm_runs_on_micropython(tmp_path):
+    node = shutil.which("node")
+    assert node, "node is not installed: the MicroPython test needs node (v18+)"
+    assert PACKAGE.is_dir(), (f"{PACKAGE} is missing: run `npm ci` in {MP_DIR} "
+                              "(the MicroPython WebAssembly port, pinned in package.json)")
+    jobs = _jobs()
+    jobs_file = tmp_path / "jobs.bin"
+    jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
+    proc = subprocess.run(
+        [node, str(MP_DIR / "run_vm.mjs"), vm_module.__file__, str(MP_DIR / "mp_host.py"), str(jobs_file)],
+        check=False, capture_output=True, text=True, timeout=600, cwd=MP_DIR)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert [x["name"] for x in lines] == [j[0] for j in jobs], proc.stdout[-2000:]
+    for job, got in zip(jobs, lines):
+        want = json.loads(json.dumps(_cpython(job)))
+        if "error" in want:
+            assert "error" in got and got["error"].split(":")[0] == want["error"], (job[0], got)
+            continue
+        assert got == want, job[0]
+        # the same key order everywhere (MicroPython's dicts are unordered; the VM keeps order)
+        assert json.dumps(got) == json.dumps(want), job[0]
+
+
+def test_vm_module_is_standalone():
+    """vm.py imports nothing of flowc (so it can be copied onto a device)."""
+    source = Path(vm_module.__file__).read_text(encoding="utf-8")
+    imports = [line.strip() for line in source.splitlines()
+               if line.strip().startswith(("import ", "from ")) and "flowc" in line]
+    assert imports == ["from flowc.host import ScriptedHost"], imports
