@@ -9,16 +9,32 @@ from __future__ import annotations
 
 import attrs
 
+from flowc.compiler.codes_examples import EXAMPLES
+
 
 @attrs.frozen
 class CodeInfo:
     code: str
     title: str
     explanation: str
+    # A file that produces the code and the same file fixed (see
+    # codes_examples.py, where they live; a row may also give them inline).
+    wrong: str = ""
+    right: str = ""
+    example_file: str = "workflow.yaml"
 
 
-def _table(*rows: tuple[str, str, str]) -> dict[str, CodeInfo]:
-    return {code: CodeInfo(code, title, text) for code, title, text in rows}
+def _table(*rows: tuple[str, ...]) -> dict[str, CodeInfo]:
+    table = {}
+    for code, title, text, *inline in rows:
+        ex = EXAMPLES.get(code)
+        if inline:
+            table[code] = CodeInfo(code, title, text, *inline)
+        elif ex is not None:
+            table[code] = CodeInfo(code, title, text, ex.wrong, ex.right, ex.file)
+        else:
+            table[code] = CodeInfo(code, title, text)
+    return table
 
 
 CODES: dict[str, CodeInfo] = _table(

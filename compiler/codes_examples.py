@@ -1,0 +1,839 @@
+"""A wrong and a right example for every finding code (``flowc explain``).
+
+Each example is the text of a whole file, written as ``file`` and checked
+in ``dialect``. ``wrong`` produces the code; ``right`` is the same file with
+the problem fixed and checks clean. ``tests/test_explain.py`` checks both,
+except for the codes listed in ``NOT_STANDALONE`` (what they report cannot
+be shown by a file's text alone).
+
+Keep the examples short: they are printed by ``flowc explain`` and copied
+into docs/codes.md.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen
+class Example:
+    wrong: str
+    right: str
+    file: str = "workflow.yaml"      # name the example is written as
+    dialect: str | None = None       # None: the dialect of the code's prefix; "" = detect
+
+
+# A small clean WorkflowSkill workflow most examples start from.
+_GREET = """\
+inputs:
+  name: { type: string, default: world }
+outputs:
+  greeting: { type: string, value: $steps.greet.output.text }
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    inputs:
+      name: { type: string, value: $inputs.name }
+    outputs:
+      text: { type: string, value: $result.text }
+"""
+
+_SKILL = """\
+---
+name: greet
+description: Greet someone by name.
+---
+
+# Greet
+
+```workflow
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+```
+"""
+
+
+_LONG_ID = "fetch_" + "x" * 251   # 257 characters; the limit is 256
+
+EXAMPLES: dict[str, Example] = {
+    # ------------------------------------------------------------------ FLC
+    "FLC001": Example(
+        wrong="""\
+tasks:
+  - name: greet
+    run: ./greet.sh
+""",
+        right=_GREET, dialect=""),
+    "FLC002": Example(
+        wrong="""\
+name: greet
+roles:
+  - id: assistant
+steps:
+  - id: greet
+    type: llm_call
+    target_role: assistant
+""",
+        right=_GREET, dialect="aevatar"),
+    "FLC003": Example(
+        wrong="# a file saved as Latin-1: caf\\xe9 (not UTF-8)\n",
+        right="# the same file saved as UTF-8: café\n"),
+    # ----------------------------------------------------------------- YAML
+    "YAML001": Example(
+        wrong="""\
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    inputs: { name: { type: string, value: $inputs.name }
+""",
+        right="""\
+inputs:
+  name: { type: string }
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    inputs: { name: { type: string, value: $inputs.name } }
+"""),
+    "YAML002": Example(
+        wrong="""\
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    tool: greet_v2
+""",
+        right="""\
+steps:
+  - id: greet
+    type: tool
+    tool: greet_v2
+"""),
+    "YAML003": Example(
+        wrong="""\
+inputs:
+  [first, last]: { type: string }
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+""",
+        right="""\
+inputs:
+  first: { type: string }
+  last: { type: string }
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+"""),
+    "YAML004": Example(
+        wrong="""\
+steps:
+  - &fetch
+    id: fetch_a
+    type: tool
+    tool: fetch
+  - <<: *fetch
+    id: fetch_b
+""",
+        right="""\
+steps:
+  - id: fetch_a
+    type: tool
+    tool: fetch
+  - id: fetch_b
+    type: tool
+    tool: fetch
+"""),
+    "YAML005": Example(
+        wrong="""\
+a: &a [x, x, x, x, x, x, x, x, x, x]
+b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]
+c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]
+d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]
+e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]
+f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]
+g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    inputs:
+      words: { type: array, value: *g }
+""",
+        right="""\
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    inputs:
+      words: { type: array, value: [x, x, x] }
+"""),
+    # ------------------------------------------------------------------ WFS
+    "WFS101": Example(
+        wrong=_SKILL.replace("```workflow", "```yaml"),
+        right=_SKILL, file="SKILL.md"),
+    "WFS102": Example(
+        wrong="# steps to be written\n",
+        right="""\
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+"""),
+    "WFS103": Example(
+        wrong="""\
+steps:
+  greet:
+    type: tool
+    tool: greet
+""",
+        right="""\
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+"""),
+    "WFS104": Example(
+        wrong="""\
+steps:
+  - id: greet
+    type: tool
+""",
+        right="""\
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+"""),
+    "WFS105": Example(
+        wrong="""\
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    on_eror: ignore
+""",
+        right="""\
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    on_error: ignore
+"""),
+    "WFS106": Example(
+        wrong="""\
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    on_error: skip
+""",
+        right="""\
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    on_error: ignore
+"""),
+    "WFS107": Example(
+        wrong="""\
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    inputs:
+      name: { type: string, default: world }
+""",
+        right="""\
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    inputs:
+      name: { type: string, value: world }
+"""),
+    "WFS108": Example(
+        wrong="""\
+inputs:
+  name: { type: string }
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    inputs:
+      name: $inputs.name
+""",
+        right="""\
+inputs:
+  name: { type: string }
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    inputs:
+      name: { type: string, value: $inputs.name }
+"""),
+    "WFS109": Example(
+        wrong="""\
+inputs:
+  name: { type: string }
+steps: []
+""",
+        right="""\
+inputs:
+  name: { type: string }
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    inputs:
+      name: { type: string, value: $inputs.name }
+"""),
+    "WFS110": Example(
+        wrong=_SKILL.split("---\n\n", 1)[1],
+        right=_SKILL, file="SKILL.md"),
+    "WFS111": Example(
+        wrong="""\
+inputs:
+  urls: { type: array }
+steps:
+  - id: fetch
+    type: tool
+    tool: http.get
+    each: $inputs.urls
+    delay: "1.5s"
+    inputs:
+      url: { type: string, value: $item }
+""",
+        right="""\
+inputs:
+  urls: { type: array }
+steps:
+  - id: fetch
+    type: tool
+    tool: http.get
+    each: $inputs.urls
+    delay: "1500ms"
+    inputs:
+      url: { type: string, value: $item }
+"""),
+    "WFS112": Example(
+        wrong="""\
+steps:
+  - id: fetch
+    type: tool
+    tool: http.get
+    retry: { max: 3, delay: "1s" }
+""",
+        right="""\
+steps:
+  - id: fetch
+    type: tool
+    tool: http.get
+    retry: { max: 3, delay: "1s", backoff: 2 }
+"""),
+    "WFS113": Example(
+        wrong="""\
+steps:
+  - id: fetch
+    type: tool
+    tool: http.get
+    delay: "1s"
+""",
+        right="""\
+inputs:
+  urls: { type: array }
+steps:
+  - id: fetch
+    type: tool
+    tool: http.get
+    each: $inputs.urls
+    delay: "1s"
+    inputs:
+      url: { type: string, value: $item }
+"""),
+    "WFS201": Example(
+        wrong="""\
+steps:
+  - id: fetch-page
+    type: tool
+    tool: http.get
+  - id: summarize
+    type: tool
+    tool: llm.summarize
+    inputs:
+      text: { type: string, value: $steps.fetch-page.output.body }
+""",
+        right="""\
+steps:
+  - id: fetch_page
+    type: tool
+    tool: http.get
+  - id: summarize
+    type: tool
+    tool: llm.summarize
+    inputs:
+      text: { type: string, value: $steps.fetch_page.output.body }
+"""),
+    "WFS202": Example(
+        wrong="""\
+inputs:
+  name: { type: string }
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    inputs:
+      name: { type: string, value: $input.name }
+""",
+        right="""\
+inputs:
+  name: { type: string }
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    inputs:
+      name: { type: string, value: $inputs.name }
+"""),
+    "WFS203": Example(
+        wrong="""\
+outputs:
+  greeting: { type: string, value: $result.text }
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+""",
+        right="""\
+outputs:
+  greeting: { type: string, value: $steps.greet.output.text }
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+"""),
+    "WFS204": Example(
+        wrong="""\
+outputs:
+  greeting: { type: string, value: $steps.great.output.text }
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+""",
+        right="""\
+outputs:
+  greeting: { type: string, value: $steps.greet.output.text }
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+"""),
+    "WFS205": Example(
+        wrong="""\
+steps:
+  - id: notify
+    type: tool
+    tool: slack.post
+    inputs:
+      text: { type: string, value: $steps.summarize.output.text }
+  - id: summarize
+    type: tool
+    tool: llm.summarize
+""",
+        right="""\
+steps:
+  - id: summarize
+    type: tool
+    tool: llm.summarize
+  - id: notify
+    type: tool
+    tool: slack.post
+    inputs:
+      text: { type: string, value: $steps.summarize.output.text }
+"""),
+    "WFS206": Example(
+        wrong="""\
+steps:
+  - id: login
+    type: tool
+    tool: auth.login
+  - id: fetch
+    type: tool
+    tool: http.get
+    outputs:
+      user: { type: string, value: $steps.login.output.user }
+""",
+        right="""\
+steps:
+  - id: login
+    type: tool
+    tool: auth.login
+  - id: fetch
+    type: tool
+    tool: http.get
+    inputs:
+      user: { type: string, value: $steps.login.output.user }
+    outputs:
+      body: { type: string, value: $result.body }
+"""),
+    "WFS208": Example(
+        wrong="""\
+inputs:
+  name: { type: string }
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    inputs:
+      name: { type: string, value: $inputs.nmae }
+""",
+        right="""\
+inputs:
+  name: { type: string }
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    inputs:
+      name: { type: string, value: $inputs.name }
+"""),
+    "WFS209": Example(
+        wrong="""\
+inputs:
+  urgent: { type: boolean }
+steps:
+  - id: route
+    type: conditional
+    condition: $inputs.urgent
+    then: [page_oncall]
+  - id: page
+    type: tool
+    tool: pager.send
+""",
+        right="""\
+inputs:
+  urgent: { type: boolean }
+steps:
+  - id: route
+    type: conditional
+    condition: $inputs.urgent
+    then: [page]
+  - id: page
+    type: tool
+    tool: pager.send
+"""),
+    "WFS210": Example(
+        wrong="""\
+inputs:
+  urgent: { type: boolean }
+steps:
+  - id: page
+    type: tool
+    tool: pager.send
+  - id: route
+    type: conditional
+    condition: $inputs.urgent
+    then: [page]
+""",
+        right="""\
+inputs:
+  urgent: { type: boolean }
+steps:
+  - id: route
+    type: conditional
+    condition: $inputs.urgent
+    then: [page]
+  - id: page
+    type: tool
+    tool: pager.send
+"""),
+    "WFS211": Example(
+        wrong="""\
+inputs:
+  items: { type: array }
+outputs:
+  count: { type: int }
+steps:
+  - id: nothing_to_do
+    type: exit
+    condition: $inputs.items.length == 0
+    status: success
+    output: { total: 0 }
+  - id: process
+    type: tool
+    tool: process
+""",
+        right="""\
+inputs:
+  items: { type: array }
+outputs:
+  count: { type: int }
+steps:
+  - id: nothing_to_do
+    type: exit
+    condition: $inputs.items.length == 0
+    status: success
+    output: { count: 0 }
+  - id: process
+    type: tool
+    tool: process
+"""),
+    "WFS212": Example(
+        wrong="""\
+inputs:
+  urls: { type: array }
+steps:
+  - id: fetch
+    type: tool
+    tool: http.get
+    inputs:
+      url: { type: string, value: $item }
+""",
+        right="""\
+inputs:
+  urls: { type: array }
+steps:
+  - id: fetch
+    type: tool
+    tool: http.get
+    each: $inputs.urls
+    inputs:
+      url: { type: string, value: $item }
+"""),
+    # ------------------------------------------------------------------ ANA
+    "ANA401": Example(
+        wrong="""\
+steps:
+  - id: fetch
+    type: tool
+    tool: http.get
+  - id: fetch
+    type: tool
+    tool: http.get
+""",
+        right="""\
+steps:
+  - id: fetch_first
+    type: tool
+    tool: http.get
+  - id: fetch_second
+    type: tool
+    tool: http.get
+""", dialect="workflowskill"),
+    "ANA402": Example(
+        wrong="""\
+steps:
+  - id: stop
+    type: exit
+    status: success
+  - id: notify
+    type: tool
+    tool: slack.post
+""",
+        right="""\
+inputs:
+  quiet: { type: boolean, default: false }
+steps:
+  - id: stop
+    type: exit
+    condition: $inputs.quiet
+    status: success
+  - id: notify
+    type: tool
+    tool: slack.post
+""", dialect="workflowskill"),
+    "ANA403": Example(
+        wrong="""\
+steps:
+  - id: draft
+    type: tool
+    tool: llm.write
+    inputs:
+      notes: { type: string, value: $steps.review.output.notes }
+  - id: review
+    type: tool
+    tool: llm.review
+    inputs:
+      text: { type: string, value: $steps.draft.output.text }
+""",
+        right="""\
+steps:
+  - id: draft
+    type: tool
+    tool: llm.write
+  - id: review
+    type: tool
+    tool: llm.review
+    inputs:
+      text: { type: string, value: $steps.draft.output.text }
+""", dialect="workflowskill"),
+    "ANA404": Example(
+        wrong="""\
+# Two normal ends: the workflow has no single place where it finishes.
+#   fetch -> $end
+#   fetch -> end2   (a second `end`/`finish` node)
+""",
+        right="""\
+# One normal end that every path reaches.
+#   fetch -> $end
+""", dialect="workflowskill"),
+    "ANA405": Example(
+        wrong="""\
+# An edge whose target does not exist, e.g. a `next`, `depends_on`,
+# `goto` or fallback naming a step nobody declared:
+#   fetch -> sumarize   (no node `sumarize`)
+""",
+        right="""\
+#   fetch -> summarize
+""", dialect="workflowskill"),
+    "ANA406": Example(
+        wrong=f"""\
+steps:
+  - id: {_LONG_ID}
+    type: tool
+    tool: http.get
+""",
+        right="""\
+steps:
+  - id: fetch
+    type: tool
+    tool: http.get
+""", dialect="workflowskill"),
+    "ANA501": Example(
+        wrong="""\
+inputs:
+  count: { type: string }
+steps:
+  - id: fetch
+    type: tool
+    tool: feed.latest
+    inputs:
+      limit: { type: int, value: $inputs.count }
+""",
+        right="""\
+inputs:
+  count: { type: int }
+steps:
+  - id: fetch
+    type: tool
+    tool: feed.latest
+    inputs:
+      limit: { type: int, value: $inputs.count }
+""", dialect="workflowskill"),
+    "ANA502": Example(
+        wrong="""\
+inputs:
+  name: { type: string }
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    each: $inputs.name
+    inputs:
+      name: { type: string, value: $item }
+""",
+        right="""\
+inputs:
+  names: { type: array }
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    each: $inputs.names
+    inputs:
+      name: { type: string, value: $item }
+""", dialect="workflowskill"),
+    "ANA503": Example(
+        wrong="""\
+outputs:
+  body: { type: string, value: $steps.fetch.output.content }
+steps:
+  - id: fetch
+    type: tool
+    tool: http.get
+    outputs:
+      body: { type: string, value: $result.body }
+""",
+        right="""\
+outputs:
+  body: { type: string, value: $steps.fetch.output.body }
+steps:
+  - id: fetch
+    type: tool
+    tool: http.get
+    outputs:
+      body: { type: string, value: $result.body }
+""", dialect="workflowskill"),
+    "ANA504": Example(
+        wrong="""\
+inputs:
+  urls: { type: array }
+outputs:
+  pages: { type: array, value: $steps.fetch.output.body }
+steps:
+  - id: fetch
+    type: tool
+    tool: http.get
+    each: $inputs.urls
+    inputs:
+      url: { type: string, value: $item }
+    outputs:
+      body: { type: string, value: $result.body }
+""",
+        right="""\
+inputs:
+  urls: { type: array }
+outputs:
+  pages: { type: array, value: $steps.fetch.output }
+steps:
+  - id: fetch
+    type: tool
+    tool: http.get
+    each: $inputs.urls
+    inputs:
+      url: { type: string, value: $item }
+    outputs:
+      body: { type: string, value: $result.body }
+""", dialect="workflowskill"),
+}
+
+# Codes a file's text alone cannot produce, with the reason. The wrong
+# example still shows the situation; the test does not check it.
+NOT_STANDALONE: dict[str, str] = {
+    "FLC002": "depends on which front ends this build of flowc has",
+    "FLC003": "about reading the file (missing, unreadable, not UTF-8), not its text",
+    "ANA404": "no WorkflowSkill file has two terminals or a step that cannot reach the end",
+    "ANA405": "front ends report unknown targets with their own codes (WFS209) before analysis",
+}
+
+# Which dialect a code's examples are written in, by prefix.
+PREFIX_DIALECT = {"FLC": "workflowskill", "YAML": "workflowskill", "WFS": "workflowskill",
+                  "ANA": "workflowskill", "AEV": "aevatar", "INS": "instruction", "CEL": "instruction"}
+
+
+def example_dialect(code: str, example: Example) -> str | None:
+    """The dialect to check an example in (None = detect from the text)."""
+    if example.dialect is not None:
+        return example.dialect or None
+    prefix = code.rstrip("0123456789")
+    return PREFIX_DIALECT.get(prefix, "workflowskill")
+
+
+def fenced(text: str, file: str, lang: str | None = None) -> str:
+    """``text`` as a Markdown code block (``lang``; by default yaml, or
+    markdown for a SKILL.md), fenced longer than any backtick run inside."""
+    longest, run = 0, 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * max(3, longest + 1)
+    lang = lang or ("markdown" if file.endswith(".md") else "yaml")
+    return f"{fence}{lang}\n{text.rstrip(chr(10))}\n{fence}"
