@@ -1,0 +1,340 @@
+"""The picture's content, independent of the drawing language.
+
+:func:`build` turns a workflow (and optionally the findings about it) into a
+:class:`Picture`: boxes with a title and a few short lines, edges with a kind
+and a label, clusters for regions, and which boxes a finding points at. The
+DOT and Mermaid writers only decide how each of those looks.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+
+import attrs
+from flowc.backends.graph.text import clip, expr_text, wrap
+from flowc.ir import expr as E
+from flowc.ir.diagnostics import Diagnostic, Severity
+from flowc.ir.ops import OPERATIONS
+from flowc.ir.workflow import Edge, EdgeKind, Node, Workflow
+
+WIDTH = 34          # characters per label line
+DETAIL_LINES = 2    # lines for a node's main expression
+
+# What each category of box is, in the order the legend lists them.
+CATEGORIES = ("start", "trigger", "call", "transform", "branch", "composite", "step", "exit",
+              "terminal", "missing")
+
+# Attributes worth a line when an operation has no specific summary.
+_SUMMARY_ATTRS = ("condition", "on", "over", "check", "value", "target", "function", "duration_ms",
+                  "message", "prompt", "expr")
+
+
+@attrs.frozen
+class Box:
+    uid: str                       # id in the drawing (n0, n1 ...): safe in every language
+    id: str                        # the node id in the IR
+    category: str                  # one of CATEGORIES
+    title: str
+    op: str                        # operation line (op and a short detail)
+    lines: tuple[str, ...] = ()    # the main expression, wrapped
+    marks: tuple[str, ...] = ()    # each, guard, retry, on_error
+    status: str = ""               # "", "warning", "error" or "unreachable"
+    findings: tuple[str, ...] = ()  # "CODE: message" of each finding at this box
+
+
+@attrs.frozen
+class Line:
+    source: str
+    target: str
+    kind: str                      # an EdgeKind value, "start", "body" or "layout" (invisible)
+    label: str = ""
+    cluster: str = ""              # for "body": the cluster the edge points into
+
+
+@attrs.frozen
+class Cluster:
+    uid: str
+    title: str
+    boxes: tuple[str, ...]
+    clusters: tuple[Cluster, ...] = ()
+
+
+@attrs.frozen
+class Picture:
+    title: str
+    subtitle: str
+    boxes: tuple[Box, ...]
+    lines: tuple[Line, ...]
+    top: tuple[str, ...]           # boxes outside every cluster
+    clusters: tuple[Cluster, ...]
+
+    def box(self, uid: str) -> Box:
+        for b in self.boxes:
+            if b.uid == uid:
+                return b
+        raise KeyError(uid)
+
+
+def build(workflow: Workflow, findings: Iterable[Diagnostic] = ()) -> Picture:
+    return _Builder(workflow, list(findings)).picture()
+
+
+def category(node: Node, workflow: Workflow | None = None) -> str:
+    spec = OPERATIONS.get(node.op)
+    if node.op == "trigger":
+        return "trigger"
+    if spec is not None and spec.terminal:
+        return "terminal" if workflow is not None and node.id == workflow.terminal else "exit"
+    if spec is not None and spec.branching:
+        return "branch"
+    if node.regions:
+        return "composite"
+    if spec is not None and spec.effect:
+        return "call"
+    if node.op.startswith("transform."):
+        return "transform"
+    return "step"
+
+
+class _Builder:
+    def __init__(self, workflow: Workflow, findings: list[Diagnostic]) -> None:
+        self.wf = workflow
+        self.dialect = workflow.dialect
+        self.findings = findings
+        self.boxes: list[Box] = []
+        self.lines: list[Line] = []
+        self.placed: list[tuple[Node, str]] = []   # for matching findings to boxes
+        self.counter = 0
+
+    def uid(self, prefix: str = "n") -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter - 1}"
+
+    # ------------------------------------------------------------- structure
+    def picture(self) -> Picture:
+        wf = self.wf
+        top, clusters, scope = self.scope(wf.nodes, wf.edges, top_level=True)
+        entries = [scope[e] for e in wf.entry if e in scope]
+        non_trigger = [u for u, e in zip(entries, wf.entry) if wf.node_map().get(e) is None
+                       or category(wf.node_map()[e]) != "trigger"]
+        if non_trigger:
+            self.boxes.insert(0, Box("start", "", "start", "start", ""))
+            top.insert(0, "start")
+            for u in non_trigger:
+                self.lines.insert(0, Line("start", u, "start"))
+        self.apply_findings()
+        sub = []
+        if wf.inputs:
+            sub.append("inputs: " + ", ".join(p.name for p in wf.inputs))
+        if wf.outputs:
+            sub.append("outputs: " + ", ".join(b.name for b in wf.outputs))
+        return Picture(
+            title=f"{wf.name} ({wf.dialect})",
+            subtitle=clip("  ·  ".join(sub), 120),
+            boxes=tuple(self.boxes), lines=tuple(self.lines), top=tuple(top),
+            clusters=tuple(clusters),
+        )
+
+    def scope(self, nodes, edges, top_level: bool = False, path: str = ""):
+        """Boxes and lines of one scope (the workflow or a region)."""
+        ids: dict[str, str] = {}
+        here: list[str] = []
+        clusters: list[Cluster] = []
+        for node in nodes:
+            uid = self.uid()
+            ids.setdefault(node.id, uid)
+            self.boxes.append(self.box(node, uid, top_level))
+            self.placed.append((node, uid))
+            here.append(uid)
+        for node in nodes:
+            uid = ids[node.id]
+            for region in node.regions:
+                cuid = self.uid("cluster_")
+                inner, inner_clusters, inner_ids = self.scope(region.nodes, region.edges,
+                                                              path=f"{path}{node.id}.")
+                clusters.append(Cluster(cuid, f"{path}{node.id} · {region.name}", tuple(inner),
+                                        tuple(inner_clusters)))
+                targets = {e.target for e in region.edges}
+                roots = [inner_ids[n.id] for n in region.nodes if n.id not in targets] or inner[:1]
+                if roots:
+                    self.lines.append(Line(uid, roots[0], "body", region.name, cuid))
+        for edge in edges:
+            self.lines.append(self.line(edge, ids, here))
+        self.lines.extend(self.layout_lines(edges, ids))
+        return here, clusters, ids
+
+    def line(self, edge: Edge, ids: dict[str, str], here: list[str]) -> Line:
+        ends = []
+        for end in (edge.source, edge.target):
+            if end not in ids:   # an edge to a node that does not exist: show it as missing
+                uid = self.uid()
+                ids[end] = uid
+                self.boxes.append(Box(uid, end, "missing", end, "(no such step)", status="error"))
+                here.append(uid)
+            ends.append(ids[end])
+        label = ""
+        if edge.kind is EdgeKind.BRANCH:
+            label = edge.label or ""
+            if edge.order or self._arm_size(edge) > 1:
+                label = f"{label} {edge.order + 1}".strip()
+        elif edge.kind is EdgeKind.ERROR:
+            label = edge.label or "on error"
+        elif edge.label:
+            label = edge.label
+        return Line(ends[0], ends[1], edge.kind.value, label)
+
+    def _arm_size(self, edge: Edge) -> int:
+        return sum(1 for e in self.wf.edges
+                   if e.source == edge.source and e.kind is EdgeKind.BRANCH and e.label == edge.label)
+
+    def layout_lines(self, edges, ids: dict[str, str]) -> list[Line]:
+        """Invisible lines that stack each branch arm's targets in the order
+        they run and lead from its last target to where control continues
+        after the branch, so arms are drawn between the branch and its
+        successor (layout only; these are not IR edges)."""
+        after: dict[str, str] = {}
+        for e in edges:
+            if e.kind in (EdgeKind.SEQUENCE, EdgeKind.FALLTHROUGH):
+                after.setdefault(e.source, e.target)
+        arms: dict[tuple[str, str], list[Edge]] = {}
+        for e in edges:
+            if e.kind is EdgeKind.BRANCH:
+                arms.setdefault((e.source, e.label or ""), []).append(e)
+        out = []
+        for (source, _), arm in sorted(arms.items()):
+            chain = [e.target for e in sorted(arm, key=lambda e: e.order)]
+            nxt = after.get(source)
+            if nxt:
+                chain.append(nxt)
+            for a, b in itertools.pairwise(chain):
+                if a in ids and b in ids and a != b:
+                    out.append(Line(ids[a], ids[b], "layout"))
+        return out
+
+    # ----------------------------------------------------------------- boxes
+    def box(self, node: Node, uid: str, top_level: bool) -> Box:
+        cat = category(node, self.wf if top_level else None)
+        if cat == "terminal" and node.id.startswith("$"):
+            return Box(uid, node.id, cat, node.id.lstrip("$"), "")
+        op, detail = self.summary(node)
+        return Box(uid, node.id, cat, node.id, op, tuple(detail), tuple(self.marks(node)))
+
+    def show(self, e: E.Expr | None) -> str:
+        return expr_text(e, self.dialect)
+
+    def summary(self, node: Node) -> tuple[str, list[str]]:
+        op = node.op
+        detail: list[str] = []
+
+        def lit(name: str) -> str:
+            v = node.attr(name)
+            if isinstance(v, E.Literal) and v.value is not None:
+                return str(v.value)
+            return self.show(v) if v is not None else ""
+
+        if op == "call":
+            name = lit("name")
+            cap = lit("capability")
+            head = f"call {cap}".strip()
+            if name:
+                head += f" {name}"
+            if node.kind not in (cap, "tool", "call") and node.kind:
+                head = f"{node.kind}: {head}"
+            if node.actor:
+                detail.append(f"as {node.actor}")
+            return clip(head, WIDTH * 2), detail
+        if op == "transform.filter":
+            return "transform.filter", self.wrapped("where " + self.show(node.attr("where")))
+        if op == "transform.map":
+            m = node.attr("expression")
+            if isinstance(m, E.MapExpr):
+                keys = ", ".join(str(x.key.value) if isinstance(x.key, E.Literal) else self.show(x.key)
+                                 for x in m.entries)
+                return "transform.map", self.wrapped("{" + keys + "}")
+        if op == "transform.sort":
+            field, direction = lit("field"), lit("direction")
+            return clip(f"transform.sort by {field} {direction}".strip(), WIDTH * 2), detail
+        if op == "branch":
+            return "branch", self.wrapped("if " + self.show(node.attr("condition")))
+        if op == "exit":
+            status = lit("status")
+            out = node.attr("output")
+            shown = self.show(out) if out is not None and not (
+                isinstance(out, E.Literal) and out.value is None) else ""
+            return f"exit {status}".strip(), self.wrapped(shown) if shown else []
+        head = op if node.kind in (op, "", None) or node.kind == op.rsplit(".", 1)[-1] \
+            else f"{op} ({node.kind})"
+        for name in _SUMMARY_ATTRS:
+            v = node.attr(name)
+            if v is not None:
+                return head, self.wrapped(f"{name}: {self.show(v)}")
+        return head, detail
+
+    def wrapped(self, text: str) -> list[str]:
+        return wrap(text, WIDTH, DETAIL_LINES)
+
+    def marks(self, node: Node) -> list[str]:
+        out = []
+        if node.iteration is not None:
+            it = node.iteration
+            text = "each " + self.show(it.over)
+            if it.delay_ms:
+                text += f", {it.delay_ms} ms apart"
+            if it.max_parallel != 1:
+                text += f", {it.max_parallel} at once"
+            out.extend(wrap(text, WIDTH + 6, 2))
+        if node.guard is not None:
+            out.extend(wrap("when " + self.show(node.guard.expr), WIDTH + 6, 2))
+        extra = []
+        if node.retry is not None:
+            extra.append(f"retry ×{node.retry.max_retries}")
+        if node.on_error.action != "fail":
+            target = f" → {node.on_error.target}" if node.on_error.target else ""
+            extra.append(f"on error: {node.on_error.action}{target}")
+        if extra:
+            out.append(", ".join(extra))
+        return out
+
+    # -------------------------------------------------------------- findings
+    def apply_findings(self) -> None:
+        rank = {"": 0, "warning": 1, "error": 2, "unreachable": 3}
+        status: dict[str, str] = {}
+        notes: dict[str, list[str]] = {}
+        for d in self.findings:
+            uid = self.locate(d)
+            if uid is None:
+                continue
+            if d.code == "ANA402":
+                s = "unreachable"
+            elif d.severity is Severity.ERROR:
+                s = "error"
+            elif d.severity is Severity.WARNING:
+                s = "warning"
+            else:
+                s = ""
+            if rank[s] > rank[status.get(uid, "")]:
+                status[uid] = s
+            notes.setdefault(uid, []).append(f"{d.code}: {d.message}")
+        if not status and not notes:
+            return
+        self.boxes = [attrs.evolve(b, status=status.get(b.uid, b.status),
+                                   findings=tuple(notes.get(b.uid, ())))
+                      if b.uid in status or b.uid in notes else b for b in self.boxes]
+
+    def locate(self, d: Diagnostic) -> str | None:
+        """The innermost node whose span holds the finding's start."""
+        s = d.span
+        if not s.known:
+            return None
+        best = None
+        for node, uid in self.placed:
+            n = node.span
+            if node.id.startswith("$") or not n.known or (s.file and n.file and s.file != n.file):
+                continue
+            if (n.line, n.col) <= (s.line, s.col) < (n.end_line, n.end_col) or \
+                    (n.line, n.col) == (s.line, s.col):
+                size = (n.end_line - n.line, n.end_col - n.col)
+                if best is None or size < best[0]:
+                    best = (size, uid)
+        return best[1] if best else None
