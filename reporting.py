@@ -50,3 +50,91 @@ def summary(files: int, errors: int, warnings: int, seconds: float) -> str:
         return f"{n} {word}{'' if n == 1 else 's'}"
     return (f"checked {plural(files, 'file')}: {plural(errors, 'error')}, {plural(warnings, 'warning')} "
             f"in {seconds:.2f}s")
+
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_LEVEL = {"error": "error", "warning": "warning", "note": "note"}
+
+
+def render_sarif(diags: Iterable[Diagnostic], tool_version: str = "") -> str:
+    """SARIF 2.1.0, for code-scanning dashboards (GitHub, GitLab, Azure DevOps).
+
+    One run; one rule per code that occurs (title, explanation, examples as
+    help); one result per finding, located by file, line and column.
+    """
+    from flowc.compiler.codes import CODES
+
+    diags = list(diags)
+    rule_ids = sorted({d.code for d in diags})
+    index = {code: i for i, code in enumerate(rule_ids)}
+    rules = [_sarif_rule(code, CODES.get(code), diags) for code in rule_ids]
+    results = []
+    for d in diags:
+        result = {
+            "ruleId": d.code,
+            "ruleIndex": index[d.code],
+            "level": SARIF_LEVEL.get(d.severity.value, "warning"),
+            "message": {"text": d.message + "".join(f"\n{note}" for note in d.notes)},
+        }
+        location = _sarif_location(d)
+        if location is not None:
+            result["locations"] = [location]
+        results.append(result)
+    driver = {"name": "flowc", "rules": rules}
+    if tool_version:
+        driver["version"] = driver["semanticVersion"] = tool_version
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": driver}, "columnKind": "unicodeCodePoints", "results": results}],
+    }
+    return json.dumps(log, indent=2, sort_keys=False, ensure_ascii=False)
+
+
+def _sarif_rule(code: str, info, diags: list[Diagnostic]) -> dict:
+    severities = {d.severity.value for d in diags if d.code == code}
+    level = "error" if "error" in severities else ("warning" if "warning" in severities else "note")
+    rule: dict = {"id": code, "defaultConfiguration": {"level": level}}
+    if info is None:
+        return rule
+    rule["name"] = "".join(w.capitalize() for w in info.title.replace("/", " ").split() if w.isalnum())
+    rule["shortDescription"] = {"text": info.title}
+    rule["fullDescription"] = {"text": info.explanation}
+    from flowc.compiler.codes_examples import fenced
+
+    help_md = [info.explanation]
+    if info.wrong:
+        help_md += ["", "Wrong:", "", fenced(info.wrong, info.example_file)]
+    if info.right:
+        help_md += ["", "Right:", "", fenced(info.right, info.example_file)]
+    rule["help"] = {"text": f"{info.explanation}\nRun `flowc explain {code}` for examples.",
+                    "markdown": "\n".join(help_md)}
+    return rule
+
+
+def _sarif_location(d: Diagnostic) -> dict | None:
+    s = d.span
+    if not s.file:
+        return None
+    physical: dict = {"artifactLocation": _sarif_artifact(s.file)}
+    if s.line > 0:
+        region = {"startLine": s.line, "startColumn": max(s.col, 1)}
+        if s.end_line >= s.line and s.end_line > 0:
+            region["endLine"] = s.end_line
+            if s.end_col > 0 and (s.end_line > s.line or s.end_col > region["startColumn"]):
+                region["endColumn"] = s.end_col
+        physical["region"] = region
+    return {"physicalLocation": physical}
+
+
+def _sarif_artifact(path: str) -> dict:
+    import os
+    from pathlib import PurePath
+    from urllib.parse import quote
+
+    if os.path.isabs(path):
+        return {"uri": PurePath(path).as_uri()}
+    rel = path.replace(os.sep, "/")
+    while rel.startswith("./"):
+        rel = rel[2:]
+    return {"uri": quote(rel), "uriBaseId": "%SRCROOT%"}
