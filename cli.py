@@ -26,7 +26,13 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="check workflows and report every finding")
     check.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
     check.add_argument("--dialect", choices=("workflowskill", "aevatar", "instruction"))
-    check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument("--format", choices=("text", "json", "sarif"), default="text",
+                       help="text for people (default), json, or sarif for code-scanning dashboards")
+    check.add_argument("-j", "--jobs", type=int, metavar="N",
+                       help="check on N processes (0 = every core; default: 1, or every core "
+                            "for 64 files or more)")
+    check.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="show progress on stderr (default: when stderr is a terminal)")
     check.set_defaults(func=cmd_check)
 
     ev = sub.add_parser("eval", help="evaluate one expression through the compiler")
@@ -59,30 +65,53 @@ def build_parser() -> argparse.ArgumentParser:
     dis.add_argument("path", metavar="PROGRAM", help="a bytecode file (flowc compile --target bytecode)")
     dis.add_argument("--source-root", metavar="DIR", help="where to look for the source file it names")
     dis.set_defaults(func=cmd_disasm)
+
+    from flowc import commands
+
+    graph = sub.add_parser("graph", help="draw a workflow's IR (mermaid, dot, svg, png)")
+    graph.add_argument("workflow", metavar="WORKFLOW", help="the workflow file")
+    graph.add_argument("--format", choices=("mermaid", "dot", "svg", "png"),
+                       help="default: from the -o suffix, else mermaid; svg and png need Graphviz")
+    graph.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
+    graph.add_argument("--rankdir", choices=("TB", "LR"), default="TB",
+                       help="top to bottom (default) or left to right")
+    graph.add_argument("--dialect", choices=("workflowskill", "aevatar", "instruction"))
+    graph.set_defaults(func=commands.cmd_graph)
+
+    schema = sub.add_parser("schema", help="print the JSON Schema of a dialect (for editors)")
+    schema.add_argument("dialect", choices=("workflowskill", "aevatar", "instruction"))
+    schema.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    schema.set_defaults(func=commands.cmd_schema)
+
+    explain = sub.add_parser("explain", help="explain a finding code, with a wrong and a right example")
+    explain.add_argument("code", nargs="?", metavar="CODE", help="e.g. WFS205 (omit to list every code)")
+    explain.set_defaults(func=commands.cmd_explain)
     return parser
 
 
 def cmd_check(args) -> int:
-    from flowc import driver, reporting
+    from flowc import batch, driver, reporting
 
     started = time.perf_counter()
     files = driver.expand_paths(args.paths)
+    show_progress = sys.stderr.isatty() if args.progress is None else args.progress
+    results = batch.check_files(files, args.dialect, args.jobs,
+                                batch.Progress() if show_progress else None)
     all_diags = []
     sources: dict[str, str] = {}
     io_error = False
-    for path in files:
-        text, problem = driver.read_source(path)
-        if problem is not None:
-            all_diags.append(problem)
+    for result in results:
+        if result.text is None:
             io_error = True
-            continue
-        sources[path] = text
-        result = driver.compile_text(text, path, args.dialect)
+        else:
+            sources[result.path] = result.text
         all_diags.extend(result.diagnostics)
     errors = sum(d.is_error for d in all_diags)
     warnings = len(all_diags) - errors
     if args.format == "json":
         print(reporting.render_json(all_diags))
+    elif args.format == "sarif":
+        print(reporting.render_sarif(all_diags, __version__))
     else:
         if all_diags:
             print(reporting.render_all_text(all_diags, sources))

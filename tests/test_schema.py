@@ -1,0 +1,129 @@
+"""`flowc schema`: JSON Schemas generated from the checker's tables.
+
+Every valid corpus file validates against its dialect's schema; files the
+checker rejects for their shape do not.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from flowc import cli, driver
+from flowc.compiler import schema as schemas
+from flowc.compiler import yamlsrc
+from flowc.compiler.codes import CODES
+from flowc.compiler.schema import workflowskill as wfs_schema
+from flowc.compiler.workflowskill.markdown import split_skill
+
+jsonschema = pytest.importorskip("jsonschema")
+
+ROOT = Path(cli.__file__).resolve().parent
+DATA = ROOT / "tests" / "data"
+EXTRA_WFS = [ROOT / "examples" / "triage" / "SKILL.md", DATA / "graph" / "release-train.md"]
+# Codes about the shape of the document: a wrong example of one of these
+# must also fail the schema.
+SHAPE_CODES = ("WFS103", "WFS104", "WFS105", "WFS106", "WFS107", "WFS108", "WFS109", "WFS111",
+               "WFS112", "WFS113")
+
+
+def validator(dialect: str):
+    return jsonschema.Draft202012Validator(schemas.schema(dialect))
+
+
+def workflow_data(text: str, file: str):
+    """The workflow document as plain data, read with flowc's YAML 1.2 rules."""
+    if file.endswith(".md"):
+        text = split_skill(text).workflow or ""
+    root, diags = yamlsrc.load(text, file)
+    assert not diags, diags
+    return root.plain() if root is not None else None
+
+
+def errors(dialect: str, data) -> list[str]:
+    return [f"{list(e.path)}: {e.message}" for e in validator(dialect).iter_errors(data)]
+
+
+@pytest.mark.parametrize("dialect", sorted(schemas.GENERATORS))
+def test_schema_is_valid_2020_12(dialect):
+    s = schemas.schema(dialect)
+    assert s["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    jsonschema.Draft202012Validator.check_schema(s)
+
+
+def test_every_valid_workflowskill_corpus_file_validates(clean_path):
+    data = workflow_data(clean_path.read_text(encoding="utf-8"), str(clean_path))
+    assert errors("workflowskill", data) == []
+
+
+@pytest.mark.parametrize("path", EXTRA_WFS, ids=lambda p: p.name)
+def test_bundled_workflowskill_files_validate(path):
+    assert driver.compile_file(str(path)).ok
+    assert errors("workflowskill", workflow_data(path.read_text(encoding="utf-8"), str(path))) == []
+
+
+def test_the_malformed_schema_fixture_does_not_validate(wfs_fixtures_dir):
+    path = wfs_fixtures_dir / "malformed-bad-schema.md"
+    assert errors("workflowskill", workflow_data(path.read_text(encoding="utf-8"), str(path)))
+
+
+@pytest.mark.parametrize("code", [c for c in CODES if c.startswith(("WFS", "ANA")) and CODES[c].right
+                                  and CODES[c].example_file.endswith((".yaml", ".md"))])
+def test_right_examples_validate(code):
+    info = CODES[code]
+    if info.right.lstrip().startswith("#") and "steps" not in info.right:
+        pytest.skip("the example is a description, not a file")
+    assert errors("workflowskill", workflow_data(info.right, info.example_file)) == []
+
+
+@pytest.mark.parametrize("code", SHAPE_CODES)
+def test_wrong_shape_examples_do_not_validate(code):
+    info = CODES[code]
+    assert errors("workflowskill", workflow_data(info.wrong, info.example_file))
+
+
+def test_every_table_key_has_a_shape():
+    missing = wfs_schema.table_keys() - set(wfs_schema.SHAPES)
+    assert not missing, f"keys of fields.py with no entry in SHAPES: {sorted(missing)}"
+
+
+def test_closed_sets_come_from_the_tables():
+    from flowc.compiler.workflowskill import fields as F
+
+    s = schemas.schema("workflowskill")
+    defs = s["$defs"]
+    assert defs["input"]["properties"]["type"]["enum"] == list(F.TYPE_NAMES)
+    assert set(defs["input"]["properties"]) == set(F.INPUT_KEYS)
+    step_types = {d["properties"]["type"]["const"] for name, d in defs.items()
+                  if "properties" in d and "const" in d["properties"].get("type", {})}
+    assert step_types == set(F.STEP_TYPES)
+    assert set(defs["retry"]["required"]) == set(F.RETRY_KEYS)
+    assert set(defs["tool"]["properties"]) == set(F.COMMON_STEP_KEYS + F.STEP_TYPE_KEYS["tool"])
+
+
+def test_completion_hints_have_descriptions():
+    tool = schemas.schema("workflowskill")["$defs"]["tool"]["properties"]
+    assert all(p.get("description") for p in tool.values())
+
+
+# ------------------------------------------------------------- the command
+def test_flowc_schema_prints_the_schema(capsys):
+    assert cli.main(["schema", "workflowskill"]) == 0
+    assert json.loads(capsys.readouterr().out) == schemas.schema("workflowskill")
+
+
+def test_flowc_schema_writes_a_file(tmp_path):
+    out = tmp_path / "wfs.schema.json"
+    assert cli.main(["schema", "workflowskill", "-o", str(out)]) == 0
+    assert json.loads(out.read_text(encoding="utf-8"))["title"].startswith("WorkflowSkill")
+
+
+@pytest.mark.parametrize("dialect", ["aevatar", "instruction"])
+def test_other_dialects_have_a_schema_or_say_so(capsys, dialect):
+    code = cli.main(["schema", dialect])
+    out, err = capsys.readouterr()
+    if dialect in schemas.GENERATORS:
+        assert code == 0 and json.loads(out)
+    else:
+        assert code == 2 and f"no schema for the {dialect} dialect" in err
