@@ -437,6 +437,80 @@ def test_records_are_identical_across_runs_and_hosts_are_not_mutated():
     assert script == {"t": {"output": {"deep": [1, {"x": 2}]}}}
 
 
+def test_step_outputs_are_checked_against_their_declared_types():
+    text = """
+        outputs:
+          n: {type: int, value: $steps.t.output.n}
+        steps:
+          - id: t
+            type: tool
+            tool: t
+            retry: {max: 2, delay: "1s", backoff: 1.0}
+            outputs:
+              n: {type: int}
+              s: {type: string}
+    """
+    ok = run_yaml(text, script={"t": {"n": 2.0, "s": None, "extra": [1]}})
+    assert ok["status"] == "success" and ok["outputs"] == {"n": 2.0}
+    bad = run_yaml(text, script={"t": {"n": 2.5, "s": "x"}})
+    assert bad["status"] == "failed"
+    assert bad["error"] == {"message": 'Step "t" output "n": expected int, got float', "step": "t"}
+    assert len(bad["calls"]) == 1 and bad["sleeps_ms"] == []  # not retried
+    mapped = run_yaml("""
+        inputs:
+          xs: {type: array}
+        steps:
+          - id: t
+            type: tool
+            tool: t
+            on_error: ignore
+            each: $inputs.xs
+            outputs:
+              flag: {type: boolean, value: $result.ok}
+    """, {"xs": [1, 2]}, {"t": [{"ok": True}, {"ok": "yes"}]})
+    assert statuses(mapped) == [("t", "failed")]
+    assert mapped["status"] == "success" and len(mapped["calls"]) == 2
+
+
+def test_a_transform_result_array_is_not_checked_against_its_declared_type():
+    record = run_yaml("""
+        inputs:
+          v: {type: string}
+        outputs:
+          mapped: {type: string}
+        steps:
+          - id: echo
+            type: transform
+            operation: map
+            expression:
+              value: $item
+            inputs:
+              data: {type: string, value: $inputs.v}
+            outputs:
+              mapped: {type: string}
+    """, {"v": "x"})
+    assert record["status"] == "success" and record["outputs"] == {"mapped": [{"value": "x"}]}
+
+
+def test_workflow_inputs_are_checked_against_their_declared_types():
+    text = """
+        inputs:
+          n: {type: int}
+          f: {type: float, default: 1}
+          xs: {type: array}
+        steps:
+          - id: t
+            type: tool
+            tool: t
+    """
+    assert run_yaml(text, {"n": 3, "f": 2, "xs": None, "undeclared": "ok"}, {"t": 1})["status"] == "success"
+    assert run_yaml(text, {}, {"t": 1})["status"] == "success"  # absent inputs are not required
+    bad = run_yaml(text, {"n": "3"}, {"t": 1})
+    assert bad["status"] == "failed" and bad["calls"] == []
+    assert bad["error"] == {"message": 'workflow input "n": expected int, got string', "step": None}
+    assert statuses(bad) == [("t", "skipped", "Workflow halted")]
+
+
 # ------------------------------------------------------------ scripted host
 
 def test_scripted_host_forms():

@@ -40,6 +40,9 @@ _STATE_ROOTS = ("inputs", "steps")
 _LOCAL_ROOTS = ("item", "index", "result")
 
 _TRUTHINESS = {"js_boolean": "js_boolean", "wfs_truthy": "wfs_truthy"}
+# IR type kinds -> the names the run-time type checks (and their messages) use
+_TYPE_NAMES = {"string": "string", "int": "int", "float": "float", "bool": "boolean", "array": "array",
+               "object": "object"}
 _SUPPORTED_OPS = ("call", "transform.filter", "transform.map", "transform.sort", "branch", "exit", "end")
 _SUPPORTED_SEMANTICS = ("workflowskill",)
 _IDENT_CHARS = re.compile(r"[^A-Za-z0-9_]")
@@ -369,9 +372,9 @@ class _Generator:
                              f"{self._value(fn, binding.value, node, scope + ('result',))}")
         return f"{RT}.compact({{{', '.join(parts)}}})"
 
-    def _dispatch(self, fn: _Func, node: Node, depth: int, scope: tuple[str, ...]) -> str:
-        """Emit the lines that compute the step's output from its inputs;
-        return the expression naming that output."""
+    def _dispatch(self, fn: _Func, node: Node, depth: int, scope: tuple[str, ...]) -> None:
+        """Emit the lines that compute the step's ``output`` from its inputs,
+        then check it against the declared output types."""
         uses_result = any(b.value is not None for b in node.outputs)
         raw = "result" if uses_result else "output"
         fn.emit(depth, f"args = {self._args(fn, node, scope)}")
@@ -388,9 +391,17 @@ class _Generator:
             fn.emit(depth, f"items = {RT}.transform_items(args)")
             key = node.outputs[0].name if node.outputs else "items"
             fn.emit(depth, f"{raw} = {{{_const(key)}: {self._transform(fn, node, scope)}}}")
-        if not uses_result:
-            return raw
-        return self._mapping(fn, node, raw, scope)
+        if uses_result:
+            fn.emit(depth, f"output = {self._mapping(fn, node, raw, scope)}")
+        declared = []
+        for i, binding in enumerate(node.outputs):
+            kind = _TYPE_NAMES.get(binding.type.kind)
+            # a transform's first output holds its result array by definition
+            if kind is None or (i == 0 and node.op != "call" and binding.value is None):
+                continue
+            declared.append(_tuple([_const(binding.name), _const(kind)]))
+        if declared:
+            fn.emit(depth, f"{RT}.check_output({_const(node.id)}, output, {_tuple(declared)})")
 
     def _transform(self, fn: _Func, node: Node, scope: tuple[str, ...]) -> str:
         op = node.op
@@ -464,7 +475,8 @@ class _Generator:
             fn.emit(1, "error = None")
             body = _Func()
             scope = ("item", "index")
-            body.emit(3, f"outputs.append({self._dispatch(body, node, 3, scope)})")
+            self._dispatch(body, node, 3, scope)
+            body.emit(3, "outputs.append(output)")
             uses_index = it.delay_ms > 0 or any(
                 ref.root == "index" for b in (*node.inputs, *node.outputs) if b.value is not None
                 for ref in _refs(b.value))
@@ -487,9 +499,7 @@ class _Generator:
             self._header(node, self._what(node))
             fn.emit(1, "try:")
             self._guard(fn, node, 2)
-            output = self._dispatch(fn, node, 2, ())
-            if output != "output":
-                fn.emit(2, f"output = {output}")
+            self._dispatch(fn, node, 2, ())
             fn.emit(1, f"except {RT}.STEP_ERRORS as exc:")
             fn.emit(2, self._fail(node, "exc"))
             fn.emit(1, f"return ctx.done({sid}, output)")
@@ -607,6 +617,9 @@ class _Generator:
         out.append("")
         out.append(f"WORKFLOW = {_const(wf.name)}")
         out.append(f"INPUT_DEFAULTS = {_data(defaults)}")
+        types = [_tuple([_const(p.name), _const(_TYPE_NAMES[p.type.kind])])
+                 for p in wf.inputs if p.type.kind in _TYPE_NAMES]
+        out.append(f"INPUT_TYPES = {_tuple(types) if types else '()'}")
         out.append("# every step in declaration order; those not run are recorded as skipped")
         out.append(f"STEP_IDS = {_tuple([_const(i) for i in step_ids]) if step_ids else '()'}")
         out.append("# the steps only a conditional runs")
@@ -627,7 +640,8 @@ class _Generator:
         out.append("def run(inputs, host):")
         out.append('    """Run the workflow with ``inputs`` (a dict) against ``host``; return the run record."""')
         out.append(f"    ctx = {RT}.Run(host, inputs, INPUT_DEFAULTS, STEP_IDS, BRANCH_STEP_IDS)")
-        out.append("    _main(ctx)")
+        out.append("    if ctx.check_inputs(INPUT_TYPES):")
+        out.append("        _main(ctx)")
         out.append("    return ctx.finish(_end)")
         out.append("")
         out.append("")

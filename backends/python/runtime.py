@@ -636,6 +636,49 @@ def _copy_json(v):
     return v
 
 
+# --- declared types (WorkflowSkill names) ---------------------------------------
+
+def type_name(v):
+    """The declared-type name a value has: string, boolean, int, float,
+    array, object or null (a whole float is an int: JSON can't tell)."""
+    if v is None or v is MISSING:
+        return "null"
+    t = type(v)
+    if t is str:
+        return "string"
+    if t is bool:
+        return "boolean"
+    if t is int:
+        return "int"
+    if t is float:
+        return "int" if (not math.isinf(v) and not math.isnan(v) and v == int(v)) else "float"
+    if _is_array(v):
+        return "array"
+    if isinstance(v, dict):
+        return "object"
+    return t.__name__
+
+
+def type_matches(v, kind):
+    """Does ``v`` fit the declared type ``kind``? Null and missing fit every
+    type (a skipped step's output, an absent field); an int fits float."""
+    if v is None or v is MISSING:
+        return True
+    name = type_name(v)
+    return name == kind or (kind == "float" and name == "int")
+
+
+def check_output(step_id, output, declared):
+    """Fail the step unless each declared output ``(name, type)`` present in
+    ``output`` has its declared type (SPEC lifecycle step 6)."""
+    if isinstance(output, dict):
+        for name, kind in declared:
+            v = output.get(name)
+            if not type_matches(v, kind):
+                raise StepFailure('Step "' + step_id + '" output "' + name + '": expected ' + kind
+                                  + ", got " + type_name(v))
+
+
 def compact(obj):
     """``obj`` without the keys whose value is MISSING (JavaScript keeps
     them as undefined, and every JSON form drops them)."""
@@ -799,6 +842,18 @@ class Run:
         self.last = None
         self.exited = False
         self.exit_output = None
+
+    def check_inputs(self, declared):
+        """Check the inputs against their declared ``(name, type)``s; a
+        mismatch fails the run before any step runs."""
+        for name, kind in declared:
+            v = self.inputs.get(name)
+            if not type_matches(v, kind):
+                self.status = "failed"
+                self.error = {"message": 'workflow input "' + name + '": expected ' + kind + ", got "
+                              + type_name(v), "step": None}
+                return False
+        return True
 
     # effects
     def call(self, capability, name, args, retry=None):
