@@ -438,7 +438,7 @@ class WorkflowSkillFrontEnd:
                     self.sink.error("WFS211", f"exit output key {name!r} is not a declared workflow output",
                                     key.span, *([hint] if hint else []))
                 if isinstance(value, YScalar) and isinstance(value.value, str):
-                    vexpr = self._value(value, context="step")
+                    vexpr = self._value(value, context="step") or literal(None, value.span)
                 else:
                     vexpr = literal((value.plain()), value.span)
                 entries.append(E.MapEntry(E.Literal(name, "string", key.span), vexpr,
