@@ -418,6 +418,16 @@ CASES: list[Case] = [
             inputs:
               q: {type: string, value: "x is ${inputs.x &} now"}
         """, (W("WFS201", "&"),)),
+    Case("syntax error in an exit output object", """\
+        outputs:
+          n: {type: int}
+        steps:
+          - id: e
+            type: exit
+            status: success
+            output:
+              n: $steps{{.a
+        """, (W("WFS201", "{{"),)),
     Case("$ followed by a digit", """\
         steps:
           - id: a
