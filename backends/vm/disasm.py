@@ -14,7 +14,7 @@ import os
 from flowc.backends.vm import format as F
 from flowc.backends.vm import vm as V
 
-__all__ = ["disassemble", "decode_code"]
+__all__ = ["decode_code", "disassemble"]
 
 
 def _varint(code: bytes, p: int) -> tuple[int, int]:
@@ -114,7 +114,7 @@ def disassemble(data: bytes, source_root: str | None = None) -> str:
         if at == finish:
             lines.append("  finish:")
         if at in positions:
-            line, col = positions[at]
+            line, _col = positions[at]
             if line != last_line:
                 text = ""
                 if source is not None and 0 < line <= len(source):

@@ -757,6 +757,8 @@ def sort_items(items, path, desc):
     nulls = []
     numbers = True
     strings = True
+    if not _is_array(items):
+        raise _StepError("sort input is not an array")
     for item in items:
         v = _nested(item, path)
         if v is None or v is MISSING:
@@ -1170,9 +1172,10 @@ def _verify(sec):
     if not (finish < bounds[1]):
         raise VerifyError("the finish offset must be inside the main function")
 
-    expect = {0: 0, finish: 0}      # offset -> stack depth expected there
+    # offset -> (stack depth, depths of the iterator slots) expected there
+    expect = {0: _EMPTY, finish: _EMPTY}
     for r in step_rows:
-        expect[r[3]] = 0
+        expect[r[3]] = _EMPTY
     index_of = {}                   # offset -> instruction index
     decoded = []
     handler_at = []                 # instruction index -> innermost region (or None)
@@ -1186,6 +1189,7 @@ def _verify(sec):
     fstart = 0
     fend = bounds[1]
     depth = 0
+    iters = ()                      # stack slots holding iterators (ITER .. COLLECT/END_EACH)
     reachable = True
     p = 0
     while p < ncode:
@@ -1201,9 +1205,12 @@ def _verify(sec):
             open_regions.pop()
         if p in expect:
             d = expect.pop(p)
-            if reachable and d != depth:
-                raise VerifyError("stack depth %d at offset %d does not match %d from a jump" % (depth, p, d))
-            depth = d
+            if reachable and (d[0] != depth or d[1] != iters):
+                raise VerifyError("stack depth %d at offset %d does not match %d from a jump"
+                                  % (depth, p, d[0]) if d[0] != depth else
+                                  "iterator slots at offset %d do not match those from a jump" % p)
+            depth = d[0]
+            iters = d[1]
             reachable = True
         elif not reachable:
             raise VerifyError("unreachable code at offset %d" % p)
@@ -1218,11 +1225,12 @@ def _verify(sec):
             if rdepth > depth:
                 raise VerifyError("region at offset %d declares depth %d, the stack has %d"
                                   % (start, rdepth, depth))
-            _expect(expect, handler, rdepth + 1)
+            _expect(expect, handler, (rdepth + 1, tuple([i for i in iters if i < rdepth])))
             open_regions.append((end, handler, rdepth))
             ri += 1
         if open_regions and depth < open_regions[-1][2]:
             raise VerifyError("the stack drops below its region's depth at offset %d" % p)
+        in_iters = iters
         op = code[p]
         info = ops.get(op)
         if info is None:
@@ -1274,6 +1282,12 @@ def _verify(sec):
         if pop > depth:
             raise VerifyError("stack underflow at offset %d (%s pops %d, the stack has %d)"
                               % (at, info[0], pop, depth))
+        need = _ITER_AT.get(op)
+        if need is not None:
+            if not iters or iters[-1] != depth - need:
+                raise VerifyError("%s needs an iterator %d deep at offset %d" % (info[0], need, at))
+        elif iters and iters[-1] >= depth - pop:
+            raise VerifyError("%s would take an iterator as a value at offset %d" % (info[0], at))
         if op == TEMPLATE and args[0] < 1:
             raise VerifyError("TEMPLATE needs at least one part at offset %d" % at)
         if (op == RUN or op == RET) and depth != 0:
@@ -1281,6 +1295,8 @@ def _verify(sec):
         if op == RUN and func > 0 and args[0] <= func - 1:
             raise VerifyError("step %d runs step %d: a step may only run later steps (offset %d)"
                               % (func - 1, args[0], at))
+        if op == FINISH and depth != 1:
+            raise VerifyError("FINISH needs exactly the outputs on the stack at offset %d" % at)
         if op == RET and func == 0:
             raise VerifyError("RET in the main function at offset %d" % at)
         if (op == FINISH or op == EXITED or op == STATE or op == OUTPUTS_FAILED) and func != 0:
@@ -1291,6 +1307,10 @@ def _verify(sec):
                 raise VerifyError("SHAPE needs a constant list of strings at offset %d" % at)
         if op == SORT:
             args[0] = tuple(args[0].split("."))
+        if op == ITER:
+            iters = iters + (depth - 1,)
+        elif op == COLLECT or op == END_EACH:
+            iters = iters[:-1]
         depth = depth - pop + info[3]
         if depth > max_depth:
             max_depth = depth
@@ -1303,20 +1323,21 @@ def _verify(sec):
             if info[5] >= 0:
                 tdepth = depth - info[3] + info[5]
             if target > at:
-                _expect(expect, target, tdepth)
+                _expect(expect, target, (tdepth, iters))
             else:
                 ti = index_of.get(target)
                 if ti is None:
                     raise VerifyError("jump target %d is not an instruction boundary (offset %d)"
                                       % (target, at))
-                if decoded[ti][4] != tdepth:
+                if decoded[ti][4] != tdepth or decoded[ti][6] != iters:
                     raise VerifyError("backward jump at offset %d reaches depth %d where %d was seen"
-                                      % (at, tdepth, decoded[ti][4]))
+                                      % (at, tdepth, decoded[ti][4]) if decoded[ti][4] != tdepth else
+                                      "backward jump at offset %d: iterator slots differ" % at)
         reachable = flow == 0 or flow == 2
         index_of[at] = len(decoded)
         inner = open_regions[-1] if open_regions else None
         handler_at.append(inner)
-        decoded.append([op, args[0], args[1], args[2], depth + pop - info[3], at])
+        decoded.append([op, args[0], args[1], args[2], depth + pop - info[3], at, in_iters])
     if reachable:
         raise VerifyError("code falls through the end of the last function")
     if open_regions and open_regions[-1][0] != ncode:
@@ -1346,12 +1367,18 @@ def _verify(sec):
                    retry_rows, region_rows, srcmap, max_depth, ncode)
 
 
-def _expect(expect, off, depth):
+_EMPTY = (0, ())
+# Opcodes that use the iterator: how deep it must be (1 = the top).
+_ITER_AT = {NEXT: 1, APPEND: 2, KEEP: 2, ITEM_FAILED: 2, COLLECT: 1, END_EACH: 1}
+
+
+def _expect(expect, off, state):
     d = expect.get(off)
     if d is None:
-        expect[off] = depth
-    elif d != depth:
-        raise VerifyError("two jumps reach offset %d with stack depths %d and %d" % (off, d, depth))
+        expect[off] = state
+    elif d != state:
+        raise VerifyError("two jumps reach offset %d with different stacks (depth %d and %d)"
+                          % (off, d[0], state[0]))
 
 
 # ================================================================ running
@@ -1425,6 +1452,8 @@ def copy_json(v):
 
 def compact(obj):
     """obj without the keys whose value is missing."""
+    if not isinstance(obj, dict):
+        return obj
     for k in obj:
         if obj[k] is MISSING:
             out = _Obj()
@@ -1488,10 +1517,7 @@ class _Run(object):
         self.host.sleep(ms)
 
     def call(self, capability, name, args, retry):
-        for k in args:
-            if args[k] is MISSING:
-                args = compact(args)
-                break
+        args = compact(args)
         attempts = 0
         while True:
             call = _Obj()
@@ -1791,7 +1817,7 @@ class _Run(object):
                         self.status = "failed"
                         if self.error is None:
                             e = _Obj()
-                            e["message"] = "workflow outputs: " + message
+                            e["message"] = "workflow outputs: " + stringify(message)
                             e["step"] = None
                             self.error = e
                         push(_Obj())

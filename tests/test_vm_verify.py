@@ -1,0 +1,267 @@
+"""Verification: malformed bytecode is rejected with a VerifyError (never
+another exception, never a hang); fuel bounds every run; same input, same
+bytes and records; the VM's opcode table equals format.py's."""
+
+from __future__ import annotations
+
+import json
+import zlib
+
+import msgpack
+import pytest
+from flowc.backends.vm import format as F
+from flowc.backends.vm import vm as V
+from flowc.backends.vm.assemble import assemble_body, pack_file
+from flowc.host import ScriptedHost
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.test_vm_equivalence import _workflow, corpus_programs
+
+
+def _program(name="each-loop"):
+    return next(p for p in corpus_programs() if p[0] == name)
+
+
+def _body(data: bytes) -> list:
+    return msgpack.unpackb(msgpack.unpackb(data)[3])
+
+
+def _repack(body: list, version: int = F.FORMAT_VERSION) -> bytes:
+    raw = msgpack.packb(body, use_bin_type=True)
+    return msgpack.packb([F.MAGIC, version, zlib.crc32(raw), raw], use_bin_type=True)
+
+
+def _rejected(data) -> str:
+    with pytest.raises(V.VerifyError) as info:
+        V.load(data)
+    assert str(info.value)
+    return str(info.value)
+
+
+# ------------------------------------------------------------------ tables
+
+def test_vm_opcode_table_equals_format():
+    kinds = {"const": "c", "name": "n", "target": "t", "step": "s", "retry": "r", "root": "o",
+             "state": "a", "count": "k", "flag": "f"}
+    flows = {"next": 0, "jump": 1, "branch": 2, "return": 3, "stop": 4}
+    pops = {"n": -1, "2n": -2}
+    assert set(V.OPS) == set(F.BY_CODE)
+    for code, spec in F.BY_CODE.items():
+        name, k, pop, push, flow, branch_push = V.OPS[code]
+        assert name == spec.name
+        assert getattr(V, name if name != "MISSING" else "MISSING_") == code
+        assert k == "".join(kinds[o] for o in spec.operands)
+        assert pop == pops.get(spec.pop, spec.pop)
+        assert push == spec.push
+        assert flow == flows[spec.flow]
+        assert branch_push == (spec.branch[1] if spec.branch else -1)
+    assert V.MAGIC == F.MAGIC and V.FORMAT_VERSION == F.FORMAT_VERSION
+    assert V.SUPPORTED_VERSIONS == F.SUPPORTED_VERSIONS
+    assert V.MAX_STACK == F.LIMITS["stack"] and V.MAX_NESTING == F.LIMITS["nesting"]
+
+
+# ------------------------------------------------------------------ rejections
+
+def test_rejects_wrong_magic_version_checksum():
+    data = _program()[1]
+    assert "magic" in _rejected(b"\x00" + data[1:])
+    assert "magic" in _rejected(b"")
+    assert "version" in _rejected(_repack(_body(data), version=99))
+    assert "version" in _rejected(_repack(_body(data), version=0))
+    flipped = bytearray(data)
+    flipped[-3] ^= 0x01
+    assert "checksum" in _rejected(bytes(flipped))
+    _rejected("not bytes")
+
+
+def test_rejects_every_truncation():
+    data = _program()[1]
+    for n in range(len(data)):
+        _rejected(data[:n])
+
+
+def test_rejects_every_single_bit_flip():
+    data = _program("filter-exit/found-else")[1]
+    for i in range(len(data)):
+        for bit in range(8):
+            bad = bytearray(data)
+            bad[i] ^= 1 << bit
+            try:
+                V.load(bytes(bad))
+            except V.VerifyError:
+                continue
+            raise AssertionError(f"flip of bit {bit} of byte {i} was accepted")
+
+
+def test_rejects_huge_lengths_quickly():
+    # An array claiming 2**32-1 elements with a few bytes behind it.
+    lie = b"\xdd\xff\xff\xff\xff" + b"\x00" * 8
+    for data in (lie, _repack([lie]), msgpack.packb([F.MAGIC, 1, zlib.crc32(lie), lie])):
+        _rejected(data)
+    # the built-in decoder too (MicroPython has no msgpack package)
+    with pytest.raises(V.VerifyError):
+        r = V._Reader(lie)
+        r.value(0)
+    with pytest.raises(V.VerifyError):
+        V._Reader(b"\x91" * 1000 + b"\xc0").value(0)
+
+
+CODE_MUTATIONS = [
+    ("unknown opcode", lambda code: code[:3] + b"\xff" + code[4:]),
+    ("truncated", lambda code: code[:-1]),
+    ("trailing garbage", lambda code: code + b"\x01"),
+]
+
+
+@pytest.mark.parametrize("what,mutate", CODE_MUTATIONS, ids=[m[0] for m in CODE_MUTATIONS])
+def test_rejects_code_mutations_with_a_valid_checksum(what, mutate):
+    body = _body(_program()[1])
+    body[7] = mutate(body[7])
+    _rejected(_repack(body))
+
+
+def _assemble_custom(code_ops, consts=(), names=("x",), steps=(), regions=(), finish=0, retries=()):
+    body = ["t", list(consts), list(names), [list(s) for s in steps], [list(r) for r in retries],
+            [list(r) for r in regions], finish, bytes(code_ops), None]
+    return _repack(body)
+
+
+def _op(name, *operands):
+    out = bytearray([F.op(name)])
+    for v in operands:
+        while True:
+            b = v & 0x7F
+            v >>= 7
+            out.append(b | 0x80 if v else b)
+            if not v:
+                break
+    return bytes(out)
+
+
+def test_minimal_program_runs():
+    data = _assemble_custom(_op("OBJECT", 0) + _op("FINISH"))
+    record = V.load(data).run({}, ScriptedHost({}))
+    assert record == {"status": "success", "outputs": {}, "error": None, "steps": [], "calls": [],
+                      "sleeps_ms": []}
+
+
+@pytest.mark.parametrize("code,consts,message", [
+    (_op("FINISH"), (), "underflow"),
+    (_op("CONST", 3) + _op("FINISH"), (1,), "constant index"),
+    (_op("FIELD", 0) + _op("FINISH"), (), "underflow"),
+    (_op("OBJECT", 0) + _op("FIELD", 9) + _op("FINISH"), (), "name index"),
+    (_op("JUMP", 1) + _op("OBJECT", 0) + _op("FINISH"), (), "unreachable"),
+    (_op("JUMP", 99) + _op("OBJECT", 0) + _op("FINISH"), (), "outside"),
+    (_op("OBJECT", 0) + _op("OBJECT", 0) + _op("FINISH"), (), "FINISH needs"),
+    (_op("OBJECT", 0) + _op("FINISH") + _op("OBJECT", 0), (), "unreachable"),
+    (_op("OBJECT", 0) + _op("FINISH") + _op("OBJECT", 0) + _op("FINISH"), (), "unreachable"),
+    (_op("CONST", 0) + _op("JUMP_IF_NOT", 6) + _op("CONST", 0) + _op("OBJECT", 0) + _op("FINISH"), (True,),
+     "depth"),
+    (_op("ROOT", 7) + _op("FINISH"), (), "root"),
+    (_op("OBJECT", 0) + _op("RUN", 0) + _op("FINISH"), (), "step index"),
+    (_op("OBJECT", 0) + _op("RET"), (), "RET"),
+    (_op("OBJECT", 0) + _op("SHAPE", 0) + _op("FINISH"), (5,), "SHAPE"),
+    (_op("OBJECT", 0) + _op("TEMPLATE", 0) + _op("FINISH"), (), "TEMPLATE"),
+    (bytes([F.op("CONST"), 0x80, 0x80, 0x80, 0x80, 0x80, 0x01]) + _op("FINISH"), (), "varint"),
+    (_op("OBJECT", 0) + _op("JUMP", 0), (), "depth"),
+])
+def test_rejects_bad_code(code, consts, message):
+    assert message in _rejected(_assemble_custom(code, consts=consts))
+
+
+def test_rejects_bad_regions():
+    code = _op("CONST", 0) + _op("FINISH") + _op("OUTPUTS_FAILED") + _op("FINISH")
+    ok = _assemble_custom(code, consts=(1,), regions=[(0, 2, 3, 0)])
+    V.load(ok)
+    for regions, message in [
+        ([(0, 2, 1, 0)], "start < end <= handler"),
+        ([(0, 1, 3, 0)], "inside an instruction"),
+        ([(0, 2, 3, 5)], "depth"),
+        ([(0, 3, 3, 0), (0, 2, 3, 0)], "nested"),
+        ([(0, 2, 4, 0)], "unreachable"),
+    ]:
+        assert message in _rejected(_assemble_custom(code, consts=(1,), regions=regions))
+
+
+def test_rejects_step_calls_backwards():
+    # step 0 runs step 0: recursion is refused at load time
+    code = (_op("OBJECT", 0) + _op("FINISH")
+            + _op("RUN", 0) + _op("RET"))
+    assert "later steps" in _rejected(_assemble_custom(code, names=("a", "tool"), steps=[(0, 1, 0, 3)]))
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(st.data())
+def test_fuzz_structural_mutations_never_crash(data):
+    """Mutated bodies with a valid checksum: VerifyError or a clean run."""
+    _name, program, inputs, script = data.draw(st.sampled_from(corpus_programs()))
+    body = _body(program)
+    section = data.draw(st.integers(0, 8))
+    choice = data.draw(st.integers(0, 3))
+    if section == 7:
+        code = bytearray(body[7])
+        for _ in range(data.draw(st.integers(1, 4))):
+            i = data.draw(st.integers(0, len(code) - 1))
+            code[i] = data.draw(st.integers(0, 255))
+        body[7] = bytes(code)
+    elif choice == 0:
+        body[section] = data.draw(st.one_of(st.none(), st.integers(-5, 2**40), st.text(max_size=3),
+                                            st.binary(max_size=5), st.lists(st.integers(0, 3), max_size=3)))
+    elif choice == 1 and isinstance(body[section], list) and body[section]:
+        i = data.draw(st.integers(0, len(body[section]) - 1))
+        body[section][i] = data.draw(st.one_of(st.none(), st.integers(-3, 300), st.lists(st.integers(-1, 300),
+                                                                                          max_size=5)))
+    elif choice == 2 and isinstance(body[section], list):
+        body[section] = body[section][:-1]
+    else:
+        body = body[:section] + body[section + 1:]
+    try:
+        prog = V.load(_repack(body))
+    except V.VerifyError:
+        return
+    record = prog.run(inputs, ScriptedHost(script), 100000, 10000)
+    json.dumps(record)
+
+
+# ------------------------------------------------------------------ fuel
+
+def test_fuel_instructions_fail_the_run_cleanly():
+    _name, data, inputs, script = _program()
+    prog = V.load(data)
+    full = prog.run(inputs, ScriptedHost(script))
+    assert full["status"] == "success"
+    for limit in (0, 1, 10, 50):
+        record = prog.run(inputs, ScriptedHost(script), max_instructions=limit)
+        assert record["status"] == "failed"
+        assert record["error"]["message"] == f"fuel exhausted: more than {limit} instructions"
+        assert [s["id"] for s in record["steps"]] == [s["id"] for s in full["steps"]]
+
+
+def test_fuel_iterations():
+    _name, data, inputs, script = _program()
+    record = V.load(data).run(inputs, ScriptedHost(script), max_iterations=2)
+    assert record["status"] == "failed"
+    assert record["error"] == {"message": "fuel exhausted: more than 2 iterations", "step": "summarize"}
+    assert V.load(data).run(inputs, ScriptedHost(script), max_iterations=3)["status"] == "success"
+
+
+# ------------------------------------------------------------------ determinism
+
+def test_same_ir_same_bytes_and_same_record():
+    for case in ("each-loop", "filter-exit/found-else", "retry-backoff/exhausted"):
+        _name, data, inputs, script = _program(case)
+        records = [V.load(data).run(inputs, ScriptedHost(script)) for _ in range(3)]
+        assert all(json.dumps(r) == json.dumps(records[0]) for r in records)
+    for file in ("fixtures/graduation-email-triage.md", "fixtures/filter-exit.md"):
+        wf = _workflow(file)
+        assert pack_file(assemble_body(wf)) == pack_file(assemble_body(wf))
+        assert pack_file(assemble_body(wf), strip=True) != pack_file(assemble_body(wf))
+
+
+def test_stripped_and_unstripped_run_alike():
+    wf = _workflow("fixtures/filter-exit.md")
+    a = V.load(pack_file(assemble_body(wf))).run({}, ScriptedHost({"get_items": {"output": {"items": []}}}))
+    b = V.load(pack_file(assemble_body(wf), strip=True)).run(
+        {}, ScriptedHost({"get_items": {"output": {"items": []}}}))
+    assert a == b
