@@ -278,12 +278,14 @@ class _Builder:
         out = []
         if node.iteration is not None:
             it = node.iteration
-            text = "each " + self.show(it.over)
+            out.extend(wrap("each " + self.show(it.over), WIDTH + 6, 2))
+            pace = []
             if it.delay_ms:
-                text += f", {it.delay_ms} ms apart"
+                pace.append(f"{it.delay_ms}ms between items")
             if it.max_parallel != 1:
-                text += f", {it.max_parallel} at once"
-            out.extend(wrap(text, WIDTH + 6, 2))
+                pace.append(f"{it.max_parallel} at once")
+            if pace:
+                out.append(", ".join(pace))
         if node.guard is not None:
             out.extend(wrap("when " + self.show(node.guard.expr), WIDTH + 6, 2))
         extra = []

@@ -57,8 +57,8 @@ def wrap(text: str, width: int, max_lines: int = 3) -> list[str]:
 
 def _pieces(word: str, width: int) -> list[str]:
     """``word`` in parts that may each start a new line: after each ``.``
-    when the word is too long for one line, and no part wider than ``width``."""
-    if len(word) <= width:
+    of a long word (a reference path), and no part wider than ``width``."""
+    if len(word) <= width // 2:
         return [word]
     out: list[str] = []
     for part in (p for p in re.split(r"(?<=\.)", word) if p):
