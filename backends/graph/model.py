@@ -26,8 +26,10 @@ CATEGORIES = ("start", "trigger", "call", "transform", "branch", "composite", "s
               "terminal", "missing")
 
 # Attributes worth a line when an operation has no specific summary.
-_SUMMARY_ATTRS = ("condition", "on", "over", "check", "value", "target", "function", "duration_ms",
-                  "message", "prompt", "expr")
+_SUMMARY_ATTRS = ("condition", "on", "over", "while", "until", "check", "value", "text", "target",
+                  "function", "duration_ms", "message", "prompt", "expr", "format")
+# Attributes of a call worth a line: what is asked of the host.
+_CALL_ATTRS = ("instruction", "prompt", "question", "url", "key")
 
 
 @attrs.frozen
@@ -106,6 +108,7 @@ class _Builder:
         self.lines: list[Line] = []
         self.placed: list[tuple[Node, str]] = []   # for matching findings to boxes
         self.counter = 0
+        self.scope_edges: tuple[Edge, ...] = ()       # the edges of the scope being drawn
 
     def uid(self, prefix: str = "n") -> str:
         self.counter += 1
@@ -159,6 +162,7 @@ class _Builder:
                 roots = [inner_ids[n.id] for n in region.nodes if n.id not in targets] or inner[:1]
                 if roots:
                     self.lines.append(Line(uid, roots[0], "body", region.name, cuid))
+        self.scope_edges = edges
         for edge in edges:
             self.lines.append(self.line(edge, ids, here))
         self.lines.extend(self.layout_lines(edges, ids))
@@ -176,17 +180,20 @@ class _Builder:
         label = ""
         if edge.kind is EdgeKind.BRANCH:
             label = edge.label or ""
-            if edge.order or self._arm_size(edge) > 1:
-                label = f"{label} {edge.order + 1}".strip()
+            arm = self._arm(edge)
+            if len(arm) > 1:   # number the steps of an arm that runs several, in run order
+                label = f"{label} {arm.index(edge) + 1}".strip()
         elif edge.kind is EdgeKind.ERROR:
             label = edge.label or "on error"
         elif edge.label:
             label = edge.label
         return Line(ends[0], ends[1], edge.kind.value, label)
 
-    def _arm_size(self, edge: Edge) -> int:
-        return sum(1 for e in self.wf.edges
-                   if e.source == edge.source and e.kind is EdgeKind.BRANCH and e.label == edge.label)
+    def _arm(self, edge: Edge) -> list[Edge]:
+        """The BRANCH edges of ``edge``'s arm, in run order."""
+        arm = [e for e in self.scope_edges
+               if e.source == edge.source and e.kind is EdgeKind.BRANCH and e.label == edge.label]
+        return sorted(arm, key=lambda e: e.order)
 
     def layout_lines(self, edges, ids: dict[str, str]) -> list[Line]:
         """Invisible lines that stack each branch arm's targets in the order
@@ -234,26 +241,36 @@ class _Builder:
             return self.show(v) if v is not None else ""
 
         if op == "call":
-            name = lit("name")
-            cap = lit("capability")
-            head = f"call {cap}".strip()
-            if name:
-                head += f" {name}"
-            if node.kind not in (cap, "tool", "call") and node.kind:
-                head = f"{node.kind}: {head}"
+            name, cap, kind = lit("name"), lit("capability"), node.kind or ""
+            head = " ".join(filter(None, ("call", cap, name)))
+            derivable = kind in ("", cap, name, "tool", "call") or (
+                cap and kind.startswith((cap + ".", cap + "_")))
+            if not derivable:
+                head += f" ({kind})"
             if node.actor:
                 detail.append(f"as {node.actor}")
-            return clip(head, WIDTH * 2), detail
-        if op == "transform.filter":
-            return "transform.filter", self.wrapped("where " + self.show(node.attr("where")))
-        if op == "transform.map":
+            for key in _CALL_ATTRS:
+                v = node.attr(key)
+                if v is not None:
+                    detail.extend(self.wrapped(f"{key}: {self.show(v)}"))
+                    break
+            return clip(head, WIDTH * 2), detail[:DETAIL_LINES]
+        if op in ("transform.filter", "transform.map"):
+            body = node.attr("where") if op == "transform.filter" else None
+            body = body if body is not None else node.attr("expr")
             m = node.attr("expression")
             if isinstance(m, E.MapExpr):
                 keys = ", ".join(str(x.key.value) if isinstance(x.key, E.Literal) else self.show(x.key)
                                  for x in m.entries)
-                return "transform.map", self.wrapped("{" + keys + "}")
+                return op, self.wrapped("{" + keys + "}")
+            if isinstance(body, E.Lambda):
+                body = body.body
+            if body is not None:
+                word = "where " if op == "transform.filter" else ""
+                return op, self.wrapped(word + self.show(body))
+            return op, detail
         if op == "transform.sort":
-            field, direction = lit("field"), lit("direction")
+            field, direction = lit("field") or lit("by"), lit("direction")
             return clip(f"transform.sort by {field} {direction}".strip(), WIDTH * 2), detail
         if op == "branch":
             return "branch", self.wrapped("if " + self.show(node.attr("condition")))
