@@ -42,6 +42,11 @@ except ImportError:  # pragma: no cover - MicroPython
     except ImportError:
         _crc32 = None
 
+try:
+    import gc as _gc
+except ImportError:  # pragma: no cover
+    _gc = None
+
 _MICRO = sys.implementation.name == "micropython"
 # Objects must keep insertion order (JSON key order, "the first array input").
 _Obj = _OrderedDict if _MICRO else dict
@@ -1054,20 +1059,34 @@ def split_file(data):
     return version, body
 
 
+try:
+    _RecursionError = RecursionError
+except NameError:  # pragma: no cover - MicroPython
+    _RecursionError = RuntimeError
+
+
 def load(data):
     """Decode and verify bytecode; return a :class:`Program` or raise VerifyError."""
+    # The pass allocates a tuple per instruction and no cycles: pausing the
+    # cyclic collector saves a third of the time.
+    paused = _gc is not None and _gc.isenabled()
+    if paused:
+        _gc.disable()
     try:
         body = split_file(data)[1]
         sections = unpackb(body)
         return _verify(sections)
     except VMError:
         raise
-    except RecursionError:
+    except _RecursionError:
         raise VerifyError("bytecode nests too deeply")
     except MemoryError:
         raise VerifyError("bytecode too large to load")
     except Exception as exc:  # noqa: BLE001 - a decoder bug must not escape as anything else
         raise VerifyError("malformed bytecode: " + type(exc).__name__ + ": " + str(exc))
+    finally:
+        if paused:
+            _gc.enable()
 
 
 def _read_varint(code, p, end):
@@ -1179,11 +1198,16 @@ def _verify(sec):
     index_of = {}                   # offset -> instruction index
     decoded = []
     handler_at = []                 # instruction index -> innermost region (or None)
-    ops = OPS
+    specs = _SPECS
     consts_n = len(consts)
     nretries = len(retry_rows)
+    nregions = len(region_rows)
     ri = 0                          # next region (sorted by start)
     open_regions = []               # (end, handler, depth)
+    inner = None                    # the innermost open region
+    floor = 0                       # its depth: the stack may not drop below it
+    # The next offset where a region starts or ends (checked only there).
+    event = region_rows[0][0] if nregions else ncode + 1
     max_depth = 0
     func = 0                        # function index: 0 main, i+1 step i
     fstart = 0
@@ -1192,6 +1216,7 @@ def _verify(sec):
     iters = ()                      # stack slots holding iterators (ITER .. COLLECT/END_EACH)
     reachable = True
     p = 0
+    n_ins = 0
     while p < ncode:
         if p == fend:
             if reachable:
@@ -1199,10 +1224,6 @@ def _verify(sec):
             func += 1
             fstart = p
             fend = bounds[func + 1]
-        while open_regions and open_regions[-1][0] <= p:
-            if open_regions[-1][0] != p:
-                raise VerifyError("a region ends inside an instruction at offset %d" % open_regions[-1][0])
-            open_regions.pop()
         if p in expect:
             d = expect.pop(p)
             if reachable and (d[0] != depth or d[1] != iters):
@@ -1214,130 +1235,150 @@ def _verify(sec):
             reachable = True
         elif not reachable:
             raise VerifyError("unreachable code at offset %d" % p)
-        while ri < len(region_rows) and region_rows[ri][0] <= p:
-            start, end, handler, rdepth = region_rows[ri]
-            if start != p:
-                raise VerifyError("a region starts inside an instruction at offset %d" % start)
-            if end > fend or handler >= fend:
-                raise VerifyError("region at offset %d leaves its function" % start)
-            if open_regions and end > open_regions[-1][0]:
-                raise VerifyError("regions at offset %d are not well nested" % start)
-            if rdepth > depth:
-                raise VerifyError("region at offset %d declares depth %d, the stack has %d"
-                                  % (start, rdepth, depth))
-            _expect(expect, handler, (rdepth + 1, tuple([i for i in iters if i < rdepth])))
-            open_regions.append((end, handler, rdepth))
-            ri += 1
-        if open_regions and depth < open_regions[-1][2]:
+        if p >= event:
+            while open_regions and open_regions[-1][0] <= p:
+                if open_regions[-1][0] != p:
+                    raise VerifyError("a region ends inside an instruction at offset %d" % open_regions[-1][0])
+                open_regions.pop()
+            while ri < nregions and region_rows[ri][0] <= p:
+                start, end, handler, rdepth = region_rows[ri]
+                if start != p:
+                    raise VerifyError("a region starts inside an instruction at offset %d" % start)
+                if end > fend or handler >= fend:
+                    raise VerifyError("region at offset %d leaves its function" % start)
+                if open_regions and end > open_regions[-1][0]:
+                    raise VerifyError("regions at offset %d are not well nested" % start)
+                if rdepth > depth:
+                    raise VerifyError("region at offset %d declares depth %d, the stack has %d"
+                                      % (start, rdepth, depth))
+                _expect(expect, handler, (rdepth + 1, tuple([i for i in iters if i < rdepth])))
+                open_regions.append((end, handler, rdepth))
+                ri += 1
+            if open_regions:
+                inner = open_regions[-1]
+                floor = inner[2]
+                event = inner[0]
+            else:
+                inner = None
+                floor = 0
+                event = ncode + 1
+            if ri < nregions and region_rows[ri][0] < event:
+                event = region_rows[ri][0]
+        if depth < floor:
             raise VerifyError("the stack drops below its region's depth at offset %d" % p)
         in_iters = iters
         op = code[p]
-        info = ops.get(op)
-        if info is None:
+        spec = specs.get(op)
+        if spec is None:
             raise VerifyError("unknown opcode 0x%02x at offset %d" % (op, p))
         at = p
         p += 1
-        kinds = info[1]
-        args = [0, 0, 0]
-        for j in range(len(kinds)):
-            v, p = _read_varint(code, p, fend)
-            k = kinds[j]
-            if k == "c":
-                if v >= consts_n:
-                    raise VerifyError("constant index %d out of range at offset %d" % (v, at))
-                args[j] = consts[v]
-            elif k == "n":
-                if v >= nnames:
-                    raise VerifyError("name index %d out of range at offset %d" % (v, at))
-                args[j] = names[v]
-            elif k == "t":
-                if v < fstart or v >= fend:
-                    raise VerifyError("jump target %d outside its function at offset %d" % (v, at))
-                args[j] = v
-            elif k == "s":
-                if v >= nsteps:
-                    raise VerifyError("step index %d out of range at offset %d" % (v, at))
-                args[j] = v
-            elif k == "r":
-                if v > nretries:
-                    raise VerifyError("retry index %d out of range at offset %d" % (v, at))
-                args[j] = retry_rows[v - 1] if v else None
-            elif k == "o":
-                if v > 4:
-                    raise VerifyError("root %d out of range at offset %d" % (v, at))
-                args[j] = v
-            elif k == "a" or k == "f":
-                if v > 1:
-                    raise VerifyError("operand %d out of range at offset %d" % (v, at))
-                args[j] = v
-            else:  # count
-                if v > MAX_STACK:
+        kinds, pop, push, flow, branch_push, special = spec
+        a = b = c = 0
+        if kinds:
+            j = 0
+            for k in kinds:
+                if p < fend and code[p] < 0x80:
+                    v = code[p]
+                    p += 1
+                else:
+                    v, p = _read_varint(code, p, fend)
+                if k == 1:      # const
+                    if v >= consts_n:
+                        raise VerifyError("constant index %d out of range at offset %d" % (v, at))
+                    v = consts[v]
+                elif k == 2:    # name
+                    if v >= nnames:
+                        raise VerifyError("name index %d out of range at offset %d" % (v, at))
+                    v = names[v]
+                elif k == 3:    # target
+                    if v < fstart or v >= fend:
+                        raise VerifyError("jump target %d outside its function at offset %d" % (v, at))
+                elif k == 4:    # step
+                    if v >= nsteps:
+                        raise VerifyError("step index %d out of range at offset %d" % (v, at))
+                elif k == 5:    # retry
+                    if v > nretries:
+                        raise VerifyError("retry index %d out of range at offset %d" % (v, at))
+                    v = retry_rows[v - 1] if v else None
+                elif k == 6:    # root
+                    if v > 4:
+                        raise VerifyError("root %d out of range at offset %d" % (v, at))
+                elif k == 7:    # state, flag
+                    if v > 1:
+                        raise VerifyError("operand %d out of range at offset %d" % (v, at))
+                elif v > MAX_STACK:  # count
                     raise VerifyError("count %d too large at offset %d" % (v, at))
-                args[j] = v
-        pop = info[2]
-        if pop == -1:
-            pop = args[0]
-        elif pop == -2:
-            pop = 2 * args[0]
+                if j == 0:
+                    a = v
+                elif j == 1:
+                    b = v
+                else:
+                    c = v
+                j += 1  # noqa: SIM113 - MicroPython-friendly, no enumerate tuple per operand
+        if pop < 0:
+            pop = a if pop == -1 else 2 * a
         if pop > depth:
             raise VerifyError("stack underflow at offset %d (%s pops %d, the stack has %d)"
-                              % (at, info[0], pop, depth))
-        need = _ITER_AT.get(op)
-        if need is not None:
-            if not iters or iters[-1] != depth - need:
-                raise VerifyError("%s needs an iterator %d deep at offset %d" % (info[0], need, at))
+                              % (at, OPS[op][0], pop, depth))
+        if special:
+            need = _ITER_AT.get(op)
+            if need is not None:
+                if not iters or iters[-1] != depth - need:
+                    raise VerifyError("%s needs an iterator %d deep at offset %d" % (OPS[op][0], need, at))
+            elif iters and iters[-1] >= depth - pop:
+                raise VerifyError("%s would take an iterator as a value at offset %d" % (OPS[op][0], at))
+            if op == TEMPLATE and a < 1:
+                raise VerifyError("TEMPLATE needs at least one part at offset %d" % at)
+            if (op == RUN or op == RET) and depth != 0:
+                raise VerifyError("%s needs an empty stack at offset %d" % (OPS[op][0], at))
+            if op == RUN and func > 0 and a <= func - 1:
+                raise VerifyError("step %d runs step %d: a step may only run later steps (offset %d)"
+                                  % (func - 1, a, at))
+            if op == FINISH and depth != 1:
+                raise VerifyError("FINISH needs exactly the outputs on the stack at offset %d" % at)
+            if op == RET and func == 0:
+                raise VerifyError("RET in the main function at offset %d" % at)
+            if (op == FINISH or op == EXITED or op == STATE or op == OUTPUTS_FAILED) and func != 0:
+                raise VerifyError("%s outside the main function at offset %d" % (OPS[op][0], at))
+            if op == SHAPE:
+                if type(a) is not list or [1 for x in a if type(x) is not str]:
+                    raise VerifyError("SHAPE needs a constant list of strings at offset %d" % at)
+            elif op == SORT:
+                a = tuple(a.split("."))
+            elif op == ITER:
+                iters = iters + (depth - 1,)
+            elif op == COLLECT or op == END_EACH:
+                iters = iters[:-1]
+            elif op == CONST and (type(a) is list or isinstance(a, dict)):
+                op = _CONST_COPY
         elif iters and iters[-1] >= depth - pop:
-            raise VerifyError("%s would take an iterator as a value at offset %d" % (info[0], at))
-        if op == TEMPLATE and args[0] < 1:
-            raise VerifyError("TEMPLATE needs at least one part at offset %d" % at)
-        if (op == RUN or op == RET) and depth != 0:
-            raise VerifyError("%s needs an empty stack at offset %d" % (info[0], at))
-        if op == RUN and func > 0 and args[0] <= func - 1:
-            raise VerifyError("step %d runs step %d: a step may only run later steps (offset %d)"
-                              % (func - 1, args[0], at))
-        if op == FINISH and depth != 1:
-            raise VerifyError("FINISH needs exactly the outputs on the stack at offset %d" % at)
-        if op == RET and func == 0:
-            raise VerifyError("RET in the main function at offset %d" % at)
-        if (op == FINISH or op == EXITED or op == STATE or op == OUTPUTS_FAILED) and func != 0:
-            raise VerifyError("%s outside the main function at offset %d" % (info[0], at))
-        if op == SHAPE:
-            shape = args[0]
-            if type(shape) is not list or [1 for s in shape if type(s) is not str]:
-                raise VerifyError("SHAPE needs a constant list of strings at offset %d" % at)
-        if op == SORT:
-            args[0] = tuple(args[0].split("."))
-        if op == ITER:
-            iters = iters + (depth - 1,)
-        elif op == COLLECT or op == END_EACH:
-            iters = iters[:-1]
-        depth = depth - pop + info[3]
+            raise VerifyError("%s would take an iterator as a value at offset %d" % (OPS[op][0], at))
+        before = depth
+        depth = depth - pop + push
         if depth > max_depth:
             max_depth = depth
             if depth > MAX_STACK:
                 raise VerifyError("stack deeper than %d at offset %d" % (MAX_STACK, at))
-        flow = info[4]
-        if flow == 1 or flow == 2:
-            target = args[0]
-            tdepth = depth
-            if info[5] >= 0:
-                tdepth = depth - info[3] + info[5]
-            if target > at:
-                _expect(expect, target, (tdepth, iters))
-            else:
-                ti = index_of.get(target)
-                if ti is None:
-                    raise VerifyError("jump target %d is not an instruction boundary (offset %d)"
-                                      % (target, at))
-                if decoded[ti][4] != tdepth or decoded[ti][6] != iters:
-                    raise VerifyError("backward jump at offset %d reaches depth %d where %d was seen"
-                                      % (at, tdepth, decoded[ti][4]) if decoded[ti][4] != tdepth else
-                                      "backward jump at offset %d: iterator slots differ" % at)
-        reachable = flow == 0 or flow == 2
-        index_of[at] = len(decoded)
-        inner = open_regions[-1] if open_regions else None
+        if flow:
+            if flow == 1 or flow == 2:
+                tdepth = depth if branch_push < 0 else depth - push + branch_push
+                if a > at:
+                    _expect(expect, a, (tdepth, iters))
+                else:
+                    ti = index_of.get(a)
+                    if ti is None:
+                        raise VerifyError("jump target %d is not an instruction boundary (offset %d)"
+                                          % (a, at))
+                    if decoded[ti][4] != tdepth or decoded[ti][6] != iters:
+                        raise VerifyError("backward jump at offset %d reaches depth %d where %d was seen"
+                                          % (at, tdepth, decoded[ti][4]) if decoded[ti][4] != tdepth else
+                                          "backward jump at offset %d: iterator slots differ" % at)
+            reachable = flow == 2
+        index_of[at] = n_ins
+        n_ins += 1
         handler_at.append(inner)
-        decoded.append([op, args[0], args[1], args[2], depth + pop - info[3], at, in_iters])
+        decoded.append((op, a, b, c, before, at, in_iters))
     if reachable:
         raise VerifyError("code falls through the end of the last function")
     if open_regions and open_regions[-1][0] != ncode:
@@ -1353,12 +1394,10 @@ def _verify(sec):
     ins = []
     for d in decoded:
         op = d[0]
-        a = d[1]
-        if OPS[op][4] in (1, 2):
-            a = index_of[a]
-        elif op == CONST and (type(a) is list or isinstance(a, dict)):
-            op = _CONST_COPY
-        ins.append((op, a, d[2], d[3]))
+        if op in _JUMPS:
+            ins.append((op, index_of[d[1]], d[2], d[3]))
+        else:
+            ins.append(d[:4])
     handlers = []
     for h in handler_at:
         handlers.append(None if h is None else (index_of[h[1]], h[2]))
@@ -1368,6 +1407,14 @@ def _verify(sec):
 
 
 _EMPTY = (0, ())
+_KIND_CODES = {"c": 1, "n": 2, "t": 3, "s": 4, "r": 5, "o": 6, "a": 7, "f": 7, "k": 8}
+_SPECIAL = (TEMPLATE, RUN, RET, FINISH, EXITED, STATE, OUTPUTS_FAILED, SHAPE, SORT, ITER, COLLECT,
+            END_EACH, NEXT, APPEND, KEEP, ITEM_FAILED, CONST)
+# code -> (operand kind codes, pop, push, flow, branch push, needs special checks)
+_SPECS = {}
+for _code, _i in OPS.items():
+    _SPECS[_code] = (tuple([_KIND_CODES[_k] for _k in _i[1]]), _i[2], _i[3], _i[4], _i[5], _code in _SPECIAL)
+_JUMPS = {c for c in OPS if OPS[c][4] in (1, 2)}
 # Opcodes that use the iterator: how deep it must be (1 = the top).
 _ITER_AT = {NEXT: 1, APPEND: 2, KEEP: 2, ITEM_FAILED: 2, COLLECT: 1, END_EACH: 1}
 
