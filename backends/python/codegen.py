@@ -142,6 +142,51 @@ class _Localize(ast.NodeTransformer):
         return node
 
 
+# Helpers that are pure and never raise on run-time values: a call of one of
+# them whose arguments don't depend on the loop variables can be evaluated
+# once, before a filter or map loop, without changing what the run does.
+_PURE_HELPERS = frozenset({
+    "wfs_get_field", "wfs_get_fields", "wfs_get_index", "wfs_eq", "wfs_ne", "wfs_lt", "wfs_le",
+    "wfs_gt", "wfs_ge", "wfs_contains", "wfs_truthy", "wfs_not", "wfs_all", "wfs_any", "js_boolean",
+})
+_LOOP_VARS = frozenset({"item", "index"})
+
+
+def _invariant(node: ast.AST) -> bool:
+    """Is ``node`` pure, unable to raise, and free of the loop variables?"""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id not in _LOOP_VARS
+    if isinstance(node, ast.Tuple):
+        return all(_invariant(e) for e in node.elts)
+    if isinstance(node, ast.Attribute):
+        return isinstance(node.value, ast.Name) and node.value.id == RT
+    if isinstance(node, ast.Call):
+        f = node.func
+        return (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == RT
+                and f.attr in _PURE_HELPERS and not node.keywords and all(_invariant(a) for a in node.args))
+    return False
+
+
+class _Hoist(ast.NodeTransformer):
+    """Replace the largest loop-invariant helper calls by names bound before
+    the loop (``_c0``, ``_c1`` ...)."""
+
+    def __init__(self, fn: _Func) -> None:
+        self.fn = fn
+        self.bound: list[tuple[str, str]] = []
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        if _invariant(node):
+            name = f"_c{self.fn.hoisted}"
+            self.fn.hoisted += 1
+            self.bound.append((name, ast.unparse(node)))
+            return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node)
+        self.generic_visit(node)
+        return node
+
+
 def _is_boolean(expr: E.Expr) -> bool:
     """Does ``expr`` always evaluate to a Python bool? (WorkflowSkill
     operators all return booleans.)"""
@@ -167,6 +212,8 @@ class _Func:
         self.lines: list[str] = []
         self.state_roots: set[str] = set()
         self.missing_roots: set[str] = set()
+        self.hoisted = 0  # loop-invariant values bound so far (_c0, _c1 ...)
+        self.pending: list[tuple[str, str]] = []  # (name, source) to bind before the next loop
 
     def emit(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
@@ -274,9 +321,11 @@ class _Generator:
         return chain
 
     # ----------------------------------------------------------- expressions
-    def _x(self, fn: _Func, expr: E.Expr, node: Node | None, scope: tuple[str, ...] = ()) -> str:
+    def _x(self, fn: _Func, expr: E.Expr, node: Node | None, scope: tuple[str, ...] = (),
+           hoist: bool = False) -> str:
         """Python source of ``expr``; roots not in ``scope`` are bound by
-        ``fn``'s prologue (run state, or MISSING)."""
+        ``fn``'s prologue (run state, or MISSING). With ``hoist`` (a filter
+        or map loop body), loop-invariant calls go to ``fn.pending``."""
         try:
             source = compile_expr(expr)
         except ExprCompileError as exc:
@@ -295,18 +344,24 @@ class _Generator:
                 fn.state_roots.add(root)
             else:
                 fn.missing_roots.add(root)
+        if hoist and not _invariant(tree.body):
+            hoister = _Hoist(fn)
+            tree = hoister.visit(tree)
+            fn.pending.extend(hoister.bound)
         return ast.unparse(tree)
 
-    def _test(self, fn: _Func, expr: E.Expr, truthiness: str, node: Node, scope: tuple[str, ...] = ()) -> str:
+    def _test(self, fn: _Func, expr: E.Expr, truthiness: str, node: Node, scope: tuple[str, ...] = (),
+              hoist: bool = False) -> str:
         helper = _TRUTHINESS.get(truthiness)
         if helper is None:
             raise BackendError(f"step {node.id!r}: truthiness {truthiness!r} is not supported")
-        source = self._x(fn, expr, node, scope)
+        source = self._x(fn, expr, node, scope, hoist)
         if _is_boolean(expr):
             return source
         return f"{RT}.{helper}({source})"
 
-    def _object(self, fn: _Func, expr: E.MapExpr, node: Node | None, scope: tuple[str, ...]) -> str:
+    def _object(self, fn: _Func, expr: E.MapExpr, node: Node | None, scope: tuple[str, ...],
+                hoist: bool = False) -> str:
         """A MapExpr as a dict display; keys whose value is missing are
         dropped (``_rt.compact``). Nested MapExprs recurse."""
         parts = []
@@ -315,9 +370,9 @@ class _Generator:
             if not (isinstance(entry.key, E.Literal) and isinstance(entry.key.value, str)):
                 raise BackendError("object keys must be constant strings")
             if isinstance(entry.value, E.MapExpr):
-                value = self._object(fn, entry.value, node, scope)
+                value = self._object(fn, entry.value, node, scope, hoist)
             else:
-                value = self._x(fn, entry.value, node, scope)
+                value = self._x(fn, entry.value, node, scope, hoist)
                 missing = missing or _may_be_missing(entry.value)
             parts.append(f"{_const(entry.key.value)}: {value}")
         text = "{" + ", ".join(parts) + "}"
@@ -390,7 +445,11 @@ class _Generator:
         else:
             fn.emit(depth, f"items = {RT}.transform_items(args)")
             key = node.outputs[0].name if node.outputs else "items"
-            fn.emit(depth, f"{raw} = {{{_const(key)}: {self._transform(fn, node, scope)}}}")
+            transformed = self._transform(fn, node, scope)
+            for name, source in fn.pending:
+                fn.emit(depth, f"{name} = {source}  # the same for every item")
+            fn.pending.clear()
+            fn.emit(depth, f"{raw} = {{{_const(key)}: {transformed}}}")
         if uses_result:
             fn.emit(depth, f"output = {self._mapping(fn, node, raw, scope)}")
         declared = []
@@ -419,13 +478,13 @@ class _Generator:
             if where is None:
                 raise BackendError(f"step {node.id!r}: a filter needs `where`")
             truthiness = self._attr_str(node, "truthiness", "js_boolean")
-            test = self._test(fn, where, truthiness, node, inner)
+            test = self._test(fn, where, truthiness, node, inner, hoist=True)
             loop = self._loop_vars(where)
             return f"[item {loop} if {test}]"
         expression = node.attr("expression")
         if not isinstance(expression, E.MapExpr):
             raise BackendError(f"step {node.id!r}: a map needs an `expression` object")
-        return f"[{self._object(fn, expression, node, inner)} {self._loop_vars(expression)}]"
+        return f"[{self._object(fn, expression, node, inner, hoist=True)} {self._loop_vars(expression)}]"
 
     @staticmethod
     def _loop_vars(expr: E.Expr) -> str:

@@ -766,48 +766,61 @@ class _JsOrder:
         return _js_less(self.v, other.v)
 
 
+_NUMBER_TYPES = frozenset((int, float, bool))
+
+
 def wfs_sort(items, path, descending=False):
     """The sort transform: a stable sort of a copy of ``items`` by the value
     at the dotted ``path`` (a tuple of names). Null and missing values go
     last in both directions; numbers compare numerically, strings by UTF-16
     code units, mixed values by JavaScript's ``<``."""
-    keyed = []
-    nulls = []
-    numbers = True
-    strings = True
-    for item in items:
-        v = wfs_get_fields(item, path)
-        if v is None or v is MISSING:
-            nulls.append(item)
-            continue
-        t = type(v)
-        if t is str:
-            numbers = False
-        elif t is int or t is bool or (t is float and not math.isnan(v)):
-            strings = False
-        else:
-            numbers = strings = False
-        keyed.append((v, item))
-    if numbers:
-        keyed.sort(key=_first, reverse=descending)
-    elif strings:
-        if all(v.isascii() for v, _ in keyed):
-            keyed.sort(key=_first, reverse=descending)
-        else:
-            keyed.sort(key=_first_utf16, reverse=descending)
+    name = path[0] if len(path) == 1 else None
+    if name is not None:
+        keys = [item.get(name) if type(item) is dict else wfs_get_fields(item, path) for item in items]
     else:
-        keyed.sort(key=lambda pair: _JsOrder(pair[0], descending))
-    out = [item for _, item in keyed]
+        keys = [wfs_get_fields(item, path) for item in items]
+    kinds = set(map(type, keys))
+    nulls = []
+    if type(None) in kinds or _Missing in kinds:
+        kept = []
+        kept_keys = []
+        for item, k in zip(items, keys):
+            if k is None or k is MISSING:
+                nulls.append(item)
+            else:
+                kept.append(item)
+                kept_keys.append(k)
+        items = kept
+        keys = kept_keys
+        kinds.discard(type(None))
+        kinds.discard(_Missing)
+    if kinds <= _NUMBER_TYPES and (float not in kinds or not any(math.isnan(k) for k in keys)):
+        direct = True  # Python orders these as JavaScript does
+    elif kinds == {str}:
+        direct = all(k.isascii() for k in keys)
+        if not direct:
+            keys = [_utf16(k) for k in keys]
+    else:
+        direct = False
+        keys = [_JsOrder(k, descending) for k in keys]
+        descending = False  # the order objects compare flipped already
+    if direct and name is not None and set(map(type, items)) == {dict}:
+        out = sorted(items, key=_itemgetter(name), reverse=descending)
+    else:
+        order = sorted(range(len(keys)), key=keys.__getitem__, reverse=descending)
+        out = [items[i] for i in order]
     out.extend(nulls)
     return out
 
 
-def _first(pair):
-    return pair[0]
+def _itemgetter(name):
+    return lambda item: item[name]
 
 
-def _first_utf16(pair):
-    return _utf16(pair[0])
+try:
+    from operator import itemgetter as _itemgetter  # the C version where there is one
+except ImportError:  # pragma: no cover - MicroPython
+    pass
 
 
 # --- the run ----------------------------------------------------------------------
