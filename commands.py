@@ -68,9 +68,10 @@ def cmd_graph(args) -> int:
 def cmd_schema(args) -> int:
     from flowc.compiler import schema
 
-    if args.dialect not in schema.GENERATORS:
+    available = schema.available()
+    if args.dialect not in available:
         return _fail(f"no schema for the {args.dialect} dialect in this version of flowc "
-                     f"(available: {', '.join(schema.GENERATORS)})")
+                     f"(available: {', '.join(available)})")
     _write(args.output, schema.schema_text(args.dialect))
     return EXIT_OK
 
