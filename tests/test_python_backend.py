@@ -381,6 +381,32 @@ def test_sort_follows_javascript_comparisons():
     assert [r["k"] for r in rt.wfs_sort(mixed[:3], ("k",))] == [True, 9, "10"]
 
 
+def test_loop_invariants_are_hoisted_and_still_right():
+    text = """
+        inputs:
+          k: {type: int}
+          rows: {type: array}
+        outputs:
+          out: {type: array, value: $steps.keep.output.items}
+        steps:
+          - id: keep
+            type: transform
+            operation: filter
+            where: $item.n > $inputs.k && $inputs.rows.length > 1
+            inputs:
+              items: {type: array, value: $inputs.rows}
+            outputs:
+              items: {type: array}
+    """
+    source = compile_workflow(compile_yaml(text))
+    assert "_c0 = _rt.wfs_get_field(inputs, 'k')  # the same for every item" in source
+    module = load_module(source)
+    rows = [{"n": 1}, {"n": 5}, {"n": "7"}, {"x": 9}]
+    assert module.run({"k": 2, "rows": rows}, ScriptedHost())["outputs"]["out"] == [{"n": 5}, {"n": "7"}]
+    assert module.run({"k": 2, "rows": []}, ScriptedHost())["outputs"]["out"] == []
+    assert module.run({"rows": rows[:1]}, ScriptedHost())["outputs"]["out"] == []
+
+
 def test_transform_input_rules():
     text = """
         inputs:

@@ -364,6 +364,14 @@ class _Generator:
                 hoist: bool = False) -> str:
         """A MapExpr as a dict display; keys whose value is missing are
         dropped (``_rt.compact``). Nested MapExprs recurse."""
+        parts, missing = self._object_parts(fn, expr, node, scope, hoist)
+        text = "{" + ", ".join(parts) + "}"
+        return f"{RT}.compact({text})" if missing else text
+
+    def _object_parts(self, fn: _Func, expr: E.MapExpr, node: Node | None, scope: tuple[str, ...],
+                      hoist: bool = False) -> tuple[list[str], bool]:
+        """The ``key: value`` sources of a MapExpr, and whether a value can
+        be missing."""
         parts = []
         missing = False
         for entry in expr.entries:
@@ -375,8 +383,21 @@ class _Generator:
                 value = self._x(fn, entry.value, node, scope, hoist)
                 missing = missing or _may_be_missing(entry.value)
             parts.append(f"{_const(entry.key.value)}: {value}")
-        text = "{" + ", ".join(parts) + "}"
-        return f"{RT}.compact({text})" if missing else text
+        return parts, missing
+
+    @staticmethod
+    def _emit_dict(fn: _Func, depth: int, lead: str, parts: list[str], compact: bool = False) -> None:
+        """``lead`` followed by a dict display (in ``_rt.compact(...)`` when
+        ``compact``): on one line when it fits, else one entry per line."""
+        opening, closing = (f"{RT}.compact({{", "})") if compact else ("{", "}")
+        line = lead + opening + ", ".join(parts) + closing
+        if len(parts) < 2 or len("    " * depth + line) <= 100:
+            fn.emit(depth, line)
+            return
+        fn.emit(depth, lead + opening)
+        for part in parts:
+            fn.emit(depth + 1, part + ",")
+        fn.emit(depth, closing)
 
     def _value(self, fn: _Func, expr: E.Expr, node: Node | None, scope: tuple[str, ...] = ()) -> str:
         if isinstance(expr, E.MapExpr):
@@ -405,19 +426,17 @@ class _Generator:
         self.out.extend(fn.prologue())
         self.out.extend(fn.lines)
 
-    def _args(self, fn: _Func, node: Node, scope: tuple[str, ...]) -> str:
+    def _args(self, fn: _Func, node: Node, scope: tuple[str, ...]) -> list[str]:
         parts = []
         for binding in node.inputs:
             if binding.value is None:
                 continue  # no value: the key is left out
             parts.append(f"{_const(binding.name)}: {self._value(fn, binding.value, node, scope)}")
-        return "{" + ", ".join(parts) + "}"
+        return parts
 
-    def _mapping(self, fn: _Func, node: Node, raw: str, scope: tuple[str, ...]) -> str:
-        """The step output from the raw result ``raw``: the raw result when
-        no output has a value; else an object of the declared outputs."""
-        if not any(b.value is not None for b in node.outputs):
-            return raw
+    def _mapping(self, fn: _Func, node: Node, raw: str, scope: tuple[str, ...]) -> list[str]:
+        """The entries of the step output built from the raw result ``raw``
+        (an object of the declared outputs)."""
         parts = []
         for binding in node.outputs:
             if binding.value is None:
@@ -425,14 +444,14 @@ class _Generator:
             else:
                 parts.append(f"{_const(binding.name)}: "
                              f"{self._value(fn, binding.value, node, scope + ('result',))}")
-        return f"{RT}.compact({{{', '.join(parts)}}})"
+        return parts
 
     def _dispatch(self, fn: _Func, node: Node, depth: int, scope: tuple[str, ...]) -> None:
         """Emit the lines that compute the step's ``output`` from its inputs,
         then check it against the declared output types."""
         uses_result = any(b.value is not None for b in node.outputs)
         raw = "result" if uses_result else "output"
-        fn.emit(depth, f"args = {self._args(fn, node, scope)}")
+        self._emit_dict(fn, depth, "args = ", self._args(fn, node, scope))
         if node.op == "call":
             capability = self._attr_str(node, "capability")
             name = self._attr_str(node, "name")
@@ -445,13 +464,19 @@ class _Generator:
         else:
             fn.emit(depth, f"items = {RT}.transform_items(args)")
             key = node.outputs[0].name if node.outputs else "items"
-            transformed = self._transform(fn, node, scope)
+            lines = self._transform(fn, node, scope)
             for name, source in fn.pending:
                 fn.emit(depth, f"{name} = {source}  # the same for every item")
             fn.pending.clear()
-            fn.emit(depth, f"{raw} = {{{_const(key)}: {transformed}}}")
+            lead = f"{raw} = {{{_const(key)}: "
+            if len(lines) == 1 or len("    " * depth + lead + " ".join(lines) + "}") <= 100:
+                fn.emit(depth, lead + " ".join(lines) + "}")
+            else:
+                fn.emit(depth, lead + "[")
+                fn.lines.extend("    " * (depth + 1) + line for line in lines[1:-1])
+                fn.emit(depth, "]}")
         if uses_result:
-            fn.emit(depth, f"output = {self._mapping(fn, node, raw, scope)}")
+            self._emit_dict(fn, depth, "output = ", self._mapping(fn, node, raw, scope), compact=True)
         declared = []
         for i, binding in enumerate(node.outputs):
             kind = _TYPE_NAMES.get(binding.type.kind)
@@ -462,7 +487,9 @@ class _Generator:
         if declared:
             fn.emit(depth, f"{RT}.check_output({_const(node.id)}, output, {_tuple(declared)})")
 
-    def _transform(self, fn: _Func, node: Node, scope: tuple[str, ...]) -> str:
+    def _transform(self, fn: _Func, node: Node, scope: tuple[str, ...]) -> list[str]:
+        """The transform's result array: one expression, or (for a list
+        comprehension) ``["[", <parts of the comprehension>..., "]"]``."""
         op = node.op
         if op == "transform.sort":
             field = self._attr_str(node, "field")
@@ -471,7 +498,7 @@ class _Generator:
                 raise BackendError(f"step {node.id!r}: sort direction {direction!r}")
             path = _tuple([_const(part) for part in field.split(".")])
             desc = ", descending=True" if direction == "desc" else ""
-            return f"{RT}.wfs_sort(items, {path}{desc})"
+            return [f"{RT}.wfs_sort(items, {path}{desc})"]
         inner = scope + ("item", "index")
         if op == "transform.filter":
             where = node.attr("where")
@@ -479,12 +506,14 @@ class _Generator:
                 raise BackendError(f"step {node.id!r}: a filter needs `where`")
             truthiness = self._attr_str(node, "truthiness", "js_boolean")
             test = self._test(fn, where, truthiness, node, inner, hoist=True)
-            loop = self._loop_vars(where)
-            return f"[item {loop} if {test}]"
+            return ["[", f"item {self._loop_vars(where)}", f"if {test}", "]"]
         expression = node.attr("expression")
         if not isinstance(expression, E.MapExpr):
             raise BackendError(f"step {node.id!r}: a map needs an `expression` object")
-        return f"[{self._object(fn, expression, node, inner, hoist=True)} {self._loop_vars(expression)}]"
+        parts, missing = self._object_parts(fn, expression, node, inner, hoist=True)
+        body = _Func()
+        self._emit_dict(body, 0, "", parts, compact=missing)
+        return ["[", *body.lines, self._loop_vars(expression), "]"]
 
     @staticmethod
     def _loop_vars(expr: E.Expr) -> str:
@@ -518,7 +547,11 @@ class _Generator:
             output = node.attr("output")
             fn.emit(1, "try:")
             self._guard(fn, node, 2)
-            fn.emit(2, f"output = {self._value(fn, output, node) if output is not None else 'None'}")
+            if isinstance(output, E.MapExpr):
+                parts, missing = self._object_parts(fn, output, node, ())
+                self._emit_dict(fn, 2, "output = ", parts, compact=missing)
+            else:
+                fn.emit(2, f"output = {self._value(fn, output, node) if output is not None else 'None'}")
             fn.emit(1, f"except {RT}.STEP_ERRORS as exc:")
             fn.emit(2, self._fail(node, "exc"))
             fn.emit(1, f"return ctx.exit({sid}, {_const(status)}, output)")
@@ -642,7 +675,7 @@ class _Generator:
                     else:
                         value = self._value(fn, binding.value, None)
                     parts.append(f"{_const(binding.name)}: {value}")
-                fn.emit(1, f"return {RT}.compact({{{', '.join(parts)}}})")
+                self._emit_dict(fn, 1, "return ", parts, compact=True)
             else:
                 fn.emit(1, f"return {RT}.match_outputs(OUTPUT_KEYS, ctx.last)")
         self._function("_end", fn)
