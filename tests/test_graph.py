@@ -279,3 +279,29 @@ def test_cli_no_picture_when_the_workflow_cannot_be_read(capsys, wfs_fixtures_di
     code, out, err = run(capsys, "graph", str(wfs_fixtures_dir / "malformed-bad-yaml.md"))
     assert code == 1 and out == ""
     assert "error[YAML001]" in err and "no picture" in err
+
+
+# ------------------------------------------------- the other dialects' corpora
+def _other_corpora() -> list[Path]:
+    out = []
+    for dialect in ("aevatar", "instruction"):
+        folder = DATA / dialect
+        if folder.is_dir():
+            out += sorted(p for p in folder.rglob("*") if p.suffix in (".yaml", ".yml", ".md")
+                          and p.name != "README.md")
+    return out
+
+
+@pytest.mark.parametrize("path", _other_corpora(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_other_dialects_draw(path):
+    result = driver.compile_file(str(path), path.parent.name)
+    if result.workflow is None:
+        pytest.skip("no workflow: " + ", ".join(d.code for d in result.diagnostics))
+    pic = model.build(result.workflow, result.diagnostics)
+    assert {n.id for n in result.workflow.nodes} <= {b.id for b in pic.boxes}
+    text = graph.render(result.workflow, "mermaid", result.diagnostics)
+    assert "flowchart TD" in text
+    dot = graph.render(result.workflow, "dot", result.diagnostics)
+    if HAVE_DOT:
+        done = subprocess.run(["dot", "-Tcanon"], input=dot.encode(), capture_output=True, check=False)
+        assert done.returncode == 0 and not done.stderr, done.stderr.decode()
