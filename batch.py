@@ -137,6 +137,7 @@ class Progress:
 
 def _columns(stream) -> int:
     try:
-        return os.get_terminal_size(stream.fileno()).columns
+        columns = os.get_terminal_size(stream.fileno()).columns
     except (OSError, ValueError, AttributeError):
-        return 80
+        columns = 0
+    return columns if columns > 0 else 80   # a new pseudo-terminal reports 0
