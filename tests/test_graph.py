@@ -120,8 +120,8 @@ def test_findings_are_highlighted_on_their_node(tmp_path):
     line = next(ln for ln in dot.splitlines() if ln.strip().startswith(notify.uid + " "))
     assert 'fillcolor="#ffcdd2"' in line and 'color="#c62828"' in line and "unreachable ANA402" in line
     mermaid = graph.to_mermaid(pic)
-    assert f"class {notify.uid} unreachable" in mermaid
-    assert "classDef unreachable" in mermaid
+    assert f"class {notify.uid} fc_unreachable" in mermaid
+    assert "classDef fc_unreachable" in mermaid
 
 
 def test_a_warning_on_a_node_is_orange():
@@ -305,3 +305,17 @@ def test_other_dialects_draw(path):
     if HAVE_DOT:
         done = subprocess.run(["dot", "-Tcanon"], input=dot.encode(), capture_output=True, check=False)
         assert done.returncode == 0 and not done.stderr, done.stderr.decode()
+
+
+MERMAID_KEYWORDS = {"end", "call", "click", "style", "class", "classDef", "linkStyle", "subgraph", "graph",
+                    "flowchart", "direction", "default", "href", "callback"}
+
+
+def test_mermaid_names_are_never_keywords():
+    """`classDef call ...` is a parse error in Mermaid: names carry a prefix."""
+    text = graph.render(synthetic(), "mermaid")
+    names = re.findall(r"^\s+classDef (\S+)", text, re.MULTILINE)
+    names += [m.split()[-1] for m in re.findall(r"^\s+class \S+ \S+$", text, re.MULTILINE)]
+    assert names and all(n.startswith("fc_") for n in names)
+    ids = re.findall(r"^\s+([A-Za-z_][\w]*)[\[\(\{>]", text, re.MULTILINE)
+    assert ids and not MERMAID_KEYWORDS & set(ids)

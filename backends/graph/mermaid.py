@@ -24,6 +24,8 @@ _SHAPE: dict[str, tuple[str, str]] = {
     "missing": ("[", "]"),
 }
 
+# Class names get a prefix: some words (`call`, `end`, `click`) are Mermaid keywords.
+CLASS_PREFIX = "fc_"
 _CLASS_DEFS = (
     ("start", "fill:#263238,stroke:#263238,color:#ffffff"),
     ("trigger", "fill:#e0f2f1,stroke:#00695c"),
@@ -77,7 +79,7 @@ def to_mermaid(picture: Picture, direction: str = "TD") -> str:
     used = {b.category for b in picture.boxes} | {b.status for b in picture.boxes if b.status}
     for name, style in _CLASS_DEFS:
         if name in used:
-            out.append(f"  classDef {name} {style}")
+            out.append(f"  classDef {CLASS_PREFIX}{name} {style}")
     by_class: dict[str, list[str]] = {}
     for box in picture.boxes:
         by_class.setdefault(box.category, []).append(box.uid)
@@ -86,7 +88,7 @@ def to_mermaid(picture: Picture, direction: str = "TD") -> str:
             by_class.setdefault(box.status, []).append(box.uid)
     for name, _ in _CLASS_DEFS:
         if name in by_class:
-            out.append(f"  class {','.join(by_class[name])} {name}")
+            out.append(f"  class {','.join(by_class[name])} {CLASS_PREFIX}{name}")
     return "\n".join(out) + "\n"
 
 
