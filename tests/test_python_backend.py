@@ -649,6 +649,19 @@ def test_flowc_run_vm_backend_when_missing(capsys, monkeypatch):
     assert code == 2 and "not available" in err
 
 
+def test_flowc_run_vm_backend_gives_the_same_record(capsys):
+    if cli._vm_backend() is None:
+        pytest.skip("backends.vm does not provide compile_workflow and load yet")
+    skill, inputs, host = triage("SKILL.md", "inputs.json", "host.json")
+    records = []
+    for backend in ("python", "vm"):
+        code, out, _err = run_cli(capsys, "run", skill, "--inputs", inputs, "--host", host, "--json",
+                                  "--backend", backend)
+        assert code == 0
+        records.append(json.loads(out))
+    assert records[0] == records[1]
+
+
 def test_flowc_compile_writes_a_runnable_module(capsys, tmp_path):
     skill, inputs, host = triage("SKILL.md", "inputs.json", "host.json")
     target = tmp_path / "triage.py"
