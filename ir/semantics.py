@@ -182,6 +182,8 @@ for _f in (
     FunctionSpec("tmpl.default", 2, True, "template `{{ path | default }}`: the path's value, or the "
                  "default when the path is missing"),
 ):
+    FunctionSpec("cel.unbound", -1, False, "a call of a function CEL does not define (the first "
+                 "argument is its name): an error when evaluated, as in unchecked cel-spec"),
     FUNCTIONS.setdefault(_f.key, _f)
 del _f
 

@@ -1,0 +1,1201 @@
+"""Run-time support for compiled CEL (the instruction dialect's expressions).
+
+Generated code imports this module as ``_c``; the VM calls the same
+functions through :data:`DISPATCH`. It uses the standard library only
+(``re``, ``math``, ``binascii``) and no flowc module, and it sticks to what
+MicroPython implements: no typing at run time, no dataclasses, small
+classes with plain attributes.
+
+Values
+------
+CEL type    Python value
+---------   ------------------------------------------------------------
+int         ``int`` (int64: results outside the range are overflow errors)
+uint        :class:`UInt` (uint64)
+double      ``float``
+bool        ``bool``
+string      ``str``
+bytes       ``bytes``
+null        ``None``
+list        ``list`` (a ``tuple`` is read as a list too)
+map         ``dict`` (keys: str, int, UInt, bool)
+type        :class:`CelType`
+duration    :class:`Duration` (construction, comparison, string)
+timestamp   :class:`Timestamp` (construction, comparison, string)
+
+Errors are :class:`CelError` exceptions. ``&&``, ``||`` and the
+``all``/``exists`` macros absorb them as cel-spec requires: ``false &&
+<error>`` is ``false`` in either order, ``true || <error>`` is ``true``.
+The helpers taking already-evaluated operands (``and_values``,
+``or_values``) accept a CelError instance in place of a value, so an
+evaluator that catches errors itself (the VM) gets the same answers.
+"""
+
+import binascii
+import math
+import re
+
+INT64_MIN = -9223372036854775808
+INT64_MAX = 9223372036854775807
+UINT64_MAX = 18446744073709551615
+# The doubles just outside the int64 / uint64 ranges (2**63 and 2**64 are exact).
+_D_INT64_MIN = -9223372036854775808.0
+_D_INT64_MAX = 9223372036854775808.0
+_D_UINT64_MAX = 18446744073709551616.0
+
+NAN = float("nan")
+INF = float("inf")
+
+
+class CelError(Exception):
+    """A CEL evaluation error (a value in cel-spec; raised here)."""
+
+    def __init__(self, message):
+        super().__init__(message)
+        self.message = message
+
+    def __repr__(self):
+        return "CelError(" + repr(self.message) + ")"
+
+
+class UInt:
+    """A CEL uint64. Hashes and compares equal to the int of the same value,
+    so a map keyed by ``1`` is found by ``1u`` (cel-spec's numeric key
+    equality); CEL's own rules are in :func:`eq` and :func:`compare`."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+    def __hash__(self):
+        return hash(self.v)
+
+    def __eq__(self, other):
+        if type(other) is UInt:
+            return self.v == other.v
+        if type(other) is int or type(other) is float:
+            return self.v == other
+        return False
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __repr__(self):
+        return "UInt(" + str(self.v) + ")"
+
+
+class CelType:
+    """A CEL type value (what ``type(x)`` returns, and what ``int`` names)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __eq__(self, other):
+        return type(other) is CelType and other.name == self.name
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(("type", self.name))
+
+    def __repr__(self):
+        return "CelType(" + self.name + ")"
+
+
+class Duration:
+    """A google.protobuf.Duration as whole nanoseconds."""
+
+    __slots__ = ("nanos",)
+
+    def __init__(self, nanos):
+        self.nanos = nanos
+
+    def __eq__(self, other):
+        return type(other) is Duration and other.nanos == self.nanos
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(("duration", self.nanos))
+
+    def __repr__(self):
+        return "Duration(" + str(self.nanos) + ")"
+
+
+class Timestamp:
+    """A google.protobuf.Timestamp as whole nanoseconds since the Unix epoch (UTC)."""
+
+    __slots__ = ("nanos",)
+
+    def __init__(self, nanos):
+        self.nanos = nanos
+
+    def __eq__(self, other):
+        return type(other) is Timestamp and other.nanos == self.nanos
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(("timestamp", self.nanos))
+
+    def __repr__(self):
+        return "Timestamp(" + str(self.nanos) + ")"
+
+
+TYPE_NAMES = ("int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type",
+              "google.protobuf.Duration", "google.protobuf.Timestamp")
+TYPES = {}
+for _n in TYPE_NAMES:
+    TYPES[_n] = CelType(_n)
+del _n
+
+
+def no_overload(name="operation", *values):
+    """The error for an operator or function applied to the wrong kinds."""
+    if values:
+        kinds = ", ".join(type_name(v) for v in values)
+        return CelError("no such overload: " + name + "(" + kinds + ")")
+    return CelError("no such overload: " + name)
+
+
+def type_name(v):
+    """The CEL type name of a value."""
+    t = type(v)
+    if v is None:
+        return "null_type"
+    if t is bool:
+        return "bool"
+    if t is int:
+        return "int"
+    if t is UInt:
+        return "uint"
+    if t is float:
+        return "double"
+    if t is str:
+        return "string"
+    if t is bytes:
+        return "bytes"
+    if t is list or t is tuple:
+        return "list"
+    if t is dict:
+        return "map"
+    if t is CelType:
+        return "type"
+    if t is Duration:
+        return "google.protobuf.Duration"
+    if t is Timestamp:
+        return "google.protobuf.Timestamp"
+    return "unknown"
+
+
+def _is_num(v):
+    t = type(v)
+    return t is int or t is float or t is UInt
+
+
+def _int_result(v):
+    if v < INT64_MIN or v > INT64_MAX:
+        raise CelError("integer overflow")
+    return v
+
+
+def _uint_result(v):
+    if v < 0 or v > UINT64_MAX:
+        raise CelError("unsigned integer overflow")
+    return UInt(v)
+
+
+# --- constants --------------------------------------------------------------
+
+def hexbytes(text):
+    """A bytes constant from its hex form (how the IR stores bytes literals)."""
+    return binascii.unhexlify(text)
+
+
+def uint(v):
+    """A uint constant."""
+    return UInt(v)
+
+
+# --- variables and selection -----------------------------------------------------
+
+def var(env, name):
+    """The value of variable ``name``; a type name when no variable has it."""
+    if name in env:
+        return env[name]
+    t = TYPES.get(name)
+    if t is not None:
+        return t
+    raise CelError("undeclared reference to '" + name + "'")
+
+
+def _map_find(m, key):
+    """(found, value) for CEL map lookup: string keys directly; numbers by
+    numeric value across int/uint/double; bools only as bools."""
+    tk = type(key)
+    if tk is str:
+        if key in m:
+            return True, m[key]
+        return False, None
+    if tk is bool:
+        for k in m:
+            if type(k) is bool and k == key:
+                return True, m[k]
+        return False, None
+    if tk is int or tk is UInt or tk is float:
+        for k in m:
+            if type(k) is not bool and _is_num(k) and _num_cmp(k, key) == 0:
+                return True, m[k]
+        return False, None
+    raise CelError("unsupported map key type: " + type_name(key))
+
+
+def select(value, name):
+    """``value.name``: a map field (a missing key is an error)."""
+    if type(value) is dict:
+        if name in value:
+            return value[name]
+        raise CelError("no such key: " + name)
+    raise CelError("no such field '" + name + "' on " + type_name(value))
+
+
+def index(value, key):
+    """``value[key]``: a list element or a map value."""
+    t = type(value)
+    if t is list or t is tuple:
+        tk = type(key)
+        if tk is int:
+            i = key
+        elif tk is UInt:
+            i = key.v
+        elif tk is float:
+            if math.isnan(key) or math.isinf(key) or key != int(key):
+                raise CelError("invalid_argument: list index " + repr(key) + " is not an integer")
+            i = int(key)
+        else:
+            raise CelError("invalid_argument: no such overload: list index of type " + type_name(key))
+        if i < 0 or i >= len(value):
+            raise CelError("invalid_argument: index out of bounds: " + str(i))
+        return value[i]
+    if t is dict:
+        found, v = _map_find(value, key)
+        if found:
+            return v
+        raise CelError("no such key: " + _show(key))
+    raise no_overload("_[_]", value, key)
+
+
+def has(value, name):
+    """``has(value.name)``: whether the map has the key."""
+    if type(value) is dict:
+        return name in value
+    raise no_overload("has", value)
+
+
+def _show(v):
+    if type(v) is str:
+        return v
+    return to_text(v)
+
+
+# --- equality and ordering ---------------------------------------------------------
+
+def _num_cmp(a, b):
+    """-1, 0, 1 for numbers of any CEL kind, or None when a NaN is involved."""
+    ta, tb = type(a), type(b)
+    if ta is float:
+        if tb is float:
+            if math.isnan(a) or math.isnan(b):
+                return None
+            return (a > b) - (a < b)
+        return _cmp_double_int(a, b.v if tb is UInt else b, tb is UInt)
+    if tb is float:
+        r = _cmp_double_int(b, a.v if ta is UInt else a, ta is UInt)
+        return None if r is None else -r
+    x = a.v if ta is UInt else a
+    y = b.v if tb is UInt else b
+    return (x > y) - (x < y)
+
+
+def _cmp_double_int(d, i, unsigned):
+    """Compare a double with an int or uint the way cel-go does: a double
+    beyond the integer type's range is smaller or larger than every value
+    of it; inside the range the integer converts to double."""
+    if math.isnan(d):
+        return None
+    if unsigned:
+        if d < 0:
+            return -1
+        if d > _D_UINT64_MAX:
+            return 1
+    else:
+        if d < _D_INT64_MIN:
+            return -1
+        if d > _D_INT64_MAX:
+            return 1
+    fi = float(i)
+    return (d > fi) - (d < fi)
+
+
+def eq(a, b):
+    """CEL ``==``."""
+    if a is None or b is None:
+        return a is None and b is None
+    ta, tb = type(a), type(b)
+    if ta is bool or tb is bool:
+        return ta is tb and a == b
+    if _is_num(a):
+        if not _is_num(b):
+            return False
+        return _num_cmp(a, b) == 0
+    if ta is str:
+        return tb is str and a == b
+    if ta is bytes:
+        return tb is bytes and a == b
+    if ta is list or ta is tuple:
+        if not (tb is list or tb is tuple) or len(a) != len(b):
+            return False
+        for i in range(len(a)):
+            if not eq(a[i], b[i]):
+                return False
+        return True
+    if ta is dict:
+        if tb is not dict or len(a) != len(b):
+            return False
+        for k in a:
+            found, v = _map_find(b, k)
+            if not found or not eq(a[k], v):
+                return False
+        return True
+    return ta is tb and a == b
+
+
+def ne(a, b):
+    return not eq(a, b)
+
+
+def compare(a, b, op="_<_"):
+    """-1, 0 or 1; None when a NaN makes the values unordered; an error for
+    kinds CEL does not order."""
+    ta, tb = type(a), type(b)
+    if ta is bool and tb is bool:
+        return (a > b) - (a < b)
+    if ta is not bool and tb is not bool and _is_num(a) and _is_num(b):
+        return _num_cmp(a, b)
+    if ta is str and tb is str:
+        return (a > b) - (a < b)
+    if ta is bytes and tb is bytes:
+        return (a > b) - (a < b)
+    if (ta is Duration and tb is Duration) or (ta is Timestamp and tb is Timestamp):
+        return (a.nanos > b.nanos) - (a.nanos < b.nanos)
+    raise no_overload(op, a, b)
+
+
+def lt(a, b):
+    c = compare(a, b, "_<_")
+    return c is not None and c < 0
+
+
+def le(a, b):
+    c = compare(a, b, "_<=_")
+    return c is not None and c <= 0
+
+
+def gt(a, b):
+    c = compare(a, b, "_>_")
+    return c is not None and c > 0
+
+
+def ge(a, b):
+    c = compare(a, b, "_>=_")
+    return c is not None and c >= 0
+
+
+def in_(x, container):
+    """``x in container``: list membership by ``==``, or map key presence."""
+    t = type(container)
+    if t is list or t is tuple:
+        for item in container:
+            if eq(x, item):
+                return True
+        return False
+    if t is dict:
+        tx = type(x)
+        if not (tx is str or tx is bool or _is_num(x)):
+            return False
+        return _map_find(container, x)[0]
+    raise no_overload("@in", x, container)
+
+
+# --- arithmetic -------------------------------------------------------------------
+
+def add(a, b):
+    ta, tb = type(a), type(b)
+    if ta is int and tb is int:
+        return _int_result(a + b)
+    if ta is float and tb is float:
+        return a + b
+    if ta is UInt and tb is UInt:
+        return _uint_result(a.v + b.v)
+    if ta is str and tb is str:
+        return a + b
+    if ta is bytes and tb is bytes:
+        return a + b
+    if (ta is list or ta is tuple) and (tb is list or tb is tuple):
+        return list(a) + list(b)
+    if ta is Duration and tb is Duration:
+        return Duration(a.nanos + b.nanos)
+    if ta is Timestamp and tb is Duration:
+        return Timestamp(a.nanos + b.nanos)
+    if ta is Duration and tb is Timestamp:
+        return Timestamp(a.nanos + b.nanos)
+    raise no_overload("_+_", a, b)
+
+
+def sub(a, b):
+    ta, tb = type(a), type(b)
+    if ta is int and tb is int:
+        return _int_result(a - b)
+    if ta is float and tb is float:
+        return a - b
+    if ta is UInt and tb is UInt:
+        return _uint_result(a.v - b.v)
+    if ta is Duration and tb is Duration:
+        return Duration(a.nanos - b.nanos)
+    if ta is Timestamp and tb is Timestamp:
+        return Duration(a.nanos - b.nanos)
+    if ta is Timestamp and tb is Duration:
+        return Timestamp(a.nanos - b.nanos)
+    raise no_overload("_-_", a, b)
+
+
+def mul(a, b):
+    ta, tb = type(a), type(b)
+    if ta is int and tb is int:
+        return _int_result(a * b)
+    if ta is float and tb is float:
+        return a * b
+    if ta is UInt and tb is UInt:
+        return _uint_result(a.v * b.v)
+    raise no_overload("_*_", a, b)
+
+
+def _trunc_div(a, b):
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def div(a, b):
+    ta, tb = type(a), type(b)
+    if ta is int and tb is int:
+        if b == 0:
+            raise CelError("division by zero")
+        return _int_result(_trunc_div(a, b))
+    if ta is UInt and tb is UInt:
+        if b.v == 0:
+            raise CelError("division by zero")
+        return UInt(a.v // b.v)
+    if ta is float and tb is float:
+        if b == 0.0:
+            if math.isnan(a) or a == 0.0:
+                return NAN
+            negative = (a < 0) != (math.copysign(1.0, b) < 0)
+            return -INF if negative else INF
+        return a / b
+    raise no_overload("_/_", a, b)
+
+
+def mod(a, b):
+    ta, tb = type(a), type(b)
+    if ta is int and tb is int:
+        if b == 0:
+            raise CelError("modulus by zero")
+        if a == INT64_MIN and b == -1:
+            raise CelError("integer overflow")
+        return a - b * _trunc_div(a, b)
+    if ta is UInt and tb is UInt:
+        if b.v == 0:
+            raise CelError("modulus by zero")
+        return UInt(a.v % b.v)
+    raise no_overload("_%_", a, b)
+
+
+def neg(a):
+    t = type(a)
+    if t is int:
+        return _int_result(-a)
+    if t is float:
+        return -a
+    if t is Duration:
+        return Duration(-a.nanos)
+    raise no_overload("-_", a)
+
+
+def not_(a):
+    if type(a) is bool:
+        return not a
+    raise no_overload("!_", a)
+
+
+# --- logic: error-absorbing && and ||, the ternary test ------------------------------
+
+def and_values(a, b):
+    """``a && b`` over evaluated operands, either of which may be a CelError."""
+    if a is False or b is False:
+        return False
+    if a is True and b is True:
+        return True
+    if isinstance(a, CelError):
+        raise a
+    if isinstance(b, CelError):
+        raise b
+    raise no_overload("_&&_", a, b)
+
+
+def or_values(a, b):
+    """``a || b`` over evaluated operands, either of which may be a CelError."""
+    if a is True or b is True:
+        return True
+    if a is False and b is False:
+        return False
+    if isinstance(a, CelError):
+        raise a
+    if isinstance(b, CelError):
+        raise b
+    raise no_overload("_||_", a, b)
+
+
+def attempt(thunk):
+    """The value of ``thunk()``, or the CelError it raised."""
+    try:
+        return thunk()
+    except CelError as e:
+        return e
+
+
+def and_(left, right):
+    """Lazy ``&&``: ``left`` and ``right`` are thunks; ``right`` runs unless
+    ``left`` is false."""
+    a = attempt(left)
+    if a is False:
+        return False
+    return and_values(a, attempt(right))
+
+
+def or_(left, right):
+    """Lazy ``||``: ``right`` runs unless ``left`` is true."""
+    a = attempt(left)
+    if a is True:
+        return True
+    return or_values(a, attempt(right))
+
+
+def test(value):
+    """A condition (ternary test, guard, filter): a bool, else an error."""
+    if value is True or value is False:
+        return value
+    raise CelError("no matching overload: a condition must be a bool, not " + type_name(value))
+
+
+# --- functions ------------------------------------------------------------------------
+
+def size(v):
+    t = type(v)
+    if t is str or t is bytes or t is list or t is tuple or t is dict:
+        return len(v)
+    raise no_overload("size", v)
+
+
+def contains(s, sub_):
+    if type(s) is str and type(sub_) is str:
+        return sub_ in s
+    raise no_overload("contains", s, sub_)
+
+
+def starts_with(s, prefix):
+    if type(s) is str and type(prefix) is str:
+        return s.startswith(prefix)
+    raise no_overload("startsWith", s, prefix)
+
+
+def ends_with(s, suffix):
+    if type(s) is str and type(suffix) is str:
+        return s.endswith(suffix)
+    raise no_overload("endsWith", s, suffix)
+
+
+_REGEX_CACHE = {}
+# CPython raises re.error for a bad pattern, MicroPython ValueError.
+_RE_ERRORS = (ValueError, re.error) if hasattr(re, "error") else (ValueError,)
+
+
+def matches(s, pattern):
+    """RE2 ``matches``: the pattern matches somewhere in the string. Python's
+    ``re`` stands in for RE2 (same syntax for the common subset)."""
+    if type(s) is not str or type(pattern) is not str:
+        raise no_overload("matches", s, pattern)
+    rx = _REGEX_CACHE.get(pattern)
+    if rx is None:
+        try:
+            rx = re.compile(pattern)
+        except _RE_ERRORS as e:
+            raise CelError("invalid regular expression: " + str(e))
+        if len(_REGEX_CACHE) > 256:
+            _REGEX_CACHE.clear()
+        _REGEX_CACHE[pattern] = rx
+    return rx.search(s) is not None
+
+
+def unbound(name, *args):
+    raise CelError("unbound function: " + name)
+
+
+# --- conversions -----------------------------------------------------------------------
+
+_INT_TEXT = re.compile(r"^[+-]?[0-9]+$")
+_FLOAT_TEXT = re.compile(r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$")
+
+
+def to_int(v):
+    t = type(v)
+    if t is int:
+        return v
+    if t is UInt:
+        if v.v > INT64_MAX:
+            raise CelError("range error: uint out of int range")
+        return v.v
+    if t is float:
+        if math.isnan(v) or not (_D_INT64_MIN <= v < _D_INT64_MAX):
+            raise CelError("range error: double out of int range")
+        return int(v)
+    if t is str:
+        if not _INT_TEXT.match(v):
+            raise CelError("cannot convert " + repr(v) + " to int")
+        return _int_result(int(v))
+    if t is Timestamp:
+        return _floor_div(v.nanos, 1000000000)
+    if t is bool:
+        raise no_overload("int", v)
+    raise no_overload("int", v)
+
+
+def _floor_div(a, b):
+    return a // b
+
+
+def to_uint(v):
+    t = type(v)
+    if t is UInt:
+        return v
+    if t is int:
+        if v < 0:
+            raise CelError("range error: int out of uint range")
+        return UInt(v)
+    if t is float:
+        if math.isnan(v) or not (-1.0 < v < _D_UINT64_MAX):
+            raise CelError("range error: double out of uint range")
+        return UInt(int(v))
+    if t is str:
+        if not _INT_TEXT.match(v) or v[0] == "-":
+            raise CelError("cannot convert " + repr(v) + " to uint")
+        return _uint_result(int(v))
+    raise no_overload("uint", v)
+
+
+def to_double(v):
+    t = type(v)
+    if t is float:
+        return v
+    if t is int:
+        return float(v)
+    if t is UInt:
+        return float(v.v)
+    if t is str:
+        low = v.lower()
+        if low in ("nan", "+nan", "-nan"):
+            return NAN
+        if low in ("inf", "+inf", "infinity", "+infinity"):
+            return INF
+        if low in ("-inf", "-infinity"):
+            return -INF
+        if not _FLOAT_TEXT.match(v):
+            raise CelError("cannot convert " + repr(v) + " to double")
+        return float(v)
+    raise no_overload("double", v)
+
+
+def to_string(v):
+    t = type(v)
+    if t is str:
+        return v
+    if t is bool:
+        return "true" if v else "false"
+    if t is int:
+        return str(v)
+    if t is UInt:
+        return str(v.v)
+    if t is float:
+        return format_double(v)
+    if t is bytes:
+        try:
+            return v.decode("utf-8")
+        except UnicodeError:
+            raise CelError("invalid UTF-8 in bytes to string conversion")
+    if t is Duration:
+        return _format_duration(v.nanos)
+    if t is Timestamp:
+        return _format_timestamp(v.nanos)
+    if t is CelType:
+        return v.name
+    raise no_overload("string", v)
+
+
+def to_bytes(v):
+    t = type(v)
+    if t is bytes:
+        return v
+    if t is str:
+        return v.encode("utf-8")
+    raise no_overload("bytes", v)
+
+
+_TRUE_TEXT = ("1", "t", "T", "true", "TRUE", "True")
+_FALSE_TEXT = ("0", "f", "F", "false", "FALSE", "False")
+
+
+def to_bool(v):
+    t = type(v)
+    if t is bool:
+        return v
+    if t is str:
+        if v in _TRUE_TEXT:
+            return True
+        if v in _FALSE_TEXT:
+            return False
+        raise CelError("cannot convert " + repr(v) + " to bool")
+    raise no_overload("bool", v)
+
+
+def dyn(v):
+    return v
+
+
+def type_of(v):
+    name = type_name(v)
+    t = TYPES.get(name)
+    if t is None:
+        raise CelError("unknown type")
+    return t
+
+
+_DURATION_UNITS = (("h", 3600000000000), ("ms", 1000000), ("us", 1000), ("\u00b5s", 1000),
+                   ("ns", 1), ("m", 60000000000), ("s", 1000000000))
+_DURATION_PART = re.compile(r"^([0-9]+(\.[0-9]*)?|\.[0-9]+)(h|ms|us|\u00b5s|ns|m|s)")
+
+
+def duration(v):
+    """A Duration from Go-style text (``1h2m3.5s``, ``-1.5s``, ``0``)."""
+    t = type(v)
+    if t is Duration:
+        return v
+    if t is not str:
+        raise no_overload("duration", v)
+    text = v
+    sign = 1
+    if text[:1] in ("+", "-"):
+        sign = -1 if text[0] == "-" else 1
+        text = text[1:]
+    if text == "0":
+        return Duration(0)
+    if not text:
+        raise CelError("invalid duration " + repr(v))
+    total = 0
+    while text:
+        m = _DURATION_PART.match(text)
+        if m is None:
+            raise CelError("invalid duration " + repr(v))
+        number, unit = m.group(1), m.group(3)
+        scale = 1
+        for name, ns in _DURATION_UNITS:
+            if name == unit:
+                scale = ns
+        if "." in number:
+            whole, frac = number.split(".")
+            total += int(whole or "0") * scale
+            if frac:
+                total += int(frac) * scale // (10 ** len(frac))
+        else:
+            total += int(number) * scale
+        text = text[len(m.group(0)):]
+    total *= sign
+    if total < -315576000000 * 1000000000 or total > 315576000000 * 1000000000:
+        raise CelError("duration out of range")
+    return Duration(total)
+
+
+def _format_duration(nanos):
+    sign = "-" if nanos < 0 else ""
+    nanos = abs(nanos)
+    secs, frac = nanos // 1000000000, nanos % 1000000000
+    if frac == 0:
+        return sign + str(secs) + "s"
+    digits = str(1000000000 + frac)[1:].rstrip("0")
+    return sign + str(secs) + "." + digits + "s"
+
+
+def _days_from_civil(y, m, d):
+    y -= m <= 2
+    era = (y if y >= 0 else y - 399) // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def _civil_from_days(z):
+    z += 719468
+    era = (z if z >= 0 else z - 146096) // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    y = yoe + era * 400
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + (3 if mp < 10 else -9)
+    return y + (m <= 2), m, d
+
+
+_RFC3339 = re.compile(r"^([0-9][0-9][0-9][0-9])-([0-9][0-9])-([0-9][0-9])[Tt]([0-9][0-9]):([0-9][0-9]):"
+                      r"([0-9][0-9])(\.[0-9]+)?([Zz]|[+-][0-9][0-9]:[0-9][0-9])$")
+_TS_MIN = -62135596800  # 0001-01-01T00:00:00Z
+_TS_MAX = 253402300799  # 9999-12-31T23:59:59Z
+
+
+def timestamp(v):
+    """A Timestamp from RFC 3339 text or from seconds since the epoch."""
+    t = type(v)
+    if t is Timestamp:
+        return v
+    if t is int:
+        secs = v
+        nanos = v * 1000000000
+    elif t is str:
+        m = _RFC3339.match(v)
+        if m is None:
+            raise CelError("invalid timestamp " + repr(v))
+        y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        hh, mm, ss = int(m.group(4)), int(m.group(5)), int(m.group(6))
+        secs = _days_from_civil(y, mo, d) * 86400 + hh * 3600 + mm * 60 + ss
+        zone = m.group(8)
+        if zone not in ("Z", "z"):
+            offset = int(zone[1:3]) * 3600 + int(zone[4:6]) * 60
+            secs -= offset if zone[0] == "+" else -offset
+        frac = m.group(7)
+        nanos = secs * 1000000000
+        if frac:
+            digits = (frac[1:] + "000000000")[:9]
+            nanos += int(digits)
+    else:
+        raise no_overload("timestamp", v)
+    if secs < _TS_MIN or secs > _TS_MAX:
+        raise CelError("timestamp out of range")
+    return Timestamp(nanos)
+
+
+def _format_timestamp(nanos):
+    secs, frac = nanos // 1000000000, nanos % 1000000000
+    days, rem = secs // 86400, secs % 86400
+    y, m, d = _civil_from_days(days)
+    text = (_pad(y, 4) + "-" + _pad(m, 2) + "-" + _pad(d, 2) + "T" + _pad(rem // 3600, 2) + ":"
+            + _pad(rem % 3600 // 60, 2) + ":" + _pad(rem % 60, 2))
+    if frac:
+        text += "." + str(1000000000 + frac)[1:].rstrip("0")
+    return text + "Z"
+
+
+def _pad(n, width):
+    text = str(n)
+    return "0" * (width - len(text)) + text
+
+
+def format_double(d):
+    """A double as cel-go's string() writes it (Go's ``%g``: the shortest
+    digits that round-trip, in exponent form from 1e+06 and below 1e-04):
+    ``1``, ``1.5``, ``100000``, ``1.234567e+06``, ``1e-05``."""
+    if math.isnan(d):
+        return "NaN"
+    if d == INF:
+        return "+Inf"
+    if d == -INF:
+        return "-Inf"
+    text = repr(d)
+    sign = ""
+    if text[0] == "-":
+        sign, text = "-", text[1:]
+    if "e" in text or "E" in text:
+        mant, exp = text.lower().split("e")
+        exp = int(exp)
+    else:
+        mant, exp = text, 0
+    if "." in mant:
+        whole, frac = mant.split(".")
+    else:
+        whole, frac = mant, ""
+    digits = (whole + frac).lstrip("0")
+    point = len(whole) + exp  # position of the decimal point within whole+frac
+    lead = len(whole + frac) - len((whole + frac).lstrip("0"))
+    point -= lead
+    digits = digits.rstrip("0")
+    if not digits:
+        return sign + "0"
+    x = point - 1  # decimal exponent of the first digit
+    if x < -4 or x >= 6:
+        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return sign + body + ("e-" if x < 0 else "e+") + _pad(abs(x), 2)
+    if point <= 0:
+        return sign + "0." + "0" * (-point) + digits
+    if point >= len(digits):
+        return sign + digits + "0" * (point - len(digits))
+    return sign + digits[:point] + "." + digits[point:]
+
+
+# --- macros ----------------------------------------------------------------------------
+
+def _range(target, name):
+    t = type(target)
+    if t is list or t is tuple:
+        return target
+    if t is dict:
+        return list(target.keys())
+    raise no_overload(name, target)
+
+
+def all_(target, pred):
+    """``target.all(x, pred)``: false wins over errors; else the first error; else true."""
+    err = None
+    for x in _range(target, "all"):
+        try:
+            r = pred(x)
+        except CelError as e:
+            if err is None:
+                err = e
+            continue
+        if r is False:
+            return False
+        if r is not True and err is None:
+            err = no_overload("_&&_", r)
+    if err is not None:
+        raise err
+    return True
+
+
+def exists(target, pred):
+    """``target.exists(x, pred)``: true wins over errors; else the first error; else false."""
+    err = None
+    for x in _range(target, "exists"):
+        try:
+            r = pred(x)
+        except CelError as e:
+            if err is None:
+                err = e
+            continue
+        if r is True:
+            return True
+        if r is not False and err is None:
+            err = no_overload("_||_", r)
+    if err is not None:
+        raise err
+    return False
+
+
+def exists_one(target, pred):
+    """``target.exists_one(x, pred)``: exactly one element satisfies; errors propagate."""
+    count = 0
+    for x in _range(target, "exists_one"):
+        if test(pred(x)):
+            count += 1
+    return count == 1
+
+
+def map_(target, fn, pred=None):
+    """``target.map(x, fn)`` or ``target.map(x, pred, fn)``."""
+    out = []
+    for x in _range(target, "map"):
+        if pred is not None and not test(pred(x)):
+            continue
+        out.append(fn(x))
+    return out
+
+
+def map3(target, pred, fn):
+    return map_(target, fn, pred)
+
+
+def filter_(target, pred):
+    out = []
+    for x in _range(target, "filter"):
+        if test(pred(x)):
+            out.append(x)
+    return out
+
+
+# --- building values ----------------------------------------------------------------------
+
+def make_map(pairs):
+    """A map literal from (key, value) pairs; keys must be int, uint, bool or
+    string, and unique."""
+    out = {}
+    for k, v in pairs:
+        tk = type(k)
+        if not (tk is str or tk is int or tk is UInt or tk is bool):
+            raise CelError("unsupported map key type: " + type_name(k))
+        if (k in out) if tk is str else _map_find(out, k)[0]:
+            raise CelError("duplicate map key: " + _show(k))
+        out[k] = v
+    return out
+
+
+# --- templates (instruction `{{ path }}`) ------------------------------------------------
+
+def default(thunk, fallback):
+    """``{{ path | default }}``: the path's value, or ``fallback`` when the
+    path does not resolve."""
+    try:
+        return thunk()
+    except CelError:
+        return fallback
+
+
+def template_json(parts):
+    """Interpolate: strings as they are, null as '', anything else as JSON."""
+    out = []
+    for p in parts:
+        if type(p) is str:
+            out.append(p)
+        elif p is None:
+            pass
+        else:
+            out.append(to_json_text(p))
+    return "".join(out)
+
+
+# --- JSON --------------------------------------------------------------------------------
+
+def to_json(v):
+    """A CEL value as plain JSON data: uint as a number, bytes as base64
+    text, NaN and infinities as the strings "NaN", "Infinity", "-Infinity"
+    (proto3 JSON), durations and timestamps as their strings, types as
+    their names."""
+    t = type(v)
+    if v is None or t is bool or t is int or t is str:
+        return v
+    if t is float:
+        if math.isnan(v):
+            return "NaN"
+        if v == INF:
+            return "Infinity"
+        if v == -INF:
+            return "-Infinity"
+        return v
+    if t is UInt:
+        return v.v
+    if t is bytes:
+        return binascii.b2a_base64(v).decode("ascii").strip()
+    if t is list or t is tuple:
+        return [to_json(x) for x in v]
+    if t is dict:
+        out = {}
+        for k in v:
+            out[_json_key(k)] = to_json(v[k])
+        return out
+    if t is Duration or t is Timestamp or t is CelType:
+        return to_string(v)
+    raise CelError("value has no JSON form: " + type_name(v))
+
+
+def _json_key(k):
+    t = type(k)
+    if t is str:
+        return k
+    if t is bool:
+        return "true" if k else "false"
+    if t is UInt:
+        return str(k.v)
+    return str(k)
+
+
+def _json_string(s):
+    out = ['"']
+    for ch in s:
+        o = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif o < 0x20:
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}.get(
+                ch, "\\u" + _pad(hex(o)[2:], 4)))
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def to_json_text(v):
+    """Compact JSON text of a CEL value (keys in insertion order)."""
+    j = to_json(v)
+    return _dump(j)
+
+
+def _dump(j):
+    t = type(j)
+    if j is None:
+        return "null"
+    if t is bool:
+        return "true" if j else "false"
+    if t is int:
+        return str(j)
+    if t is float:
+        if j == int(j) and abs(j) < 1e16:
+            return str(int(j)) + ".0"
+        return repr(j)
+    if t is str:
+        return _json_string(j)
+    if t is list:
+        return "[" + ",".join(_dump(x) for x in j) + "]"
+    if t is dict:
+        return "{" + ",".join(_json_string(k) + ":" + _dump(j[k]) for k in j) + "}"
+    return _json_string(str(j))
+
+
+def to_text(v):
+    """A value as text for messages."""
+    try:
+        return to_json_text(v)
+    except CelError:
+        return type_name(v)
+
+
+# --- the table the VM dispatches through ------------------------------------------------
+# Semantics key -> function over evaluated arguments. Lazy keys (cel.and,
+# cel.or, cel.ternary, cel.has, the macros, tmpl.default) are listed with
+# the helpers that take thunks or evaluated-or-error operands.
+DISPATCH = {
+    "cel.eq": eq, "cel.ne": ne, "cel.lt": lt, "cel.le": le, "cel.gt": gt, "cel.ge": ge,
+    "cel.add": add, "cel.sub": sub, "cel.mul": mul, "cel.div": div, "cel.mod": mod,
+    "cel.in": in_, "cel.index": index, "cel.select": select, "cel.neg": neg, "cel.not": not_,
+    "cel.and": and_values, "cel.or": or_values, "cel.ternary": test,
+    "cel.size": size, "cel.contains": contains, "cel.startsWith": starts_with,
+    "cel.endsWith": ends_with, "cel.matches": matches,
+    "cel.int": to_int, "cel.uint": to_uint, "cel.double": to_double, "cel.string": to_string,
+    "cel.bytes": to_bytes, "cel.bool": to_bool, "cel.dyn": dyn, "cel.type": type_of,
+    "cel.duration": duration, "cel.timestamp": timestamp, "cel.unbound": unbound,
+    "cel.has": has, "cel.all": all_, "cel.exists": exists, "cel.exists_one": exists_one,
+    "cel.map": map_, "cel.filter": filter_, "tmpl.default": default,
+}
