@@ -60,6 +60,8 @@ def cmd_graph(args) -> int:
         return _fail(str(exc))
     except graph.GraphvizFailed as exc:
         return _fail(str(exc), EXIT_FINDINGS)
+    if fmt == "mermaid" and args.output and args.output.lower().endswith(".md"):
+        picture = f"```mermaid\n{picture}```\n"   # a Markdown page GitHub renders
     _write(args.output, picture)
     return EXIT_OK
 

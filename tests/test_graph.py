@@ -266,6 +266,13 @@ def test_cli_format_follows_the_output_suffix(capsys, tmp_path):
         assert needle in out.read_text(encoding="utf-8")
 
 
+def test_cli_mermaid_into_markdown_is_fenced(capsys, tmp_path):
+    out = tmp_path / "triage.md"
+    assert run(capsys, "graph", str(TRIAGE), "-o", str(out))[0] == 0
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("```mermaid\n---\n") and text.endswith("\n```\n")
+
+
 def test_cli_draws_a_workflow_with_findings_and_reports_them(capsys, tmp_path):
     src = tmp_path / "w.yaml"
     src.write_text("steps:\n  - id: stop\n    type: exit\n    status: success\n"
