@@ -157,6 +157,23 @@ def test_retry_sleeps_with_backoff_and_retries_only_tool_errors():
     assert record["sleeps_ms"] == [100, 150, 225]
 
 
+def test_a_host_whose_sleep_fails_fails_the_step():
+    class Host(ScriptedHost):
+        def sleep(self, ms):
+            raise OSError("no sleeping here")
+
+    module = load_module(compile_workflow(compile_yaml("""
+        steps:
+          - id: call
+            type: tool
+            tool: t
+            retry: {max: 1, delay: "1s", backoff: 1.0}
+    """)))
+    record = module.run({}, Host({"t": {"error": "busy"}}))
+    assert record["error"] == {"message": "no sleeping here", "step": "call"}
+    assert record["sleeps_ms"] == [1000]
+
+
 def test_a_missing_tool_fails_as_not_registered():
     record = run_yaml("""
         steps:

@@ -574,10 +574,10 @@ class _Generator:
                 for ref in _refs(b.value))
             loop = "for index, item in enumerate(over):" if uses_index else "for item in over:"
             fn.emit(1, loop)
-            if it.delay_ms > 0:
-                fn.emit(2, "if index:")
-                fn.emit(3, f"ctx.sleep({_const(int(it.delay_ms))})")
             fn.emit(2, "try:")
+            if it.delay_ms > 0:
+                fn.emit(3, "if index:")
+                fn.emit(4, f"ctx.sleep({_const(int(it.delay_ms))})  # between iterations")
             fn.lines.extend(body.lines)
             fn.state_roots |= body.state_roots
             fn.missing_roots |= body.missing_roots

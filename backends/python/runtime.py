@@ -892,9 +892,13 @@ class Run:
             self.sleep(retry[1] * retry[2] ** (attempts - 1))
 
     def sleep(self, ms):
+        """Ask the host to pause; a host that fails to fails the step."""
         ms = _whole(ms)
         self.sleeps.append(ms)
-        self.host.sleep(ms)
+        try:
+            self.host.sleep(ms)
+        except Exception as exc:  # noqa: BLE001 - every host failure fails the step
+            raise StepFailure(error_message(exc)) from None
 
     # step outcomes
     def _set(self, step_id, output):
