@@ -108,7 +108,7 @@ class _Builder:
         self.lines: list[Line] = []
         self.placed: list[tuple[Node, str]] = []   # for matching findings to boxes
         self.counter = 0
-        self.scope_edges: tuple[Edge, ...] = ()       # the edges of the scope being drawn
+        self.arms: dict[tuple[str, str | None], list[Edge]] = {}   # branch arms of the scope being drawn
 
     def uid(self, prefix: str = "n") -> str:
         self.counter += 1
@@ -162,7 +162,12 @@ class _Builder:
                 roots = [inner_ids[n.id] for n in region.nodes if n.id not in targets] or inner[:1]
                 if roots:
                     self.lines.append(Line(uid, roots[0], "body", region.name, cuid))
-        self.scope_edges = edges
+        self.arms: dict[tuple[str, str | None], list[Edge]] = {}
+        for e in edges:
+            if e.kind is EdgeKind.BRANCH:
+                self.arms.setdefault((e.source, e.label), []).append(e)
+        for arm in self.arms.values():
+            arm.sort(key=lambda e: e.order)
         for edge in edges:
             self.lines.append(self.line(edge, ids, here))
         self.lines.extend(self.layout_lines(edges, ids))
@@ -191,9 +196,7 @@ class _Builder:
 
     def _arm(self, edge: Edge) -> list[Edge]:
         """The BRANCH edges of ``edge``'s arm, in run order."""
-        arm = [e for e in self.scope_edges
-               if e.source == edge.source and e.kind is EdgeKind.BRANCH and e.label == edge.label]
-        return sorted(arm, key=lambda e: e.order)
+        return self.arms.get((edge.source, edge.label), [])
 
     def layout_lines(self, edges, ids: dict[str, str]) -> list[Line]:
         """Invisible lines that stack each branch arm's targets in the order
