@@ -564,13 +564,15 @@ def to_json_value(v):
 # The helpers generated modules call to run steps and build the run record:
 # the host calls with their retry loop, sleeps, step records, the transform
 # and `each` input rules, the sort comparator, and the workflow outputs.
-# Both backends build the record with these, so they agree by construction.
-# See docs/host.md for the record's shape.
+# The VM restates them for MicroPython; tests check that the two backends
+# give the same records. See docs/host.md for the record's shape.
 #
 # Invariant: MISSING is never stored inside a list or dict that a run
-# builds. It can be the value of an expression; wherever such a value is put
-# into a container, the key is dropped (`compact`) or the value becomes None.
-# So records and host arguments are plain JSON without a deep walk.
+# builds, except at the top level of a step's argument dict (the transform
+# input rule sees those keys), which `Run.call` drops before the host sees
+# it. Wherever else an expression's value goes into a container, a missing
+# value drops its key (`compact`) or becomes None. So records and host
+# arguments are plain JSON without a deep walk.
 
 # What a step function returns: go on, halt the run (a failure under
 # on_error fail), or end the run (an exit step fired).
@@ -883,7 +885,7 @@ class Run:
                 return self.host.call(capability, name, args)
             except Exception as exc:  # noqa: BLE001 - every host failure fails the step
                 message = error_message(exc)
-                if getattr(exc, "retriable", False) is not True:
+                if not getattr(exc, "retriable", False):
                     raise StepFailure(message) from None
                 if retry is None or attempts >= retry[0]:
                     raise StepFailure(capability[:1].upper() + capability[1:] + ' "' + name + '": '
