@@ -69,6 +69,8 @@ tasks:
         right=_GREET, dialect=""),
     "FLC002": Example(
         wrong="""\
+# An aevatar workflow, checked by a build of flowc without the aevatar front end:
+#   error[FLC002]: the aevatar dialect is not supported by this version of flowc
 name: greet
 roles:
   - id: assistant
@@ -77,7 +79,17 @@ steps:
     type: llm_call
     target_role: assistant
 """,
-        right=_GREET, dialect="aevatar"),
+        right="""\
+# The same file, checked by a flowc that reads aevatar (every build since the
+# aevatar front end landed): no finding.
+name: greet
+roles:
+  - id: assistant
+steps:
+  - id: greet
+    type: llm_call
+    target_role: assistant
+""", dialect="aevatar"),
     "FLC003": Example(
         wrong="# a file saved as Latin-1: caf\\xe9 (not UTF-8)\n",
         right="# the same file saved as UTF-8: café\n"),
