@@ -11,6 +11,7 @@ import re
 
 import attrs
 
+from flowc.compiler.aevatar.frontend import compile_aevatar
 from flowc.compiler.analyze import analyze
 from flowc.compiler.workflowskill.frontend import compile_workflowskill
 from flowc.compiler.workflowskill.markdown import has_workflow_fence
@@ -23,12 +24,19 @@ DIALECTS = ("workflowskill", "aevatar", "instruction")
 # One front end per dialect: (text, path) -> (Workflow | None, diagnostics).
 FRONT_ENDS = {
     "workflowskill": compile_workflowskill,
+    "aevatar": compile_aevatar,
 }
+# Front ends that take ``strict=True`` (the dialect's strictest validation).
+STRICT_FRONT_ENDS = frozenset({"aevatar"})
 SOURCE_SUFFIXES = (".md", ".yaml", ".yml", ".json")
 
 _WFS_STEP_TYPES = re.compile(r"^\s*(-\s+)?type:\s*['\"]?(tool|transform|conditional|exit)['\"]?\s*$",
                              re.MULTILINE)
 _AEVATAR_HINT = re.compile(r"^(roles:|\s*(-\s+)?(target_role|parameters|next|branches):)", re.MULTILINE)
+# An aevatar document: top-level `name:` and `steps:`, steps a list of `- id:`
+# items, and none of WorkflowSkill's top-level `inputs:` / `outputs:`.
+_AEVATAR_SHAPE = re.compile(r"\A(?=[\s\S]*^name:)(?=[\s\S]*^steps:)(?=[\s\S]*^\s*-\s+id:)"
+                            r"(?![\s\S]*^(inputs|outputs):)", re.MULTILINE)
 _INSTRUCTION_HINT = re.compile(r"^(\s*(kind|depends_on):|workflows:|version:\s*3\b|:::+!?workflow|"
                                r"##\s+!workflow)", re.MULTILINE)
 
@@ -50,7 +58,8 @@ def detect_dialect(text: str, path: str) -> str | None:
     if has_workflow_fence(text):
         return "workflowskill"
     instruction = bool(_INSTRUCTION_HINT.search(text))
-    aevatar = bool(_AEVATAR_HINT.search(text))
+    aevatar = bool(_AEVATAR_HINT.search(text)) or (
+        not path.endswith(".md") and bool(_AEVATAR_SHAPE.match(text)))
     wfs = bool(_WFS_STEP_TYPES.search(text)) and re.search(r"^steps:", text, re.MULTILINE) is not None
     if path.endswith(".md"):
         # Markdown carries WorkflowSkill (```workflow) or instruction.md embeddings.
@@ -64,8 +73,10 @@ def detect_dialect(text: str, path: str) -> str | None:
     return None
 
 
-def compile_text(text: str, path: str, dialect: str | None = None) -> CompileResult:
-    """Front end + analyze for one document."""
+def compile_text(text: str, path: str, dialect: str | None = None, strict: bool = False) -> CompileResult:
+    """Front end + analyze for one document. ``strict`` asks the front end
+    for its dialect's strictest validation (aevatar: unknown primitives and
+    keys of the newer engine generation only are errors)."""
     chosen = dialect or detect_dialect(text, path)
     here = Span(path, 1, 1, 1, 2)
     if chosen is None:
@@ -77,7 +88,10 @@ def compile_text(text: str, path: str, dialect: str | None = None) -> CompileRes
         return CompileResult(path, chosen, None, (error(
             "FLC002", f"the {chosen} dialect is not supported by this version of flowc", here),))
     try:
-        workflow, diags = front_end(text, path)
+        if strict and chosen in STRICT_FRONT_ENDS:
+            workflow, diags = front_end(text, path, strict=True)
+        else:
+            workflow, diags = front_end(text, path)
         diags = list(diags)
         if workflow is not None:
             diags.extend(analyze(workflow))
@@ -98,11 +112,11 @@ def read_source(path: str) -> tuple[str | None, Diagnostic | None]:
         return None, error("FLC003", f"cannot read {path}: {exc.strerror or exc}", Span(path, 0, 0, 0, 0))
 
 
-def compile_file(path: str, dialect: str | None = None) -> CompileResult:
+def compile_file(path: str, dialect: str | None = None, strict: bool = False) -> CompileResult:
     text, problem = read_source(path)
     if problem is not None:
         return CompileResult(path, dialect, None, (problem,))
-    return compile_text(text, path, dialect)
+    return compile_text(text, path, dialect, strict)
 
 
 def expand_paths(paths: list[str]) -> list[str]:

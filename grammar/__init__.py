@@ -21,6 +21,8 @@ _DEFAULTS: dict[str, Any] = {"parser": "lalr", "propagate_positions": True}
 # text before it parses, so its grammar needs the context-free lexer.
 _OVERRIDES: dict[str, dict[str, Any]] = {
     "workflowskill": {"lexer": "basic"},
+    # aevatar: three entry rules (template, call, args), applied recursively.
+    "aevatar": {"start": ["template", "call", "args"]},
 }
 
 
