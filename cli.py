@@ -33,6 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "for 64 files or more)")
     check.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="show progress on stderr (default: when stderr is a terminal)")
+    check.add_argument("--host-capabilities", metavar="FILE",
+                       help="instruction dialect: a JSON list of the node kinds the target host "
+                            "supports (or {\"host\": name, \"kinds\": [...]}); steps of other kinds "
+                            "are reported (INS401)")
     check.set_defaults(func=cmd_check)
 
     ev = sub.add_parser("eval", help="evaluate one expression through the compiler")
@@ -95,6 +99,15 @@ def cmd_check(args) -> int:
     started = time.perf_counter()
     files = driver.expand_paths(args.paths)
     show_progress = sys.stderr.isatty() if args.progress is None else args.progress
+    caps = None
+    if getattr(args, "host_capabilities", None):
+        from flowc.compiler.instruction.capabilities import load_capabilities
+
+        try:
+            caps = load_capabilities(args.host_capabilities)
+        except ValueError as exc:
+            print(f"flowc: error: --host-capabilities: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     results = batch.check_files(files, args.dialect, args.jobs,
                                 batch.Progress() if show_progress else None)
     all_diags = []
@@ -106,6 +119,11 @@ def cmd_check(args) -> int:
         else:
             sources[result.path] = result.text
         all_diags.extend(result.diagnostics)
+        if caps is not None and result.text is not None and \
+                (args.dialect or driver.detect_dialect(result.text, result.path)) == "instruction":
+            from flowc.compiler.instruction.capabilities import check_host
+
+            all_diags.extend(check_host(result.text, result.path, caps))
     errors = sum(d.is_error for d in all_diags)
     warnings = len(all_diags) - errors
     if args.format == "json":

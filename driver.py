@@ -13,6 +13,7 @@ import attrs
 
 from flowc.compiler.aevatar.frontend import compile_aevatar
 from flowc.compiler.analyze import analyze
+from flowc.compiler.instruction.frontend import compile_instruction
 from flowc.compiler.workflowskill.frontend import compile_workflowskill
 from flowc.compiler.workflowskill.markdown import has_workflow_fence
 from flowc.ir.diagnostics import Diagnostic, error
@@ -25,6 +26,7 @@ DIALECTS = ("workflowskill", "aevatar", "instruction")
 FRONT_ENDS = {
     "workflowskill": compile_workflowskill,
     "aevatar": compile_aevatar,
+    "instruction": compile_instruction,
 }
 # Front ends that take ``strict=True`` (the dialect's strictest validation).
 STRICT_FRONT_ENDS = frozenset({"aevatar"})
@@ -39,6 +41,10 @@ _AEVATAR_SHAPE = re.compile(r"\A(?=[\s\S]*^name:)(?=[\s\S]*^steps:)(?=[\s\S]*^\s
                             r"(?![\s\S]*^(inputs|outputs):)", re.MULTILINE)
 _INSTRUCTION_HINT = re.compile(r"^(\s*(kind|depends_on):|workflows:|version:\s*3\b|:::+!?workflow|"
                                r"##\s+!workflow)", re.MULTILINE)
+# Instruction steps are a map whose values carry `kind:`; aevatar steps are a
+# list of `- id:` items. `branches:`/`next:` alone don't decide between them.
+_INSTRUCTION_KIND = re.compile(r"(^\s+|\{\s*)kind:\s*['\"]?[a-z][a-z0-9_.]*", re.MULTILINE)
+_AEVATAR_STEP_LIST = re.compile(r"^\s*-\s+id:|^roles:", re.MULTILINE)
 
 
 @attrs.frozen
@@ -57,7 +63,7 @@ def detect_dialect(text: str, path: str) -> str | None:
     """Recognise the dialect from the content; None when it is unclear."""
     if has_workflow_fence(text):
         return "workflowskill"
-    instruction = bool(_INSTRUCTION_HINT.search(text))
+    instruction = bool(_INSTRUCTION_HINT.search(text) or _INSTRUCTION_KIND.search(text))
     aevatar = bool(_AEVATAR_HINT.search(text)) or (
         not path.endswith(".md") and bool(_AEVATAR_SHAPE.match(text)))
     wfs = bool(_WFS_STEP_TYPES.search(text)) and re.search(r"^steps:", text, re.MULTILINE) is not None
@@ -65,6 +71,8 @@ def detect_dialect(text: str, path: str) -> str | None:
         # Markdown carries WorkflowSkill (```workflow) or instruction.md embeddings.
         return "instruction" if instruction and not has_workflow_fence(text) else "workflowskill"
     if instruction and not aevatar:
+        return "instruction"
+    if instruction and _INSTRUCTION_KIND.search(text) and not _AEVATAR_STEP_LIST.search(text):
         return "instruction"
     if aevatar and not instruction:
         return "aevatar"

@@ -87,6 +87,9 @@ class DialectProfile:
     # How many normal terminal nodes a workflow has: "exactly_one" (wfs
     # `$end`, aevatar's last step) or "at_least_one" (instruction `finish`).
     terminal_nodes: str = "exactly_one"
+    # A step no path from the entry reaches: "warning" (it never runs) or
+    # "error" (instruction: an unreachable root is refused at load).
+    unreachable_steps: str = "warning"
 
 
 WORKFLOWSKILL = DialectProfile(
@@ -179,11 +182,11 @@ for _f in (
     FunctionSpec("cel.map", -1, True, "macro: the Lambda applied to every element; with three "
                  "arguments the second is a filter Lambda"),
     FunctionSpec("cel.filter", 2, True, "macro: the elements that satisfy the Lambda"),
+    FunctionSpec("cel.unbound", -1, False, "a call of a function CEL does not define (the first "
+                 "argument is its name): an error when evaluated, as in unchecked cel-spec"),
     FunctionSpec("tmpl.default", 2, True, "template `{{ path | default }}`: the path's value, or the "
                  "default when the path is missing"),
 ):
-    FunctionSpec("cel.unbound", -1, False, "a call of a function CEL does not define (the first "
-                 "argument is its name): an error when evaluated, as in unchecked cel-spec"),
     FUNCTIONS.setdefault(_f.key, _f)
 del _f
 
@@ -207,6 +210,7 @@ INSTRUCTION = DialectProfile(
     resolution_errors="step_failure",
     timeouts_bypass_policies=False,
     terminal_nodes="at_least_one",
+    unreachable_steps="error",
 )
 PROFILES[INSTRUCTION.name] = INSTRUCTION
 

@@ -10,7 +10,7 @@ from flowc.ir import expr as E
 from flowc.ir.diagnostics import Diagnostic, error, warning
 from flowc.ir.graph import control_graph
 from flowc.ir.ops import OPERATIONS
-from flowc.ir.semantics import BRANCH_ARMS_ROUTE_ON, CONTROL_CYCLES_ALLOWED
+from flowc.ir.semantics import BRANCH_ARMS_ROUTE_ON, CONTROL_CYCLES_ALLOWED, PROFILES
 from flowc.ir.workflow import EdgeKind, Node, Workflow
 
 MAX_NODES = 100_000
@@ -65,6 +65,12 @@ def _caps(workflow: Workflow) -> list[Diagnostic]:
 
 
 def _reachability(workflow: Workflow, graph: nx.MultiDiGraph) -> list[Diagnostic]:
+    profile = PROFILES.get(workflow.semantics)
+    report = error if profile is not None and profile.unreachable_steps == "error" else warning
+    if not workflow.entry:
+        # No entry at all: one finding, not one per step.
+        return [report("ANA402", "the workflow has no entry node, so no step is reachable",
+                       workflow.span)] if workflow.nodes else []
     reached: set[str] = set()
     for entry in workflow.entry:
         if entry in graph:
@@ -73,8 +79,10 @@ def _reachability(workflow: Workflow, graph: nx.MultiDiGraph) -> list[Diagnostic
     out = []
     for node in workflow.nodes:
         if node.id not in reached and not node.id.startswith("$"):
-            out.append(warning("ANA402", f"step {node.id!r} is unreachable: no path from the start leads "
-                               "to it", node.span))
+            notes = () if graph.in_degree(node.id) else (
+                "nothing leads to it: it has no incoming edge (dependency, branch or route)",)
+            out.append(report("ANA402", f"step {node.id!r} is unreachable: no path from the start leads "
+                              "to it", node.span, *notes))
     return out
 
 
@@ -119,6 +127,9 @@ def _augmented(workflow: Workflow, graph: nx.MultiDiGraph) -> nx.DiGraph:
 
 
 def _terminal(workflow: Workflow, graph: nx.MultiDiGraph) -> list[Diagnostic]:
+    profile = PROFILES.get(workflow.semantics)
+    if profile is not None and profile.terminal_nodes == "at_least_one":
+        return _terminals_at_least_one(workflow, graph)
     out = []
     normal = [n for n in workflow.nodes if n.op in ("end", "finish")]
     if workflow.terminal is None or workflow.terminal not in graph:
@@ -142,6 +153,23 @@ def _terminal(workflow: Workflow, graph: nx.MultiDiGraph) -> list[Diagnostic]:
             out.append(error("ANA404", f"step {node.id!r} never reaches the end of the workflow",
                              node.span))
     return out
+
+
+def _terminals_at_least_one(workflow: Workflow, graph: nx.MultiDiGraph) -> list[Diagnostic]:
+    """Dialects that end runs at terminal nodes of their own (instruction
+    `finish`): one or more of them, and no `Workflow.terminal`. A step from
+    which no terminal can be reached still runs, but nothing waits for it:
+    a warning."""
+    terminals = [n.id for n in workflow.nodes if OPERATIONS.get(n.op) and OPERATIONS[n.op].terminal]
+    if not terminals:
+        return [error("ANA404", "the workflow has no terminal node (an end or finish step)", workflow.span)]
+    reaches: set[str] = set()
+    for t in terminals:
+        reaches.add(t)
+        reaches.update(nx.ancestors(graph, t))
+    return [warning("ANA404", f"step {node.id!r} never reaches a terminal node; nothing waits for its "
+                    "result", node.span)
+            for node in workflow.nodes if node.id not in reaches]
 
 
 def _data_cycles(workflow: Workflow) -> list[Diagnostic]:

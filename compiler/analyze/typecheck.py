@@ -18,6 +18,11 @@ _BOOL_OPS = {"wfs.eq", "wfs.ne", "wfs.lt", "wfs.le", "wfs.gt", "wfs.ge", "wfs.co
 
 def output_type(node: Node) -> T.Type:
     """The type of ``steps.<id>.output`` for a node."""
+    if node.op.startswith("transform.") and node.attr("over") is not None:
+        # The `over` form (instruction map/filter/sort/...): the result itself,
+        # not wrapped in an object.
+        return T.ARRAY if node.op in ("transform.map", "transform.filter", "transform.sort",
+                                      "transform.dedupe", "transform.chunk") else T.ANY
     if node.op.startswith("transform."):
         if node.outputs:
             first = node.outputs[0].name
