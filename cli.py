@@ -45,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--vars", help="JSON object of variables")
     ev.add_argument("--mode", choices=("expression", "value"), default="expression")
     ev.add_argument("--batch", action="store_true", help="read JSON lines from stdin")
+    ev.add_argument("--backend", choices=("python", "vm"), default="python",
+                    help="which backend's compiled form evaluates the expression (cel)")
     ev.set_defaults(func=cmd_eval)
 
     comp = sub.add_parser("compile", help="compile a workflow to a Python module or bytecode")
@@ -144,7 +146,7 @@ def cmd_eval(args) -> int:
     from flowc import evalcmd
 
     return evalcmd.eval_command(args.lang, args.expr, args.vars, args.mode, args.batch,
-                                sys.stdin, sys.stdout)
+                                sys.stdin, sys.stdout, backend=args.backend)
 
 
 def _compile_for_backend(path: str, dialect: str | None, show_warnings: bool):

@@ -32,7 +32,8 @@ MODES = ("expression", "value")
 _ORIGIN = Span("<eval>", 1, 1, 1, 1)
 
 
-def evaluate_text(lang: str, expr_text: str, vars: Any = None, mode: str = "expression") -> tuple[str, Any]:
+def evaluate_text(lang: str, expr_text: str, vars: Any = None, mode: str = "expression",
+                  backend: str = "python") -> tuple[str, Any]:
     """Evaluate ``expr_text`` in the context ``vars``: ``("value", v)``,
     ``("undefined", None)`` or ``("error", message)``.
 
@@ -42,6 +43,8 @@ def evaluate_text(lang: str, expr_text: str, vars: Any = None, mode: str = "expr
     where, map expression) or ``value`` (a value string: literal,
     ``$``-expression, ``${...}`` template or ``$$`` escape).
     """
+    if lang == "cel":
+        return _evaluate_cel(expr_text, vars, backend)
     if lang != "workflowskill":
         return "error", f"language not supported yet: {lang}"
     if mode not in MODES:
@@ -72,6 +75,8 @@ def run_eval(lang: str, expr_text: str, vars: Any = None, mode: str = "expressio
         return {"undefined": True}
     if kind == "error":
         return {"error": value}
+    if kind == "json":
+        return json.loads(value)
     return value
 
 
@@ -81,10 +86,12 @@ def format_line(kind: str, value: Any) -> str:
         return '{"undefined": true}'
     if kind == "error":
         return '{"error": ' + rt.js_json(value) + "}"
+    if kind == "json":  # already JSON text (CEL: int64 and uint64 stay exact, doubles keep a point)
+        return value
     return rt.js_json(value)
 
 
-def _batch_line(line: str, lang: str) -> str:
+def _batch_line(line: str, lang: str, backend: str = "python") -> str:
     try:
         request = json.loads(line)
     except ValueError as e:
@@ -92,23 +99,23 @@ def _batch_line(line: str, lang: str) -> str:
     if not isinstance(request, dict) or not isinstance(request.get("expr"), str):
         return format_line("error", 'invalid batch line: expected {"expr": <string>, "vars": ..., "mode": ...}')
     return format_line(*evaluate_text(lang, request["expr"], request.get("vars"),
-                                      request.get("mode", "expression")))
+                                      request.get("mode", "expression"), backend))
 
 
-def run_batch(lines: Iterable[str], lang: str = "workflowskill") -> list[str]:
+def run_batch(lines: Iterable[str], lang: str = "workflowskill", backend: str = "python") -> list[str]:
     """One output line per non-blank input line ``{"expr", "vars"?, "mode"?}``."""
-    return [_batch_line(line, lang) for line in lines if line.strip()]
+    return [_batch_line(line, lang, backend) for line in lines if line.strip()]
 
 
 def eval_command(lang: str, expr: str | None, vars_json: str | None, mode: str, batch: bool,
-                 stdin: IO[str], stdout: IO[str]) -> int:
+                 stdin: IO[str], stdout: IO[str], backend: str = "python") -> int:
     """``flowc eval``. With ``batch``, reads JSON lines from ``stdin`` and
     writes one result line each (exit 0; per-line failures are data).
     Otherwise evaluates ``expr`` with ``vars_json`` (a JSON object, default
     ``{}``) and writes one line: exit 0 for a value or undefined, 1 for an
     error result, 2 for bad arguments."""
     if batch:
-        for line in run_batch(stdin, lang):
+        for line in run_batch(stdin, lang, backend):
             stdout.write(line + "\n")
         stdout.flush()
         return 0
@@ -122,6 +129,33 @@ def eval_command(lang: str, expr: str | None, vars_json: str | None, mode: str, 
         except ValueError as e:
             stdout.write(format_line("error", f"invalid --vars JSON: {e}") + "\n")
             return 2
-    kind, value = evaluate_text(lang, expr, variables, mode)
+    kind, value = evaluate_text(lang, expr, variables, mode, backend)
     stdout.write(format_line(kind, value) + "\n")
     return 1 if kind == "error" else 0
+
+# --- CEL (the instruction dialect's expressions) -----------------------------------
+def _evaluate_cel(expr_text: Any, vars: Any = None, backend: str = "python") -> tuple[str, Any]:
+    """CEL: ``vars`` are the expression's variables (``{"inputs": {...},
+    "steps": {...}}`` or any other names); the value comes back as JSON text
+    (uint as a number, bytes as base64, see rt_cel.to_json)."""
+    from flowc.backends.python import rt_cel
+    from flowc.backends.python.cel_expr import CelCompileError, evaluate_cel
+    from flowc.compiler.instruction.cel import CelSyntaxError, parse_cel
+
+    if not isinstance(expr_text, str):
+        return "error", "expr must be a string"
+    if vars is None:
+        vars = {}
+    if not isinstance(vars, dict):
+        return "error", "vars must be a JSON object"
+    if backend != "python":
+        return "error", f"CEL is not compiled for the {backend} backend yet"
+    try:
+        value = evaluate_cel(parse_cel(expr_text, _ORIGIN), dict(vars))
+        return "json", rt_cel.to_json_text(value)
+    except CelSyntaxError as e:
+        return "error", f"syntax error: {e.message}"
+    except rt_cel.CelError as e:
+        return "error", e.message
+    except CelCompileError as e:
+        return "error", str(e)

@@ -322,3 +322,34 @@ def test_rt_cel_runs_on_micropython(tmp_path):
     assert done.returncode == 0 and lines, done.stdout + done.stderr
     assert all(line.startswith("ok ") for line in lines), done.stdout
     assert len(lines) == MICRO_PROBE.count("check(") - 1
+
+
+# ------------------------------------------------------------------ flowc eval --lang cel
+
+def test_flowc_eval_cel(capsys):
+    from flowc import cli
+
+    assert cli.main(["eval", "--lang", "cel", "inputs.n * 2 > 5 && 'a' in ['a']",
+                     "--vars", '{"inputs": {"n": 3}}']) == 0
+    assert capsys.readouterr().out == "true\n"
+    assert cli.main(["eval", "--lang", "cel", "[1.0, 9223372036854775807, 2u, b'hi', {'a': null}]"]) == 0
+    assert capsys.readouterr().out == '[1.0,9223372036854775807,2,"aGk=",{"a":null}]\n'
+    assert cli.main(["eval", "--lang", "cel", "1 / 0"]) == 1
+    assert capsys.readouterr().out == '{"error": "division by zero"}\n'
+    assert cli.main(["eval", "--lang", "cel", "1 +"]) == 1
+    assert "syntax error" in capsys.readouterr().out
+
+
+def test_flowc_eval_cel_batch(monkeypatch, capsys):
+    import io
+
+    from flowc import cli
+
+    lines = '{"expr": "x + 1", "vars": {"x": 2}}\n\n{"expr": "x +"}\n{"expr": "y"}\nnot json\n'
+    monkeypatch.setattr("sys.stdin", io.StringIO(lines))
+    assert cli.main(["eval", "--lang", "cel", "--batch"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "3"
+    assert out[1].startswith('{"error": "syntax error')
+    assert out[2] == '{"error": "undeclared reference to \'y\'"}'
+    assert out[3].startswith('{"error": "invalid batch line')
