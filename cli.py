@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="instruction dialect: a JSON list of the node kinds the target host "
                             "supports (or {\"host\": name, \"kinds\": [...]}); steps of other kinds "
                             "are reported (INS401)")
+    check.add_argument("--strict", action="store_true",
+                       help="the dialect's strictest validation (aevatar: extension primitives and "
+                            "keys of the newer engine generation only are errors)")
     check.set_defaults(func=cmd_check)
 
     ev = sub.add_parser("eval", help="evaluate one expression through the compiler")
@@ -111,7 +114,7 @@ def cmd_check(args) -> int:
             print(f"flowc: error: --host-capabilities: {exc}", file=sys.stderr)
             return EXIT_USAGE
     results = batch.check_files(files, args.dialect, args.jobs,
-                                batch.Progress() if show_progress else None)
+                                batch.Progress() if show_progress else None, strict=args.strict)
     all_diags = []
     sources: dict[str, str] = {}
     io_error = False

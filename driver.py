@@ -78,6 +78,8 @@ def detect_dialect(text: str, path: str) -> str | None:
         return "aevatar"
     if wfs and not (aevatar or instruction):
         return "workflowskill"
+    if aevatar and _AEVATAR_SHAPE.match(text):
+        return "aevatar"  # aevatar's shape wins over `kind:` text inside parameters
     return None
 
 

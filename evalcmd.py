@@ -43,6 +43,8 @@ def evaluate_text(lang: str, expr_text: str, vars: Any = None, mode: str = "expr
     where, map expression) or ``value`` (a value string: literal,
     ``$``-expression, ``${...}`` template or ``$$`` escape).
     """
+    if lang == "aevatar":
+        return _evaluate_aevatar(expr_text, vars, mode)
     if lang == "cel":
         return _evaluate_cel(expr_text, vars, backend)
     if lang != "workflowskill":
@@ -98,6 +100,10 @@ def _batch_line(line: str, lang: str, backend: str = "python") -> str:
         return format_line("error", f"invalid batch line: {e}")
     if not isinstance(request, dict) or not isinstance(request.get("expr"), str):
         return format_line("error", 'invalid batch line: expected {"expr": <string>, "vars": ..., "mode": ...}')
+    if lang == "aevatar":
+        return format_line(*_evaluate_aevatar(request["expr"], request.get("vars"),
+                                              request.get("mode", "expression"),
+                                              request.get("variables_comparer") == "OrdinalIgnoreCase"))
     return format_line(*evaluate_text(lang, request["expr"], request.get("vars"),
                                       request.get("mode", "expression"), backend))
 
@@ -132,6 +138,37 @@ def eval_command(lang: str, expr: str | None, vars_json: str | None, mode: str, 
     kind, value = evaluate_text(lang, expr, variables, mode, backend)
     stdout.write(format_line(kind, value) + "\n")
     return 1 if kind == "error" else 0
+
+
+# --- aevatar -------------------------------------------------------------------
+def _evaluate_aevatar(expr_text: Any, vars: Any = None, mode: str = "expression",
+                      case_insensitive: bool = False) -> tuple[str, Any]:
+    """aevatar: ``mode`` ``value`` is the engine's Evaluate (a parameter
+    value with ``${...}`` placeholders), ``expression`` its EvaluateExpression
+    (one expression, not trimmed: a while condition without ``${``).
+    ``vars`` maps names to strings; ``case_insensitive`` looks them up
+    ignoring case (the engine's while and foreach scopes). The result is a
+    string, or ``("error", message)`` where the engine throws."""
+    from flowc.backends.python import aevatar_expr, rt_aevatar
+    from flowc.compiler.aevatar.expressions import Locator, Lowering
+
+    if mode not in MODES:
+        return "error", f"unknown mode: {mode} (expected expression or value)"
+    if not isinstance(expr_text, str):
+        return "error", "expr must be a string"
+    if vars is None:
+        vars = {}
+    if not isinstance(vars, dict) or not all(isinstance(v, str) for v in vars.values()):
+        return "error", "vars must be a JSON object of strings (aevatar values are strings)"
+    lowering = Lowering(None, Locator(_ORIGIN))
+    expr = lowering.template(expr_text) if mode == "value" else lowering.expression(expr_text)
+    try:
+        return "value", aevatar_expr.evaluate(expr, vars, case_insensitive)
+    except rt_aevatar.AevatarError as e:
+        return "error", e.message
+    except aevatar_expr.AevatarCompileError as e:
+        return "error", str(e)
+
 
 # --- CEL (the instruction dialect's expressions) -----------------------------------
 def _evaluate_cel(expr_text: Any, vars: Any = None, backend: str = "python") -> tuple[str, Any]:

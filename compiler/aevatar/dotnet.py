@@ -21,7 +21,7 @@ WHITESPACE = frozenset(
     "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
     "\u2028\u2029\u202f\u205f\u3000")
 _NUMBER_WHITE = "\t\n\v\f\r "
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_NUMBER = re.compile(r"[\t\n\v\f\r ]*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)[\t\n\v\f\r ]*\0*\Z")
 
 
 def trim(text: str) -> str:
@@ -73,17 +73,19 @@ def equals_ignore_case(a: str, b: str) -> bool:
 
 
 def try_parse_double(text: str) -> float | None:
-    """double.TryParse(s, NumberStyles.Float, CultureInfo.InvariantCulture)."""
-    body = text.strip(_NUMBER_WHITE).rstrip("\0").strip(_NUMBER_WHITE)
-    if _NUMBER.match(body):
-        return float(body)
-    special = trim(text)
-    lowered = special.lower()
-    if lowered == "infinity" or lowered == "+infinity":
+    """double.TryParse(s, NumberStyles.Float, CultureInfo.InvariantCulture):
+    optional ASCII white space, a sign, digits with one optional '.', an
+    optional exponent, optional ASCII white space, then only NUL characters;
+    or Infinity / -Infinity / NaN in any case."""
+    m = _NUMBER.match(text)
+    if m is not None:
+        return float(m.group(1))
+    special = trim(text).lower()
+    if special in ("infinity", "+infinity"):
         return float("inf")
-    if lowered == "-infinity":
+    if special == "-infinity":
         return float("-inf")
-    if lowered in ("nan", "+nan", "-nan"):
+    if special in ("nan", "+nan", "-nan"):
         return float("nan")
     return None
 
