@@ -289,21 +289,22 @@ def test_cli_no_picture_when_the_workflow_cannot_be_read(capsys, wfs_fixtures_di
 
 
 # ------------------------------------------------- the other dialects' corpora
-def _other_corpora() -> list[Path]:
+def _other_corpora() -> list[tuple[str, Path]]:
     out = []
     for dialect in ("aevatar", "instruction"):
         folder = DATA / dialect
         if folder.is_dir():
-            out += sorted(p for p in folder.rglob("*") if p.suffix in (".yaml", ".yml", ".md")
-                          and p.name != "README.md")
+            out += [(dialect, p) for p in sorted(folder.rglob("*"))
+                    if p.suffix in (".yaml", ".yml", ".md") and p.name != "README.md"]
     return out
 
 
-@pytest.mark.parametrize("path", _other_corpora(), ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_other_dialects_draw(path):
-    result = driver.compile_file(str(path), path.parent.name)
+@pytest.mark.parametrize("dialect, path", _other_corpora(),
+                         ids=lambda v: v if isinstance(v, str) else str(v.relative_to(DATA)))
+def test_other_dialects_draw(dialect, path):
+    result = driver.compile_file(str(path), dialect)
     if result.workflow is None:
-        pytest.skip("no workflow: " + ", ".join(d.code for d in result.diagnostics))
+        pytest.skip("no workflow: " + ", ".join(sorted({d.code for d in result.diagnostics})))
     pic = model.build(result.workflow, result.diagnostics)
     assert {n.id for n in result.workflow.nodes} <= {b.id for b in pic.boxes}
     text = graph.render(result.workflow, "mermaid", result.diagnostics)
