@@ -87,6 +87,19 @@ def build_parser() -> argparse.ArgumentParser:
     graph.add_argument("--dialect", choices=("workflowskill", "aevatar", "instruction"))
     graph.set_defaults(func=commands.cmd_graph)
 
+    tr = sub.add_parser("translate", help="write a workflow in another dialect, or reformat it in its own")
+    tr.add_argument("path", metavar="WORKFLOW", help="the workflow file (any dialect)")
+    tr.add_argument("--to", dest="target", required=True, choices=("workflowskill", "aevatar", "instruction"),
+                    help="the dialect to write (its own dialect: the canonical format)")
+    tr.add_argument("-o", "--output", metavar="OUT", help="write here (a file, or a directory) instead of "
+                    "standard output")
+    tr.add_argument("--strict", action="store_true",
+                    help="fail when a construct has no equivalent in the target, instead of writing the "
+                         "closest form with a comment and a warning")
+    tr.add_argument("--dialect", choices=("workflowskill", "aevatar", "instruction"),
+                    help="the source dialect (default: recognised from the content)")
+    tr.set_defaults(func=cmd_translate)
+
     schema = sub.add_parser("schema", help="print the JSON Schema of a dialect (for editors)")
     schema.add_argument("dialect", choices=("workflowskill", "aevatar", "instruction"))
     schema.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
@@ -143,6 +156,12 @@ def cmd_check(args) -> int:
     if io_error and errors == sum(1 for d in all_diags if d.code == "FLC003"):
         return EXIT_USAGE
     return EXIT_FINDINGS if errors else EXIT_OK
+
+
+def cmd_translate(args) -> int:
+    from flowc import translate
+
+    return translate.command(args.path, args.target, args.output, args.strict, args.dialect)
 
 
 def cmd_eval(args) -> int:

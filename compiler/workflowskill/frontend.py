@@ -78,7 +78,10 @@ class WorkflowSkillFrontEnd:
         if skill.workflow is None:
             self.sink.error("WFS101", "no ```workflow fenced code block found", Span(self.file, 1, 1, 1, 2))
             return None, stem, None, {}
-        name, description, meta = stem, None, {}
+        name, description = stem, None
+        # The Markdown around the block, kept for translation (a formatter
+        # rewrites the workflow, not the prose).
+        meta: dict = {"markdown": {"before": skill.before, "after": skill.after}}
         if skill.frontmatter is None:
             self.sink.warning("WFS110", "no frontmatter: the workflow is named after its file "
                               f"({stem!r})", Span(self.file, 1, 1, 1, 2))
@@ -88,7 +91,7 @@ class WorkflowSkillFrontEnd:
                 self.sink.warning("WFS110", "the frontmatter is not a YAML mapping; it is ignored",
                                   Span(self.file, 1, 1, 1, 4))
             else:
-                meta = {"frontmatter": fm.plain()}
+                meta["frontmatter"] = fm.plain()
                 for key in ("name", "description"):
                     v = fm.get(key)
                     if not (isinstance(v, YScalar) and isinstance(v.value, str) and v.value.strip()):

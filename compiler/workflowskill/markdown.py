@@ -22,6 +22,10 @@ class SkillDocument:
     frontmatter_line: int            # 0-based line where the frontmatter YAML starts
     workflow: str | None             # raw YAML text of the workflow block, if any
     workflow_line: int               # 0-based line where the workflow YAML starts
+    # The Markdown around the block, verbatim: between the frontmatter (or
+    # the start) and the opening fence, and after the closing fence.
+    before: str = ""
+    after: str = ""
 
 
 def split_skill(text: str) -> SkillDocument:
@@ -29,11 +33,14 @@ def split_skill(text: str) -> SkillDocument:
     fm = _FRONTMATTER.match(text)
     block = _WORKFLOW_BLOCK.search(text)
     workflow_line = text.count("\n", 0, block.start(1)) if block else 0
+    start = fm.end() if fm else 0
     return SkillDocument(
         frontmatter=fm.group(1) if fm else None,
         frontmatter_line=1 if fm else 0,
         workflow=block.group(1) if block else None,
         workflow_line=workflow_line,
+        before=text[start:block.start()] if block and block.start() >= start else "",
+        after=text[block.end():] if block else "",
     )
 
 

@@ -1,0 +1,127 @@
+"""Translation between the dialects: front end A -> IR -> emitter B.
+
+This module wires the driver (front ends, analysis) to the three emitters
+under ``backends/``; neither side imports the other. ``flowc translate``
+and the tests call :func:`translate_text` / :func:`translate_file`.
+"""
+
+from __future__ import annotations
+
+import os
+
+import attrs
+from flowc import driver
+from flowc.backends.emitcore import TARGETS, Emission
+from flowc.ir.diagnostics import Diagnostic
+from flowc.ir.workflow import Workflow
+
+__all__ = ["TARGETS", "Translation", "emit", "output_suffix", "translate_file", "translate_text",
+           "translate_workflow"]
+
+
+@attrs.frozen
+class Translation:
+    path: str
+    source_dialect: str | None
+    target: str
+    workflow: Workflow | None            # the source IR
+    emission: Emission | None            # None when the source does not compile
+    source_diagnostics: tuple[Diagnostic, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.emission is not None and self.emission.ok
+
+    @property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        return self.source_diagnostics + (self.emission.diagnostics if self.emission else ())
+
+    @property
+    def text(self) -> str | None:
+        return self.emission.text if self.emission is not None else None
+
+
+def emit(workflow: Workflow, target: str, strict: bool = False) -> Emission:
+    """``workflow`` written in ``target``."""
+    if target == "workflowskill":
+        from flowc.backends.emit_workflowskill import emit as emit_target
+    elif target == "aevatar":
+        from flowc.backends.emit_aevatar import emit as emit_target
+    elif target == "instruction":
+        from flowc.backends.emit_instruction import emit as emit_target
+    else:
+        raise ValueError(f"unknown target dialect {target!r} (expected one of {', '.join(TARGETS)})")
+    return emit_target(workflow, strict=strict)
+
+
+def translate_workflow(workflow: Workflow, target: str, strict: bool = False) -> Emission:
+    return emit(workflow, target, strict)
+
+
+def translate_text(text: str, path: str, target: str, strict: bool = False,
+                   dialect: str | None = None) -> Translation:
+    """Compile ``text`` (any dialect) and write it in ``target``. A source
+    with errors is not translated (``emission`` is None)."""
+    result = driver.compile_text(text, path, dialect)
+    if not result.ok:
+        return Translation(path, result.dialect, target, result.workflow, None, result.diagnostics)
+    return Translation(path, result.dialect, target, result.workflow,
+                       emit(result.workflow, target, strict), result.diagnostics)
+
+
+def translate_file(path: str, target: str, strict: bool = False, dialect: str | None = None) -> Translation:
+    text, problem = driver.read_source(path)
+    if problem is not None:
+        return Translation(path, dialect, target, None, None, (problem,))
+    return translate_text(text, path, target, strict, dialect)
+
+
+def output_suffix(target: str, workflow: Workflow | None = None) -> str:
+    """The file suffix a translation to ``target`` is written with."""
+    if target == "workflowskill":
+        meta = (workflow.metadata or {}) if workflow is not None else {}
+        bare = workflow is not None and workflow.dialect == "workflowskill" and \
+            "markdown" not in meta and "frontmatter" not in meta
+        return ".yaml" if bare else ".md"
+    return ".yaml"
+
+
+def default_output_name(path: str, target: str, workflow: Workflow | None = None) -> str:
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return stem + output_suffix(target, workflow)
+
+
+def command(path: str, target: str, output: str | None, strict: bool, dialect: str | None) -> int:
+    """``flowc translate``: findings on stderr, the document on stdout or in
+    ``output``. Exit 0 (warnings allowed), 1 (the source has errors, or
+    ``strict`` and something has no equivalent), 2 (usage or I/O)."""
+    import sys
+
+    from flowc import reporting
+
+    text, problem = driver.read_source(path)
+    if problem is not None:
+        print(reporting.render_text(problem, None), file=sys.stderr)
+        return 2
+    result = translate_text(text, path, target, strict, dialect)
+    diags = [d for d in result.diagnostics if d.severity.value != "note"]
+    if diags:
+        print(reporting.render_all_text(diags, {path: text}), file=sys.stderr)
+    if not result.ok:
+        if result.emission is not None:
+            print(f"flowc: {path}: not translated: the workflow has no exact form in {target} "
+                  "(see the errors above; without --strict the closest form is written)", file=sys.stderr)
+        return 1
+    out_text = result.text
+    if output is None:
+        sys.stdout.write(out_text)
+        return 0
+    if os.path.isdir(output):
+        output = os.path.join(output, default_output_name(path, target, result.workflow))
+    try:
+        with open(output, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(out_text)
+    except OSError as exc:
+        print(f"flowc: error: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    return 0
