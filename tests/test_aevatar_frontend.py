@@ -532,3 +532,25 @@ def test_spans_point_into_parameter_values():
         """)
     d = next(d for d in r.diagnostics if d.code == "AEV201")
     assert (d.span.line, d.span.col) == (7, 39)
+
+
+# ---------------------------------------------------------------- docs
+def test_docs_page_tables_are_generated_from_the_tables():
+    from pathlib import Path
+
+    page = Path(driver.__file__).resolve().parent / "docs" / "aevatar.md"
+    text = page.read_text(encoding="utf-8")
+    assert text == P.render_doc(text), "run python -m flowc.compiler.aevatar.primitives"
+
+
+def test_documented_severities_match_what_the_examples_report():
+    from flowc.compiler.aevatar.code_examples import EXAMPLES, NOT_STANDALONE
+    from flowc.compiler.codes import CODES
+
+    for code in (c for c in CODES if c.startswith("AEV") and c not in NOT_STANDALONE):
+        ex = EXAMPLES[code]
+        found = {d.severity.value for d in driver.compile_text(ex.wrong, ex.file, "aevatar").diagnostics
+                 if d.code == code}
+        declared = P.FINDING_SEVERITY.get(code, "error")
+        assert found and found <= {"error", "warning"}
+        assert declared.split()[0] in found or ("(" in declared and found <= {"error", "warning"}), code

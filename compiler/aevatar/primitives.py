@@ -448,3 +448,81 @@ STEP_FIELD_PREFIXES = ("json", "annotations", "usage")
 
 BRANCH_LIST_KEY_NAMES = ("condition", "when", "case", "label", "if")
 BRANCH_TARGET_NAMES = ("next", "to", "target", "step")
+
+
+def markdown_table() -> str:
+    """The primitive table as Markdown (docs/aevatar.md embeds it; a test
+    checks that the page is up to date)."""
+    aliases: dict[str, list[str]] = {}
+    for raw, canonical in sorted(ALIASES.items()):
+        aliases.setdefault(canonical, []).append(raw)
+    rows = ["| group | type (aliases) | IR | parameters (default) | meaning |", "|---|---|---|---|---|"]
+    for prim in PRIMITIVES:
+        names = prim.name + (f" ({', '.join(aliases[prim.name])})" if prim.name in aliases else "")
+        if prim.since == NEWER:
+            names += " *newer*"
+        if prim.status != "ok":
+            names += f" *{prim.status.replace('_', '-')}*"
+        ir = prim.op + (f" `{prim.capability}`" if prim.op == "call" else "")
+        if prim.regions:
+            ir += " + " + ", ".join(prim.regions)
+        params = []
+        for p in prim.params:
+            if p.alias_of:
+                continue
+            text = f"`{p.name}`" + ("*" if p.required else "")
+            alias_names = [q.name for q in prim.params if q.alias_of == p.name]
+            if alias_names:
+                text += "/" + "/".join(f"`{a}`" for a in alias_names)
+            if p.default is not None:
+                text += " (" + (p.default or '""') + ")"
+            if p.since == NEWER:
+                text += " *newer*"
+            params.append(text)
+        params += [f"`{pre}*`" for pre in prim.prefixes]
+        meaning = prim.meaning.replace("|", "\\|")
+        rows.append(f"| {prim.group} | {names} | {ir} | {', '.join(params) or '–'} | {meaning} |")
+    return "\n".join(rows) + "\n"
+
+
+def findings_table() -> str:
+    """The AEV codes as a Markdown table (docs/aevatar.md embeds it)."""
+    from flowc.compiler.codes import CODES
+
+    rows = ["| code | severity | title |", "|---|---|---|"]
+    for code, info in CODES.items():
+        if code.startswith("AEV"):
+            rows.append(f"| [{code}](codes.md#{code.lower()}) | {FINDING_SEVERITY.get(code, 'error')} | "
+                        f"{info.title.replace('|', chr(92) + '|')} |")
+    return "\n".join(rows) + "\n"
+
+
+# Severity of each code (error unless listed); "warning (strict: error)" for
+# the ones --strict escalates.
+FINDING_SEVERITY: dict[str, str] = {
+    "AEV109": "warning (strict: error)", "AEV110": "warning", "AEV111": "warning", "AEV112": "warning",
+    "AEV113": "warning", "AEV120": "warning", "AEV122": "warning", "AEV123": "warning",
+    "AEV124": "warning", "AEV126": "warning", "AEV127": "warning (strict: error)",
+    "AEV135": "error (warning without branch_target)", "AEV136": "error (warning on a non-side-effecting step)",
+    "AEV144": "warning", "AEV150": "warning (strict: error)",
+    "AEV153": "warning (strict: error; near miss: error)", "AEV154": "warning (strict: error)",
+    "AEV160": "warning", "AEV201": "warning", "AEV203": "warning", "AEV204": "warning", "AEV205": "warning",
+    "AEV213": "warning", "AEV214": "warning", "AEV215": "warning", "AEV216": "warning", "AEV302": "warning",
+    "AEV304": "warning", "AEV305": "warning", "AEV306": "warning", "AEV308": "warning", "AEV309": "warning",
+}
+
+
+def render_doc(text: str) -> str:
+    """docs/aevatar.md with its generated tables filled in."""
+    for name, body in (("primitives", markdown_table()), ("findings", findings_table())):
+        begin, end = f"<!-- {name}:begin -->\n", f"<!-- {name}:end -->"
+        i, j = text.index(begin) + len(begin), text.index(end)
+        text = text[:i] + body + text[j:]
+    return text
+
+
+if __name__ == "__main__":  # python -m flowc.compiler.aevatar.primitives: refresh docs/aevatar.md
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "aevatar.md"
+    page.write_text(render_doc(page.read_text(encoding="utf-8")), encoding="utf-8")
