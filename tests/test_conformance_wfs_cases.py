@@ -18,6 +18,7 @@ import json
 import pytest
 from conftest import WFS_CASES, WFS_DIR
 from flowc import driver
+from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost
 
@@ -81,20 +82,8 @@ def test_what_the_reference_rejects_does_not_compile(case):
     assert any(d.is_error for d in result.diagnostics)
 
 
-def _vm():
-    try:
-        from flowc.backends import vm
-    except ImportError:
-        return None
-    if callable(getattr(vm, "compile_workflow", None)) and callable(getattr(vm, "load", None)):
-        return vm
-    return None
-
-
-@pytest.mark.skipif(_vm() is None, reason="backends.vm does not provide compile_workflow and load yet")
 @pytest.mark.parametrize("case", RUNNABLE, ids=[c["case"] for c in RUNNABLE])
 def test_both_backends_give_the_same_record(case):
-    vm = _vm()
     workflow = driver.compile_file(str(WFS_DIR / case["file"])).workflow
     python_record = _module(case["file"]).run(case["inputs"], ScriptedHost(case["host"]))
     vm_record = vm.load(vm.compile_workflow(workflow)).run(case["inputs"], ScriptedHost(case["host"]))
@@ -113,12 +102,9 @@ steps:
 """
 
 
-@pytest.mark.skipif(_vm() is None, reason="backends.vm does not provide compile_workflow and load yet")
-@pytest.mark.xfail(reason="the VM does not check declared input and output types at run time yet", strict=False)
 @pytest.mark.parametrize("inputs, script", [({"n": "3"}, {"t": 1}), ({"n": 3}, {"t": {"x": "s"}})],
                          ids=["input-type", "output-type"])
 def test_both_backends_check_declared_types(inputs, script):
-    vm = _vm()
     workflow = driver.compile_text(TYPED, "typed.yaml").workflow
     python_record = load_module(compile_workflow(workflow)).run(inputs, ScriptedHost(script))
     assert python_record["status"] == "failed"

@@ -1,5 +1,9 @@
 """Property: on generated valid WorkflowSkill workflows, the VM and the
-Python backend give identical run records with the same scripted host."""
+Python backend give identical run records with the same scripted host.
+
+The workflows declare input and output types, and the inputs and host
+results are sometimes of other types, so the run-time type checks (a
+failed run before any step; a failed step or iteration) are compared too."""
 
 from __future__ import annotations
 
@@ -17,8 +21,12 @@ SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 9), st.sampled_fro
                     st.sampled_from([0.5, 2.0, -1.5]))
 ROWS = st.lists(st.fixed_dictionaries({"id": st.integers(0, 5), "score": SCALARS, "name": SCALARS,
                                        "tags": st.lists(SCALARS, max_size=2)}), max_size=4)
+TYPES = st.sampled_from(["string", "int", "float", "boolean", "array", "object"])
 TOOL_RESULT = st.one_of(
     st.builds(lambda rows: {"output": {"rows": rows, "total": len(rows)}}, ROWS),
+    # fields of any type, for the declared output types to check
+    st.builds(lambda rows, total: {"output": {"rows": rows, "total": total}}, ROWS,
+              st.one_of(SCALARS, st.just([1]), st.just({"k": 1}), st.just(3.25))),
     st.builds(lambda msg: {"error": msg}, st.sampled_from(["down", "busy"])),
     st.just({"throw": "adapter exploded"}),
     SCALARS.map(lambda v: {"output": v}),
@@ -64,7 +72,9 @@ def workflows(draw):
                       f"      b: {{type: string, value: {_q('x ${inputs.word} ' + str(i))}}}"]
             if draw(st.booleans()):
                 lines += ["    outputs:", "      rows: {type: array, value: $result.rows}",
-                          "      total: {type: int}"]
+                          f"      total: {{type: {draw(TYPES)}}}"]
+                if draw(st.booleans()):
+                    lines.append(f"      label: {{type: {draw(TYPES)}, value: $result.total}}")
         elif kind in ("filter", "map", "sort"):
             lines += ["    type: transform", f"    operation: {kind}"]
             if kind == "filter":
@@ -79,6 +89,8 @@ def workflows(draw):
                           f"    direction: {draw(st.sampled_from(['asc', 'desc']))}"]
             lines += ["    inputs:", f"      items: {{type: array, value: {_q(array)}}}",
                       "    outputs:", "      rows: {type: array}"]
+            if draw(st.booleans()):  # checked at run time, unlike the result array itself
+                lines.append(f"      count: {{type: {draw(TYPES)}, value: $result.rows.length}}")
         elif kind == "exit":
             lines += ["    type: exit", f"    status: {draw(st.sampled_from(['success', 'failed']))}"]
             if draw(st.booleans()):
@@ -107,14 +119,22 @@ def workflows(draw):
         ["  result: {type: object}", "  total: {type: int}"],
         ["  result: {type: object, value: $steps.s0.output}", "  word: {type: string, value: \"${inputs.word}!\"}"],
     ]))
+    n_type = draw(st.sampled_from(["int", "int", "float", "string"]))
     text = "\n".join(
-        ["inputs:", "  n: {type: int, default: 3}", "  word: {type: string, default: abc}",
-         "  rows: {type: array, default: []}", "outputs:" if outputs else "outputs: {}", *outputs, "steps:"]
+        ["inputs:", f"  n: {{type: {n_type}, default: 3}}" if n_type != "string" else "  n: {type: string}",
+         "  word: {type: string, default: abc}", "  rows: {type: array, default: []}",
+         "outputs:" if outputs else "outputs: {}", *outputs, "steps:"]
         + [line for s in steps for line in s]) + "\n"
     script = {f"t{k}": draw(st.one_of(TOOL_RESULT, st.lists(TOOL_RESULT, min_size=1, max_size=3)))
               for k in range(3)}
-    inputs = draw(st.fixed_dictionaries({}, optional={"n": st.integers(0, 5), "word": st.sampled_from(["a", "zz"]),
-                                                      "rows": ROWS}))
+    # inputs of the declared types, or (one time in four) of any type: a wrong type fails the
+    # run before any step runs
+    if draw(st.integers(0, 3)):
+        optional = {"n": st.integers(0, 5), "word": st.sampled_from(["a", "zz"]), "rows": ROWS}
+    else:
+        optional = {"n": st.one_of(SCALARS, st.just(2.0), st.just(2.5)), "word": SCALARS,
+                    "rows": st.one_of(ROWS, SCALARS, st.just({"a": 1})), "extra": SCALARS}
+    inputs = draw(st.fixed_dictionaries({}, optional=optional))
     return text, script, inputs
 
 

@@ -16,13 +16,29 @@ from pathlib import Path
 
 import flowc.backends.vm.vm as vm_module
 import msgpack
-from flowc.backends.vm import load
+from flowc import driver
+from flowc.backends.vm import compile_workflow, load
 from flowc.host import ScriptedHost
 
 from tests.test_vm_equivalence import corpus_programs
 
 MP_DIR = Path(__file__).resolve().parent / "micropython"
 PACKAGE = MP_DIR / "node_modules" / "@micropython" / "micropython-webassembly-pyscript"
+
+
+TYPED = """
+inputs:
+  n: {type: int}
+  xs: {type: array, default: [1, 2]}
+steps:
+  - id: t
+    type: tool
+    tool: t
+    each: $inputs.xs
+    on_error: ignore
+    outputs:
+      x: {type: float}
+"""
 
 
 def _jobs():
@@ -34,6 +50,11 @@ def _jobs():
     jobs.append(["fuel/instructions", data, inputs, script, [5, None]])
     each = next(p for p in corpus_programs() if p[0] == "each-loop")
     jobs.append(["fuel/iterations", each[1], each[2], each[3], [None, 1]])
+    # declared types: a wrong input type fails the run, a wrong output type the step
+    typed = compile_workflow(driver.compile_text(TYPED, "typed.yaml").workflow)
+    jobs.append(["types/input", typed, {"n": "3"}, {"t": {"x": 1}}, [None, None]])
+    jobs.append(["types/output", typed, {"n": 3.0}, {"t": [{"x": 1.5}, {"x": True}]}, [None, None]])
+    jobs.append(["types/ok", typed, {"n": 3}, {"t": {"x": 2.0}}, [None, None]])
     # rejected bytecode: a flipped bit, a truncated file
     bad = bytearray(data)
     bad[len(bad) // 2] ^= 0x10

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from pathlib import Path
 
 import msgpack
 import pytest
@@ -59,6 +60,13 @@ def test_vm_opcode_table_equals_format():
     assert V.MAGIC == F.MAGIC and V.FORMAT_VERSION == F.FORMAT_VERSION
     assert V.SUPPORTED_VERSIONS == F.SUPPORTED_VERSIONS
     assert V.MAX_STACK == F.LIMITS["stack"] and V.MAX_NESTING == F.LIMITS["nesting"]
+
+
+def test_docs_opcode_table_equals_format():
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "bytecode.md").read_text(encoding="utf-8")
+    assert F.opcode_table() in doc
+    assert f"# flowc bytecode, format version {F.FORMAT_VERSION}\n" in doc
+    assert V.TYPES == F.TYPES
 
 
 # ------------------------------------------------------------------ rejections
@@ -165,6 +173,13 @@ def test_minimal_program_runs():
     (_op("OBJECT", 0) + _op("TEMPLATE", 0) + _op("FINISH"), (), "TEMPLATE"),
     (bytes([F.op("CONST"), 0x80, 0x80, 0x80, 0x80, 0x80, 0x01]) + _op("FINISH"), (), "varint"),
     (_op("OBJECT", 0) + _op("JUMP", 0), (), "depth"),
+    (_op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("FINISH"), (5,), "declared types"),
+    (_op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("FINISH"), ([["n", 6]],), "declared types"),
+    (_op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("FINISH"), ([["n", 1, 2]],), "declared types"),
+    (_op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("FINISH"), ([[1, 1]],), "declared types"),
+    (_op("CHECK_INPUTS", 2, 0) + _op("OBJECT", 0) + _op("FINISH"), ([],), "boundary"),
+    (_op("OBJECT", 0) + _op("CHECK_OUTPUT", 0) + _op("FINISH"), ({"n": 1},), "declared types"),
+    (_op("CHECK_OUTPUT", 0) + _op("FINISH"), ([],), "underflow"),
 ])
 def test_rejects_bad_code(code, consts, message):
     assert message in _rejected(_assemble_custom(code, consts=consts))
@@ -182,6 +197,18 @@ def test_rejects_bad_regions():
         ([(0, 2, 4, 0)], "unreachable"),
     ]:
         assert message in _rejected(_assemble_custom(code, consts=(1,), regions=regions))
+
+
+def test_declared_types_checks():
+    ok = _op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("CHECK_OUTPUT", 0) + _op("FINISH")
+    prog = V.load(_assemble_custom(ok, consts=([["n", 1], ["f", 2]],)))
+    assert prog.run({"n": 2.0, "f": 1}, ScriptedHost({}))["status"] == "success"
+    record = prog.run({"n": 2.5}, ScriptedHost({}))
+    assert record["error"] == {"message": 'workflow input "n": expected int, got float', "step": None}
+    # CHECK_INPUTS belongs to the main function
+    code = _op("OBJECT", 0) + _op("FINISH") + _op("CHECK_INPUTS", 6, 0) + _op("RET")
+    assert "main function" in _rejected(_assemble_custom(code, consts=([],), names=("a", "tool"),
+                                                         steps=[(0, 1, 0, 3)]))
 
 
 def test_rejects_step_calls_backwards():

@@ -24,6 +24,11 @@ from flowc.ir.workflow import EdgeKind, Node, Workflow
 __all__ = ["AssembleError", "assemble", "pack_file"]
 
 _ROOTS = {name: i for i, name in enumerate(F.ROOTS)}
+# IR type kinds -> the codes of declared types (CHECK_INPUTS, CHECK_OUTPUT); other kinds
+# (any, null) are not checked.
+_TYPES = {kind: F.TYPES.index(name) for kind, name in (
+    ("string", "string"), ("int", "int"), ("float", "float"), ("bool", "boolean"), ("array", "array"),
+    ("object", "object"))}
 _BINARY = {
     "wfs.eq": "EQ", "wfs.ne": "NE", "wfs.lt": "LT", "wfs.le": "LE", "wfs.gt": "GT", "wfs.ge": "GE",
     "wfs.contains": "CONTAINS", "wfs.and": "AND", "wfs.or": "OR",
@@ -254,6 +259,10 @@ class Assembler:
             if param.has_default:
                 self.span = param.span
                 self.emit("DEFAULT", self.name(param.name), self.const(_plain(param.default)))
+        typed = [[p.name, _TYPES[p.type.kind]] for p in wf.inputs if p.type.kind in _TYPES]
+        if typed:
+            self.span = wf.span
+            self.emit("CHECK_INPUTS", self.finish_label, self.const(typed))
         for sid in chain:
             node = nodes[self.step_index[sid]]
             self.span = node.span
@@ -422,6 +431,13 @@ class Assembler:
             key = node.outputs[0].name if node.outputs else "items"
             self.emit("WRAP", self.name(key))
         self.output_mapping(node)
+        declared = []
+        for i, b in enumerate(node.outputs):
+            # a transform's first output holds its result array by definition
+            if b.type.kind in _TYPES and not (i == 0 and node.op != "call" and b.value is None):
+                declared.append([b.name, _TYPES[b.type.kind]])
+        if declared:
+            self.emit("CHECK_OUTPUT", self.const(declared), span=node.span)
 
     def transform(self, node: Node) -> None:
         kind = node.op.split(".", 1)[1]

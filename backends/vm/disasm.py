@@ -123,7 +123,10 @@ def disassemble(data: bytes, source_root: str | None = None) -> str:
                 last_line = line
         shown = []
         for kind, v in zip(spec.operands, operands):
-            if kind == "const":
+            if kind == "const" and spec.name in ("CHECK_INPUTS", "CHECK_OUTPUT"):
+                types = ", ".join(f"{_show(n, 30)}: {F.TYPES[t]}" for n, t in consts[v])
+                shown.append(f"#{v} {{{types}}}")
+            elif kind == "const":
                 shown.append(f"#{v} {_show(consts[v])}")
             elif kind == "name":
                 shown.append(f"@{v} {_show(names[v])}")

@@ -18,6 +18,9 @@ Operand kinds (each operand is one unsigned LEB128 varint in the code):
 ``count``   a small count (items, parts, entries)
 ``flag``    0 or 1
 
+Declared types (CHECK_INPUTS, CHECK_OUTPUT) are small ints, indices into
+:data:`TYPES`; the names are the ones the run-time error messages use.
+
 Stack effects: ``pop`` and ``push`` are counts; a pop of ``"n"`` or
 ``"2n"`` is the first operand (times two). ``branch`` is the stack change
 on the jump edge of a conditional jump when it differs from the fall-through
@@ -29,9 +32,9 @@ from __future__ import annotations
 import attrs
 
 MAGIC = b"WFBC"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 # Versions this VM runs (a VM refuses every other).
-SUPPORTED_VERSIONS = (1,)
+SUPPORTED_VERSIONS = (2,)
 
 # Body sections, by position in the body array.
 SECTIONS = ("name", "consts", "names", "steps", "retries", "regions", "finish", "code", "srcmap")
@@ -41,6 +44,8 @@ STEP_BRANCH_TARGET = 1
 
 ROOTS = ("inputs", "steps", "item", "index", "result")
 STATES = ("final", "exit")
+# Declared types, by code (the operand lists of CHECK_INPUTS and CHECK_OUTPUT).
+TYPES = ("string", "int", "float", "boolean", "array", "object")
 
 # Limits a VM enforces while loading (all inclusive).
 LIMITS = {
@@ -118,11 +123,16 @@ OPCODES: tuple[Opcode, ...] = (
     _op(0x24, "RET", "", 0, 0, "return", doc="return from a step function (stack must be empty)"),
     _op(0x25, "FINISH", "", 1, 0, "stop", doc="pop the workflow outputs; the run ends"),
     _op(0x26, "HALTED", "target", 0, 0, "branch",
-        doc="continue at target when the run has halted (a step failed under on_error fail, or an "
-            "exit step fired)"),
+        doc="continue at target when the run has halted (a step failed under on_error fail, an "
+            "exit step fired, or CHECK_INPUTS failed)"),
     _op(0x27, "OUTPUTS_FAILED", "", 1, 1,
         doc="pop message: the workflow outputs failed; the run fails (its error, unless it already "
             "has one, is 'workflow outputs: ' + message with step null); push {}"),
+    _op(0x28, "CHECK_INPUTS", "target const", 0, 0, "branch",
+        doc="const is a list of [name, type] pairs (declared workflow inputs; types in section 2): for each in "
+            "order, an input that is present and not null must have the type; at the first that does "
+            "not, the run fails and halts (error 'workflow input \"<name>\": expected <type>, got "
+            "<type>' with step null) and continues at target"),
     # ---- steps
     _op(0x30, "STEP", "step", 0, 0, doc="the current step is s (RUN saves and RET restores it)"),
     _op(0x31, "SKIP", "", 0, 0,
@@ -143,6 +153,11 @@ OPCODES: tuple[Opcode, ...] = (
     _op(0x39, "DEFAULT", "name const", 0, 0,
         doc="inputs[name] = a fresh copy of const unless the key is present"),
     _op(0x3A, "SET_RESULT", "", 1, 0, doc="pop v; $result is v"),
+    _op(0x3B, "CHECK_OUTPUT", "const", 1, 1,
+        doc="v on top (a step's output); const is a list of [name, type] pairs (declared outputs): when "
+            "v is a plain object, each v[name] that is present and not null must have the type, else "
+            "fail the evaluation with 'Step \"<id>\" output \"<name>\": expected <type>, got <type>' "
+            "(id: the current step)"),
     # ---- host
     _op(0x40, "CALL", "name name retry", 1, 1,
         doc="pop args; drop its keys whose value is missing; host.call(capability, name, args) with "
@@ -178,3 +193,15 @@ BY_NAME: dict[str, Opcode] = {op.name: op for op in OPCODES}
 
 def op(name: str) -> int:
     return BY_NAME[name].code
+
+
+def opcode_table() -> str:
+    """The opcode table of docs/bytecode.md (section 2), as Markdown."""
+    rows = ["| code | name | operands | stack | flow | meaning |", "|---|---|---|---|---|---|"]
+    for spec in OPCODES:
+        stack = f"{spec.pop} → {spec.push}"
+        if spec.branch is not None:
+            stack += f" (jump edge: {spec.branch[0]} → {spec.branch[1]})"
+        operands = ", ".join(spec.operands) or "—"
+        rows.append(f"| `0x{spec.code:02X}` | `{spec.name}` | {operands} | {stack} | {spec.flow} | {spec.doc} |")
+    return "\n".join(rows) + "\n"

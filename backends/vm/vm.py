@@ -52,8 +52,8 @@ _MICRO = sys.implementation.name == "micropython"
 _Obj = _OrderedDict if _MICRO else dict
 
 MAGIC = b"WFBC"
-FORMAT_VERSION = 1
-SUPPORTED_VERSIONS = (1,)
+FORMAT_VERSION = 2
+SUPPORTED_VERSIONS = (2,)
 BRANCH_TARGET = 1
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -98,6 +98,7 @@ RET = 0x24
 FINISH = 0x25
 HALTED = 0x26
 OUTPUTS_FAILED = 0x27
+CHECK_INPUTS = 0x28
 STEP = 0x30
 SKIP = 0x31
 RECORD = 0x32
@@ -109,6 +110,7 @@ EXIT = 0x37
 SET_FINAL = 0x38
 DEFAULT = 0x39
 SET_RESULT = 0x3A
+CHECK_OUTPUT = 0x3B
 CALL = 0x40
 ITER = 0x50
 NEXT = 0x51
@@ -161,6 +163,7 @@ OPS = {
     FINISH: ("FINISH", "", 1, 0, 4, -1),
     HALTED: ("HALTED", "t", 0, 0, 2, -1),
     OUTPUTS_FAILED: ("OUTPUTS_FAILED", "", 1, 1, 0, -1),
+    CHECK_INPUTS: ("CHECK_INPUTS", "tc", 0, 0, 2, -1),
     STEP: ("STEP", "s", 0, 0, 0, -1),
     SKIP: ("SKIP", "", 0, 0, 0, -1),
     RECORD: ("RECORD", "", 0, 0, 0, -1),
@@ -172,6 +175,7 @@ OPS = {
     SET_FINAL: ("SET_FINAL", "s", 0, 0, 0, -1),
     DEFAULT: ("DEFAULT", "nc", 0, 0, 0, -1),
     SET_RESULT: ("SET_RESULT", "", 1, 0, 0, -1),
+    CHECK_OUTPUT: ("CHECK_OUTPUT", "c", 1, 1, 0, -1),
     CALL: ("CALL", "nnr", 1, 1, 0, -1),
     ITER: ("ITER", "", 1, 1, 0, -1),
     NEXT: ("NEXT", "tk", 1, 1, 2, -1),
@@ -633,6 +637,44 @@ def _typeof(v):
     if t is str:
         return "string"
     return "object"
+
+
+# ---------------------------------------------------------------- declared types
+
+# The declared types of CHECK_INPUTS and CHECK_OUTPUT, by code.
+TYPES = ("string", "int", "float", "boolean", "array", "object")
+
+
+def type_name(v):
+    """The declared-type name a value has (runtime.type_name): string,
+    boolean, int, float (a whole float is an int), array, object or null."""
+    if v is None or v is MISSING:
+        return "null"
+    t = type(v)
+    if t is str:
+        return "string"
+    if t is bool:
+        return "boolean"
+    if t is int:
+        return "int"
+    if t is float:
+        return "int" if (v == v and v != INF and v != -INF and v == int(v)) else "float"
+    if _is_array(v):
+        return "array"
+    if isinstance(v, dict):
+        return "object"
+    return t.__name__
+
+
+def type_mismatch(v, kind):
+    """None when v fits the declared type kind (null and missing fit every
+    type; an int fits float), else the name of v's type."""
+    if v is None or v is MISSING:
+        return None
+    name = type_name(v)
+    if name == kind or (kind == "float" and name == "int"):
+        return None
+    return name
 
 
 # ---------------------------------------------------------------- transforms
@@ -1344,6 +1386,12 @@ def _verify(sec):
             if op == SHAPE:
                 if type(a) is not list or [1 for x in a if type(x) is not str]:
                     raise VerifyError("SHAPE needs a constant list of strings at offset %d" % at)
+            elif op == CHECK_OUTPUT:
+                a = _declared_types(a, at)
+            elif op == CHECK_INPUTS:
+                b = _declared_types(b, at)
+                if func != 0:
+                    raise VerifyError("CHECK_INPUTS outside the main function at offset %d" % at)
             elif op == SORT:
                 a = tuple(a.split("."))
             elif op == ITER:
@@ -1406,10 +1454,24 @@ def _verify(sec):
                    retry_rows, region_rows, srcmap, max_depth, ncode)
 
 
+def _declared_types(v, at):
+    """The operand of CHECK_INPUTS/CHECK_OUTPUT: a list of [name, type code]
+    pairs -> a tuple of (name, type name) pairs."""
+    if type(v) is not list:
+        raise VerifyError("declared types must be a constant list at offset %d" % at)
+    out = []
+    for pair in v:
+        if (type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str or type(pair[1]) is not int
+                or not 0 <= pair[1] < len(TYPES)):
+            raise VerifyError("declared types must be [name, type code] pairs at offset %d" % at)
+        out.append((pair[0], TYPES[pair[1]]))
+    return tuple(out)
+
+
 _EMPTY = (0, ())
 _KIND_CODES = {"c": 1, "n": 2, "t": 3, "s": 4, "r": 5, "o": 6, "a": 7, "f": 7, "k": 8}
 _SPECIAL = (TEMPLATE, RUN, RET, FINISH, EXITED, STATE, OUTPUTS_FAILED, SHAPE, SORT, ITER, COLLECT,
-            END_EACH, NEXT, APPEND, KEEP, ITEM_FAILED, CONST)
+            END_EACH, NEXT, APPEND, KEEP, ITEM_FAILED, CONST, CHECK_INPUTS, CHECK_OUTPUT)
 # code -> (operand kind codes, pop, push, flow, branch push, needs special checks)
 _SPECS = {}
 for _code, _i in OPS.items():
@@ -1803,6 +1865,14 @@ class _Run(object):
                         self.record(sid, "success", None)
                     elif op == SET_RESULT:
                         result = pop()
+                    elif op == CHECK_OUTPUT:
+                        v = stack[-1]
+                        if isinstance(v, dict):
+                            for name, kind in a:
+                                got = type_mismatch(v.get(name), kind)
+                                if got is not None:
+                                    raise _StepError('Step "' + steps[cur][0] + '" output "' + name
+                                                     + '": expected ' + kind + ", got " + got)
                     elif op == CALL:
                         stack[-1] = self.call(a, b, stack[-1], c)
                     elif op == TRANSFORM_INPUT:
@@ -1859,6 +1929,19 @@ class _Run(object):
                     elif op == EXITED:
                         if self.exited:
                             pc = a
+                    elif op == CHECK_INPUTS:
+                        for name, kind in b:
+                            got = type_mismatch(inputs.get(name), kind)
+                            if got is not None:
+                                self.status = "failed"
+                                e = _Obj()
+                                e["message"] = ('workflow input "' + name + '": expected ' + kind + ", got "
+                                                + got)
+                                e["step"] = None
+                                self.error = e
+                                self.halted = True
+                                pc = a
+                                break
                     elif op == OUTPUTS_FAILED:
                         message = pop()
                         self.status = "failed"
