@@ -65,8 +65,32 @@ def translate_text(text: str, path: str, target: str, strict: bool = False,
     result = driver.compile_text(text, path, dialect)
     if not result.ok:
         return Translation(path, result.dialect, target, result.workflow, None, result.diagnostics)
+    if result.dialect == "instruction":
+        return _translate_instruction_document(text, path, target, strict, result)
     return Translation(path, result.dialect, target, result.workflow,
                        emit(result.workflow, target, strict), result.diagnostics)
+
+
+def _translate_instruction_document(text: str, path: str, target: str, strict: bool,
+                                    result: driver.CompileResult) -> Translation:
+    """An instruction document may hold several workflows. In instruction
+    they are written back as one document; other dialects hold one
+    workflow per document, so the first is translated (with a note)."""
+    from flowc.compiler.instruction.frontend import compile_instruction_all
+    from flowc.ir.diagnostics import Diagnostic, Severity
+
+    workflows, _ = compile_instruction_all(text, path)
+    if target == "instruction" and len(workflows) > 1:
+        from flowc.backends.emit_instruction import emit_document
+
+        return Translation(path, "instruction", target, result.workflow, emit_document(workflows, strict),
+                           result.diagnostics)
+    emission = emit(result.workflow, target, strict)
+    if len(workflows) > 1:
+        note = Diagnostic("TRN001", Severity.NOTE, f"the document holds {len(workflows)} workflows; only the "
+                          f"first, {result.workflow.name!r}, is translated", result.workflow.span)
+        emission = attrs.evolve(emission, diagnostics=(note, *emission.diagnostics))
+    return Translation(path, "instruction", target, result.workflow, emission, result.diagnostics)
 
 
 def translate_file(path: str, target: str, strict: bool = False, dialect: str | None = None) -> Translation:

@@ -13,6 +13,8 @@ from pathlib import Path
 import attrs
 import pytest
 from flowc import driver, translate
+from flowc.compiler.analyze import analyze
+from flowc.compiler.instruction.frontend import compile_instruction_all
 from flowc.ir.expr import strip_spans
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -51,15 +53,15 @@ def assert_same_ir(original, again) -> None:
     assert a.metadata == b.metadata
 
 
-@pytest.mark.parametrize("dialect", ["workflowskill"])
-def test_corpus_is_found(dialect):
-    assert len(_corpus(dialect)) >= 20
+@pytest.mark.parametrize(("dialect", "at_least"), [("workflowskill", 20), ("aevatar", 170), ("instruction", 5)])
+def test_corpus_is_found(dialect, at_least):
+    assert len(_corpus(dialect)) >= at_least
 
 
 def _cases():
-    for dialect in ("workflowskill",):
+    for dialect in ("workflowskill", "aevatar"):
         for path in _corpus(dialect):
-            yield pytest.param(dialect, path, id=f"{dialect}/{path.name}")
+            yield pytest.param(dialect, path, id=f"{dialect}/{path.relative_to(DATA / dialect)}")
 
 
 @pytest.mark.parametrize(("dialect", "path"), list(_cases()))
@@ -72,3 +74,36 @@ def test_own_dialect_is_identity_and_idempotent(dialect, path):
     assert_same_ir(source.workflow, again.workflow)
     assert translate.emit(again.workflow, dialect).text == first.text
 
+
+
+def _instruction_workflows():
+    for path in _corpus("instruction"):
+        workflows, _ = compile_instruction_all(path.read_text(encoding="utf-8"), str(path))
+        for wf in workflows:
+            yield pytest.param(path, wf.name, id=f"instruction/{path.name}/{wf.name}")
+
+
+@pytest.mark.parametrize(("path", "name"), list(_instruction_workflows()))
+def test_every_instruction_workflow_is_an_identity(path, name):
+    """Documents hold several workflows (``workflows:`` entries, instruction.md
+    blocks): each one, written alone in its carrier, parses back to itself."""
+    text = path.read_text(encoding="utf-8")
+    workflows, _ = compile_instruction_all(text, str(path))
+    for wf in (w for w in workflows if w.name == name):
+        first = translate.emit(wf, "instruction")
+        assert first.ok and not first.diagnostics, first.diagnostics
+        again, diags = compile_instruction_all(first.text, str(path))
+        assert not [d for d in diags if d.is_error] and len(again) == 1, diags
+        assert not [d for d in analyze(again[0]) if d.is_error]
+        assert_same_ir(wf, again[0])
+        assert translate.emit(again[0], "instruction").text == first.text
+
+
+def test_whole_instruction_documents_format_as_one_document():
+    for path in _corpus("instruction"):
+        result = translate.translate_file(str(path), "instruction")
+        workflows, _ = compile_instruction_all(path.read_text(encoding="utf-8"), str(path))
+        again, diags = compile_instruction_all(result.text, str(path))
+        assert not [d for d in diags if d.is_error]
+        assert [strip_spans(w) for w in again] == [strip_spans(w) for w in workflows]
+        assert translate.translate_text(result.text, str(path), "instruction").text == result.text

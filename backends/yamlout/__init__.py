@@ -5,7 +5,8 @@ lists, str/int/float/bool/None) with a few markers, and :func:`dump` turns
 it into text:
 
 - :class:`Flow` asks for flow style (``[a, b]``, ``{ type: string }``)
-  when the whole value fits on the line and holds scalars only;
+  when the whole value fits on the line and holds scalars only (short
+  lists of scalars get it without asking);
 - :class:`Spaced` puts a blank line between the entries of a mapping or the
   items of a list (top-level sections, steps);
 - :class:`Comment` as a mapping key or a list item is a ``# ...`` line.
@@ -18,7 +19,7 @@ string: never when YAML 1.2 (the core schema flowc reads with) or YAML 1.1
 or `` #`` inside, surrounding spaces or characters that are not printable.
 Otherwise they are single-quoted (when that needs no escape and the text
 holds a quote or a backslash) or double-quoted with escapes. Multi-line
-text is a literal block (``|``, ``|-``, ``|+``). The same data always
+text is a literal block (``|`` or ``|-``). The same data always
 gives the same bytes.
 """
 
@@ -35,6 +36,7 @@ __all__ = ["Comment", "Flow", "Spaced", "dump", "is_plain_safe", "scalar"]
 
 INDENT = 2
 WIDTH = 100
+FLOW_LIST_ITEMS = 8  # lists of at most this many scalars go on one line when they fit
 
 
 @attrs.frozen
@@ -156,14 +158,17 @@ def scalar(value: Any, flow: bool = False) -> str:
 
 def _block_literal(text: str) -> bool:
     """Can ``text`` be a literal block scalar (``|``)?"""
-    return "\n" in text and text.strip() != "" and not _NOT_PRINTABLE.search(text) and "\r" not in text
+    # Not with two or more final line breaks: "keep" chomping (|+) would
+    # also keep any blank line that follows the block.
+    return "\n" in text and text.strip() != "" and not _NOT_PRINTABLE.search(text) and "\r" not in text \
+        and not text.endswith("\n\n")
 
 
 def _literal_lines(text: str, indent: int) -> list[str]:
     """The header indicator and the lines of a literal block holding ``text``."""
     body = text.rstrip("\n")
     trailing = len(text) - len(body)
-    chomp = "-" if trailing == 0 else ("" if trailing == 1 else "+")
+    chomp = "-" if trailing == 0 else ""
     lines = body.split("\n")
     # The indentation is detected from the first line with a non-space
     # character; say it explicitly when that line starts with a space or a
@@ -179,7 +184,6 @@ def _literal_lines(text: str, indent: int) -> list[str]:
     header = "|" + (str(INDENT) if needs_indicator else "") + chomp
     pad = " " * indent
     out = [pad + ln if ln else "" for ln in lines]
-    out += [""] * (trailing - 1 if trailing > 1 else 0)
     return [header, *out]
 
 
@@ -230,7 +234,8 @@ class _Writer:
             if not inner:
                 self.lines.append(f"{prefix} {'{}' if isinstance(inner, dict) else '[]'}")
                 return
-            if flow:
+            if flow or (isinstance(inner, list) and len(inner) <= FLOW_LIST_ITEMS):
+                # Short lists of scalars read best on one line: [a, b].
                 text = _flow_text(inner)
                 if text is not None and len(prefix) + 1 + len(text) <= WIDTH:
                     self.lines.append(f"{prefix} {text}")

@@ -124,6 +124,7 @@ class AevatarFrontEnd:
         self.steps: list[StepInfo] = []       # top level, document order
         self.children: list[StepInfo] = []
         self.by_id: dict[str, StepInfo] = {}
+        self.children_data: dict[str, list] = {}
 
     # ------------------------------------------------------------ findings
     def _newer(self, code: str, message: str, span: Span, *notes: str) -> None:
@@ -162,6 +163,8 @@ class AevatarFrontEnd:
         for info in [*self.steps, *self.children]:
             self._check_step_refs(info)
             self._type_rules(info)
+        if self.children_data:
+            meta["children"] = self.children_data
         nodes = [self._lower_step(info) for info in self.steps]
         edges = self._edges()
         actors = list(self.roles.values())
@@ -265,6 +268,8 @@ class AevatarFrontEnd:
         ext = node.get("extensions")
         if isinstance(ext, YMap):
             self._check_keys(ext, P.ROLE_EXTENSION_KEYS, (), "role extensions")
+            # Carried as data so a translation can write it back.
+            attrs_.append(Attr("extensions", E.Literal(ext.plain(), "object", ext.span), ext.span))
         elif ext is not None and not (isinstance(ext, YScalar) and scalar_text(ext) is None):
             self.sink.error("AEV102", f"`extensions` must be a mapping, not {type_name(ext)}", ext.span)
         if rid in self.roles:
@@ -352,6 +357,9 @@ class AevatarFrontEnd:
             else:
                 self.sink.warning("AEV160", "`children` are validated but never run by the engine",
                                   node.key_node("children").span)
+                if step_id is not None and parent is None:
+                    # Not lowered; kept as data so a translation can write them back.
+                    self.children_data[step_id] = children.plain()
                 for child in children.items:
                     sub = self._step(child, -1, info)
                     if sub is not None:

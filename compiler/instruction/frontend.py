@@ -918,7 +918,9 @@ class InstructionFrontEnd:
         # every other kind field, in document order
         for key, value in body.items:
             name = key.value
-            if name in handled or name in CAT.COMMON_FIELDS or name not in info.spec.fields:
+            # A field that is both common and the kind's (output_schema, skills)
+            # counts as the kind's, so it is lowered here.
+            if name in handled or name not in info.spec.fields:
                 continue
             if (kind, name) in _CEL_FIELDS:
                 field_roots = None if name == "filter" else (

@@ -1,0 +1,258 @@
+"""IR expressions with CEL keys -> CEL text, and instruction templates.
+
+The inverse of compiler/instruction/cel.py and templates.py: the text
+printed here parses back to the same tree (modulo spans). Parentheses are
+added where CEL's precedence needs them and nowhere else.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+
+from flowc.backends.emitcore import Untranslatable
+from flowc.ir import expr as E
+
+__all__ = ["cel", "template"]
+
+_BINARY = {
+    "cel.or": ("||", 2), "cel.and": ("&&", 3),
+    "cel.lt": ("<", 4), "cel.le": ("<=", 4), "cel.gt": (">", 4), "cel.ge": (">=", 4), "cel.eq": ("==", 4),
+    "cel.ne": ("!=", 4), "cel.in": ("in", 4),
+    "cel.add": ("+", 5), "cel.sub": ("-", 5),
+    "cel.mul": ("*", 6), "cel.div": ("/", 6), "cel.mod": ("%", 6),
+}
+# Binding strength: ternary 1, || 2, && 3, relations 4, + - 5, * / % 6, unary 7, member 8, primary 9.
+_GLOBAL = {"cel.size": "size", "cel.int": "int", "cel.uint": "uint", "cel.double": "double",
+           "cel.string": "string", "cel.bytes": "bytes", "cel.bool": "bool", "cel.dyn": "dyn",
+           "cel.type": "type", "cel.duration": "duration", "cel.timestamp": "timestamp"}
+_METHOD = {"cel.contains": "contains", "cel.startsWith": "startsWith", "cel.endsWith": "endsWith",
+           "cel.matches": "matches"}
+_MACRO = {"cel.all": "all", "cel.exists": "exists", "cel.exists_one": "exists_one", "cel.map": "map",
+          "cel.filter": "filter"}
+_RESERVED = frozenset({
+    "true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function",
+    "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while",
+})
+_IDENT = re.compile(r"[_a-zA-Z][_a-zA-Z0-9]*\Z")
+
+
+def _level(e: E.Expr) -> int:
+    if isinstance(e, E.Conditional):
+        return 1
+    if isinstance(e, E.Binary):
+        if e.op in ("cel.select", "cel.index"):
+            return 8
+        return _BINARY.get(e.op, ("", 9))[1]
+    if isinstance(e, E.Unary):
+        return 7
+    if isinstance(e, E.Literal) and isinstance(e.value, (int, float)) and not isinstance(e.value, bool) \
+            and (e.value < 0 or (isinstance(e.value, float) and math.copysign(1, e.value) < 0)):
+        return 7  # a negative literal prints with its sign
+    return 9
+
+
+def cel(e: E.Expr) -> str:
+    """CEL text for ``e``."""
+    if isinstance(e, E.Literal):
+        return literal(e)
+    if isinstance(e, E.Ref):
+        return ref(e)
+    if isinstance(e, E.Unary):
+        symbol = {"cel.not": "!", "cel.neg": "-"}.get(e.op)
+        if symbol is None:
+            raise Untranslatable(f"operator {e.op} has no CEL spelling", e.span)
+        inner = _wrap(e.operand, 8)
+        if symbol == "-" and (inner.startswith("-") or (
+                isinstance(e.operand, E.Literal) and isinstance(e.operand.value, (int, float))
+                and not isinstance(e.operand.value, bool))):
+            inner = f"({inner})"  # `-5` would read as the constant -5
+        return symbol + inner
+    if isinstance(e, E.Binary):
+        if e.op == "cel.select":
+            if not (isinstance(e.right, E.Literal) and isinstance(e.right.value, str)
+                    and _IDENT.match(e.right.value)):
+                raise Untranslatable("a field selection by a computed name has no CEL spelling", e.span)
+            return f"{_wrap(e.left, 8)}.{e.right.value}"
+        if e.op == "cel.index":
+            return f"{_wrap(e.left, 8)}[{cel(e.right)}]"
+        spec = _BINARY.get(e.op)
+        if spec is None:
+            raise Untranslatable(f"operator {e.op} has no CEL spelling", e.span)
+        symbol, level = spec
+        return f"{_wrap(e.left, level)} {symbol} {_wrap(e.right, level + 1)}"
+    if isinstance(e, E.Conditional):
+        if e.op != "cel.ternary":
+            raise Untranslatable(f"conditional {e.op} has no CEL spelling", e.span)
+        return f"{_wrap(e.test, 2)} ? {_wrap(e.then, 2)} : {cel(e.otherwise)}"
+    if isinstance(e, E.ListExpr):
+        return "[" + ", ".join(cel(i) for i in e.items) + "]"
+    if isinstance(e, E.MapExpr):
+        return "{" + ", ".join(f"{cel(m.key)}: {cel(m.value)}" for m in e.entries) + "}"
+    if isinstance(e, E.Call):
+        return _call(e)
+    raise Untranslatable(f"{type(e).__name__} has no CEL expression form", e.span)
+
+
+def _wrap(e: E.Expr, at_least: int) -> str:
+    text = cel(e)
+    return text if _level(e) >= at_least else f"({text})"
+
+
+def _call(e: E.Call) -> str:
+    args = e.args
+    if e.func in _GLOBAL:
+        return _GLOBAL[e.func] + "(" + ", ".join(cel(a) for a in args) + ")"
+    if e.func in _METHOD and args:
+        return f"{_wrap(args[0], 8)}.{_METHOD[e.func]}(" + ", ".join(cel(a) for a in args[1:]) + ")"
+    if e.func == "cel.has" and len(args) == 1:
+        return f"has({cel(args[0])})"
+    if e.func in _MACRO and len(args) >= 2 and all(isinstance(a, E.Lambda) for a in args[1:]):
+        var = args[1].params[0] if args[1].params else "x"
+        bodies = [cel(a.body) for a in args[1:]]
+        return f"{_wrap(args[0], 8)}.{_MACRO[e.func]}({var}, " + ", ".join(bodies) + ")"
+    if e.func == "cel.unbound" and args and isinstance(args[0], E.Literal) and isinstance(args[0].value, str):
+        name = args[0].value
+        rest = args[1:]
+        if name == "has" and rest:  # a method call: has() itself is a macro
+            return f"{_wrap(rest[0], 8)}.has(" + ", ".join(cel(a) for a in rest[1:]) + ")"
+        return name + "(" + ", ".join(cel(a) for a in rest) + ")"
+    raise Untranslatable(f"function {e.func} has no CEL spelling", e.span)
+
+
+def ref(e: E.Ref) -> str:
+    if not _IDENT.match(e.root) or e.root in _RESERVED:
+        raise Untranslatable(f"the name {e.root!r} cannot be written in CEL", e.span)
+    out = [e.root]
+    for seg in e.path:
+        if isinstance(seg, E.Field):
+            if not _IDENT.match(seg.name) or seg.name in _RESERVED:
+                raise Untranslatable(f"the field name {seg.name!r} cannot be selected in CEL", seg.span)
+            out.append("." + seg.name)
+        else:
+            out.append("[" + cel(seg.index) + "]")
+    return "".join(out)
+
+
+def string(text: str) -> str:
+    out = ['"']
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F or ch in "\u2028\u2029\ufeff":
+            out.append(f"\\u{ord(ch):04x}")
+        elif 0xD800 <= ord(ch) <= 0xDFFF:
+            raise Untranslatable("a lone surrogate has no CEL spelling")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def literal(e: E.Literal) -> str:
+    v, kind = e.value, e.kind
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if kind == "bytes" and isinstance(v, str):
+        return 'b"' + "".join(f"\\x{b:02x}" for b in bytes.fromhex(v)) + '"'
+    if isinstance(v, str):
+        return string(v)
+    if kind == "uint" and isinstance(v, int):
+        return f"{v}u"
+    if isinstance(v, int) and kind != "float":
+        return str(v)
+    if isinstance(v, (int, float)):
+        return _double(float(v))
+    if isinstance(v, list):
+        return "[" + ", ".join(literal(E.Literal(i)) for i in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{string(k)}: {literal(E.Literal(x))}" for k, x in v.items()) + "}"
+    raise Untranslatable(f"the constant {v!r} has no CEL spelling", e.span)
+
+
+def _double(v: float) -> str:
+    if math.isnan(v):
+        raise Untranslatable("NaN has no CEL literal")
+    if math.isinf(v):
+        return "-1e999" if v < 0 else "1e999"
+    text = repr(v)
+    if "e" not in text and "." not in text:
+        text += ".0"
+    if "e" in text and "." not in text.split("e")[0]:
+        mantissa, exp = text.split("e")
+        text = f"{mantissa}.0e{exp}"
+    return text
+
+
+# ------------------------------------------------------------------ templates
+_SEGMENT = re.compile(r"[A-Za-z0-9_$@-]+\Z")
+_ROOT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def path(e: E.Ref) -> str:
+    """A placeholder path: dotted when every segment allows it, else a JSON pointer."""
+    if not _ROOT.match(e.root):
+        raise Untranslatable(f"the name {e.root!r} cannot start a template path", e.span)
+    segs: list[str] = []
+    dotted = True
+    for seg in e.path:
+        if isinstance(seg, E.Field):
+            if seg.name.isdigit() and seg.name.isascii():
+                raise Untranslatable(f"the field {seg.name!r} reads as an index in a template path", seg.span)
+            if not _SEGMENT.match(seg.name):
+                dotted = False
+            segs.append(seg.name)
+        elif isinstance(seg.index, E.Literal) and isinstance(seg.index.value, int) \
+                and not isinstance(seg.index.value, bool) and seg.index.value >= 0:
+            segs.append(str(seg.index.value))
+        else:
+            raise Untranslatable("a computed index has no template path form", seg.span)
+    if dotted:
+        return ".".join([e.root, *segs])
+    if any(s == "" for s in segs):
+        raise Untranslatable("an empty field name has no template path form", e.span)
+    return "/" + "/".join(s.replace("~", "~0").replace("/", "~1") for s in [e.root, *segs])
+
+
+def placeholder(e: E.Expr) -> str:
+    if isinstance(e, E.Ref):
+        return "{{ " + path(e) + " }}"
+    if isinstance(e, E.Call) and e.func == "tmpl.default" and len(e.args) == 2 \
+            and isinstance(e.args[0], E.Ref) and isinstance(e.args[1], E.Literal):
+        default = json.dumps(e.args[1].value, ensure_ascii=False)
+        if "}}" in default or "|" in path(e.args[0]):
+            raise Untranslatable("this template default has no template form", e.span)
+        return "{{ " + path(e.args[0]) + " | " + default + " }}"
+    raise Untranslatable(f"{type(e).__name__} cannot be a template placeholder (only paths can)", e.span)
+
+
+def template(e: E.Template) -> str:
+    if e.stringify != "json":
+        raise Untranslatable(f"a template with {e.stringify} stringification has no instruction form", e.span)
+    out = []
+    for part in e.parts:
+        if isinstance(part, E.Literal) and isinstance(part.value, str):
+            if "{{" in part.value:
+                raise Untranslatable("literal `{{` in a template has no instruction spelling", part.span)
+            out.append(part.value)
+        else:
+            out.append(placeholder(part))
+    text = "".join(out)
+    for a, b in itertools.pairwise(out):
+        if a.endswith("{") and b.startswith("{{"):
+            raise Untranslatable("a `{` right before a placeholder has no instruction spelling", e.span)
+    return text
