@@ -347,7 +347,7 @@ def cmd_run(args) -> int:
         print(json.dumps(record, sort_keys=True, ensure_ascii=False, default=repr))
     else:
         _print_record(record)
-    return EXIT_OK if record["status"] == "success" else EXIT_FINDINGS
+    return EXIT_OK if record["status"] in ("success", "completed") else EXIT_FINDINGS
 
 
 def main(argv: list[str] | None = None) -> int:

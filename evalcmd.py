@@ -185,14 +185,19 @@ def _evaluate_cel(expr_text: Any, vars: Any = None, backend: str = "python") -> 
         vars = {}
     if not isinstance(vars, dict):
         return "error", "vars must be a JSON object"
-    if backend != "python":
-        return "error", f"CEL is not compiled for the {backend} backend yet"
+    from flowc.backends.vm import dataflow
+    from flowc.backends.vm.dataflow_assemble import DataflowAssembleError, assemble_expressions
+
     try:
-        value = evaluate_cel(parse_cel(expr_text, _ORIGIN), dict(vars))
+        expr = parse_cel(expr_text, _ORIGIN)
+        if backend == "vm":   # compiled to CEL bytecode, loaded (verified) and run by the VM's CEL machine
+            value = dataflow.load(assemble_expressions([expr])).evaluate(0, dict(vars))
+        else:
+            value = evaluate_cel(expr, dict(vars))
         return "json", rt_cel.to_json_text(value)
     except CelSyntaxError as e:
         return "error", f"syntax error: {e.message}"
     except rt_cel.CelError as e:
         return "error", e.message
-    except CelCompileError as e:
+    except (CelCompileError, DataflowAssembleError) as e:
         return "error", str(e)

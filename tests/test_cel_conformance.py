@@ -1,4 +1,6 @@
-"""cel-spec conformance (tests/data/cel/*.json) through flowc's compiled CEL.
+"""cel-spec conformance (tests/data/cel/*.json) through flowc's compiled CEL,
+on both backends: the Python backend's generated code and the VM's CEL
+bytecode.
 
 No case is skipped silently: :func:`flowc.testing.cel_conformance.exclusion`
 decides, from the case data alone, which cases need protobuf messages or
@@ -15,6 +17,8 @@ from pathlib import Path
 
 import pytest
 from flowc.backends.python.cel_expr import evaluate_cel
+from flowc.backends.vm import dataflow
+from flowc.backends.vm.dataflow_assemble import assemble_expressions
 from flowc.testing.cel_conformance import decode_value, exclusion, load_cases, run_file, same_value
 
 CEL_DIR = Path(__file__).resolve().parent / "data" / "cel"
@@ -31,12 +35,21 @@ SCOPE = {
 # backend -> file -> the minimum pass rate over the run cases
 MIN_RATE = {
     "python": {name: 1.0 for name in SCOPE},
+    "vm": {name: 1.0 for name in SCOPE},
 }
 # backend -> file -> "section/case" of every run case that fails today
 KNOWN_FAILURES: dict[str, dict[str, set[str]]] = {
     "python": {name: set() for name in SCOPE},
+    "vm": {name: set() for name in SCOPE},
 }
-EVALUATORS = {"python": evaluate_cel}
+
+
+def evaluate_on_vm(expr, env):
+    """Compile to CEL bytecode, load (decode and verify) and run on the VM's CEL machine."""
+    return dataflow.load(assemble_expressions([expr])).evaluate(0, env)
+
+
+EVALUATORS = {"python": evaluate_cel, "vm": evaluate_on_vm}
 
 
 def test_the_data_is_all_there():

@@ -338,6 +338,10 @@ def test_flowc_eval_cel(capsys):
     assert capsys.readouterr().out == '{"error": "division by zero"}\n'
     assert cli.main(["eval", "--lang", "cel", "1 +"]) == 1
     assert "syntax error" in capsys.readouterr().out
+    for backend in ("python", "vm"):
+        assert cli.main(["eval", "--lang", "cel", "--backend", backend,
+                         "[1, 2, 3].map(x, x * 2).filter(y, y > 2) + [size('ab')]"]) == 0
+        assert capsys.readouterr().out == "[4,6,2]\n"
 
 
 def test_flowc_eval_cel_batch(monkeypatch, capsys):

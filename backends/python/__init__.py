@@ -26,7 +26,11 @@ def compile_workflow(workflow: Workflow) -> str:
     workflow always gives the same text. Raises :class:`BackendError` for
     constructs this backend does not implement."""
     from flowc.backends.python.codegen import generate
+    from flowc.backends.python.dag_codegen import generate as generate_dataflow
+    from flowc.backends.python.dag_codegen import is_dataflow
 
+    if is_dataflow(workflow):   # instruction dialect: plan + the rt_dag scheduler
+        return generate_dataflow(workflow)
     return generate(workflow)
 
 

@@ -48,6 +48,7 @@ __all__ = [
     "CelCompileError",
     "compile_cel",
     "compile_cel_function",
+    "compile_cel_lambda",
     "evaluate_cel",
 ]
 
@@ -277,6 +278,22 @@ def compile_cel(expr: Expr) -> str:
         return _Compiler().expr(expr, {}, 0)
     except RecursionError:
         raise _too_deep() from None
+
+
+def compile_cel_lambda(lam: Lambda) -> str:
+    """Python source of ``lambda env, <params>: <body>`` for an element
+    expression (map/filter/reduce ``expr``, batch ``by``): the Lambda's
+    parameters become the function's, after ``env``."""
+    if not isinstance(lam, Lambda) or not all(isinstance(p, str) for p in lam.params):
+        raise CelCompileError("an element expression is a Lambda")
+    compiler = _Compiler()
+    names = [compiler.fresh() for _ in lam.params]
+    scope = dict(zip(lam.params, names, strict=True))
+    try:
+        body = compiler.expr(lam.body, scope, 1)
+    except RecursionError:
+        raise _too_deep() from None
+    return f"lambda {ENV_NAME}, {', '.join(names)}: ({body})"
 
 
 _GLOBALS: dict[str, Any] = {"__builtins__": {}, RUNTIME_NAME: rt_cel}

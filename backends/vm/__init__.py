@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flowc.backends.vm.vm import Program, VerifyError, VMError, load, run
+from flowc.backends.vm.vm import Program, VerifyError, VMError, run
+from flowc.backends.vm.vm import load as _load_bytecode
 
 if TYPE_CHECKING:
     from flowc.ir.workflow import Workflow
@@ -26,9 +27,24 @@ def compile_workflow(workflow: Workflow, strip: bool = False) -> bytes:
     """The bytecode of ``workflow``; ``strip`` leaves the source map out.
     The same IR always gives the same bytes. Raises :class:`AssembleError`
     for constructs the bytecode does not express."""
+    from flowc.backends.dag_plan import is_dataflow
     from flowc.backends.vm.assemble import assemble
 
+    if is_dataflow(workflow):   # instruction dialect: a dataflow program (backends/vm/dataflow.py)
+        from flowc.backends.vm.dataflow_assemble import assemble_dataflow
+
+        return assemble_dataflow(workflow)
     return assemble(workflow, strip=strip)
+
+
+def load(data: bytes):
+    """Verify and load a program: WorkflowSkill bytecode, or a dataflow
+    program (instruction dialect); both have ``run(inputs, host)``."""
+    from flowc.backends.vm import dataflow
+
+    if dataflow.is_dataflow(data):
+        return dataflow.load(data)
+    return _load_bytecode(data)
 
 
 def disassemble(data: bytes, source_root: str | None = None) -> str:

@@ -1,0 +1,329 @@
+"""The VM's CEL machine: verifies and runs CEL bytecode blocks.
+
+CEL expressions of a dataflow program (the instruction dialect) compile to
+small stack-code blocks (:mod:`flowc.backends.vm.cel_assemble`). This
+module is the machine that runs them: standard library only plus
+:mod:`rt_cel` (the CEL value semantics shared with the Python backend),
+MicroPython-compatible, and fuel-bounded.
+
+Code is a byte string: an opcode byte, then its operands as unsigned LEB128
+varints. One *expression* is a root block with its number of parameters
+and of frame slots; macro bodies are further blocks that share the frame
+of the expression that calls them (a macro variable is a slot).
+
+Opcodes (stack effect):
+
+===== ================== ===================================================
+0x01  CONST k            push consts[k]                                 (+1)
+0x02  VAR n              push the variable names[n] of the environment  (+1)
+0x03  LOCAL s            push frame slot s                              (+1)
+0x04  SELECT n           v -> v.names[n]                               (0)
+0x05  INDEX              v i -> v[i]                                    (-1)
+0x06  OP k c             c arguments -> rt_cel key keys[k]            (1-c)
+0x07  HAS n              v -> has(v.names[n])                           (0)
+0x08  LIST c             c values -> a list                            (1-c)
+0x09  MAP c              c key/value pairs -> a map                   (1-2c)
+0x0A  TEMPLATE c         c parts -> interpolated text                 (1-c)
+0x0B  JUMP t             continue at t                                  (0)
+0x0C  JUMP_IF_NOT t      v -> ; continue at t when v is false (a non-bool is an error) (-1)
+0x0D  TRY t              errors until END_TRY: drop to this depth, push the error, go to t (0; +1 at t)
+0x0E  END_TRY            leave the innermost TRY                        (0)
+0x0F  JUMP_FALSE_KEEP t  continue at t when the top is false (kept)     (0)
+0x10  JUMP_TRUE_KEEP t   continue at t when the top is true (kept)      (0)
+0x11  AND2               a b -> a && b over values or errors            (-1)
+0x12  OR2                a b -> a || b over values or errors            (-1)
+0x13  POP                drop the top                                   (-1)
+0x14  MACRO k b s        target -> macro keys[k] with block b, the variable in slot s (0)
+0x15  MAP3 b1 b2 s       target -> target.map(x, b1, b2) (filter b1, map b2) (0)
+0x16  RETURN             end the block; its value is the top (depth 1)
+===== ================== ===================================================
+"""
+
+# MicroPython style: %-formatting reads the same on both interpreters.
+# ruff: noqa: UP031
+
+try:
+    from flowc.backends.python import rt_cel as _c
+    from flowc.backends.vm.vm import VMError as _VMError
+except ImportError:  # pragma: no cover - copies side by side on MicroPython
+    import rt_cel as _c
+
+    from vm import VMError as _VMError
+
+CONST = 0x01
+VAR = 0x02
+LOCAL = 0x03
+SELECT = 0x04
+INDEX = 0x05
+OP = 0x06
+HAS = 0x07
+LIST = 0x08
+MAP = 0x09
+TEMPLATE = 0x0A
+JUMP = 0x0B
+JUMP_IF_NOT = 0x0C
+TRY = 0x0D
+END_TRY = 0x0E
+JUMP_FALSE_KEEP = 0x0F
+JUMP_TRUE_KEEP = 0x10
+AND2 = 0x11
+OR2 = 0x12
+POP = 0x13
+MACRO = 0x14
+MAP3 = 0x15
+RETURN = 0x16
+
+# opcode -> (name, operand kinds); kinds: c const, n name, s slot, k key, b block, t target, i count
+OPCODES = {
+    CONST: ("CONST", "c"), VAR: ("VAR", "n"), LOCAL: ("LOCAL", "s"), SELECT: ("SELECT", "n"),
+    INDEX: ("INDEX", ""), OP: ("OP", "ki"), HAS: ("HAS", "n"), LIST: ("LIST", "i"), MAP: ("MAP", "i"),
+    TEMPLATE: ("TEMPLATE", "i"), JUMP: ("JUMP", "t"), JUMP_IF_NOT: ("JUMP_IF_NOT", "t"), TRY: ("TRY", "t"),
+    END_TRY: ("END_TRY", ""), JUMP_FALSE_KEEP: ("JUMP_FALSE_KEEP", "t"),
+    JUMP_TRUE_KEEP: ("JUMP_TRUE_KEEP", "t"), AND2: ("AND2", ""), OR2: ("OR2", ""), POP: ("POP", ""),
+    MACRO: ("MACRO", "kbs"), MAP3: ("MAP3", "bbs"), RETURN: ("RETURN", ""),
+}
+
+# The rt_cel keys OP may name (strict: every argument evaluated first).
+OP_KEYS = ("cel.eq", "cel.ne", "cel.lt", "cel.le", "cel.gt", "cel.ge", "cel.add", "cel.sub", "cel.mul",
+           "cel.div", "cel.mod", "cel.in", "cel.neg", "cel.not", "cel.size", "cel.contains",
+           "cel.startsWith", "cel.endsWith", "cel.matches", "cel.int", "cel.uint", "cel.double",
+           "cel.string", "cel.bytes", "cel.bool", "cel.dyn", "cel.type", "cel.duration", "cel.timestamp",
+           "cel.unbound")
+MACRO_KEYS = ("cel.all", "cel.exists", "cel.exists_one", "cel.map", "cel.filter")
+_MACRO_FUNCS = {"cel.all": _c.all_, "cel.exists": _c.exists, "cel.exists_one": _c.exists_one,
+                "cel.map": _c.map_, "cel.filter": _c.filter_}
+
+DEFAULT_FUEL = 10000000   # instructions per evaluation of one expression
+MAX_STACK = 1024
+
+
+class CelVMError(_VMError):
+    """CEL bytecode or a dataflow program that does not verify."""
+
+
+class FuelExhausted(Exception):
+    def __init__(self, limit):
+        super().__init__("fuel exhausted: more than " + str(limit) + " instructions")
+        self.message = "fuel exhausted: more than " + str(limit) + " instructions"
+
+
+def read_varint(code, p):
+    shift = 0
+    value = 0
+    while True:
+        if p >= len(code):
+            raise CelVMError("truncated instruction")
+        b = code[p]
+        p += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, p
+        shift += 7
+        if shift > 63:
+            raise CelVMError("varint too long")
+
+
+def decode(code):
+    """[(pc, opcode, operands, next pc)] of a block, or CelVMError."""
+    out = []
+    p = 0
+    while p < len(code):
+        start = p
+        op = code[p]
+        p += 1
+        spec = OPCODES.get(op)
+        if spec is None:
+            raise CelVMError("unknown opcode 0x%02x at %d" % (op, start))
+        operands = []
+        for _kind in spec[1]:
+            v, p = read_varint(code, p)
+            operands.append(v)
+        out.append((start, op, operands, p))
+    return out
+
+
+_EFFECT = {CONST: 1, VAR: 1, LOCAL: 1, SELECT: 0, INDEX: -1, HAS: 0, JUMP: 0, JUMP_IF_NOT: -1, TRY: 0,
+           END_TRY: 0, JUMP_FALSE_KEEP: 0, JUMP_TRUE_KEEP: 0, AND2: -1, OR2: -1, POP: -1, MACRO: 0, MAP3: 0}
+
+
+def verify_block(code, sizes, nslots):
+    """Check one block: known opcodes, operands in range, jumps to
+    instruction starts, the stack depth the same on every path into an
+    instruction and exactly 1 at RETURN. ``sizes`` gives the sizes of the
+    tables (consts, names, keys, blocks)."""
+    ins = decode(code)
+    if not ins or ins[-1][1] != RETURN:
+        raise CelVMError("a block must end with RETURN")
+    index = {}
+    for i in range(len(ins)):
+        index[ins[i][0]] = i
+    limits = {"c": sizes["consts"], "n": sizes["names"], "k": sizes["keys"], "b": sizes["blocks"],
+              "s": nslots}
+    for pc, op, operands, _nxt in ins:
+        kinds = OPCODES[op][1]
+        for kind, v in zip(kinds, operands):
+            if kind in limits and v >= limits[kind]:
+                raise CelVMError("operand %d of %s at %d is out of range" % (v, OPCODES[op][0], pc))
+            if kind == "t" and v not in index:
+                raise CelVMError("jump to %d is not an instruction start" % v)
+        if op == OP and OP_KEYS.count(sizes["key_names"][operands[0]]) == 0:
+            raise CelVMError("OP names a key that is not a strict CEL function")
+        if op == MACRO and MACRO_KEYS.count(sizes["key_names"][operands[0]]) == 0:
+            raise CelVMError("MACRO names a key that is not a CEL macro")
+    depth = [None] * len(ins)
+    work = [(0, 0)]
+    while work:
+        i, d = work.pop()
+        if i >= len(ins):
+            raise CelVMError("control runs off the end of the block")
+        if depth[i] is not None:
+            if depth[i] != d:
+                raise CelVMError("inconsistent stack depth at %d" % ins[i][0])
+            continue
+        depth[i] = d
+        pc, op, operands, _nxt = ins[i]
+        if op == RETURN:
+            if d != 1:
+                raise CelVMError("RETURN with %d values on the stack" % d)
+            continue
+        if op == OP:
+            need, after = operands[1], d - operands[1] + 1
+        elif op in (LIST, TEMPLATE):
+            need, after = operands[0], d - operands[0] + 1
+        elif op == MAP:
+            need, after = 2 * operands[0], d - 2 * operands[0] + 1
+        else:
+            eff = _EFFECT[op]
+            need = {INDEX: 2, AND2: 2, OR2: 2, SELECT: 1, HAS: 1, JUMP_IF_NOT: 1, POP: 1, MACRO: 1, MAP3: 1,
+                    JUMP_FALSE_KEEP: 1, JUMP_TRUE_KEEP: 1}.get(op, 0)
+            after = d + eff
+        if d < need:
+            raise CelVMError("stack underflow at %d" % pc)
+        if after > MAX_STACK:
+            raise CelVMError("stack overflow at %d" % pc)
+        if op == JUMP:
+            work.append((index[operands[0]], after))
+            continue
+        if op in (JUMP_IF_NOT, JUMP_FALSE_KEEP, JUMP_TRUE_KEEP):
+            work.append((index[operands[0]], after))
+        if op == TRY:
+            work.append((index[operands[0]], d + 1))
+        work.append((i + 1, after))
+
+
+class Machine:
+    """Runs the blocks of one program."""
+
+    def __init__(self, consts, names, keys, blocks, fuel=DEFAULT_FUEL):
+        self.consts = consts
+        self.names = names
+        self.keys = keys
+        self.blocks = blocks
+        self.fuel = fuel
+        self.decoded = [decode(b) for b in blocks]
+        self.index = []
+        for ins in self.decoded:
+            idx = {}
+            for i in range(len(ins)):
+                idx[ins[i][0]] = i
+            self.index.append(idx)
+        self.left = fuel
+
+    def evaluate(self, block, nslots, env, args):
+        """The value of root block ``block`` with ``args`` in its first slots."""
+        frame = [None] * nslots
+        for i in range(len(args)):
+            frame[i] = args[i]
+        self.left = self.fuel
+        return self.run(block, env, frame)
+
+    def run(self, block, env, frame):
+        ins = self.decoded[block]
+        index = self.index[block]
+        stack = []
+        handlers = []
+        i = 0
+        while True:
+            self.left -= 1
+            if self.left < 0:
+                raise FuelExhausted(self.fuel)
+            _pc, op, operands, _nxt = ins[i]
+            i += 1
+            try:
+                if op == CONST:
+                    stack.append(self.consts[operands[0]])
+                elif op == VAR:
+                    stack.append(_c.var(env, self.names[operands[0]]))
+                elif op == LOCAL:
+                    stack.append(frame[operands[0]])
+                elif op == SELECT:
+                    stack[-1] = _c.select(stack[-1], self.names[operands[0]])
+                elif op == INDEX:
+                    key = stack.pop()
+                    stack[-1] = _c.index(stack[-1], key)
+                elif op == OP:
+                    n = operands[1]
+                    args = stack[len(stack) - n:]
+                    del stack[len(stack) - n:]
+                    stack.append(_c.DISPATCH[self.keys[operands[0]]](*args))
+                elif op == HAS:
+                    stack[-1] = _c.has(stack[-1], self.names[operands[0]])
+                elif op == LIST:
+                    n = operands[0]
+                    items = stack[len(stack) - n:]
+                    del stack[len(stack) - n:]
+                    stack.append(items)
+                elif op == MAP:
+                    n = operands[0] * 2
+                    flat = stack[len(stack) - n:]
+                    del stack[len(stack) - n:]
+                    stack.append(_c.make_map([(flat[j], flat[j + 1]) for j in range(0, n, 2)]))
+                elif op == TEMPLATE:
+                    n = operands[0]
+                    parts = stack[len(stack) - n:]
+                    del stack[len(stack) - n:]
+                    stack.append(_c.template_json(parts))
+                elif op == JUMP:
+                    i = index[operands[0]]
+                elif op == JUMP_IF_NOT:
+                    if not _c.test(stack.pop()):
+                        i = index[operands[0]]
+                elif op == TRY:
+                    handlers.append((index[operands[0]], len(stack)))
+                elif op == END_TRY:
+                    handlers.pop()
+                elif op == JUMP_FALSE_KEEP:
+                    if stack[-1] is False:
+                        i = index[operands[0]]
+                elif op == JUMP_TRUE_KEEP:
+                    if stack[-1] is True:
+                        i = index[operands[0]]
+                elif op == AND2:
+                    b = stack.pop()
+                    stack[-1] = _c.and_values(stack[-1], b)
+                elif op == OR2:
+                    b = stack.pop()
+                    stack[-1] = _c.or_values(stack[-1], b)
+                elif op == POP:
+                    stack.pop()
+                elif op == MACRO:
+                    stack[-1] = _MACRO_FUNCS[self.keys[operands[0]]](
+                        stack[-1], self._body(operands[1], operands[2], env, frame))
+                elif op == MAP3:
+                    stack[-1] = _c.map3(stack[-1], self._body(operands[0], operands[2], env, frame),
+                                        self._body(operands[1], operands[2], env, frame))
+                else:  # RETURN
+                    return stack[-1]
+            except _c.CelError as e:
+                if not handlers:
+                    raise
+                target, depth = handlers.pop()
+                del stack[depth:]
+                stack.append(e)
+                i = target
+
+    def _body(self, block, slot, env, frame):
+        def body(x):
+            frame[slot] = x
+            return self.run(block, env, frame)
+        return body

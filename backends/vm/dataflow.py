@@ -1,0 +1,217 @@
+"""Dataflow programs on the VM: load, verify and run (the instruction dialect).
+
+A dataflow program is the VM's form of an instruction workflow: the
+workflow's graphs as data (the same *plan* the Python backend generates)
+whose expressions are CEL bytecode blocks for :mod:`cel_vm`. Loading
+verifies every block and the plan, then turns each expression into a
+closure over the CEL machine; running hands the plan to the dataflow
+scheduler (:mod:`rt_dag`) that the Python backend uses too, so both
+backends give the same run record.
+
+File layout (msgpack): ``[b"WFDF", version, crc32(body), body]``; the body
+is a map with ``workflow``, ``defaults``, ``reducers``, ``consts``,
+``names``, ``keys``, ``blocks``, ``exprs`` (``[block, params, slots]``)
+and ``graph`` (or null for a program of bare expressions).
+
+Standard library only (plus rt_cel, rt_dag, cel_vm and the VM's msgpack
+reader); MicroPython-compatible.
+"""
+
+# MicroPython style: %-formatting reads the same on both interpreters.
+# ruff: noqa: UP031
+
+try:
+    from flowc.backends.python import rt_cel as _c
+    from flowc.backends.python import rt_dag as _d
+    from flowc.backends.vm import cel_vm as _v
+    from flowc.backends.vm.vm import unpackb as _unpackb
+except ImportError:  # pragma: no cover - copies side by side on MicroPython
+    import cel_vm as _v
+    import rt_cel as _c
+    import rt_dag as _d
+
+    from vm import unpackb as _unpackb
+
+try:
+    from zlib import crc32 as _crc32
+except ImportError:  # pragma: no cover - MicroPython
+    from binascii import crc32 as _crc32
+
+MAGIC = b"WFDF"
+FORMAT_VERSION = 1
+SUPPORTED_VERSIONS = (1,)
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+_NODE_KEYS = ("id", "op", "kind", "deps", "branches", "goto", "on_timeout", "on_error", "attrs", "attr_order")
+
+
+class DataflowError(_v.CelVMError):
+    """A dataflow program that does not load (bad magic, checksum, shape or code)."""
+
+
+def _const(encoded):
+    if type(encoded) is not list or len(encoded) != 2 or encoded[0] not in ("v", "u", "b"):
+        raise DataflowError("a constant must be [tag, value]")
+    tag, value = encoded
+    if tag == "u":
+        if type(value) is not int or value < 0:
+            raise DataflowError("a uint constant must be a non-negative integer")
+        return _c.UInt(value)
+    if tag == "b":
+        if type(value) is not bytes:
+            raise DataflowError("a bytes constant must be msgpack bin")
+        return value
+    return value
+
+
+def split(data):
+    """The body bytes of a dataflow program, after the magic, version and checksum checks."""
+    if not isinstance(data, (bytes, bytearray)):
+        raise DataflowError("a dataflow program must be bytes")
+    if len(data) > MAX_FILE_BYTES:
+        raise DataflowError("the program exceeds %d bytes" % MAX_FILE_BYTES)
+    if len(data) < 7 or bytes(data[3:7]) != MAGIC:
+        raise DataflowError("not a flowc dataflow program (bad magic)")
+    top = _unpackb(bytes(data))
+    if type(top) is not list or len(top) != 4 or top[0] != MAGIC:
+        raise DataflowError("the file must be an array of 4: magic, version, checksum, body")
+    if top[1] not in SUPPORTED_VERSIONS:
+        raise DataflowError("unsupported dataflow format version %r" % (top[1],))
+    body = top[3]
+    if type(body) is not bytes or top[2] != (_crc32(body) & 0xFFFFFFFF):
+        raise DataflowError("checksum mismatch: the body is corrupt")
+    return body
+
+
+def is_dataflow(data):
+    return isinstance(data, (bytes, bytearray)) and len(data) >= 7 and bytes(data[3:7]) == MAGIC
+
+
+class Program:
+    """A loaded, verified dataflow program."""
+
+    def __init__(self, body):
+        for key in ("consts", "names", "keys", "blocks", "exprs"):
+            if type(body.get(key)) is not list:
+                raise DataflowError("the body has no %s list" % key)
+        self.consts = [_const(c) for c in body["consts"]]
+        self.names = body["names"]
+        self.keys = body["keys"]
+        blocks = body["blocks"]
+        for b in blocks:
+            if type(b) is not bytes:
+                raise DataflowError("a block must be msgpack bin")
+        for n in self.names + self.keys:
+            if type(n) is not str:
+                raise DataflowError("names and keys are strings")
+        self.exprs = []
+        sizes = {"consts": len(self.consts), "names": len(self.names), "keys": len(self.keys),
+                 "blocks": len(blocks), "key_names": self.keys}
+        slots_of = [0] * len(blocks)
+        for e in body["exprs"]:
+            if type(e) is not list or len(e) != 3 or not all(type(x) is int and x >= 0 for x in e) \
+                    or e[0] >= len(blocks) or e[1] > e[2]:
+                raise DataflowError("an expression must be [block, params, slots]")
+            self.exprs.append((e[0], e[1], e[2]))
+            slots_of[e[0]] = max(slots_of[e[0]], e[2])
+        # A macro body shares its caller's frame: verify every block against the largest frame.
+        frame = max(slots_of) if slots_of else 0
+        for b in blocks:
+            _v.verify_block(b, sizes, frame)
+        self.machine = _v.Machine(self.consts, self.names, self.keys, blocks)
+        self.frame = frame
+        self.workflow = body.get("workflow")
+        graph = body.get("graph")
+        self.plan = None
+        if graph is not None:
+            if type(self.workflow) is not str:
+                raise DataflowError("a program with a graph names its workflow")
+            self.plan = {"workflow": self.workflow, "defaults": _obj(body.get("defaults"), "defaults"),
+                         "reducers": _obj(body.get("reducers"), "reducers"),
+                         "graph": self._graph(graph, True, 0)}
+
+    def function(self, index):
+        """Expression ``index`` as a Python callable ``f(env, *args)``."""
+        if type(index) is not int or index >= len(self.exprs):
+            raise DataflowError("an expression index is out of range")
+        block, params, _slots = self.exprs[index]
+        machine = self.machine
+        frame = self.frame
+
+        def f(env, *args):
+            if len(args) != params:
+                raise _c.CelError("expression expects %d arguments, got %d" % (params, len(args)))
+            return machine.evaluate(block, frame, env, args)
+        return f
+
+    def evaluate(self, index, env, args=()):
+        return self.function(index)(env, *args)
+
+    def _graph(self, graph, top, depth):
+        if depth > 8 or type(graph) is not dict or type(graph.get("nodes")) is not list \
+                or type(graph.get("sinks")) is not list:
+            raise DataflowError("a graph must be {top, sinks, nodes}")
+        out_nodes = []
+        ids = set()
+        for node in graph["nodes"]:
+            if type(node) is not dict or not all(k in node for k in _NODE_KEYS):
+                raise DataflowError("a node misses one of %s" % ", ".join(_NODE_KEYS))
+            if type(node["id"]) is not str or node["id"] in ids:
+                raise DataflowError("node ids must be unique strings")
+            ids.add(node["id"])
+            if node["op"] not in _d._OPS:
+                raise DataflowError("unknown operation %r" % (node["op"],))
+            n = {}
+            for key in node:
+                n[key] = node[key]
+            attrs = {}
+            if type(node["attrs"]) is not dict:
+                raise DataflowError("attrs must be a map")
+            for key in node["attrs"]:
+                attrs[key] = self.function(node["attrs"][key])
+            n["attrs"] = attrs
+            for key in ("guard", "over"):
+                if node.get(key) is not None:
+                    n[key] = self.function(node[key])
+            if node.get("retry") is not None:
+                r = node["retry"]
+                if type(r) is not list or len(r) != 4:
+                    raise DataflowError("retry must be [max, delay, backoff, jitter]")
+                n["retry"] = tuple(r)
+            if node.get("regions") is not None:
+                n["regions"] = [(name, self._graph(g, False, depth + 1)) for name, g in node["regions"]]
+            out_nodes.append(n)
+        for n in out_nodes:
+            for ref in list(n["deps"]) + [t for _c2, t in n["branches"]] + [n["goto"], n["on_timeout"]]:
+                if ref is not None and ref not in ids:
+                    raise DataflowError("node %s names %r, which is not in its graph" % (n["id"], ref))
+        for sink in graph["sinks"]:
+            if sink not in ids:
+                raise DataflowError("a sink names an unknown node")
+        return {"top": bool(top), "sinks": graph["sinks"], "nodes": out_nodes}
+
+    def run(self, inputs, host, trigger=None, payload=None):
+        if self.plan is None:
+            raise DataflowError("this program holds expressions only")
+        return _d.run(self.plan, inputs, host, trigger, payload)
+
+
+def _obj(v, what):
+    if v is None:
+        return {}
+    if type(v) is not dict:
+        raise DataflowError("%s must be a map" % what)
+    return v
+
+
+def load(data):
+    """Decode and verify a dataflow program; DataflowError when it does not load."""
+    try:
+        body = _unpackb(split(data))
+        if type(body) is not dict:
+            raise DataflowError("the body must be a map")
+        return Program(body)
+    except _v.CelVMError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - malformed input must not escape as anything else
+        raise DataflowError("malformed dataflow program: " + type(exc).__name__ + ": " + str(exc))

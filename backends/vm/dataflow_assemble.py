@@ -1,0 +1,70 @@
+"""IR -> a dataflow program for the VM (see :mod:`flowc.backends.vm.dataflow`).
+
+The plan is the one the Python backend generates (:mod:`flowc.backends.dag_plan`);
+each expression is compiled to CEL bytecode (:mod:`flowc.backends.vm.cel_assemble`)
+and named by its index in the program's expression table. The same IR
+always gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import msgpack
+from flowc.backends.dag_plan import PlanError, build_plan
+from flowc.backends.vm import dataflow as D
+from flowc.backends.vm.assemble import AssembleError
+from flowc.backends.vm.cel_assemble import CelAssembleError, Tables, assemble_expression
+from flowc.ir import expr as E
+from flowc.ir.workflow import Workflow
+
+__all__ = ["DataflowAssembleError", "assemble_dataflow", "assemble_expressions"]
+
+
+class DataflowAssembleError(AssembleError):
+    """The workflow or expression can't be expressed as a dataflow program."""
+
+
+def _pack(body: dict) -> bytes:
+    data = msgpack.packb(body, use_bin_type=True)
+    return msgpack.packb([D.MAGIC, D.FORMAT_VERSION, zlib.crc32(data) & 0xFFFFFFFF, data], use_bin_type=True)
+
+
+class _Exprs:
+    def __init__(self) -> None:
+        self.tables = Tables()
+        self.exprs: list[list[int]] = []
+
+    def add(self, expr: E.Expr, what: str = "expression") -> int:
+        try:
+            block, params, slots = assemble_expression(self.tables, expr)
+        except CelAssembleError as exc:
+            raise DataflowAssembleError(f"{what}: {exc}") from None
+        self.exprs.append([block, params, slots])
+        return len(self.exprs) - 1
+
+    def body(self) -> dict:
+        t = self.tables
+        return {"consts": t.consts, "names": t.names, "keys": t.keys, "blocks": t.blocks, "exprs": self.exprs}
+
+
+def assemble_expressions(exprs: list[E.Expr]) -> bytes:
+    """A program of bare expressions (no graph): expression i is ``exprs[i]``."""
+    table = _Exprs()
+    for e in exprs:
+        table.add(e)
+    body = table.body()
+    body.update({"workflow": None, "defaults": {}, "reducers": {}, "graph": None})
+    return _pack(body)
+
+
+def assemble_dataflow(workflow: Workflow) -> bytes:
+    """The dataflow program of a checked instruction workflow."""
+    table = _Exprs()
+    try:
+        plan = build_plan(workflow, table.add)
+    except PlanError as exc:
+        raise DataflowAssembleError(str(exc)) from None
+    body = table.body()
+    body.update(plan)
+    return _pack(body)
