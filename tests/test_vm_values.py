@@ -54,16 +54,46 @@ def test_numbers_agree(x, s):
     assert _same(R.js_to_number(s), V.to_number(s))
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.dictionaries(st.sampled_from(["k", "j"]), VALUES, max_size=2), max_size=6),
+# Sort keys: any values, and mixes of ASCII and non-ASCII (BMP and astral) strings with
+# arrays and objects (which compare as strings) and numbers (which compare with nothing).
+TEXTS = st.sampled_from(["a", "B", "b", "10", "9", "", "\u00e9", "\uff5e", "\U0001f600", "\u00e9a", "a\u00e9"])
+SORT_KEYS = st.one_of(VALUES, TEXTS, st.lists(TEXTS, min_size=1, max_size=2), st.just({"o": 1}),
+                      st.integers(-2, 11), st.sampled_from([True, 2.5]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["k", "j"]), SORT_KEYS, max_size=2), max_size=8),
        st.sampled_from([("k",), ("k", "j"), ("k", "0")]), st.booleans())
 def test_sort_agrees(items, path, desc):
-    try:
-        want = R.wfs_sort(items, path, desc)
-    except TypeError:  # runtime.py's mixed ASCII/non-ASCII string comparison
-        return
+    want = R.wfs_sort(items, path, desc)
     got = V.sort_items(items, path, desc)
     assert [id(x) for x in got] == [id(x) for x in want]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(TEXTS, st.lists(TEXTS, min_size=1, max_size=2), st.just({"o": 1})), max_size=8),
+       st.booleans())
+def test_sort_of_strings_arrays_and_objects_is_by_utf16(keys, desc):
+    """All these compare as strings: the order is total, by UTF-16 code units, stable."""
+    items = [{"k": k} for k in keys]
+    text = [V._utf16(R.js_to_string(k) if not isinstance(k, dict) else "[object Object]") for k in keys]
+    want = sorted(range(len(keys)), key=lambda i: (text[i] if not desc else _Desc(text[i]), i))
+    got = R.wfs_sort(items, ("k",), desc)
+    assert [id(x) for x in got] == [id(items[i]) for i in want]
+    assert [id(x) for x in V.sort_items(items, ("k",), desc)] == [id(items[i]) for i in want]
+
+
+class _Desc:
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+    def __lt__(self, other):
+        return other.v < self.v
+
+    def __eq__(self, other):
+        return self.v == other.v
 
 
 @given(VALUES)
