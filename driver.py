@@ -6,6 +6,7 @@ API call it. Backends are reached from the CLI, never from here.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 
@@ -97,6 +98,12 @@ def compile_text(text: str, path: str, dialect: str | None = None, strict: bool 
     if front_end is None:
         return CompileResult(path, chosen, None, (error(
             "FLC002", f"the {chosen} dialect is not supported by this version of flowc", here),))
+    # The front ends build large acyclic trees (YAML nodes, spans, IR);
+    # the cyclic garbage collector would re-walk them on every full pass,
+    # making a check quadratic in the workflow's size. Nothing compiled here
+    # forms reference cycles that need it, so it is paused while we work.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
     try:
         if strict and chosen in STRICT_FRONT_ENDS:
             workflow, diags = front_end(text, path, strict=True)
@@ -107,6 +114,9 @@ def compile_text(text: str, path: str, dialect: str | None = None, strict: bool 
             diags.extend(analyze(workflow))
     except RecursionError:
         workflow, diags = None, [error("ANA406", "the workflow nests too deeply to compile", here)]
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     return CompileResult(path, chosen, workflow, tuple(sorted(diags, key=Diagnostic.sort_key)))
 
 

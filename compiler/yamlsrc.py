@@ -9,6 +9,7 @@ keys, recursive aliases and alias bombs are findings, not crashes.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -119,6 +120,13 @@ def type_name(node: YNode | None) -> str:
     return "a string"
 
 
+@functools.lru_cache(maxsize=4096)
+def _implicit_tag(text: str) -> str:
+    """The tag PyYAML's (YAML 1.1) resolver gives a plain scalar; a node
+    whose tag differs carries an explicit tag such as ``!!str``."""
+    return _resolver.resolve(yaml.ScalarNode, text, (True, False))
+
+
 def _core_scalar(text: str):
     """YAML 1.2 core schema resolution of a plain scalar."""
     if text in ("", "~", "null", "Null", "NULL"):
@@ -194,7 +202,7 @@ class _Builder:
     def scalar(self, node) -> YScalar:
         text = node.value
         if not node.style:  # plain (libyaml reports "", PyYAML None)
-            implicit = _resolver.resolve(yaml.ScalarNode, text, (True, False))
+            implicit = _implicit_tag(text)
             value = _core_scalar(text) if node.tag == implicit else _explicit_scalar(text, node.tag)
             return YScalar(value, False, text, self.span(node))
         if node.tag != _STR:
