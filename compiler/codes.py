@@ -282,6 +282,10 @@ CODES.update(_table(
     ("AEV127", "parameter of the newer engine generation",
      ("The parameter is read by the newer aevatar engine only (tool_call `arguments`, foreach "
       "`items_source`, ...). A warning by default, an error under --strict.")),
+    ("AEV128", "white-space delimiter",
+     ("A `delimiter` or `separator` that is only white space (a YAML \"\\n\" is a real line break) counts as "
+      "unset for the engine, which then splits on its default (\\n---\\n for foreach and map_reduce). Write "
+      "'\\n' in single quotes: the engine turns the two characters into a line break itself.")),
     ("AEV130", "unknown role",
      ("`target_role` (alias `role`), a `*_target_role` parameter or a worker names a role that is not "
       "declared (the engine: 引用不存在的角色). A step with a non-blank `agent_type` is exempt.")),

@@ -31,6 +31,10 @@ def compile_workflow(workflow: Workflow) -> str:
 
     if is_dataflow(workflow):   # instruction dialect: plan + the rt_dag scheduler
         return generate_dataflow(workflow)
+    if workflow.semantics == "aevatar":   # plan + the rt_aevatar_run kernel
+        from flowc.backends.python.aevatar_codegen import generate as generate_aevatar
+
+        return generate_aevatar(workflow)
     return generate(workflow)
 
 

@@ -345,6 +345,13 @@ def _branch_key_rules(fe: AevatarFrontEnd) -> list[Diagnostic]:
                 if br.key not in ("true", "false"):
                     out.append(warning("AEV309", f"{where} produces only the keys 'true' and 'false'; branch "
                                        f"{br.key!r} is never taken", br.key_node.span))
+        elif c == "switch":
+            keys = {br.key for br in info.branches}
+            for key in info.params:
+                if key.lower().startswith("branch.") and key[len("branch."):] not in keys:
+                    out.append(warning("AEV309", f"{where}: parameter `{key}` makes {key[len('branch.'):]!r} a "
+                                       "key the switch can produce, but `branches` has no such key, so it routes "
+                                       "to _default", info.key_span(key)))
         elif c == "evaluate":
             on_below = info.params.get("on_below", "")
             for br in info.branches:

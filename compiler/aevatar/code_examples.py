@@ -216,6 +216,17 @@ EXAMPLES: dict[str, Example] = {
     parameters:
       tool: web_search
 """)),
+    "AEV128": Example(
+        wrong=_wf("""\
+  - id: per_line
+    type: foreach
+    parameters: { delimiter: "\\n", sub_step_type: llm_call, sub_target_role: writer }
+"""),
+        right=_wf("""\
+  - id: per_line
+    type: foreach
+    parameters: { delimiter: '\\n', sub_step_type: llm_call, sub_target_role: writer }
+""")),
     "AEV130": Example(
         wrong=_wf(_SUMMARIZE.replace("target_role: writer", "target_role: writter")),
         right=_wf(_SUMMARIZE)),

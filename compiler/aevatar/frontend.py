@@ -699,6 +699,13 @@ class AevatarFrontEnd:
                 self.sink.warning("AEV122", f"{where}: `{key}` is {value!r}, not one of "
                                   f"{', '.join(p.choices)}; the engine treats it as {p.default or 'unset'!r}",
                                   info.param_span(key), *([hint] if hint else []))
+            elif p.name in ("delimiter", "separator") and value and dotnet.is_blank(value):
+                default = self._delimiter_default(prim, p)
+                if value != default:
+                    self.sink.warning("AEV128", f"{where}: `{key}` is only white space ({value!r}), which the engine "
+                                      f"treats as unset: it splits on {default!r}", info.param_span(key),
+                                      "a YAML \"\\n\" is a real line break; write '\\n' (single quotes) for the "
+                                      "engine's own escape")
             elif p.kind == "int" and not dotnet.is_blank(value) and dotnet.try_parse_int(value) is None:
                 self.sink.warning("AEV123", f"{where}: `{key}` is {value!r}, not an integer; the engine uses "
                                   f"{p.default or 'its default'!r}", info.param_span(key))
@@ -711,6 +718,12 @@ class AevatarFrontEnd:
         rule = getattr(self, "_rule_" + info.canonical, None)
         if rule is not None:
             rule(info)
+
+    @staticmethod
+    def _delimiter_default(prim: P.Primitive, p: P.Param) -> str:
+        target = prim.param(p.alias_of) if p.alias_of else p
+        raw = (target.default if target is not None else None) or "\\n---\\n"
+        return raw.replace("\\n", "\n")
 
     def _agent_params(self, info: StepInfo) -> None:
         where = f"step {info.id!r}"

@@ -502,7 +502,7 @@ def findings_table() -> str:
 FINDING_SEVERITY: dict[str, str] = {
     "AEV109": "warning (strict: error)", "AEV110": "warning", "AEV111": "warning", "AEV112": "warning",
     "AEV113": "warning", "AEV120": "warning", "AEV122": "warning", "AEV123": "warning",
-    "AEV124": "warning", "AEV126": "warning", "AEV127": "warning (strict: error)",
+    "AEV124": "warning", "AEV126": "warning", "AEV128": "warning", "AEV127": "warning (strict: error)",
     "AEV135": "error (warning without branch_target)", "AEV136": "error (warning on a non-side-effecting step)",
     "AEV144": "warning", "AEV150": "warning (strict: error)",
     "AEV153": "warning (strict: error; near miss: error)", "AEV154": "warning (strict: error)",

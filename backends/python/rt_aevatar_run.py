@@ -1,0 +1,900 @@
+"""Run-time kernel for aevatar workflows: the engine's step loop and primitives.
+
+A generated module (backends/python/aevatar_codegen.py) holds a PLAN: the
+steps as plain data, with one compiled function per step that evaluates the
+step's parameters from the run's variables. :func:`run` executes the plan the
+way the aevatar engine's kernel does (WorkflowExecutionKernel, c8db46d):
+
+- the first step gets the run input; every step's output becomes the next
+  step's input, ``vars[<step id>]``, ``vars["input"]`` and (newer kernel)
+  ``steps.<id>.output`` / ``steps.<id>.json.<field>`` ...;
+- routing: a guard's jump, else ``branches[key]``, else ``branches._default``,
+  else ``next``, else the following step in document order, else the run
+  completes with the step's output;
+- a failure: a timeout fails the run; else ``retry`` re-dispatches the same
+  input (sleeping ``delay_ms``, doubled per attempt when exponential); else
+  ``on_error`` skip continues to next/fall-through with ``default_output``,
+  fallback dispatches the fallback step with the output (or the error text);
+  else the run fails.
+
+Every effect is a host call (``host.call(capability, name, args)``) or a
+sleep. There is no clock, so a step's ``timeout_ms`` cannot fire here: a host
+call that fails with a message the engine reads as a timeout (``TIMEOUT``,
+``timed out after N ms``) is one. Runs are bounded by ``max_steps``
+dispatches (the engine has no bound: loops are legal).
+
+Standard library only, no typing at run time (MicroPython-compatible).
+"""
+
+import json as _json
+
+try:
+    from flowc.backends.python import rt_aevatar as _rta
+except ImportError:  # copied next to the generated module
+    import rt_aevatar as _rta
+
+__all__ = ["MAX_STEPS", "main", "run"]
+
+MAX_STEPS = 10000
+SEP = "\n---\n"
+
+
+class StepFailure(Exception):
+    def __init__(self, message, output=""):
+        Exception.__init__(self, message)
+        self.message = message
+        self.output = output
+
+
+def _word_char(ch):
+    return ch.isalpha() or ch.isdigit() or ch == "_"
+
+
+def _is_timeout(message):
+    """The kernel's timeout test: \\bTIMEOUT\\b, or `timed out after <n> <unit>` (ignoring case)."""
+    low = (message or "").lower()
+    start = 0
+    while True:
+        i = low.find("timeout", start)
+        if i < 0:
+            break
+        before = low[i - 1] if i > 0 else " "
+        after = low[i + 7] if i + 7 < len(low) else " "
+        if not _word_char(before) and not _word_char(after):
+            return True
+        start = i + 1
+    start = 0
+    while True:
+        i = low.find("timed out after", start)
+        if i < 0:
+            return False
+        start = i + 1
+        if i > 0 and (low[i - 1].isalpha() or low[i - 1].isdigit()):
+            continue
+        rest = low[i + len("timed out after"):].lstrip()
+        j = 0
+        while j < len(rest) and rest[j] in "0123456789":
+            j += 1
+        if j == 0:
+            continue
+        unit = rest[j:].lstrip()
+        for u in ("milliseconds", "millisecond", "minutes", "minute", "seconds", "second", "hours", "hour",
+                  "mins", "secs", "hrs", "min", "sec", "hr", "ms", "s", "m", "h"):
+            if unit.startswith(u) and (len(unit) == len(u) or not _word_char(unit[len(u)])):
+                return True
+
+
+def _text(value):
+    """A host result as the engine's string output."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return _json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _parse_json(text):
+    try:
+        return _json.loads(text)
+    except ValueError:
+        return None
+
+
+def _escaped(raw, fallback):
+    """WorkflowParameterValueParser.NormalizeEscapedText."""
+    if raw is None or _rta.is_blank(raw):
+        return fallback
+    s = raw.strip()
+    if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'":
+        s = s[1:-1]
+    s = s.replace("\\r\\n", "\r\n").replace("\\n", "\n").replace("\\r", "\r").replace("\\t", "\t")
+    return s if s else fallback
+
+
+def _unquote(token):
+    t = token.strip().lstrip("[").rstrip("]")
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "\"'":
+        t = t[1:-1]
+    return t.strip()
+
+
+def _json_array(raw):
+    data = _parse_json(raw)
+    if not isinstance(data, list):
+        return None
+    out = []
+    for item in data:
+        if item is None:
+            continue
+        text = item if isinstance(item, str) else _text(item)
+        if not _rta.is_blank(text):
+            out.append(_unquote(text))
+    return out
+
+
+def string_list(raw):
+    """WorkflowParameterValueParser.ParseStringList: a JSON array, or , ; newline separated."""
+    if raw is None or _rta.is_blank(raw):
+        return []
+    s = _rta.trim(raw)
+    arr = _json_array(s)
+    if arr is not None:
+        return arr
+    parts = []
+    for chunk in s.replace(";", ",").replace("\n", ",").split(","):
+        t = _unquote(_rta.trim(chunk))
+        if t:
+            parts.append(t)
+    return parts
+
+
+def split_items(text, delimiter):
+    """SplitInputByDelimiterOrJsonArray."""
+    if text is None or _rta.is_blank(text):
+        return []
+    arr = _json_array(_rta.trim(text))
+    if arr:
+        return arr
+    delim = delimiter or SEP
+    return [_rta.trim(p) for p in text.split(delim) if _rta.trim(p)]
+
+
+def _int(params, keys, fallback, low, high):
+    for key in keys:
+        raw = params.get(key)
+        if raw is None or _rta.is_blank(raw):
+            continue
+        try:
+            value = int(raw.strip())
+        except ValueError:
+            continue
+        return max(low, min(high, value))
+    return fallback
+
+
+def _get(params, keys, fallback=""):
+    for key in keys:
+        raw = params.get(key)
+        if raw is not None and not _rta.is_blank(raw):
+            return raw
+    return fallback
+
+
+def _utf16_len(s):
+    return int(_rta.length(s))
+
+
+# ---------------------------------------------------------------- pure primitives
+def transform(op, text, params):
+    op = _rta.trim(op).lower()
+    sep = _escaped(_get(params, ("separator", "delimiter"), "\n"), "\n")
+    n = _int(params, ("n", "count"), 5, 1, 10000)
+    if op == "identity":
+        return text
+    if op == "count":
+        return str(len([x for x in text.split("\n") if x]))
+    if op == "count_words":
+        return str(len([x for x in text.split(" ") if x]))
+    if op == "take":
+        return "\n".join(text.split("\n")[:n])
+    if op == "take_last":
+        return "\n".join(text.split("\n")[-n:])
+    if op == "join":
+        return sep.join(x for x in text.split(SEP) if x)
+    if op == "split":
+        return SEP.join(split_items(text, sep))
+    if op == "distinct":
+        seen = []
+        for line in text.split("\n"):
+            if line not in seen:
+                seen.append(line)
+        return "\n".join(seen)
+    if op == "uppercase":
+        return _rta.upper(text)
+    if op == "lowercase":
+        return _rta.lower(text)
+    if op == "trim":
+        return _rta.trim(text)
+    if op == "reverse_lines":
+        return "\n".join(reversed(text.split("\n")))
+    if op == "json_extract":
+        return _json_extract(text, params, n)
+    if op == "json_parse":
+        data = _parse_json(text)
+        if data is None:
+            raise StepFailure("json_parse: the input is not JSON", text)
+        value = _path(data, _get(params, ("path", "json_path")))
+        if isinstance(value, str):
+            parsed = _parse_json(value)
+            value = parsed if parsed is not None else value
+        return _text(value)
+    return text  # unknown operation: the input unchanged
+
+
+def _path(data, path):
+    path = _rta.trim(path or "")
+    if path.startswith("$"):
+        path = path[1:].lstrip(".")
+    if not path:
+        return data
+    for part in path.replace("[", ".").replace("]", "").split("."):
+        if part == "":
+            continue
+        if isinstance(data, dict):
+            data = data.get(part)
+        elif isinstance(data, list):
+            try:
+                data = data[int(part)]
+            except (ValueError, IndexError):
+                return None
+        else:
+            return None
+    return data
+
+
+def _json_extract(text, params, n):
+    data = _parse_json(text)
+    if data is None:
+        return "Transform 错误: the input is not JSON"
+    target = _path(data, _get(params, ("path", "json_path")))
+    fields = string_list(_get(params, ("field", "fields")))
+    if isinstance(target, list):
+        sort_by = _rta.trim(_get(params, ("sort_by",)))
+        if sort_by:
+            desc = _rta.trim(_get(params, ("order",), "asc")).lower() == "desc"
+            target = sorted(target, key=lambda item: _sort_key(_path(item, sort_by)), reverse=desc)
+        items = target[:n]
+        if fields:
+            items = [{f: _path(item, f) for f in fields if _path(item, f) is not None} for item in items]
+        return _json.dumps(items, ensure_ascii=False, indent=2)
+    if fields and isinstance(target, dict):
+        target = {f: _path(target, f) for f in fields if _path(target, f) is not None}
+    return _json.dumps(target, ensure_ascii=False, indent=2)
+
+
+def _isnan(x):
+    return x != x  # noqa: PLR0124 - NaN is the only value unequal to itself (no math import needed)
+
+
+def _sort_key(value):
+    if value is None:
+        return (0, 0, "")
+    if isinstance(value, bool):
+        return (1, int(value), "")
+    if isinstance(value, (int, float)):
+        return (2, value, "")
+    n = _rta.try_parse_double(str(value))
+    if n is not None and not _isnan(n):
+        return (2, n, "")
+    return (3, 0, _rta.upper(str(value)))
+
+
+def retrieve_facts(text, params):
+    facts_text = _get(params, ("facts",), text)
+    sep = _escaped(_get(params, ("delimiter", "separator"), "\n"), "\n")
+    facts = [f for f in (x.strip() for x in facts_text.split(sep)) if f]
+    query = _get(params, ("query", "keywords"))
+    words = [w for w in _rta.lower(query).replace(",", " ").split() if w]
+    top_k = _int(params, ("top_k", "k"), 5, 1, 1000)
+    scored = []
+    for i, fact in enumerate(facts):
+        low = _rta.lower(fact)
+        hits = sum(1 for w in words if w in low)
+        scored.append((-hits, i, fact))
+    scored.sort()
+    return "\n".join(f for _, _, f in scored[:top_k])
+
+
+def vote(text):
+    candidates = [c for c in text.split(SEP) if not _rta.is_blank(c)]
+    if not candidates:
+        raise StepFailure("投票步骤没有候选结果")
+    best = candidates[0]
+    for c in candidates[1:]:
+        if _utf16_len(c) > _utf16_len(best):
+            best = c
+    return best
+
+
+def switch_key(value, input_text, candidates):
+    value = _rta.trim(value or "")
+    if not value:
+        value = _rta.trim(input_text or "")
+    up = _rta.upper(value)
+    for key in candidates:
+        if len(key) == len(value) and _rta.upper(key) == up:
+            return key
+    for key in candidates:
+        if key != "_default" and _rta.upper(key) in up:
+            return key
+    return "_default"
+
+
+def guard(params, text):
+    check = _get(params, ("check",), "not_empty")
+    c = check.lower()
+    if c == "not_empty":
+        return (False, "input is empty") if _rta.is_blank(text) else (True, "")
+    if c == "json_valid":
+        return (True, "") if _parse_json(text) is not None or text.strip() == "null" else (False, "invalid JSON")
+    if c == "regex":
+        pattern = params.get("pattern", "")
+        if not pattern:
+            return False, "missing regex pattern parameter"
+        import re
+        try:
+            return (True, "") if re.search(pattern, text) else (False, "input does not match /" + pattern + "/")
+        except re.error as exc:
+            return False, "invalid regex: " + str(exc)
+    if c == "max_length":
+        try:
+            limit = int(params.get("max", "0").strip())
+        except ValueError:
+            limit = 0
+        if limit <= 0:
+            return False, "missing or invalid 'max' parameter"
+        size = _utf16_len(text)
+        return (True, "") if size <= limit else (False, f"length {size} exceeds max {limit}")
+    if c == "contains":
+        keyword = params.get("keyword", "")
+        if not keyword:
+            return False, "missing 'keyword' parameter"
+        return (True, "") if _rta.upper(keyword) in _rta.upper(text) else (
+            False, "input does not contain '" + keyword + "'")
+    return False, "unknown check type: " + check
+
+
+# ---------------------------------------------------------------- the run
+class Run:
+    def __init__(self, plan, inputs, host, max_steps=MAX_STEPS):
+        self.plan = plan
+        self.host = host
+        self.steps = plan["steps"]
+        self.index = {}
+        for i, step in enumerate(self.steps):
+            self.index.setdefault(step["id"], i)
+        self.vars = {}
+        self.records = []
+        self.calls = []
+        self.sleeps = []
+        self.cache = {}
+        self.budget = max_steps
+        self.retries = {}
+        inputs = inputs or {}
+        self.vars["input"] = _text(inputs.get("input", ""))
+        refs = inputs.get("input_file_refs", [])
+        if isinstance(refs, str):
+            refs = _parse_json(refs) or []
+        self.file_refs = refs if isinstance(refs, list) else []
+        for key in inputs:
+            if key in ("input", "input_file_refs"):
+                continue
+            k = _rta.trim(str(key))
+            v = _rta.trim(_text(inputs[key]))
+            if k and v:
+                self.vars[k] = v
+
+    # ------------------------------------------------------------ host
+    def call(self, capability, name, args):
+        self.calls.append({"capability": capability, "name": name, "args": args})
+        try:
+            return self.host.call(capability, name, args)
+        except Exception as exc:  # noqa: BLE001 - every host failure fails the step
+            message = getattr(exc, "message", None)
+            if not isinstance(message, str):
+                message = str(exc)
+            raise StepFailure(message)
+
+    def sleep(self, ms):
+        ms = int(ms) if ms == int(ms) else ms
+        self.sleeps.append(ms)
+        self.host.sleep(ms)
+
+    # ------------------------------------------------------------ variables
+    def completed(self, step_id, output, success, error, branch, assigned):
+        if assigned is not None:
+            target, value = assigned
+            self.vars[target] = value if not _rta.is_blank(value) else output
+        self.vars[step_id] = output
+        self.vars["input"] = output
+        prefix = "steps." + step_id + "."
+        self.vars[prefix + "output"] = output
+        self.vars[prefix + "success"] = "true" if success else "false"
+        self.vars[prefix + "error"] = error or ""
+        self.vars[prefix + "branch_key"] = branch or ""
+        if success:
+            data = _parse_json(output)
+            if isinstance(data, dict):
+                for k, v in data.items():
+                    if v is None:
+                        v = ""
+                    self.vars[prefix + "json." + str(k)] = v if isinstance(v, str) else _text(v)
+
+    # ------------------------------------------------------------ the loop
+    def execute(self):
+        if not self.steps:
+            return self.finish(False, "", "无步骤", None)
+        step = self.steps[0]
+        text = self.vars["input"]
+        while True:
+            self.budget -= 1
+            if self.budget < 0:
+                return self.finish(False, "", f"step budget exhausted ({MAX_STEPS} dispatches)", step["id"])
+            ok, output, error, branch, jump, assigned = self.dispatch(step, text, self.vars)
+            record = {"id": step["id"], "status": "success" if ok else "failed", "output": output}
+            if branch:
+                record["branch"] = branch
+            if not ok:
+                record["error"] = error or ""
+            self.records.append(record)
+            self.completed(step["id"], output, ok, error, branch, assigned)
+            if not ok:
+                if _is_timeout(error):
+                    return self.finish(False, output, error, step["id"])
+                retry = step.get("retry")
+                if retry is not None:
+                    count = self.retries.get(step["id"], 0) + 1
+                    if count < retry[0] + 1:
+                        self.retries[step["id"]] = count
+                        delay = retry[1] * (2 ** (count - 1)) if retry[2] == 2 else retry[1]
+                        delay = max(0, min(60000, delay))
+                        if delay > 0:
+                            self.sleep(delay)
+                        continue
+                self.retries.pop(step["id"], None)
+                policy = step.get("on_error") or ["fail", None, None]
+                if policy[0] == "skip":
+                    out = policy[2] if policy[2] is not None else output
+                    nxt = self.following(step)
+                    if nxt is None:
+                        return self.finish(True, out, None, None)
+                    step, text = nxt, out
+                    continue
+                if policy[0] == "fallback" and policy[1] in self.index:
+                    step, text = self.steps[self.index[policy[1]]], (error or "") if _rta.is_blank(output) else output
+                    continue
+                return self.finish(False, output, error, step["id"])
+            self.retries.pop(step["id"], None)
+            if jump:
+                if jump not in self.index:
+                    return self.finish(False, output, f"invalid next_step '{jump}' from step '{step['id']}'",
+                                       step["id"])
+                step, text = self.steps[self.index[jump]], output
+                continue
+            nxt = self.route(step, branch)
+            if nxt is None:
+                return self.finish(True, output, None, None)
+            step, text = nxt, output
+
+    def route(self, step, key):
+        if key:
+            branches = step.get("branches") or []
+            for k, target in branches:
+                if k == key and target in self.index:
+                    return self.steps[self.index[target]]
+            for k, target in branches:
+                if k == "_default" and target in self.index:
+                    return self.steps[self.index[target]]
+        return self.following(step)
+
+    def following(self, step):
+        if step.get("next") is not None:
+            i = self.index.get(step["next"])
+            return None if i is None else self.steps[i]
+        i = self.index[step["id"]] + 1 if step["id"] in self.index else len(self.steps)
+        return self.steps[i] if i < len(self.steps) else None
+
+    def finish(self, ok, output, error, step_id):
+        self.result = {
+            "status": "success" if ok else "failed",
+            "outputs": {"output": output},
+            "error": None if ok else {"message": error or "", "step": step_id},
+            "steps": self.records,
+            "calls": self.calls,
+            "sleeps_ms": self.sleeps,
+            "variables": {k: v for k, v in self.vars.items() if not k.startswith("steps.")},
+        }
+        return self.result
+
+    # ------------------------------------------------------------ one step
+    def dispatch(self, step, text, variables):
+        """(success, output, error, branch key, jump target, (var, value) or None)."""
+        scope = dict(variables)
+        scope["input"] = text
+        try:
+            params = dict(step["params"](scope))
+        except _rta.AevatarError as exc:
+            return False, "", exc.message, None, None, None
+        for key in list(params):
+            if key.endswith("_step_type") or key == "step":
+                params[key] = _canonical(params[key])
+        try:
+            return self.primitive(step, params, text, scope)
+        except StepFailure as exc:
+            return False, exc.output, exc.message, None, None, None
+
+    def primitive(self, step, params, text, scope):
+        t = step["type"]
+        role = step.get("role")
+        if t == "assign":
+            value = params.get("value", "")
+            resolved = text if value.startswith("$") else value
+            target = params.get("target", "")
+            return True, resolved, None, None, None, ((target, resolved) if not _rta.is_blank(target) else None)
+        if t == "conditional":
+            return True, text, None, _rta.conditional_test(params.get("condition", "default"), text), None, None
+        if t == "switch":
+            candidates = [k[len("branch."):] for k in params if k.lower().startswith("branch.")]
+            for k, _target in step.get("branches") or []:
+                if k not in candidates:
+                    candidates.append(k)
+            return True, text, None, switch_key(params.get("on"), text, candidates), None, None
+        if t == "guard":
+            passed, reason = guard(params, text)
+            if passed:
+                return True, text, None, None, None, None
+            on_fail = params.get("on_fail", "fail")
+            if on_fail == "skip":
+                return True, text, None, None, None, None
+            if on_fail == "branch" and "branch_target" in params:
+                return True, text, None, None, params["branch_target"], None
+            raise StepFailure("guard check '" + params.get("check", "not_empty") + "' failed: " + reason)
+        if t == "transform":
+            return True, transform(params.get("op", "identity"), text, params), None, None, None, None
+        if t == "retrieve_facts":
+            return True, retrieve_facts(text, params), None, None, None, None
+        if t == "vote":
+            return True, vote(text), None, None, None, None
+        if t == "delay":
+            ms = _int(params, ("duration_ms", "duration", "delay_ms"), 1000, 0, 300000)
+            self.sleep(ms)
+            return True, text, None, None, None, None
+        if t == "llm_call":
+            return True, self.llm(step, params, text, role), None, None, None, None
+        if t == "tool_call":
+            tool = _rta.trim(params.get("tool", ""))
+            if not tool:
+                raise StepFailure("tool_call 缺少 tool 参数")
+            raw = params.get("arguments")
+            raw = raw if raw is not None and not _rta.is_blank(raw) else ("{}" if _rta.is_blank(text) else text)
+            data = _parse_json(raw)
+            args = data if isinstance(data, dict) else {"arguments": raw}
+            return True, _text(self.call("tool", tool, args)), None, None, None, None
+        if t in ("connector_call", "secure_connector_call"):
+            return self.connector(step, params, text)
+        if t in ("human_input", "secure_input"):
+            reply = self.call("human", "input" if t == "human_input" else "secure_input",
+                              {"prompt": _get(params, ("prompt", "message")),
+                               "variable": params.get("variable", "user_input")})
+            if reply is None:
+                if params.get("on_timeout", "fail") == "fail":
+                    raise StepFailure("Human input timed out")
+                return True, text, None, None, None, None
+            return True, _text(reply), None, None, None, None
+        if t == "human_approval":
+            answer = self.call("human", "approval", {"prompt": _get(params, ("prompt", "message")), "content": text})
+            approved, content = _approval(answer)
+            if approved:
+                return True, content if content is not None else text, None, "true", None, None
+            if params.get("on_reject", "fail") == "fail":
+                raise StepFailure("human approval rejected", text)
+            return True, text, None, "false", None, None
+        if t == "wait_signal":
+            name = _rta.lower(_get(params, ("signal_name", "signal"), "default"))
+            payload = self.call("signal", name, {"prompt": _get(params, ("prompt", "message"))})
+            if payload is None:
+                raise StepFailure("signal '" + name + "' timed out after " + str(
+                    _int(params, ("timeout_ms",), 0, 0, 2 ** 31 - 1)) + "ms")
+            out = _text(payload)
+            return True, out if out else text, None, None, None, None
+        if t == "checkpoint":
+            self.call("checkpoint", _get(params, ("name",), step["id"]), {"input": text})
+            return True, text, None, None, None, None
+        if t == "emit":
+            self.call("event", _get(params, ("event_type",), "custom"), {"payload": _get(params, ("payload",), text)})
+            return True, text, None, None, None, None
+        if t == "workflow_call":
+            name = _rta.trim(params.get("workflow", ""))
+            if not name:
+                raise StepFailure("workflow_call 缺少 workflow 参数")
+            out = self.call("workflow", name, {"input": text, "lifecycle": params.get("lifecycle", "singleton")})
+            return True, _text(out), None, None, None, None
+        if t == "evaluate":
+            return self.evaluate(step, params, text, role)
+        if t == "while":
+            return self.loop(step, params, text)
+        if t == "foreach":
+            return self.foreach(step, params, text, scope)
+        if t in ("parallel", "race"):
+            return self.fan_out(step, params, text, scope, t == "race")
+        if t == "map_reduce":
+            return self.map_reduce(step, params, text, scope)
+        if t == "cache":
+            key = params.get("cache_key") or text
+            if key in self.cache:
+                return True, self.cache[key], None, None, None, None
+            sub = step["regions"]["child"][0]
+            ok, out, err = self.sub(sub, text, scope)
+            if ok:
+                self.cache[key] = out
+            return ok, out, err, None, None, None
+        if t == "reflect":
+            return self.reflect(step, params, text, role)
+        # lease, notify, http_request, self_reschedule and extension primitives
+        capability = step.get("capability") or "extension"
+        out = self.call(capability, step.get("name") or t, {"input": text, "parameters": params})
+        return True, _text(out), None, None, None, None
+
+    # ------------------------------------------------------------ host-backed primitives
+    def llm(self, step, params, text, role):
+        agent_type = params.get("agent_type")
+        if agent_type is not None and not _rta.is_blank(agent_type):
+            out = self.call("agent", _rta.trim(agent_type), {"input": text, "parameters": params})
+            return _text(out)
+        prompt = text
+        prefix = params.get("prompt_prefix")
+        if prefix is not None and not _rta.is_blank(prefix):
+            prompt = _rstrip_ws(prefix) + "\n\n" + text
+        role = role or "assistant"
+        args = {"prompt": prompt}
+        config = self.plan.get("roles", {}).get(role)
+        if config:
+            args["role"] = config
+        return _text(self.call("llm", role, args))
+
+    def connector(self, step, params, text):
+        name = _rta.trim(_get(params, ("connector", "connector_name")))
+        if not name:
+            raise StepFailure("connector_call missing required parameter: connector")
+        allowed = string_list(params.get("allowed_connectors", ""))
+        role = self.plan.get("roles", {}).get(step.get("role") or "")
+        if role and role.get("connectors"):
+            allowed = role["connectors"]
+        if allowed and _rta.upper(name) not in [_rta.upper(a) for a in allowed]:
+            raise StepFailure("connector '" + name + "' is not allowed for this role (allowed: " +
+                              ", ".join(allowed) + ")")
+        args = {"operation": _get(params, ("operation", "action")), "payload": text, "parameters": params}
+        try:
+            out = self.call("connector", name, args)
+        except StepFailure:
+            if params.get("on_error", "fail").lower() == "continue":
+                return True, text, None, None, None, None
+            raise
+        if params.get("pass_through_input", "false").lower() == "true":
+            return True, text, None, None, None, None
+        return True, _text(out), None, None, None, None
+
+    def evaluate(self, step, params, text, role):
+        criteria = params.get("criteria", "quality")
+        scale = params.get("scale", "1-5")
+        threshold = _rta.try_parse_double(params.get("threshold", "3"))
+        reply = _text(self.call("llm", role or "assistant", {
+            "prompt": "Evaluate the following against: " + criteria + " (scale " + scale + ")\n\n" + text,
+            "purpose": "evaluate", "criteria": criteria, "scale": scale}))
+        score = _first_number(reply)
+        below = params.get("on_below", "")
+        key = below if (score is not None and threshold is not None and score < threshold and below) else None
+        return True, text, None, key, None, None
+
+    def reflect(self, step, params, text, role):
+        rounds = _int(params, ("max_rounds",), 3, 1, 100)
+        criteria = params.get("criteria", "quality and correctness")
+        role = role or "assistant"
+        draft = _text(self.call("llm", role, {"prompt": text, "purpose": "draft"}))
+        for _ in range(rounds):
+            critique = _text(self.call("llm", role, {
+                "prompt": "Critique against: " + criteria + "\n\n" + draft, "purpose": "critique"}))
+            if "PASS" in _rta.upper(critique):
+                break
+            draft = _text(self.call("llm", role, {
+                "prompt": "Improve the draft.\n\nDraft:\n" + draft + "\n\nCritique:\n" + critique,
+                "purpose": "draft"}))
+        return True, draft, None, None, None, None
+
+    # ------------------------------------------------------------ composites
+    def sub(self, sub, text, scope, params=None):
+        """Run one sub-step (a region node) on ``text``: (success, output, error)."""
+        step = {"id": sub["id"], "type": sub["type"], "role": sub.get("role"), "params": sub["params"],
+                "capability": sub.get("capability"), "name": sub.get("name"), "regions": sub.get("regions", {}),
+                "branches": []}
+        if params is not None:
+            step["params"] = lambda _V, p=params: list(p.items())
+        ok, out, err, _branch, _jump, _assigned = self.dispatch(step, text, scope)
+        self.records.append({"id": sub["id"], "status": "success" if ok else "failed", "output": out})
+        self.vars[sub["id"]] = out
+        return ok, out, err
+
+    def loop(self, step, params, text):
+        try:
+            limit = max(1, min(1000000, int(params.get("max_iterations", "10").strip())))
+        except ValueError:
+            limit = 10
+        body = step["regions"]["body"][0]
+        condition = step["condition"]
+        current = text
+        i = 0
+        while True:
+            iteration_vars = {"output": current, "input": current, "iteration": str(i), "max_iterations": str(limit)}
+            sub = dict(body, id=step["id"] + "_iter_" + str(i))
+            ok, out, err = self.sub(sub, current, iteration_vars)
+            if not ok:
+                return False, out, err, None, None, None
+            i += 1
+            after = {"output": out, "input": out, "iteration": str(i), "max_iterations": str(limit)}
+            if i >= limit or not _rta.is_truthy(condition(after)):
+                return True, out, None, None, None, None
+            current = out
+
+    def foreach(self, step, params, text, scope):
+        if _rta.trim(params.get("items_source", "")).lower() == "input_file_refs":
+            # newer generation: one item per run input file (its file ref as JSON)
+            items = [_text(ref) for ref in self.file_refs]
+        else:
+            items = split_items(text, _escaped(_get(params, ("delimiter", "separator"), SEP), SEP))
+        if not items and params.get("items") is not None:
+            items = string_list(params["items"])
+        if not items:
+            return True, "", None, None, None, None
+        body = step["regions"]["body"][0]
+        outs = []
+        all_ok = True
+        for i, item in enumerate(items):
+            sub = dict(body, id=step["id"] + "_item_" + str(i))
+            item_scope = dict(scope)
+            item_scope["input"] = _rta.trim(item)
+            item_scope["output"] = _rta.trim(item)
+            ok, out, _err = self.sub(sub, _rta.trim(item), item_scope)
+            all_ok = all_ok and ok
+            outs.append(out)
+        merged = SEP.join(outs)
+        return all_ok, merged, None if all_ok else "foreach: an item failed", None, None, None
+
+    def fan_out(self, step, params, text, scope, race):
+        workers = step["regions"]["workers"]
+        if not workers:
+            raise StepFailure(("race" if race else "parallel") + ": no workers and no target role")
+        outs = []
+        errors = []
+        for worker in workers:
+            ok, out, err = self.sub(worker, text, scope)
+            if race:
+                if ok:
+                    return True, out, None, None, None, None
+                errors.append(err)
+                continue
+            outs.append(out)
+            if not ok:
+                errors.append(err)
+        if race:
+            raise StepFailure("all race branches failed")
+        merged = SEP.join(outs)
+        vote_region = step["regions"].get("vote")
+        if vote_region:
+            ok, out, err = self.sub(vote_region[0], merged, scope)
+            return ok, out, err, None, None, None
+        return not errors, merged, errors[0] if errors else None, None, None, None
+
+    def map_reduce(self, step, params, text, scope):
+        items = split_items(text, _escaped(_get(params, ("delimiter", "separator"), SEP), SEP))
+        if not items and params.get("items") is not None:
+            items = string_list(params["items"])
+        mapper = step["regions"]["map"][0]
+        outs = []
+        for i, item in enumerate(items):
+            ok, out, err = self.sub(dict(mapper, id=step["id"] + "_map_" + str(i)), _rta.trim(item), scope)
+            if not ok:
+                return False, out, err, None, None, None
+            outs.append(out)
+        merged = SEP.join(outs)
+        reducer = step["regions"].get("reduce")
+        if not reducer:
+            return True, merged, None, None, None, None
+        ok, out, err = self.sub(reducer[0], merged, scope)
+        return ok, out, err, None, None, None
+
+
+def _rstrip_ws(s):
+    end = len(s)
+    while end > 0 and s[end - 1] in _rta.WHITESPACE:
+        end -= 1
+    return s[:end]
+
+
+def _first_number(text):
+    token = ""
+    for ch in text + " ":
+        if ch in "0123456789.-" and (ch != "-" or not token):
+            token += ch
+        elif token:
+            n = _rta.try_parse_double(token)
+            if n is not None:
+                return n
+            token = ""
+    return None
+
+
+def _approval(answer):
+    """(approved, edited content or None) from a host's approval answer."""
+    if isinstance(answer, dict):
+        approved = answer.get("approved")
+        content = answer.get("content")
+        return approved is True or _rta.try_parse_bool(_text(approved)) is True, (
+            None if content is None else _text(content))
+    if isinstance(answer, bool):
+        return answer, None
+    text = _rta.lower(_rta.trim(_text(answer)))
+    return text in ("true", "approve", "approved", "yes"), None
+
+
+_ALIASES = {
+    "loop": "while", "sub_workflow": "workflow_call", "for_each": "foreach", "foreach_llm": "foreach",
+    "parallel_fanout": "parallel", "fan_out": "parallel", "mapreduce": "map_reduce",
+    "map_reduce_llm": "map_reduce", "judge": "evaluate", "select": "race", "assert": "guard",
+    "sleep": "delay", "publish": "emit", "wait": "wait_signal", "bridge_call": "connector_call",
+    "cli_call": "connector_call", "mcp_call": "connector_call", "http_get": "connector_call",
+    "http_post": "connector_call", "http_put": "connector_call", "http_delete": "connector_call",
+    "secure_connector": "secure_connector_call", "secret_input": "secure_input", "vote_consensus": "vote",
+    "mutex": "lease", "schedule_workflow": "self_reschedule", "execute_codex": "tool_call",
+}
+
+
+def _canonical(raw):
+    t = _rta.lower(_rta.trim(raw or ""))
+    return _ALIASES.get(t, t)
+
+
+def run(plan, inputs, host, max_steps=MAX_STEPS):
+    """Run ``plan`` with ``inputs`` ({"input": prompt, other run parameters})
+    against ``host``; return the run record."""
+    r = Run(plan, inputs, host, max_steps)
+    return r.execute()
+
+
+def main(run_fn, argv=None):
+    """``python module.py --inputs in.json --host script.json``: print the record."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    inputs, script = {}, {}
+    i = 0
+    while i < len(args):
+        if args[i] == "--inputs" and i + 1 < len(args):
+            with open(args[i + 1]) as fh:
+                inputs = _json.load(fh)
+            i += 2
+        elif args[i] == "--host" and i + 1 < len(args):
+            with open(args[i + 1]) as fh:
+                script = _json.load(fh)
+            i += 2
+        else:
+            print("usage: module.py [--inputs FILE] [--host FILE]")
+            return 2
+    from flowc.host import ScriptedHost
+
+    record = run_fn(inputs, ScriptedHost(script))
+    print(_json.dumps(record, sort_keys=True, ensure_ascii=False))
+    return 0 if record["status"] == "success" else 1
