@@ -93,18 +93,35 @@ def _duration(ms: int) -> str:
 
 
 def _topological(nodes: tuple[Node, ...], edges) -> list[Node]:
-    """Dependencies before dependents; ties (and anything in a cycle) by id."""
+    """Dependencies before dependents. Among the steps that are ready, the
+    one met first by a walk from the start nodes (switch cases in case
+    order, dependents by id) comes first, so the order follows the graph
+    and depends only on it."""
     by_id = {n.id: n for n in nodes}
     preds: dict[str, set[str]] = {n.id: set() for n in nodes}
+    succ: dict[str, list[tuple]] = {n.id: [] for n in nodes}
     for e in edges:
-        if e.kind is EdgeKind.DEPENDENCY and e.source in by_id and e.target in by_id:
-            preds[e.target].add(e.source)
+        if e.source in by_id and e.target in by_id:
+            if e.kind is EdgeKind.DEPENDENCY:
+                preds[e.target].add(e.source)
+            rank = (0, e.order, "") if e.kind is EdgeKind.BRANCH else (1, 0, e.target)
+            succ[e.source].append((rank, e.target))
+    seen: dict[str, int] = {}
+    roots = sorted(i for i in by_id if not preds[i])
+    stack = list(reversed(roots))
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen[current] = len(seen)
+        stack.extend(t for _, t in sorted(succ[current], reverse=True) if t not in seen)
+    for i in sorted(by_id):
+        seen.setdefault(i, len(seen))
     done: list[Node] = []
     placed: set[str] = set()
-    remaining = sorted(by_id)
+    remaining = sorted(by_id, key=seen.__getitem__)
     while remaining:
-        ready = [i for i in remaining if preds[i] <= placed] or remaining[:1]
-        first = ready[0]
+        first = next((i for i in remaining if preds[i] <= placed), remaining[0])
         done.append(by_id[first])
         placed.add(first)
         remaining.remove(first)

@@ -1,0 +1,25 @@
+"""Another dialect's IR -> instruction IR, by the source's scheduling model
+(semantics.DialectProfile.scheduling): sequential steps (WorkflowSkill) or
+the aevatar step kernel."""
+
+from __future__ import annotations
+
+from flowc.backends.emitcore import Report
+from flowc.ir.semantics import PROFILES
+from flowc.ir.workflow import Workflow
+
+__all__ = ["lower"]
+
+
+def lower(wf: Workflow, report: Report) -> Workflow:
+    profile = PROFILES.get(wf.semantics)
+    scheduling = profile.scheduling if profile is not None else None
+    if scheduling == "sequential":
+        from flowc.backends.emit_instruction.from_workflowskill import lower_workflowskill
+
+        return lower_workflowskill(wf, report)
+    if scheduling == "kernel":
+        from flowc.backends.emit_instruction.from_aevatar import lower_aevatar
+
+        return lower_aevatar(wf, report)
+    raise ValueError(f"no translation from {wf.semantics!r} semantics to instruction")
