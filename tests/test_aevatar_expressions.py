@@ -234,3 +234,17 @@ def test_runtime_module_is_standalone():
     out = subprocess.run([sys.executable, "-S", "-c", code, str(path)], capture_output=True, text=True,
                          check=False)
     assert out.stdout.strip() == "3", out.stderr
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_integer_g17_matches_cpython_formatting(x):
+    """The integer G17 used where float formatting is not exact (MicroPython)."""
+    assert rt_aevatar.g17(x) == f"{x:.17g}".replace("e", "E")
+
+
+def test_case_tables_match_cpython_simple_mappings():
+    for cp in range(0x80, 0x10000):
+        ch = chr(cp)
+        for up, runs in ((True, rt_aevatar._UPPER_RUNS), (False, rt_aevatar._LOWER_RUNS)):
+            mapped = ch.upper() if up else ch.lower()
+            assert rt_aevatar._table_case(ch, runs) == (mapped if len(mapped) == 1 else ch)

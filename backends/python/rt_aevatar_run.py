@@ -94,7 +94,18 @@ def _text(value):
         return "true"
     if value is False:
         return "false"
-    return _json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _dumps(value)
+
+
+def _dumps(value, indent=None):
+    """Compact (or indented) JSON, non-ASCII kept; plain json.dumps where the
+    runtime's json has no such options (MicroPython)."""
+    try:
+        if indent is not None:
+            return _json.dumps(value, ensure_ascii=False, indent=indent)
+        return _json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except TypeError:
+        return _json.dumps(value)
 
 
 def _parse_json(text):
@@ -270,10 +281,10 @@ def _json_extract(text, params, n):
         items = target[:n]
         if fields:
             items = [{f: _path(item, f) for f in fields if _path(item, f) is not None} for item in items]
-        return _json.dumps(items, ensure_ascii=False, indent=2)
+        return _dumps(items, 2)
     if fields and isinstance(target, dict):
         target = {f: _path(target, f) for f in fields if _path(target, f) is not None}
-    return _json.dumps(target, ensure_ascii=False, indent=2)
+    return _dumps(target, 2)
 
 
 def _isnan(x):
