@@ -118,11 +118,20 @@ def _augmented(workflow: Workflow, graph: nx.MultiDiGraph) -> nx.DiGraph:
     for edge in workflow.edges:
         if edge.kind in (EdgeKind.SEQUENCE, EdgeKind.FALLTHROUGH):
             successors.setdefault(edge.source, []).append(edge.target)
-    for edge in workflow.edges:
-        if edge.kind is EdgeKind.BRANCH and edge.target in g:
-            for after in successors.get(edge.source, ()):
-                if after in g:
-                    g.add_edge(edge.target, after)
+    # An arm continues where its branch continues. A branch that is itself
+    # an arm (a nested conditional) continues where its enclosing branch
+    # does, so continuations propagate until nothing changes.
+    arms = [(e.source, e.target) for e in workflow.edges if e.kind is EdgeKind.BRANCH and e.target in g]
+    changed = True
+    while changed:
+        changed = False
+        for source, target in arms:
+            for after in list(successors.get(source, ())):
+                known = successors.setdefault(target, [])
+                if after in g and after != target and after not in known:
+                    g.add_edge(target, after)
+                    known.append(after)
+                    changed = True
     return g
 
 
