@@ -108,7 +108,32 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="explain a finding code, with a wrong and a right example")
     explain.add_argument("code", nargs="?", metavar="CODE", help="e.g. WFS205 (omit to list every code)")
     explain.set_defaults(func=commands.cmd_explain)
+
+    fuzz = sub.add_parser("fuzz", help="fuzz flowc with generated workflows, mutants and malformed input")
+    fuzz.add_argument("--dialect", required=True, metavar="D",
+                      help="workflowskill, aevatar, instruction, or ir (mutants of the IR)")
+    fuzz.add_argument("--examples", type=int, default=300, metavar="N",
+                      help="examples in all: a third valid workflows, a third mutants, a third malformed "
+                           "input (default: 300)")
+    fuzz.add_argument("--seed", type=int, metavar="S", help="replay a campaign (default: a random seed)")
+    fuzz.add_argument("-j", "--jobs", type=int, default=1, metavar="J",
+                      help="split the campaign over J processes (0 = every core; default: 1)")
+    fuzz.add_argument("--out", default="fuzz-crashes", metavar="DIR",
+                      help="where minimal reproducers of failures go (default: fuzz-crashes)")
+    fuzz.add_argument("--max-steps", type=int, default=6, metavar="K", help="steps per generated workflow")
+    fuzz.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                      help="an example taking longer is a hang (default: 30; 0 = no limit)")
+    fuzz.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                      help="show progress on stderr (default: when stderr is a terminal)")
+    fuzz.add_argument("--json", action="store_true", help="print the summary as JSON")
+    fuzz.set_defaults(func=cmd_fuzz)
     return parser
+
+
+def cmd_fuzz(args) -> int:
+    from flowc.testing.campaign import fuzz_command
+
+    return fuzz_command(args)
 
 
 def cmd_check(args) -> int:
