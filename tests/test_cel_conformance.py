@@ -90,3 +90,18 @@ def test_the_comparison_is_strict_about_types():
     assert not same_value(-0.0, 0.0)
     assert same_value(decode_value({"map": [[{"int": 1}, {"string": "a"}]]}), {1: "a"})
     assert not same_value(decode_value({"map": [[{"uint": 1}, {"string": "a"}]]}), {1: "a"})
+
+
+def test_the_docs_table_is_the_recorded_scope():
+    """docs/cel.md's pass-rate table shows the figures this test enforces."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "cel.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in page.splitlines():
+        cells = [c.strip().strip("*") for c in line.strip().strip("|").split("|")]
+        if len(cells) == 7 and cells[0].endswith(".json"):
+            rows[cells[0]] = cells[1:]
+    assert sorted(rows) == sorted(SCOPE)
+    for name, (cases, excluded, run) in SCOPE.items():
+        passed = {b: run - len(KNOWN_FAILURES[b][name]) for b in EVALUATORS}
+        rate = f"{100 * min(passed.values()) // run}%"
+        assert rows[name] == [str(cases), str(excluded), str(run), str(passed["python"]), str(passed["vm"]), rate]

@@ -460,3 +460,74 @@ def test_schema_subset():
         "type": "array", "items": {"type": "integer"}}}}) == ["$.a[1]: expected integer, got string"]
     assert schema_errors(3, {"minimum": 5}) == ["$: below the minimum"]
     assert schema_errors("b", {"enum": ["a"]}) == ["$: not one of the allowed values"]
+
+
+# ------------------------------------------------------------------ MicroPython
+
+MP_DIR = Path(__file__).resolve().parent / "micropython"
+MP_PACKAGE = MP_DIR / "node_modules" / "@micropython" / "micropython-webassembly-pyscript"
+
+
+def test_dataflow_programs_run_on_micropython(tmp_path):
+    """rt_cel, rt_dag, the CEL machine and the dataflow loader, copied
+    unmodified into MicroPython (WebAssembly port under node), give the same
+    records as CPython. Missing node or `npm ci` is a failure, as for the
+    WorkflowSkill VM."""
+    import shutil
+
+    import msgpack
+    from flowc.backends.python import rt_cel, rt_dag
+    from flowc.backends.vm import cel_vm, vm
+
+    node = shutil.which("node")
+    assert node, "node is not installed: the MicroPython test needs node (v18+)"
+    assert MP_PACKAGE.is_dir(), f"{MP_PACKAGE} is missing: run `npm ci` in {MP_DIR}"
+    jobs = []
+    for name in ("02-agentd-e2e-data-pipeline.yaml", "03-agentd-e2e-control-flow.yaml"):
+        wf = driver.compile_file(str(DATA / name)).workflow
+        jobs.append([name, compile_bytecode(wf), {}, {}, None, None])
+    retry = workflow_of(BASE + """\
+  call: { kind: tool, depends_on: start, name: flaky, retry: { max: 3, backoff: 1s } }
+  check: { kind: assert, depends_on: call, condition: "steps.call.output.n * 2 == 84 && [1u, 2u].exists(x, x > 1u)" }
+  done: { kind: finish, depends_on: check, output: { n: "{{ steps.call.output.n }}", sleeps: "CEL: 1.5 * 2.0" } }
+""")
+    jobs.append(["retry", compile_bytecode(retry), {}, {"flaky": [{"error": "down"}, {"output": {"n": 42}}]},
+                 None, None])
+    failing = workflow_of(BASE + """\
+  boom: { kind: assign, depends_on: start, value: "CEL: 9223372036854775807 + 1" }
+  done: { kind: finish, depends_on: boom }
+""")
+    jobs.append(["overflow", compile_bytecode(failing), {}, {}, None, None])
+    jobs_file = tmp_path / "jobs.bin"
+    jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
+    modules = [rt_cel.__file__, rt_dag.__file__, vm.__file__, cel_vm.__file__, dataflow.__file__]
+    proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(MP_DIR / "mp_dataflow.py"),
+                           str(jobs_file), *modules],
+                          check=False, capture_output=True, text=True, timeout=600, cwd=MP_DIR)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert [x["name"] for x in lines] == [j[0] for j in jobs], proc.stdout[-2000:]
+
+    class Host:
+        def __init__(self, script):
+            self.script, self.turn = script, {}
+
+        def call(self, capability, name, args):
+            spec = self.script.get(f"{capability}:{name}", self.script.get(name))
+            if isinstance(spec, list):
+                n = self.turn.get(name, 0)
+                self.turn[name] = n + 1
+                spec = spec[min(n, len(spec) - 1)]
+            if spec is None or "error" in spec:
+                raise ToolError(spec["error"] if spec else "not scripted")
+            return spec.get("output")
+
+        def sleep(self, ms):
+            pass
+
+    for job, got in zip(jobs, lines, strict=True):
+        name, data, inputs, script, trigger, payload = job
+        want = load_program(data).run(inputs, Host(script), trigger, payload)
+        assert "record" in got, got
+        assert json.dumps(got["record"], sort_keys=True) == json.dumps(want, sort_keys=True), name
+    assert lines[2]["record"]["status"] == "completed" and lines[3]["record"]["status"] == "failed"

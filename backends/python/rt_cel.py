@@ -183,7 +183,7 @@ def type_name(v):
         return "bytes"
     if t is list or t is tuple:
         return "list"
-    if t is dict:
+    if isinstance(v, dict):
         return "map"
     if t is CelType:
         return "type"
@@ -227,8 +227,10 @@ def uint(v):
 
 def var(env, name):
     """The value of variable ``name``; a type name when no variable has it."""
-    if name in env:
+    try:
         return env[name]
+    except KeyError:
+        pass
     t = TYPES.get(name)
     if t is not None:
         return t
@@ -258,10 +260,11 @@ def _map_find(m, key):
 
 def select(value, name):
     """``value.name``: a map field (a missing key is an error)."""
-    if type(value) is dict:
-        if name in value:
+    if isinstance(value, dict):
+        try:
             return value[name]
-        raise CelError("no such key: " + name)
+        except KeyError:
+            raise CelError("no such key: " + name)
     raise CelError("no such field '" + name + "' on " + type_name(value))
 
 
@@ -283,7 +286,7 @@ def index(value, key):
         if i < 0 or i >= len(value):
             raise CelError("invalid_argument: index out of bounds: " + str(i))
         return value[i]
-    if t is dict:
+    if isinstance(value, dict):
         found, v = _map_find(value, key)
         if found:
             return v
@@ -293,7 +296,7 @@ def index(value, key):
 
 def has(value, name):
     """``has(value.name)``: whether the map has the key."""
-    if type(value) is dict:
+    if isinstance(value, dict):
         return name in value
     raise no_overload("has", value)
 
@@ -345,6 +348,9 @@ def _cmp_double_int(d, i, unsigned):
 
 def eq(a, b):
     """CEL ``==``."""
+    ta = type(a)
+    if ta is type(b) and (ta is str or ta is int):   # the common case first
+        return a == b
     if a is None or b is None:
         return a is None and b is None
     ta, tb = type(a), type(b)
@@ -365,8 +371,8 @@ def eq(a, b):
             if not eq(a[i], b[i]):
                 return False
         return True
-    if ta is dict:
-        if tb is not dict or len(a) != len(b):
+    if isinstance(a, dict):
+        if not isinstance(b, dict) or len(a) != len(b):
             return False
         for k in a:
             found, v = _map_find(b, k)
@@ -384,6 +390,8 @@ def compare(a, b, op="_<_"):
     """-1, 0 or 1; None when a NaN makes the values unordered; an error for
     kinds CEL does not order."""
     ta, tb = type(a), type(b)
+    if ta is tb and (ta is int or ta is str):   # the common case first
+        return (a > b) - (a < b)
     if ta is bool and tb is bool:
         return (a > b) - (a < b)
     if ta is not bool and tb is not bool and _is_num(a) and _is_num(b):
@@ -425,7 +433,7 @@ def in_(x, container):
             if eq(x, item):
                 return True
         return False
-    if t is dict:
+    if isinstance(container, dict):
         tx = type(x)
         if not (tx is str or tx is bool or _is_num(x)):
             return False
@@ -607,7 +615,7 @@ def test(value):
 
 def size(v):
     t = type(v)
-    if t is str or t is bytes or t is list or t is tuple or t is dict:
+    if t is str or t is bytes or t is list or t is tuple or isinstance(v, dict):
         return len(v)
     raise no_overload("size", v)
 
@@ -971,7 +979,7 @@ def _range(target, name):
     t = type(target)
     if t is list or t is tuple:
         return target
-    if t is dict:
+    if isinstance(target, dict):
         return list(target.keys())
     raise no_overload(name, target)
 
@@ -1109,7 +1117,7 @@ def to_json(v):
         return binascii.b2a_base64(v).decode("ascii").strip()
     if t is list or t is tuple:
         return [to_json(x) for x in v]
-    if t is dict:
+    if isinstance(v, dict):
         out = {}
         for k in v:
             out[_json_key(k)] = to_json(v[k])
@@ -1169,7 +1177,7 @@ def _dump(j):
         return _json_string(j)
     if t is list:
         return "[" + ",".join(_dump(x) for x in j) + "]"
-    if t is dict:
+    if isinstance(j, dict):
         return "{" + ",".join(_json_string(k) + ":" + _dump(j[k]) for k in j) + "}"
     return _json_string(str(j))
 

@@ -621,7 +621,7 @@ _JSON_TYPES = {"null": lambda v: v is None, "boolean": lambda v: v is True or v 
                "integer": lambda v: type(v) is int or (type(v) is float and v == int(v)),
                "number": lambda v: type(v) is int or type(v) is float,
                "string": lambda v: type(v) is str, "array": lambda v: isinstance(v, (list, tuple)),
-               "object": lambda v: type(v) is dict}
+               "object": lambda v: isinstance(v, dict)}
 
 
 def schema_errors(value, schema, where="$"):

@@ -212,7 +212,13 @@ def verify_block(code, sizes, nslots):
 
 
 class Machine:
-    """Runs the blocks of one program."""
+    """Runs the blocks of one program (verified beforehand by :func:`verify_block`).
+
+    At load every instruction is turned into a tuple ``(opcode, a, b, c)``
+    with its operands resolved: the constant itself, the name, the rt_cel
+    function, the instruction index a jump lands on. The loop keeps the fuel
+    in a local and writes it back around macro bodies, which run nested.
+    """
 
     def __init__(self, consts, names, keys, blocks, fuel=DEFAULT_FUEL):
         self.consts = consts
@@ -220,14 +226,32 @@ class Machine:
         self.keys = keys
         self.blocks = blocks
         self.fuel = fuel
-        self.decoded = [decode(b) for b in blocks]
-        self.index = []
-        for ins in self.decoded:
-            idx = {}
-            for i in range(len(ins)):
-                idx[ins[i][0]] = i
-            self.index.append(idx)
         self.left = fuel
+        self.code = [self._resolve(decode(b)) for b in blocks]
+
+    def _resolve(self, ins):
+        index = {}
+        for i in range(len(ins)):
+            index[ins[i][0]] = i
+        out = []
+        for _pc, op, operands, _nxt in ins:
+            a = b = c = None
+            if op == CONST:
+                a = self.consts[operands[0]]
+            elif op in (VAR, SELECT, HAS):
+                a = self.names[operands[0]]
+            elif op == OP:
+                a, b = _c.DISPATCH[self.keys[operands[0]]], operands[1]
+            elif op in (JUMP, JUMP_IF_NOT, TRY, JUMP_FALSE_KEEP, JUMP_TRUE_KEEP):
+                a = index[operands[0]]
+            elif op == MACRO:
+                a, b, c = _MACRO_FUNCS[self.keys[operands[0]]], operands[1], operands[2]
+            elif op == MAP3:
+                a, b, c = operands[0], operands[1], operands[2]
+            elif operands:
+                a = operands[0]
+            out.append((op, a, b, c))
+        return out
 
     def evaluate(self, block, nslots, env, args):
         """The value of root block ``block`` with ``args`` in its first slots."""
@@ -238,88 +262,102 @@ class Machine:
         return self.run(block, env, frame)
 
     def run(self, block, env, frame):
-        ins = self.decoded[block]
-        index = self.index[block]
+        code = self.code[block]
         stack = []
+        push = stack.append
         handlers = []
         i = 0
+        left = self.left
         while True:
-            self.left -= 1
-            if self.left < 0:
-                raise FuelExhausted(self.fuel)
-            _pc, op, operands, _nxt = ins[i]
-            i += 1
             try:
-                if op == CONST:
-                    stack.append(self.consts[operands[0]])
-                elif op == VAR:
-                    stack.append(_c.var(env, self.names[operands[0]]))
-                elif op == LOCAL:
-                    stack.append(frame[operands[0]])
-                elif op == SELECT:
-                    stack[-1] = _c.select(stack[-1], self.names[operands[0]])
-                elif op == INDEX:
-                    key = stack.pop()
-                    stack[-1] = _c.index(stack[-1], key)
-                elif op == OP:
-                    n = operands[1]
-                    args = stack[len(stack) - n:]
-                    del stack[len(stack) - n:]
-                    stack.append(_c.DISPATCH[self.keys[operands[0]]](*args))
-                elif op == HAS:
-                    stack[-1] = _c.has(stack[-1], self.names[operands[0]])
-                elif op == LIST:
-                    n = operands[0]
-                    items = stack[len(stack) - n:]
-                    del stack[len(stack) - n:]
-                    stack.append(items)
-                elif op == MAP:
-                    n = operands[0] * 2
-                    flat = stack[len(stack) - n:]
-                    del stack[len(stack) - n:]
-                    stack.append(_c.make_map([(flat[j], flat[j + 1]) for j in range(0, n, 2)]))
-                elif op == TEMPLATE:
-                    n = operands[0]
-                    parts = stack[len(stack) - n:]
-                    del stack[len(stack) - n:]
-                    stack.append(_c.template_json(parts))
-                elif op == JUMP:
-                    i = index[operands[0]]
-                elif op == JUMP_IF_NOT:
-                    if not _c.test(stack.pop()):
-                        i = index[operands[0]]
-                elif op == TRY:
-                    handlers.append((index[operands[0]], len(stack)))
-                elif op == END_TRY:
-                    handlers.pop()
-                elif op == JUMP_FALSE_KEEP:
-                    if stack[-1] is False:
-                        i = index[operands[0]]
-                elif op == JUMP_TRUE_KEEP:
-                    if stack[-1] is True:
-                        i = index[operands[0]]
-                elif op == AND2:
-                    b = stack.pop()
-                    stack[-1] = _c.and_values(stack[-1], b)
-                elif op == OR2:
-                    b = stack.pop()
-                    stack[-1] = _c.or_values(stack[-1], b)
-                elif op == POP:
-                    stack.pop()
-                elif op == MACRO:
-                    stack[-1] = _MACRO_FUNCS[self.keys[operands[0]]](
-                        stack[-1], self._body(operands[1], operands[2], env, frame))
-                elif op == MAP3:
-                    stack[-1] = _c.map3(stack[-1], self._body(operands[0], operands[2], env, frame),
-                                        self._body(operands[1], operands[2], env, frame))
-                else:  # RETURN
-                    return stack[-1]
+                while True:
+                    left -= 1
+                    if left < 0:
+                        raise FuelExhausted(self.fuel)
+                    op, a, b, c = code[i]
+                    i += 1
+                    if op == VAR:
+                        try:
+                            push(env[a])
+                        except KeyError:
+                            push(_c.var(env, a))
+                    elif op == SELECT:
+                        stack[-1] = _c.select(stack[-1], a)
+                    elif op == CONST:
+                        push(a)
+                    elif op == OP:
+                        if b == 2:
+                            y = stack.pop()
+                            stack[-1] = a(stack[-1], y)
+                        elif b == 1:
+                            stack[-1] = a(stack[-1])
+                        else:
+                            args = stack[len(stack) - b:]
+                            del stack[len(stack) - b:]
+                            push(a(*args))
+                    elif op == LOCAL:
+                        push(frame[a])
+                    elif op == RETURN:
+                        self.left = left
+                        return stack[-1]
+                    elif op == INDEX:
+                        key = stack.pop()
+                        stack[-1] = _c.index(stack[-1], key)
+                    elif op == TRY:
+                        handlers.append((a, len(stack)))
+                    elif op == END_TRY:
+                        handlers.pop()
+                    elif op == JUMP:
+                        i = a
+                    elif op == JUMP_IF_NOT:
+                        if not _c.test(stack.pop()):
+                            i = a
+                    elif op == JUMP_FALSE_KEEP:
+                        if stack[-1] is False:
+                            i = a
+                    elif op == JUMP_TRUE_KEEP:
+                        if stack[-1] is True:
+                            i = a
+                    elif op == AND2:
+                        y = stack.pop()
+                        stack[-1] = _c.and_values(stack[-1], y)
+                    elif op == OR2:
+                        y = stack.pop()
+                        stack[-1] = _c.or_values(stack[-1], y)
+                    elif op == HAS:
+                        stack[-1] = _c.has(stack[-1], a)
+                    elif op == LIST:
+                        items = stack[len(stack) - a:]
+                        del stack[len(stack) - a:]
+                        push(items)
+                    elif op == MAP:
+                        n = a * 2
+                        flat = stack[len(stack) - n:]
+                        del stack[len(stack) - n:]
+                        push(_c.make_map([(flat[j], flat[j + 1]) for j in range(0, n, 2)]))
+                    elif op == TEMPLATE:
+                        parts = stack[len(stack) - a:]
+                        del stack[len(stack) - a:]
+                        push(_c.template_json(parts))
+                    elif op == POP:
+                        stack.pop()
+                    elif op == MACRO:
+                        self.left = left
+                        stack[-1] = a(stack[-1], self._body(b, c, env, frame))
+                        left = self.left
+                    else:  # MAP3
+                        self.left = left
+                        stack[-1] = _c.map3(stack[-1], self._body(a, c, env, frame), self._body(b, c, env, frame))
+                        left = self.left
             except _c.CelError as e:
+                # A macro body that failed has already spent its fuel in self.left.
+                left = min(left, self.left)
                 if not handlers:
+                    self.left = left
                     raise
                 target, depth = handlers.pop()
                 del stack[depth:]
-                stack.append(e)
+                push(e)
                 i = target
 
     def _body(self, block, slot, env, frame):

@@ -35,7 +35,28 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
 try:
     from zlib import crc32 as _crc32
 except ImportError:  # pragma: no cover - MicroPython
-    from binascii import crc32 as _crc32
+    try:
+        from binascii import crc32 as _crc32
+    except ImportError:
+        _crc32 = None
+
+_CRC_TABLE = []
+
+
+def _crc(data):
+    """CRC-32 of ``data`` (zlib's), in pure Python where the library has none."""
+    if _crc32 is not None:
+        return _crc32(data) & 0xFFFFFFFF
+    if not _CRC_TABLE:
+        for n in range(256):
+            c = n
+            for _ in range(8):
+                c = (0xEDB88320 ^ (c >> 1)) if c & 1 else (c >> 1)
+            _CRC_TABLE.append(c)
+    c = 0xFFFFFFFF
+    for b in data:
+        c = _CRC_TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
 
 MAGIC = b"WFDF"
 FORMAT_VERSION = 1
@@ -78,7 +99,7 @@ def split(data):
     if top[1] not in SUPPORTED_VERSIONS:
         raise DataflowError("unsupported dataflow format version %r" % (top[1],))
     body = top[3]
-    if type(body) is not bytes or top[2] != (_crc32(body) & 0xFFFFFFFF):
+    if type(body) is not bytes or top[2] != _crc(body):
         raise DataflowError("checksum mismatch: the body is corrupt")
     return body
 
@@ -148,13 +169,13 @@ class Program:
         return self.function(index)(env, *args)
 
     def _graph(self, graph, top, depth):
-        if depth > 8 or type(graph) is not dict or type(graph.get("nodes")) is not list \
+        if depth > 8 or not isinstance(graph, dict) or type(graph.get("nodes")) is not list \
                 or type(graph.get("sinks")) is not list:
             raise DataflowError("a graph must be {top, sinks, nodes}")
         out_nodes = []
         ids = set()
         for node in graph["nodes"]:
-            if type(node) is not dict or not all(k in node for k in _NODE_KEYS):
+            if not isinstance(node, dict) or not all(k in node for k in _NODE_KEYS):
                 raise DataflowError("a node misses one of %s" % ", ".join(_NODE_KEYS))
             if type(node["id"]) is not str or node["id"] in ids:
                 raise DataflowError("node ids must be unique strings")
@@ -165,7 +186,7 @@ class Program:
             for key in node:
                 n[key] = node[key]
             attrs = {}
-            if type(node["attrs"]) is not dict:
+            if not isinstance(node["attrs"], dict):
                 raise DataflowError("attrs must be a map")
             for key in node["attrs"]:
                 attrs[key] = self.function(node["attrs"][key])
@@ -199,7 +220,7 @@ class Program:
 def _obj(v, what):
     if v is None:
         return {}
-    if type(v) is not dict:
+    if not isinstance(v, dict):
         raise DataflowError("%s must be a map" % what)
     return v
 
@@ -208,7 +229,7 @@ def load(data):
     """Decode and verify a dataflow program; DataflowError when it does not load."""
     try:
         body = _unpackb(split(data))
-        if type(body) is not dict:
+        if not isinstance(body, dict):
             raise DataflowError("the body must be a map")
         return Program(body)
     except _v.CelVMError:
