@@ -105,3 +105,19 @@ def test_the_docs_table_is_the_recorded_scope():
         passed = {b: run - len(KNOWN_FAILURES[b][name]) for b in EVALUATORS}
         rate = f"{100 * min(passed.values()) // run}%"
         assert rows[name] == [str(cases), str(excluded), str(run), str(passed["python"]), str(passed["vm"]), rate]
+
+
+def test_the_readme_table_is_the_recorded_scope():
+    page = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in page.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0].endswith(".json"):
+            rows[cells[0]] = cells[1:]
+    assert sorted(rows) == sorted(SCOPE)
+    for name, (_cases, excluded, run) in SCOPE.items():
+        shown = [str(run), str(excluded)]
+        for backend in ("python", "vm"):
+            passed = run - len(KNOWN_FAILURES[backend][name])
+            shown.append(f"{passed} ({100 * passed // run}%)")
+        assert rows[name] == shown
