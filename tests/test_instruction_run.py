@@ -531,3 +531,14 @@ def test_dataflow_programs_run_on_micropython(tmp_path):
         assert "record" in got, got
         assert json.dumps(got["record"], sort_keys=True) == json.dumps(want, sort_keys=True), name
     assert lines[2]["record"]["status"] == "completed" and lines[3]["record"]["status"] == "failed"
+
+
+def test_flowc_disasm_lists_a_dataflow_program(tmp_path, capsys):
+    program = tmp_path / "pipeline.wfb"
+    assert cli.main(["compile", "--target", "bytecode", str(DATA / "03-agentd-e2e-control-flow.yaml"),
+                     "-o", str(program)]) == 0
+    assert cli.main(["disasm", str(program)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("flowc dataflow program, format 1, workflow 'pipe'")
+    assert "route: switch (switch) after race" in text and "case '$default' -> took_default" in text
+    assert "region c (sinks: z2)" in text and "JUMP_FALSE_KEEP" not in text.split("expressions:")[0]

@@ -49,6 +49,12 @@ def load(data: bytes):
 
 def disassemble(data: bytes, source_root: str | None = None) -> str:
     """A readable listing of verified bytecode."""
+    from flowc.backends.vm import dataflow
+
+    if dataflow.is_dataflow(data):   # instruction dialect
+        from flowc.backends.vm.dataflow_disasm import disassemble_dataflow
+
+        return disassemble_dataflow(data)
     from flowc.backends.vm.disasm import disassemble as _disassemble
 
     return _disassemble(data, source_root)

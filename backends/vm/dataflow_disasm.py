@@ -1,0 +1,80 @@
+"""A readable listing of a dataflow program (``flowc disasm`` on the VM
+form of an instruction workflow): the graphs with each step's expressions,
+then every CEL block instruction by instruction."""
+
+from __future__ import annotations
+
+from flowc.backends.vm import cel_vm as V
+from flowc.backends.vm import dataflow as D
+
+__all__ = ["disassemble_dataflow"]
+
+
+def _operand(kind: str, value: int, body: dict) -> str:
+    if kind == "c":
+        tag, v = body["consts"][value]
+        shown = repr(v) if tag == "v" else (f"{v}u" if tag == "u" else f"b{v!r}")
+        return f"{value} ({shown[:40]})"
+    if kind == "n":
+        return f"{value} ({body['names'][value]})"
+    if kind == "k":
+        return f"{value} ({body['keys'][value]})"
+    if kind == "b":
+        return f"block {value}"
+    if kind == "s":
+        return f"slot {value}"
+    if kind == "t":
+        return f"-> {value}"
+    return str(value)
+
+
+def _graph(graph: dict, indent: str, out: list[str]) -> None:
+    for node in graph["nodes"]:
+        line = f"{indent}{node['id']}: {node['op']} ({node['kind']})"
+        if node["deps"]:
+            line += " after " + ", ".join(node["deps"])
+        out.append(line)
+        exprs = []
+        if node.get("guard") is not None:
+            exprs.append(f"when=e{node['guard']}")
+        if node.get("over") is not None:
+            exprs.append(f"over=e{node['over']}")
+        exprs += [f"{k}=e{v}" for k, v in node["attrs"].items()]
+        if exprs:
+            out.append(f"{indent}    " + " ".join(exprs))
+        for label, target in node["branches"]:
+            out.append(f"{indent}    case {label!r} -> {target}")
+        for key in ("goto", "on_timeout"):
+            if node.get(key):
+                out.append(f"{indent}    {key} -> {node[key]}")
+        for name, region in node.get("regions") or ():
+            out.append(f"{indent}    region {name} (sinks: {', '.join(region['sinks'])})")
+            _graph(region, indent + "        ", out)
+
+
+def disassemble_dataflow(data: bytes) -> str:
+    program = D.load(data)   # verifies first
+    body = _body(data)
+    out = [f"flowc dataflow program, format {D.FORMAT_VERSION}, workflow {program.workflow!r}"]
+    if body.get("graph") is not None:
+        out.append("")
+        out.append("graph:")
+        _graph(body["graph"], "  ", out)
+    out.append("")
+    out.append("expressions:")
+    for i, (block, params, slots) in enumerate(body["exprs"]):
+        out.append(f"  e{i}: block {block}, {params} parameters, {slots} slots")
+    for b, code in enumerate(body["blocks"]):
+        out.append("")
+        out.append(f"block {b}:")
+        for pc, op, operands, _nxt in V.decode(code):
+            name, kinds = V.OPCODES[op]
+            args = ", ".join(_operand(k, v, body) for k, v in zip(kinds, operands, strict=True))
+            out.append(f"  {pc:5d}  {name:<16} {args}".rstrip())
+    return "\n".join(out) + "\n"
+
+
+def _body(data: bytes) -> dict:
+    import msgpack
+
+    return msgpack.unpackb(D.split(data), raw=False)
