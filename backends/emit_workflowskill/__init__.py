@@ -151,7 +151,8 @@ class _Printer:
         for b in items:
             entry: dict = {"type": self._type(b.type, b.span)}
             if b.value is not None:
-                entry["value"] = self._try(P.value, b.value, span=b.span, fallback="")
+                entry["value"] = self._try(P.value, b.value, span=b.span,
+                                           fallback=[] if b.type.kind == "array" else None)
             out[b.name] = Flow(entry)
         return out
 

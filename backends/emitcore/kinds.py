@@ -75,9 +75,15 @@ class Kinds:
         self.inputs = {p.name: kinds_of_type(p.type) - ({"null"} if p.has_default and p.default is not None
                                                           else frozenset()) for p in wf.inputs}
         self.outputs: dict[str, dict[str, frozenset[str]]] = {}
+        # Steps whose whole output has a known kind (dialect 3: a map, filter
+        # or sort gives the list itself).
+        self.whole: dict[str, frozenset[str]] = {}
+        dataflow = wf.semantics == "instruction"
         for node in wf.nodes:
             if node.outputs:
                 self.outputs[node.id] = {b.name: kinds_of_type(b.type) for b in node.outputs}
+            elif node.op in ("transform.filter", "transform.map", "transform.sort") and dataflow:
+                self.whole[node.id] = ARRAY | {"null"}
             elif node.op.startswith("transform."):
                 self.outputs[node.id] = {"items": ARRAY}
 
@@ -119,6 +125,8 @@ class Kinds:
             return self.inputs.get(path[0].name, ANY)
         if e.root == "steps" and len(path) >= 2 and all(isinstance(s, E.Field) for s in path[:2]) \
                 and path[1].name == "output":
+            if path[0].name in self.whole and len(path) == 2:
+                return self.whole[path[0].name]
             fields = self.outputs.get(path[0].name)
             if fields is None:
                 return ANY

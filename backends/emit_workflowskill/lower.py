@@ -1,0 +1,25 @@
+"""Another dialect's IR -> WorkflowSkill IR, by the source's scheduling
+model (semantics.DialectProfile.scheduling): a dependency graph (dialect 3)
+or the aevatar step kernel."""
+
+from __future__ import annotations
+
+from flowc.backends.emitcore import Report
+from flowc.ir.semantics import PROFILES
+from flowc.ir.workflow import Workflow
+
+__all__ = ["lower"]
+
+
+def lower(wf: Workflow, report: Report) -> Workflow:
+    profile = PROFILES.get(wf.semantics)
+    scheduling = profile.scheduling if profile is not None else None
+    if scheduling == "dataflow":
+        from flowc.backends.emit_workflowskill.from_instruction import lower_instruction
+
+        return lower_instruction(wf, report)
+    if scheduling == "kernel":
+        from flowc.backends.emit_workflowskill.from_aevatar import lower_aevatar
+
+        return lower_aevatar(wf, report)
+    raise ValueError(f"no translation from {wf.semantics!r} semantics to workflowskill")
