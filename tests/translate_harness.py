@@ -1,0 +1,75 @@
+"""Running a workflow and its translation side by side (translation tests).
+
+A run is compared by what the outside world sees: the outcome (success /
+failure), the workflow outputs of a successful run, and the host calls in
+order. Two conventions differ between the dialects and are compared as
+the same thing, not hidden:
+
+- a dialect-3 ``tool`` step hands the host its arguments as the field
+  ``args`` (``{"args": {...}}``); a WorkflowSkill tool step hands them as
+  they are. :class:`ArgsHost` unwraps them before the script sees them;
+- WorkflowSkill ends a run ``success``, dialect 3 ``completed``.
+"""
+
+from __future__ import annotations
+
+import json
+
+from flowc import driver, translate
+from flowc.backends.python import compile_workflow, load_module
+from flowc.host import ScriptedHost
+
+OUTCOME = {"success": "ok", "completed": "ok", "failed": "failed"}
+
+
+class ArgsHost:
+    """A scripted host that sees a dialect-3 tool's ``args`` as the arguments."""
+
+    def __init__(self, script: dict) -> None:
+        self.inner = ScriptedHost(script)
+
+    @property
+    def calls(self):
+        return self.inner.calls
+
+    @property
+    def sleeps(self):
+        return self.inner.sleeps
+
+    def call(self, capability, name, args):
+        if capability == "tool" and isinstance(args, dict) and set(args) == {"args"} \
+                and isinstance(args["args"], dict):
+            args = args["args"]
+        return self.inner.call(capability, name, args)
+
+    def sleep(self, ms):
+        self.inner.sleep(ms)
+
+
+def run(workflow, inputs: dict, script: dict) -> dict:
+    host = ArgsHost(script) if workflow.semantics == "instruction" else ScriptedHost(script)
+    record = load_module(compile_workflow(workflow)).run(dict(inputs), host)
+    calls = [(c["capability"], c["name"], json.dumps(c["args"], sort_keys=True)) for c in host.calls]
+    return {"outcome": OUTCOME.get(record["status"], record["status"]),
+            "outputs": record["outputs"] if record["status"] in ("success", "completed") else None,
+            "calls": calls, "error": record.get("error")}
+
+
+def translated(workflow, target: str):
+    """(emission, the translation compiled back) for ``workflow`` in ``target``."""
+    emission = translate.emit(workflow, target)
+    name = "workflow" + translate.output_suffix(target, None)
+    back = driver.compile_text(emission.text, name, target)
+    return emission, back
+
+
+def same_runs(a: dict, b: dict) -> list[str]:
+    """What differs between two compared runs (empty: nothing)."""
+    problems = []
+    if a["outcome"] != b["outcome"]:
+        problems.append(f"outcome {a['outcome']} != {b['outcome']} ({a['error']} / {b['error']})")
+    if a["calls"] != b["calls"]:
+        problems.append(f"calls {a['calls']} != {b['calls']}")
+    if a["outputs"] != b["outputs"]:
+        problems.append(f"outputs {a['outputs']} != {b['outputs']}")
+    return problems
