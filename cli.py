@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("--strip", action="store_true", help="bytecode: leave the source map out")
     comp.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
     comp.add_argument("--dialect", choices=("workflowskill", "aevatar", "instruction"))
+    comp.add_argument("--workflow", metavar="NAME",
+                      help="instruction documents with several workflows: the one to compile "
+                           "(default: the first)")
     comp.set_defaults(func=cmd_compile)
 
     run = sub.add_parser("run", help="compile a workflow in memory and run it with a scripted host")
@@ -68,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--backend", choices=("python", "vm"), default="python")
     run.add_argument("--json", action="store_true", help="print the run record as one JSON object")
     run.add_argument("--dialect", choices=("workflowskill", "aevatar", "instruction"))
+    run.add_argument("--workflow", metavar="NAME",
+                     help="instruction documents with several workflows: the one to run (default: the first)")
     run.set_defaults(func=cmd_run)
 
     dis = sub.add_parser("disasm", help="list bytecode: constants, names, steps and code with source lines")
@@ -196,9 +201,11 @@ def cmd_eval(args) -> int:
                                 sys.stdin, sys.stdout, backend=args.backend)
 
 
-def _compile_for_backend(path: str, dialect: str | None, show_warnings: bool):
+def _compile_for_backend(path: str, dialect: str | None, show_warnings: bool,
+                         workflow_name: str | None = None):
     """Front end + analyze; print the findings (to stderr). The workflow, or
-    None with the exit status to use."""
+    None with the exit status to use. ``workflow_name`` picks one workflow
+    of an instruction document that holds several (default: the first)."""
     from flowc import driver, reporting
 
     text, problem = driver.read_source(path)
@@ -210,13 +217,34 @@ def _compile_for_backend(path: str, dialect: str | None, show_warnings: bool):
         print(reporting.render_all_text(result.diagnostics, {path: text}), file=sys.stderr)
     if not result.ok:
         return None, EXIT_FINDINGS
+    if workflow_name is not None:
+        return _pick_instruction_workflow(text, path, result.dialect, workflow_name)
     return result.workflow, EXIT_OK
+
+
+def _pick_instruction_workflow(text: str, path: str, dialect: str | None, name: str):
+    """``--workflow NAME``: one workflow of an instruction document (a config
+    with several `workflows:` entries, an instruction.md with several)."""
+    from flowc.compiler.instruction.frontend import compile_instruction_all
+
+    if dialect != "instruction":
+        print(f"flowc: error: --workflow picks a workflow of an instruction document; {path} is {dialect}",
+              file=sys.stderr)
+        return None, EXIT_USAGE
+    workflows, _ = compile_instruction_all(text, path)
+    for workflow in workflows:
+        if workflow.name == name:
+            return workflow, EXIT_OK
+    names = ", ".join(w.name for w in workflows)
+    print(f"flowc: error: {path} has no workflow named {name!r} (it has: {names})", file=sys.stderr)
+    return None, EXIT_USAGE
 
 
 def cmd_compile(args) -> int:
     from flowc.backends.python import BackendError, compile_workflow
 
-    workflow, status = _compile_for_backend(args.path, args.dialect, show_warnings=True)
+    workflow, status = _compile_for_backend(args.path, args.dialect, show_warnings=True,
+                                            workflow_name=args.workflow)
     if workflow is None:
         return status
     if args.target == "bytecode":
@@ -353,7 +381,8 @@ def cmd_run(args) -> int:
         if vm is None:
             print("flowc: error: the vm backend is not available yet; use --backend python", file=sys.stderr)
             return EXIT_USAGE
-    workflow, status = _compile_for_backend(args.path, args.dialect, show_warnings=False)
+    workflow, status = _compile_for_backend(args.path, args.dialect, show_warnings=False,
+                                            workflow_name=args.workflow)
     if workflow is None:
         return status
     try:

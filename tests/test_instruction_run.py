@@ -542,3 +542,14 @@ def test_flowc_disasm_lists_a_dataflow_program(tmp_path, capsys):
     assert text.startswith("flowc dataflow program, format 1, workflow 'pipe'")
     assert "route: switch (switch) after race" in text and "case '$default' -> took_default" in text
     assert "region c (sinks: z2)" in text and "JUMP_FALSE_KEEP" not in text.split("expressions:")[0]
+
+
+def test_workflow_picks_one_workflow_of_a_document(capsys):
+    path = str(DATA / "06-instruction-md-deploy-runbook.workflows.md")
+    assert cli.main(["compile", path, "--workflow", "rollback"]) == 0
+    assert "WORKFLOW = 'rollback'" in capsys.readouterr().out
+    assert cli.main(["compile", path]) == 0
+    assert "WORKFLOW = 'deploy'" in capsys.readouterr().out
+    assert cli.main(["run", path, "--workflow", "nope"]) == 2
+    assert "has no workflow named 'nope' (it has: deploy, rollback, nightly-health)" in capsys.readouterr().err
+    assert cli.main(["run", str(DATA / "03-agentd-e2e-control-flow.yaml"), "--workflow", "pipe"]) == 0
