@@ -236,15 +236,17 @@ def translation_targets(workflow) -> list[str]:
     return translation.targets(workflow)
 
 
-def translate_round_trip(workflow, dialect: str) -> None:
+def translate_round_trip(workflow, dialect: str, file_name: str | None = None) -> None:
     """Translating a workflow into its own dialect and compiling the text
-    gives the same IR, modulo spans."""
+    gives the same IR, modulo spans; translating again gives the same text."""
     from flowc.testing import translation
 
-    translation.round_trip(workflow, dialect)
+    translation.round_trip(workflow, dialect, file_name)
 
 
-def cross_dialect(workflow, target: str, inputs: dict, host_script: dict) -> None:
+def cross_dialect(workflow, target: str, inputs: dict, host_script: dict) -> bool:
+    """A translation into ``target`` that claims to be exact checks clean
+    and runs to the same outcome, outputs and host calls."""
     from flowc.testing import translation
 
-    translation.cross_dialect(workflow, target, inputs, host_script)
+    return translation.cross_dialect(workflow, target, inputs, host_script)

@@ -83,14 +83,45 @@ def test_nested_conditionals_reach_the_end():
         assert statuses == {i: "skipped" if i in skipped else "success" for i in ("outer", "inner", "work", "after")}
 
 
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_translation_to_the_own_dialect_round_trips(dialect):
+    @SOME
+    @given(wst.workflows(dialect))
+    def check(text):
+        properties.translate_round_trip(text.compile().workflow, dialect, text.file_name)
+
+    check()
+
+
+@pytest.mark.xfail(strict=False, reason="open translation findings: WorkflowSkill -> instruction translations "
+                   "marked exact fail where WorkflowSkill reads an absent input or null as null, and exits "
+                   "add undeclared keys as null (flowc fuzz --dialect workflowskill reproduces them)")
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_exact_translations_run_the_same(dialect):
+    @SOME
+    @given(wst.runnable_workflows(dialect))
+    def check(case):
+        workflow = case.workflow()
+        for target in properties.translation_targets(workflow):
+            properties.cross_dialect(workflow, target, case.inputs, case.host_script)
+
+    check()
+
+
 # ------------------------------------------------------------------ flowc fuzz
+@pytest.fixture(autouse=False)
+def no_translation(monkeypatch):
+    """The command's own tests do not depend on the translators."""
+    monkeypatch.setattr(properties, "translation_unavailable", lambda dialect: "not in this test")
+
+
 def _fuzz(capsys, *argv):
     code = cli.main(["fuzz", *argv])
     out, err = capsys.readouterr()
     return code, out, err
 
 
-def test_fuzz_command_summary(tmp_path, capsys):
+def test_fuzz_command_summary(tmp_path, capsys, no_translation):
     code, out, err = _fuzz(capsys, "--dialect", "workflowskill", "--examples", "45", "--seed", "3",
                            "--out", str(tmp_path / "crashes"))
     assert code == 0, out + err
@@ -105,7 +136,7 @@ def test_fuzz_command_summary(tmp_path, capsys):
     assert not (tmp_path / "crashes").exists()
 
 
-def test_fuzz_command_json_and_replay(tmp_path, capsys):
+def test_fuzz_command_json_and_replay(tmp_path, capsys, no_translation):
     args = ("--dialect", "workflowskill", "--examples", "12", "--seed", "11", "--json", "--out", str(tmp_path))
     code, out, _ = _fuzz(capsys, *args)
     first = json.loads(out)
@@ -142,7 +173,7 @@ def test_fuzz_command_writes_a_minimal_reproducer(tmp_path, capsys, monkeypatch)
     assert "crashes: 1" in summary and f"reproducer: {path}" in summary
 
 
-def test_fuzz_command_exit_status_on_failure(tmp_path, capsys, monkeypatch):
+def test_fuzz_command_exit_status_on_failure(tmp_path, capsys, monkeypatch, no_translation):
     monkeypatch.setattr(properties, "ir_round_trip", _always_fails)
     code, out, _ = _fuzz(capsys, "--dialect", "workflowskill", "--examples", "9", "--seed", "2",
                          "--out", str(tmp_path))
@@ -159,7 +190,7 @@ def test_fuzz_command_usage_errors(capsys):
     assert _fuzz(capsys, "--dialect", "workflowskill", "--examples", "0")[0] == 2
 
 
-def test_fuzz_jobs_split_the_campaign(tmp_path):
+def test_fuzz_jobs_split_the_campaign(tmp_path, no_translation):
     result = campaign.run_campaign("workflowskill", 24, 9, jobs=2, out_dir=str(tmp_path))
     assert result.examples == {"valid": 8, "mutant": 8, "malformed": 8}
     assert not result.failures
