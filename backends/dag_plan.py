@@ -9,7 +9,12 @@ A graph is ``{"top", "sinks", "nodes"}``; a node is::
 
     {"id", "op", "kind", "deps", "branches", "goto", "on_timeout", "on_error",
      "guard"?, "attrs", "attr_order", "capability"?, "call_name"?, "retry"?,
-     "over"?, "item_name"?, "item_policy"?, "batch_size"?, "regions"?}
+     "over"?, "item_name"?, "item_policy"?, "batch_size"?, "regions"?,
+     "inputs"?, "input_order"?}
+
+A trigger's ``inputs`` (its mapping, rendered against ``{payload, env}``)
+become the run's inputs; the plan's ``input_schema`` (the workflow's
+``inputs.schema``) checks them before any step runs.
 
 ``deps`` are the sources of the node's dependency edges in order;
 ``branches`` a switch's ``[label, target]`` pairs in case order with
@@ -90,6 +95,10 @@ def _node(node: Node, deps, branches, goto, on_timeout, where: str, depth: int, 
                            "goto": goto, "on_timeout": on_timeout, "on_error": node.on_error.action}
     if node.guard is not None:
         out["guard"] = expression(node.guard.expr, label + " when")
+    if node.op == "trigger" and node.inputs:
+        out["inputs"] = {b.name: expression(b.value, f"{label}.inputs.{b.name}") for b in node.inputs
+                         if b.value is not None}
+        out["input_order"] = [b.name for b in node.inputs if b.value is not None]
     attrs = {}
     order = []
     for attr in node.attrs:
@@ -144,4 +153,6 @@ def build_plan(workflow: Workflow, expression: ExprFn) -> dict:
         graph = _graph(workflow.nodes, workflow.edges, True, "", 0, expression)
     except RecursionError:
         raise PlanError("the workflow nests too deeply") from None
-    return {"workflow": workflow.name, "defaults": defaults, "reducers": reducers, "graph": graph}
+    schema = workflow.metadata.get("inputs_schema") if isinstance(workflow.metadata, dict) else None
+    return {"workflow": workflow.name, "defaults": defaults, "reducers": reducers,
+            "input_schema": schema if isinstance(schema, dict) else None, "graph": graph}

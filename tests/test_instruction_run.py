@@ -553,3 +553,42 @@ def test_workflow_picks_one_workflow_of_a_document(capsys):
     assert cli.main(["run", path, "--workflow", "nope"]) == 2
     assert "has no workflow named 'nope' (it has: deploy, rollback, nightly-health)" in capsys.readouterr().err
     assert cli.main(["run", str(DATA / "03-agentd-e2e-control-flow.yaml"), "--workflow", "pipe"]) == 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_trigger_inputs_mapping_and_the_input_schema(backend):
+    wf = workflow_of("""\
+name: t
+inputs:
+  schema:
+    type: object
+    required: [who]
+    properties: { who: { type: string }, n: { type: integer, default: 2 } }
+steps:
+  hook: { kind: webhook, path: /x, inputs: { who: "{{ payload.body.user }}" } }
+  done: { kind: finish, depends_on: hook, output: ["{{ inputs.who }}", "{{ inputs.n }}"] }
+""")
+    record = run(wf, backend, payload={"body": {"user": "ada"}})
+    assert record["status"] == "completed" and record["outputs"] == ["ada", 2]
+    refused = run(wf, backend, payload={"body": {"user": 7}})
+    assert refused["status"] == "refused"
+    assert refused["error"] == {"message": "inputs.who: expected string, got int", "step": "hook"}
+    assert statuses(refused) == {"done": "cancelled", "hook": "cancelled"}
+
+
+def test_the_deploy_runbook_runs_in_production():
+    path = DATA / "06-instruction-md-deploy-runbook.workflows.md"
+    from flowc.compiler.instruction.frontend import compile_instruction_all
+
+    deploy = compile_instruction_all(path.read_text(encoding="utf-8"), str(path))[0][0]
+    script = {"llm:agent": {"output": "ok"}, "human:ask": {"output": {"approved": True}},
+              "mcp:deploy/wave_start": {"output": {"ok": True}}, "mcp:deploy/wave_verify": {"output": {"ok": True}}}
+    record = both(deploy, {"release": "v2", "environment": "production"}, script)
+    assert record["status"] == "completed"
+    assert [c["name"] for c in record["calls"]] == [
+        "agent", "ask", "deploy/wave_start", "deploy/wave_verify", "ask", "deploy/wave_start",
+        "deploy/wave_verify", "agent"]
+    # In staging the gates are pruned, and so is everything that depends only on them:
+    # agentd's rule (one live parent keeps a step alive; none prunes it), so the run stalls.
+    staging = both(deploy, {"release": "v2", "environment": "staging"}, script)
+    assert staging["status"] == "stalled" and statuses(staging)["wave1"] == "pruned"

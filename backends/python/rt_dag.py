@@ -72,6 +72,15 @@ class _Halt(Exception):
     """The run ended (finish, or a failure at the top level)."""
 
 
+class _Refused(Exception):
+    """The run is refused before any step: its inputs do not fit."""
+
+    def __init__(self, message, step):
+        super().__init__(message)
+        self.message = message
+        self.step = step
+
+
 def _message(exc):
     m = getattr(exc, "message", None)
     if isinstance(m, str):
@@ -148,6 +157,7 @@ class _Run:
                     steps[tid] = {"status": STATUS_SKIPPED, "output": None, "error": None, "attempt": 0}
                     self.record(prefix + tid, STATUS_SKIPPED, "another trigger fired")
             if chosen is not None:
+                self.admit(by_id[chosen], env, payload)
                 self.execute(by_id[chosen], env, prefix, state, forced, payload)
         while True:
             ready = None
@@ -169,6 +179,25 @@ class _Run:
                 forced.remove(ready)
             self.execute(by_id[ready], env, prefix, state, forced, None)
         return state, env
+
+    def admit(self, trigger, env, payload):
+        """The run's inputs: the trigger's ``inputs`` mapping (rendered against
+        ``{payload, env}``) over the given inputs and defaults, checked
+        against the workflow's input schema. Raises _Refused."""
+        values = env["inputs"]
+        mapping = trigger.get("inputs")
+        if mapping:
+            scope = {"payload": payload if payload is not None else {}, "env": env["env"]}
+            for key in trigger.get("input_order") or sorted(mapping):
+                try:
+                    values[key] = mapping[key](scope)
+                except _c.CelError as e:
+                    raise _Refused("inputs." + key + ": " + e.message, trigger["id"])
+        schema = self.plan.get("input_schema")
+        if schema is not None:
+            errs = schema_errors(values, schema, "inputs")
+            if errs:
+                raise _Refused("; ".join(errs), trigger["id"])
 
     def readiness(self, node, state, forced, top):
         if node["id"] in forced:
@@ -853,6 +882,9 @@ def run(plan, inputs, host, trigger=None, payload=None):
         pass
     except _GraphFailed as e:
         r.status = "failed"
+        r.error = {"message": e.message, "step": e.step}
+    except _Refused as e:
+        r.status = "refused"
         r.error = {"message": e.message, "step": e.step}
     if r.status is None:
         r.status = "stalled"

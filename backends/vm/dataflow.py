@@ -147,8 +147,11 @@ class Program:
         if graph is not None:
             if type(self.workflow) is not str:
                 raise DataflowError("a program with a graph names its workflow")
+            schema = body.get("input_schema")
+            if schema is not None and not isinstance(schema, dict):
+                raise DataflowError("input_schema must be a map")
             self.plan = {"workflow": self.workflow, "defaults": _obj(body.get("defaults"), "defaults"),
-                         "reducers": _obj(body.get("reducers"), "reducers"),
+                         "reducers": _obj(body.get("reducers"), "reducers"), "input_schema": schema,
                          "graph": self._graph(graph, True, 0)}
 
     def function(self, index):
@@ -194,6 +197,13 @@ class Program:
             for key in ("guard", "over"):
                 if node.get(key) is not None:
                     n[key] = self.function(node[key])
+            if node.get("inputs") is not None:
+                if not isinstance(node["inputs"], dict):
+                    raise DataflowError("a trigger's inputs must be a map")
+                mapping = {}
+                for key in node["inputs"]:
+                    mapping[key] = self.function(node["inputs"][key])
+                n["inputs"] = mapping
             if node.get("retry") is not None:
                 r = node["retry"]
                 if type(r) is not list or len(r) != 4:
