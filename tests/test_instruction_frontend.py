@@ -482,3 +482,11 @@ def test_host_capabilities_report_missing_kinds(tmp_path, capsys):
     assert out.count("INS401") == 1 and "'finish'" in out
     assert cli.main(["check", "--host-capabilities", str(tmp_path / "missing.json"), str(DATA)]) == 2
 
+
+
+def test_switch_case_labels_are_the_keys_as_written():
+    text = with_step("  sw: { kind: switch, depends_on: greet, on: x, cases: { true: a, 1: b, 'x': c } }\n"
+                     "  a: { kind: noop, depends_on: sw }\n  b: { kind: noop, depends_on: sw }\n"
+                     "  c: { kind: noop, depends_on: sw }\n")
+    wf = check(text).workflow
+    assert [e.label for e in wf.edges if e.kind is EdgeKind.BRANCH] == ["true", "1", "x"]

@@ -976,7 +976,7 @@ class InstructionFrontEnd:
                                     f"{type_name(target_node)}", target_node.span)
                         continue
                     if self._target_exists(target, target_node, scope, f"case {key.value!r}"):
-                        edges.append(Edge(info.id, target, EdgeKind.BRANCH, str(key.value), position,
+                        edges.append(Edge(info.id, target, EdgeKind.BRANCH, key.text, position,
                                           target_node.span))
         default = body.get("default")
         if default is not None:
