@@ -490,3 +490,12 @@ def test_switch_case_labels_are_the_keys_as_written():
                      "  c: { kind: noop, depends_on: sw }\n")
     wf = check(text).workflow
     assert [e.label for e in wf.edges if e.kind is EdgeKind.BRANCH] == ["true", "1", "x"]
+
+
+def test_the_ir_round_trips_through_json():
+    from flowc.ir.serialize import from_data, to_data
+
+    for path in sorted(DATA.iterdir()):
+        workflows, _ = compile_instruction_all(path.read_text(encoding="utf-8"), str(path))
+        for wf in workflows:
+            assert from_data(json.loads(json.dumps(to_data(wf)))) == wf, path.name
