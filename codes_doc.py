@@ -25,6 +25,7 @@ PREFIXES = (
     ("INS", "Instruction catalog"),
     ("CEL", "CEL expressions"),
     ("ANA", "Analyses (every dialect)"),
+    ("TRN", "Translation (flowc translate)"),
 )
 
 

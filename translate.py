@@ -149,3 +149,36 @@ def command(path: str, target: str, output: str | None, strict: bool, dialect: s
         print(f"flowc: error: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     return 0
+
+
+# ------------------------------------------------------------------ the corpus matrix
+VERDICTS = ("native", "lowered", "approximate")
+
+
+def matrix(workflows: dict[str, list[Workflow]]) -> dict[tuple[str, str], dict[str, int]]:
+    """For each (source dialect, target): how many of the source's workflows
+    translate natively, with lowerings only, or only approximately (with a
+    finding: ``--strict`` refuses them)."""
+    out: dict[tuple[str, str], dict[str, int]] = {}
+    for source, wfs in workflows.items():
+        for target in TARGETS:
+            counts = dict.fromkeys(VERDICTS, 0)
+            for wf in wfs:
+                counts[emit(wf, target).verdict] += 1
+            out[(source, target)] = counts
+    return out
+
+
+def render_matrix(table: dict[tuple[str, str], dict[str, int]]) -> str:
+    """The matrix as a Markdown table: one row per source, one column per
+    target, each cell `native / lowered / not exactly`."""
+    sources = list(dict.fromkeys(s for s, _ in table))
+    lines = ["| source \\ target | " + " | ".join(TARGETS) + " |", "|---|" + "---|" * len(TARGETS)]
+    for s in sources:
+        cells = []
+        for t in TARGETS:
+            c = table[(s, t)]
+            cells.append(f"{c['native']} / {c['lowered']} / {c['approximate']}")
+        total = sum(table[(s, TARGETS[0])].values())
+        lines.append(f"| {s} ({total}) | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

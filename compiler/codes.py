@@ -410,3 +410,37 @@ CODES.update(_table(
      ("conditional and human_approval produce only 'true' and 'false', evaluate only its `on_below` "
       "value: a branch under another key is never taken.")),
 ))
+
+
+# --- translation (flowc translate, backends/emit_*) ----------------------------
+CODES.update(_table(
+    ("TRN001", "one workflow of several translated",
+     ("The document holds several workflows (a `workflows:` list, or several blocks of an "
+      "instruction.md) and the target holds one workflow per document: the first is translated. "
+      "A note, not a finding.")),
+    ("TRN101", "no equivalent in the target dialect",
+     ("The construct has no form in the target dialect, and no lowering to one it has (for example "
+      "WorkflowSkill has no variables, functions or parallel branches; aevatar has no guards or typed "
+      "values). The closest form is written with a `# flowc:` comment; with --strict the translation "
+      "fails here. See docs/translation.md for the table of constructs by target.")),
+    ("TRN102", "meaning differs in the target dialect",
+     ("The construct exists in the target but means something else for some values, and flowc cannot "
+      "rule those values out: WorkflowSkill's `==` finds 1 equal to \"1\" and CEL's does not, `<` "
+      "compares numbers only in WorkflowSkill, `contains` is case-insensitive in WorkflowSkill, aevatar "
+      "values are text. Declaring the operands' types (step outputs, workflow inputs) often lets flowc "
+      "prove the meaning is the same.")),
+    ("TRN103", "a policy works differently in the target",
+     ("Retry, per-item failure and pacing rules differ between the dialects (WorkflowSkill retries tool "
+      "errors only and has no jitter; dialect 3 retries every failure with +-20% jitter; aevatar retries "
+      "every failure but a timeout). The policy is written in the target's terms.")),
+    ("TRN104", "the host is asked differently",
+     ("The step becomes a host call of another capability, name or argument shape in the target (an "
+      "aevatar llm_call asks the host for `llm`/<role> with the role's prompt; WorkflowSkill can only "
+      "call tools). The host must answer the translated workflow under the new name.")),
+    ("TRN201", "placeholder text",
+     ("A note: dialect-3 templates write a value as JSON and WorkflowSkill templates with JavaScript's "
+      "String(); they agree on every JSON value.")),
+    ("TRN202", "concurrency written sequentially",
+     ("A note: the source runs items or branches on several lanes; the target runs them one after "
+      "another, which is one order the source may run them in.")),
+))

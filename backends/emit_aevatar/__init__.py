@@ -68,7 +68,8 @@ class _Printer:
 
     def document(self):
         wf = self.wf
-        doc: dict = {"name": wf.name}
+        doc: dict = {Comment(c): None for c in self.report.comments.get("", ())}
+        doc["name"] = wf.name
         if wf.description:
             doc["description"] = wf.description
         meta = wf.metadata or {}

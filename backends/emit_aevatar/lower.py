@@ -169,6 +169,7 @@ def lower(wf: Workflow, report: Report) -> Workflow:
                            "yet; the steps are written in the order they are declared", e.span)
             break
     for node in _order(wf):
+        report.current = node.id
         if node.guard is not None:
             report.finding("TRN101", "a guard (condition / when) has no aevatar form: aevatar steps always run "
                            "when reached", node.guard.span)
@@ -223,13 +224,13 @@ def lower(wf: Workflow, report: Report) -> Workflow:
         else:
             report.finding("TRN101", f"{node.kind} ({node.op}) has no aevatar form; written as a transform that "
                            "passes its input through", node.span)
-            report.comment(node.id, f"flowc: {node.kind} has no aevatar form")
             params = E.MapExpr((E.MapEntry(_lit("op"), _lit("identity")),))
             nodes.append(_step(node.id, "transform", params, "transform.apply", node.span,
                                (Attr("function", _lit("aevatar.transform.identity")),)))
         if node.retry is not None:
             report.finding("TRN103", "retry: aevatar retries with max_attempts and a fixed or doubling delay and "
                            "no jitter", node.span)
+    report.current = ""
     if wf.outputs:
         report.finding("TRN102", "aevatar has one text output; the named workflow outputs are not kept", wf.span)
     edges = tuple(Edge(a.id, b.id, EdgeKind.FALLTHROUGH) for a, b in itertools.pairwise(nodes))

@@ -144,7 +144,7 @@ class _Printer:
     def document(self, with_name: bool = True, with_description: bool = True) -> Spaced:
         wf = self.wf
         meta = wf.metadata or {}
-        doc: dict = {}
+        doc: dict = {Comment(c): None for c in self.report.comments.get("", ())}
         if with_name:
             doc["name"] = wf.name
         if "version" in meta:

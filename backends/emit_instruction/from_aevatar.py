@@ -142,6 +142,7 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
     graph.add(Node(start, "trigger", "manual", wf.span), [])
     prev = start
     for node in path:
+        report.current = node.id
         params = parameters_of(node)
         canonical = node.kind.strip().lower()
         attrs: list[Attr] = []
@@ -195,13 +196,13 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
         else:
             report.finding("TRN101", f"{canonical}: this aevatar primitive has no instruction form; written as a "
                            "noop", node.span)
-            report.comment(node.id, f"flowc: aevatar {node.kind} has no instruction form")
             graph.add(Node(node.id, "noop", "noop", node.span), [prev])
         if node.retry is not None:
             report.finding("TRN103", "retry: aevatar retries every failure but a timeout with a fixed or doubling "
                            "delay and no jitter; dialect 3 adds +-20% jitter", node.span)
         cel.previous = node.id
         prev = node.id
+    report.current = ""
     done = graph.fresh("done")
     graph.add(Node(done, "finish", "finish", wf.span, attrs=(
         Attr("status", _lit("completed")),

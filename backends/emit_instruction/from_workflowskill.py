@@ -364,6 +364,7 @@ class _Lowering:
             chain.append(current)
             current = self.next.get(current)
         last, may_prune = self.sequence(graph, [i for i in chain if self.by_id[i].op != "end"], start, start)
+        self.report.current = ""
         if not chain or self.by_id[chain[-1]].op == "end":
             done = graph.fresh("done")
             deps = [last] + ([start] if may_prune else [])
@@ -388,6 +389,7 @@ class _Lowering:
                                     "several branch arms); dialect 3 steps run once", node.span)
                 continue
             self.placed.add(sid)
+            self.report.current = sid
             deps = [prev] + ([anchor] if may_prune else [])
             prev = self.step(graph, node, deps)
             may_prune = node.guard is not None
@@ -452,7 +454,7 @@ class _Lowering:
                            attrs=(_attr("value", self.result_value(node, call_id, ignore)),)), [call_id])
             return node.id
         # each: a foreach whose body calls the tool once per item
-        over = self.cel.expr(node.iteration.over)
+        over = self.value(node.iteration.over)
         self.report.lowered("each", "foreach with the call in its body", node.iteration.span)
         if node.iteration.delay_ms:
             self.report.finding("TRN103", f"delay: dialect 3 has no pause between foreach items "
@@ -520,7 +522,7 @@ class _Lowering:
                 self.report.finding("TRN102", "a transform wraps a non-array input in a one-element array in "
                                     "WorkflowSkill; dialect 3 fails on it", items_binding.span)
             self.cel.scope = {}
-            over = self.cel.expr(items_binding.value)
+            over = self.value(items_binding.value)
         if node.iteration is not None:
             self.report.finding("TRN101", "each on a transform step has no instruction form", node.span)
         guard = self._guard(node)

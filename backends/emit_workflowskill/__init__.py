@@ -124,7 +124,7 @@ class _Printer:
     # ---------------------------------------------------------------- document
     def document(self):
         wf = self.wf
-        doc: dict = {}
+        doc: dict = {Comment(c): None for c in self.report.comments.get("", ())}
         if wf.inputs:
             doc["inputs"] = {p.name: self.param(p) for p in wf.inputs}
         if wf.outputs:

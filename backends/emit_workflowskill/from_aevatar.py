@@ -100,6 +100,7 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
     conv = AevatarToWfs(report, wf)
     nodes: list[Node] = []
     for node in path:
+        report.current = node.id
         params = parameters_of(node)
         inputs: list[Binding] = []
         if node.op == "call" and _is(node.attr("capability"), "tool"):
@@ -130,7 +131,6 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
             tool = node.kind.strip().lower()
             report.finding("TRN101", f"{tool}: this aevatar primitive has no WorkflowSkill form; written as a tool "
                            "step of that name", node.span)
-            report.comment(node.id, f"flowc: aevatar {node.kind} has no WorkflowSkill form")
         if node.retry is not None:
             report.finding("TRN103", "retry: aevatar retries every failure but a timeout; WorkflowSkill only tool "
                            "errors", node.span)
@@ -138,6 +138,7 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
                           attrs=(Attr("capability", E.Literal("tool", "string")), Attr("name", E.Literal(tool))),
                           inputs=tuple(inputs)))
         conv.previous = node.id
+    report.current = ""
     nodes.append(Node(END_NODE_ID, "end", "end", wf.span))
     edges = tuple(Edge(a.id, b.id, EdgeKind.SEQUENCE) for a, b in itertools.pairwise(nodes))
     last = path[-1].id if path else None

@@ -310,10 +310,12 @@ class _Lowering:
         finishes = []
         for sid in order:
             node = self.by_id[sid]
+            self.report.current = self.wid(sid)
             self.cel.params = {}
             self.step(node)
             if node.op == "finish":
                 finishes.append(node)
+        self.report.current = ""
         last = order[-1] if order else None
         if last is None or self.by_id[last].op != "finish" or self.liveness(last) is not None:
             self.report.finding("TRN102", "a dialect-3 run that reaches no finish ends `stalled`; WorkflowSkill "

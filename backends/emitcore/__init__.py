@@ -69,8 +69,11 @@ class Report:
         self.diagnostics: list[Diagnostic] = []
         self.lowerings: list[Lowering] = []
         self._seen: set[tuple] = set()
-        # Comment lines to write above a node (by node id) in the output.
+        # Comment lines to write above a node (by node id; "" for the
+        # document) in the output, and the node being translated, whose
+        # findings become comments on it.
         self.comments: dict[str, list[str]] = {}
+        self.current: str = ""
 
     def lowered(self, construct: str, how: str, span: Span = NO_SPAN) -> None:
         self.lowerings.append(Lowering(construct, how, span))
@@ -83,7 +86,9 @@ class Report:
             self._seen.add(key)
             severity = Severity.ERROR if self.strict else Severity.WARNING
             self.diagnostics.append(Diagnostic(code, severity, message, span, tuple(notes)))
-        return f"flowc: {message}"
+        text = f"flowc {code}: {message}"
+        self.comment(self.current, text)
+        return text
 
     def comment(self, node_id: str, text: str) -> None:
         lines = self.comments.setdefault(node_id, [])
