@@ -14,11 +14,10 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from flowc import driver, translate
 from flowc.compiler.instruction.frontend import compile_instruction_all
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from translate_harness import run, same_runs, translated
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -59,7 +58,7 @@ def test_some_cases_translate_without_findings():
 
 def _instruction_workflows():
     for path in sorted(p for p in (DATA / "instruction").iterdir() if p.suffix in (".yaml", ".md")):
-        workflows, diags = compile_instruction_all(path.read_text(encoding="utf-8"), str(path))
+        workflows, _diags = compile_instruction_all(path.read_text(encoding="utf-8"), str(path))
         for wf in workflows:
             yield pytest.param(wf, id=f"{path.name}/{wf.name}")
 

@@ -502,7 +502,7 @@ class _Lowering:
         ``{{ path }}`` template (which keeps the value's type)."""
         if isinstance(e, E.Literal):
             return e
-        out = self.cel.expr(e)
+        out = _as_data(self.cel.expr(e))
         if isinstance(out, E.Ref) and all(isinstance(s, E.Field) or (
                 isinstance(s.index, E.Literal) and isinstance(s.index.value, int)) for s in out.path):
             return E.Template((out,), "json", True, out.span)
@@ -531,13 +531,13 @@ class _Lowering:
         if op == "filter":
             where = node.attr("where")
             body = self.cel.truthy(where, "js_boolean") if where is not None else E.Literal(True, "bool")
-            attrs = (_attr("over", over), _attr("expr", E.Lambda(("item", "index"), body)),
-                     _attr("truthiness", _lit("cel_bool")))
+            attrs = (_attr("expr", E.Lambda(("item", "index"), body)), _attr("truthiness", _lit("cel_bool")),
+                     _attr("over", over))
             kind = "filter"
         elif op == "map":
             m = node.attr("expression")
             body = self.cel.expr(m) if isinstance(m, E.MapExpr) else E.MapExpr(())
-            attrs = (_attr("over", over), _attr("expr", E.Lambda(("item", "index"), body)))
+            attrs = (_attr("expr", E.Lambda(("item", "index"), body)), _attr("over", over))
             kind = "map"
         else:
             field = node.attr("field")
@@ -600,8 +600,8 @@ class _Lowering:
         keys = [b.name for b in self.wf.outputs]
         if isinstance(output, E.MapExpr):
             given = {m.key.value: m.value for m in output.entries if isinstance(m.key, E.Literal)}
-            value: E.Expr = E.MapExpr(tuple(E.MapEntry(_lit(k), self.cel.expr(given[k]) if k in given
-                                                        else E.Literal(None, "null")) for k in keys))
+            value: E.Expr = _as_data(E.MapExpr(tuple(E.MapEntry(_lit(k), self.value(given[k]) if k in given
+                                                                 else E.Literal(None, "null")) for k in keys)))
         elif output is None or (isinstance(output, E.Literal) and output.value is None):
             value = E.MapExpr(tuple(E.MapEntry(_lit(k), E.Literal(None, "null")) for k in keys))
         else:
@@ -639,18 +639,37 @@ class _Lowering:
             entries = []
             for b in self.wf.outputs:
                 if b.value is not None:
-                    entries.append(E.MapEntry(_lit(b.name), self.cel.expr(b.value)))
+                    entries.append(E.MapEntry(_lit(b.name), self.value(b.value)))
                 else:
                     entries.append(E.MapEntry(_lit(b.name), E.Conditional(
                         "cel.ternary", E.Binary("cel.and", E.Binary("cel.eq", E.Call("cel.type", (last_value,)),
                                                                      E.Ref("map", ())),
                                                  E.Binary("cel.in", _lit(b.name), last_value)),
                         E.Binary("cel.index", last_value, _lit(b.name)), E.Literal(None, "null"))))
-            return E.MapExpr(tuple(entries))
+            return _as_data(E.MapExpr(tuple(entries)))
         last_kinds = self.kinds.of(last_value) if isinstance(last_value, E.Ref) else frozenset({"null"})
         if last in self.by_id and self.by_id[last].op.startswith("transform."):
             last_kinds = OBJECT
         return self._key_matched(last_value, last_kinds, keys, self.wf.span)
+
+
+def _as_data(e: E.Expr) -> E.Expr:
+    """An object or list built from constants only, as one constant (the
+    form dialect 3 gives a YAML mapping or list without placeholders)."""
+    if isinstance(e, E.MapExpr) and all(isinstance(m.key, E.Literal) and isinstance(m.key.value, str)
+                                        for m in e.entries):
+        values = [_as_data(m.value) for m in e.entries]
+        if all(isinstance(v, E.Literal) and v.kind not in ("uint", "bytes") for v in values):
+            return E.Literal({m.key.value: v.value for m, v in zip(e.entries, values, strict=True)}, "object",
+                             e.span)
+        return E.MapExpr(tuple(E.MapEntry(m.key, v, m.span) for m, v in zip(e.entries, values, strict=True)),
+                         e.span)
+    if isinstance(e, E.ListExpr):
+        items = [_as_data(i) for i in e.items]
+        if all(isinstance(i, E.Literal) and i.kind not in ("uint", "bytes") for i in items):
+            return E.Literal([i.value for i in items], "list", e.span)
+        return E.ListExpr(tuple(items), e.span)
+    return e
 
 
 def _args_value(args: E.MapExpr) -> E.Expr:
