@@ -187,6 +187,255 @@ class _Hoist(ast.NodeTransformer):
         return node
 
 
+# --------------------------------------------------- the fast path of a loop
+#
+# A filter or map loop is emitted twice: the general comprehension (helper
+# calls, exactly the semantics keys), and before it a fast one for the common
+# case, tried first. The fast one reads a field of the item with
+# ``dict.get(item, key, MISSING)``, which raises TypeError when the item is
+# not an object, and inlines the helpers' commonest cases (numbers that are
+# exact JavaScript numbers, strings, booleans) behind cheap type checks, with
+# the helper itself on every other path. So the fast comprehension gives the
+# general one's result whenever it completes; it has no effects, so when it
+# raises anything the general one runs from the start and decides (its
+# result, or the step's error).
+
+_MAX_SAFE = 9007199254740992  # 2**53: ints up to this magnitude are exact JavaScript numbers
+# helpers whose result is always a bool (or never missing)
+_BOOL_HELPERS = frozenset({"wfs_eq", "wfs_ne", "wfs_lt", "wfs_le", "wfs_gt", "wfs_ge", "wfs_contains",
+                           "wfs_truthy", "wfs_not", "wfs_all", "wfs_any", "js_boolean"})
+_NEVER_MISSING_HELPERS = _BOOL_HELPERS | {"wfs_template", "compact"}
+_COMPARE = {"wfs_lt": "<", "wfs_le": "<=", "wfs_gt": ">", "wfs_ge": ">="}
+
+
+def _helper(node: ast.AST) -> str | None:
+    """The runtime helper ``node`` calls (``_rt.<name>(...)``), if any."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == RT and not node.keywords):
+        return node.func.attr
+    return None
+
+
+def _raw(source: str) -> ast.Name:
+    """A node that unparses as ``source`` verbatim (a rewritten operand; always an
+    atom: a call, a name or a parenthesized expression)."""
+    node = ast.Name(id=source, ctx=ast.Load())
+    node.flowc_raw = True
+    return node
+
+
+def _is_name(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and not getattr(node, "flowc_raw", False)
+
+
+def _src(node: ast.AST) -> str:
+    return node.id if getattr(node, "flowc_raw", False) else ast.unparse(node)
+
+
+class _Fast(ast.NodeTransformer):
+    """Rewrites the body of a filter/map comprehension into its fast form
+    (see above). ``item`` and ``index`` are the loop variables; names in
+    ``invariant`` (hoisted values) and constants are the same for every
+    item, so what the fast path derives from them is hoisted too."""
+
+    def __init__(self, fn: _Func, invariant: set[str]) -> None:
+        self.fn = fn
+        self.invariant = invariant
+        self.changed = False
+
+    # ------------------------------------------------------------ helpers
+    def temp(self) -> str:
+        name = f"_t{self.fn.temps}"
+        self.fn.temps += 1
+        return name
+
+    def hoist(self, source: str) -> str:
+        """A name bound before the loop to ``source`` (an invariant value)."""
+        for name, bound in self.fn.pending:
+            if bound == source:
+                return name
+        name = f"_h{self.fn.derived}"
+        self.fn.derived += 1
+        self.fn.pending.append((name, source))
+        return name
+
+    def fixed(self, node: ast.AST) -> bool:
+        """The same for every item, and unable to raise?"""
+        return _constant(node) is not _NOT_CONSTANT or (_is_name(node) and node.id in self.invariant)
+
+    def bind(self, node: ast.AST) -> tuple[str, str]:
+        """(the code that evaluates ``node``, the name to reuse its value by):
+        a name as it is, anything else assigned to a temporary (``_t := ...``,
+        to be parenthesized except as a lone call argument)."""
+        if _is_name(node):
+            return node.id, node.id
+        name = self.temp()
+        return f"{name} := {_src(node)}", name
+
+    @staticmethod
+    def par(first: str, name: str) -> str:
+        return name if first == name else f"({first})"
+
+    def is_number(self, first: str, name: str) -> str:
+        """A test that the value is its own toNumber: a float, or an int that
+        is an exact JavaScript number."""
+        kind = self.temp()
+        return f"(({kind} := type({first})) is int and -{_MAX_SAFE} <= {name} <= {_MAX_SAFE} or {kind} is float)"
+
+    def number(self, node: ast.AST) -> tuple[str, str | None]:
+        """An operand of <, <=, >, >=: (its value's name or source, a test
+        that the value is its own toNumber, None when it always is)."""
+        if _is_name(node) and node.id == "index":
+            return "index", None  # an enumerate counter: a small int
+        value = _constant(node)
+        if value is not _NOT_CONSTANT:
+            return _const(_runtime_to_number(value)), None
+        if self.fixed(node):
+            return self.hoist(f"{RT}.to_number({node.id})"), None
+        first, name = self.bind(node)
+        return name, self.is_number(first, name)
+
+    def done(self, source: str) -> ast.Name:
+        self.changed = True
+        return _raw(source)
+
+    # ------------------------------------------------------------ rewrites
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        fname = _helper(node)
+        if fname == "compact" and len(node.args) == 1 and isinstance(node.args[0], ast.Dict):
+            return self.compact(node)
+        # what the operands call, before they are rewritten
+        arg_helpers = [_helper(a) for a in node.args]
+        elt_helpers = [_helper(e) for e in node.args[0].elts] \
+            if node.args and isinstance(node.args[0], ast.Tuple) else []
+        node = self.generic_visit(node)
+        if fname is None:
+            return node
+        args = node.args
+        if fname == "wfs_get_field" and len(args) == 2 and isinstance(args[1], ast.Constant) \
+                and type(args[1].value) is str:
+            return self.field(args[0], args[1].value)
+        if fname == "wfs_get_fields" and len(args) == 2 and isinstance(args[1], ast.Tuple) \
+                and all(isinstance(e, ast.Constant) and type(e.value) is str for e in args[1].elts):
+            value = args[0]
+            for key in args[1].elts:
+                value = self.field(value, key.value)
+            return value
+        if fname == "js_boolean" and len(args) == 1:
+            if arg_helpers[0] in _BOOL_HELPERS:
+                return args[0]
+            first, v = self.bind(args[0])
+            return self.done(f"({self.par(first, v)} is True or ({v} is not False and {RT}.js_boolean({v})))")
+        if fname in _COMPARE and len(args) == 2:
+            return self.compare(_COMPARE[fname], args[0], args[1])
+        if fname in ("wfs_eq", "wfs_ne") and len(args) == 2:
+            return self.equal(fname, args[0], args[1])
+        if fname == "wfs_contains" and len(args) == 2 and isinstance(args[1], ast.Constant) \
+                and type(args[1].value) is str:
+            first, a = self.bind(args[0])
+            needle = _const(args[1].value.lower())
+            return self.done(f"({needle} in {a}.lower() if type({first}) is str "
+                             f"else {RT}.wfs_contains({a}, {_const(args[1].value)}))")
+        if fname in ("wfs_all", "wfs_any") and len(args) == 1 and isinstance(args[0], ast.Tuple) \
+                and all(h in _BOOL_HELPERS for h in elt_helpers):
+            # every operand is a bool already: & and | evaluate them all, as the helpers do
+            joiner = " & " if fname == "wfs_all" else " | "
+            return self.done("(" + joiner.join(_src(e) for e in args[0].elts) + ")")
+        if fname in ("wfs_truthy", "wfs_not") and len(args) == 1 and arg_helpers[0] in _BOOL_HELPERS:
+            return self.done(_src(args[0]) if fname == "wfs_truthy" else f"(not {_src(args[0])})")
+        return node
+
+    def field(self, value: ast.AST, key: str) -> ast.Name:
+        """``value.key`` (wfs_get_field)."""
+        k = _const(key)
+        if _is_name(value) and value.id == "item":
+            return self.done(f"_get(item, {k}, _MISSING)")  # TypeError when the item is no object
+        first, v = self.bind(value)
+        return self.done(f"(_get({v}, {k}, _MISSING) if type({first}) is dict else {RT}.wfs_get_field({v}, {k}))")
+
+    def compare(self, op: str, left: ast.AST, right: ast.AST) -> ast.Name:
+        a, test_a = self.number(left)
+        b, test_b = self.number(right)
+        if test_a is None and test_b is None:
+            return self.done(f"({a} {op} {b})")
+        if test_a is not None and test_b is not None:
+            test = f"({test_a}, {test_b}) == (True, True)"  # both operands are evaluated, left first
+        else:
+            test = test_a or test_b
+        slow_a = a if test_a is None else f"{RT}.to_number({a})"
+        slow_b = b if test_b is None else f"{RT}.to_number({b})"
+        return self.done(f"({a} {op} {b} if {test} else {slow_a} {op} {slow_b})")
+
+    def equal(self, fname: str, left: ast.AST, right: ast.AST) -> ast.Name:
+        negate = fname == "wfs_ne"
+        if self.fixed(left) and not self.fixed(right):
+            left, right = right, left  # == is symmetric, and a fixed operand can't raise
+        value = _constant(right)
+        if value is None or type(value) is bool:
+            # null and booleans equal only themselves (numbers and strings never do)
+            first, a = self.bind(left)
+            return self.done(f"({self.par(first, a)} is {'not ' if negate else ''}{_const(value)})")
+        first, a = self.bind(left)
+        fast = "!=" if negate else "=="
+        if type(value) is str:
+            b = _const(value)
+            test = f"type({first}) is str"
+        elif type(value) in (int, float) and -_MAX_SAFE <= value <= _MAX_SAFE:
+            b = _const(value)
+            test = self.is_number(first, a)
+        elif value is not _NOT_CONSTANT:
+            return self.done(f"{RT}.{fname}({first}, {_src(right)})")
+        elif _is_name(right) and right.id in self.invariant:
+            b = right.id
+            test = f"type({first}) is str and {self.hoist(f'type({b}) is str')}"
+        else:
+            first_b, b = self.bind(right)
+            test = f"type({first}) is type({first_b}) is str"  # evaluates both operands
+        return self.done(f"({a} {fast} {b} if {test} else {RT}.{fname}({a}, {b}))")
+
+    def compact(self, node: ast.Call) -> ast.Name:
+        """``compact({...})``: when no value is missing, the object as it is."""
+        slow = ast.unparse(node)
+        display = node.args[0]
+        keys = [ast.unparse(k) for k in display.keys]
+        checks = []
+        values = []
+        for value in display.values:
+            never_missing = (isinstance(value, (ast.Constant, ast.Dict, ast.List))
+                             or _helper(value) in _NEVER_MISSING_HELPERS
+                             or (_is_name(value) and value.id == "index"))
+            fast = _src(self.visit(value))
+            if never_missing:
+                values.append(fast)
+            else:
+                name = self.temp()
+                checks.append(f"({name} := {fast}) is not _MISSING")
+                values.append(name)
+        obj = "{" + ", ".join(f"{k}: {v}" for k, v in zip(keys, values)) + "}"
+        if not checks:
+            return self.done(obj)
+        return self.done(f"({obj} if {' and '.join(checks)} else {slow})")
+
+
+_NOT_CONSTANT = object()
+
+
+def _constant(node: ast.AST) -> Any:
+    """The value of a constant operand (``5``, ``-5``, ``'x'``), else _NOT_CONSTANT."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant)
+            and type(node.operand.value) in (int, float)):
+        return -node.operand.value
+    return _NOT_CONSTANT
+
+
+def _runtime_to_number(value: Any) -> Any:
+    from flowc.backends.python import runtime
+
+    return runtime.to_number(value)
+
+
 def _is_boolean(expr: E.Expr) -> bool:
     """Does ``expr`` always evaluate to a Python bool? (WorkflowSkill
     operators all return booleans.)"""
@@ -213,6 +462,8 @@ class _Func:
         self.state_roots: set[str] = set()
         self.missing_roots: set[str] = set()
         self.hoisted = 0  # loop-invariant values bound so far (_c0, _c1 ...)
+        self.derived = 0  # values the fast paths derive from them (_h0, _h1 ...)
+        self.temps = 0  # the fast paths' temporaries (_t0, _t1 ...)
         self.pending: list[tuple[str, str]] = []  # (name, source) to bind before the next loop
 
     def emit(self, depth: int, text: str) -> None:
@@ -465,16 +716,18 @@ class _Generator:
             fn.emit(depth, f"items = {RT}.transform_items(args)")
             key = node.outputs[0].name if node.outputs else "items"
             lines = self._transform(fn, node, scope)
+            fast = self._fast(fn, lines) if lines[0] == "[" else None
             for name, source in fn.pending:
                 fn.emit(depth, f"{name} = {source}  # the same for every item")
             fn.pending.clear()
             lead = f"{raw} = {{{_const(key)}: "
-            if len(lines) == 1 or len("    " * depth + lead + " ".join(lines) + "}") <= 100:
-                fn.emit(depth, lead + " ".join(lines) + "}")
+            if fast is None:
+                self._emit_result(fn, depth, lead, lines)
             else:
-                fn.emit(depth, lead + "[")
-                fn.lines.extend("    " * (depth + 1) + line for line in lines[1:-1])
-                fn.emit(depth, "]}")
+                fn.emit(depth, "try:  # the fast path: every item an object, plain numbers and strings")
+                self._emit_result(fn, depth + 1, lead, fast)
+                fn.emit(depth, "except Exception:  # noqa: BLE001 - any other case: the general path decides")
+                self._emit_result(fn, depth + 1, lead, lines)
         if uses_result:
             self._emit_dict(fn, depth, "output = ", self._mapping(fn, node, raw, scope), compact=True)
         declared = []
@@ -486,6 +739,32 @@ class _Generator:
             declared.append(_tuple([_const(binding.name), _const(kind)]))
         if declared:
             fn.emit(depth, f"{RT}.check_output({_const(node.id)}, output, {_tuple(declared)})")
+
+    @staticmethod
+    def _emit_result(fn: _Func, depth: int, lead: str, lines: list[str]) -> None:
+        if len(lines) == 1 or len("    " * depth + lead + " ".join(lines) + "}") <= 100:
+            fn.emit(depth, lead + " ".join(lines) + "}")
+        else:
+            fn.emit(depth, lead + "[")
+            fn.lines.extend("    " * (depth + 1) + line for line in lines[1:-1])
+            fn.emit(depth, "]}")
+
+    @staticmethod
+    def _fast(fn: _Func, lines: list[str]) -> list[str] | None:
+        """The fast form of a filter/map comprehension (see _Fast), or None
+        when it would be the same."""
+        tree = ast.parse(" ".join(lines), mode="eval")
+        comp = tree.body
+        if not (isinstance(comp, ast.ListComp) and len(comp.generators) == 1):
+            return None
+        fast = _Fast(fn, {name for name, _ in fn.pending})
+        gen = comp.generators[0]
+        elt = fast.visit(comp.elt)
+        ifs = [fast.visit(test) for test in gen.ifs]
+        if not fast.changed:
+            return None
+        return ["[", _src(elt), f"for {ast.unparse(gen.target)} in {ast.unparse(gen.iter)}",
+                *(f"if {_src(test)}" for test in ifs), "]"]
 
     def _transform(self, fn: _Func, node: Node, scope: tuple[str, ...]) -> list[str]:
         """The transform's result array: one expression, or (for a list
@@ -707,6 +986,8 @@ class _Generator:
         out.append("")
         out.append(f"from flowc.backends.python import runtime as {RT}")
         out.append("")
+        out.append(f"_MISSING = {RT}.MISSING")
+        out.append("_get = dict.get  # raises TypeError for anything but an object")
         out.append(f"WORKFLOW = {_const(wf.name)}")
         out.append(f"INPUT_DEFAULTS = {_data(defaults)}")
         types = [_tuple([_const(p.name), _const(_TYPE_NAMES[p.type.kind])])

@@ -31,6 +31,7 @@ __all__ = [
     "js_to_number",
     "js_to_string",
     "to_json_value",
+    "to_number",
     "unknown_ref",
     "wfs_all",
     "wfs_and",
@@ -217,12 +218,14 @@ def js_to_number(s):
     return float(s)
 
 
-def _to_number(v):
+def to_number(v):
     """The reference's toNumber: numbers as is, numeric strings by Number(),
     other strings 0, booleans 1/0, everything else 0."""
     t = type(v)
-    if t is int or t is float:
-        return _num(v)
+    if t is int:
+        return v if -_MAX_SAFE <= v <= _MAX_SAFE else float(v)
+    if t is float:
+        return v
     if t is bool:
         return 1 if v else 0
     if t is str:
@@ -230,6 +233,9 @@ def _to_number(v):
         if not math.isnan(n):
             return n
     return 0
+
+
+_to_number = to_number
 
 
 def js_number_to_string(x):
@@ -287,6 +293,8 @@ def wfs_eq(a, b):
     Number(string) when that is not NaN."""
     ta = type(a)
     tb = type(b)
+    if ta is str and tb is str:  # the commonest case first
+        return a == b
     a_num = ta is int or ta is float
     b_num = tb is int or tb is float
     if a_num:
@@ -312,20 +320,37 @@ def wfs_ne(a, b):
     return not wfs_eq(a, b)
 
 
+def _plain_numbers(a, b):
+    """Are a and b both their own toNumber (floats, or ints that are exact
+    JavaScript numbers)? Then Python compares them as JavaScript does."""
+    ta = type(a)
+    tb = type(b)
+    return ((ta is float or (ta is int and -_MAX_SAFE <= a <= _MAX_SAFE))
+            and (tb is float or (tb is int and -_MAX_SAFE <= b <= _MAX_SAFE)))
+
+
 def wfs_lt(a, b):
-    return _to_number(a) < _to_number(b)
+    if _plain_numbers(a, b):
+        return a < b
+    return to_number(a) < to_number(b)
 
 
 def wfs_le(a, b):
-    return _to_number(a) <= _to_number(b)
+    if _plain_numbers(a, b):
+        return a <= b
+    return to_number(a) <= to_number(b)
 
 
 def wfs_gt(a, b):
-    return _to_number(a) > _to_number(b)
+    if _plain_numbers(a, b):
+        return a > b
+    return to_number(a) > to_number(b)
 
 
 def wfs_ge(a, b):
-    return _to_number(a) >= _to_number(b)
+    if _plain_numbers(a, b):
+        return a >= b
+    return to_number(a) >= to_number(b)
 
 
 def _same_value_zero(a, b):
@@ -379,11 +404,11 @@ def wfs_truthy(v):
 def js_boolean(v):
     """JavaScript ``Boolean(v)`` (guards, conditionals, filters): false for
     null, missing, false, 0, NaN and ''; [] and {} are true."""
-    if v is None or v is MISSING:
-        return False
     t = type(v)
     if t is bool:
         return v
+    if v is None or v is MISSING:
+        return False
     if t is int or t is float:
         return v != 0 and not math.isnan(v)
     if t is str:

@@ -1,0 +1,187 @@
+"""The fast path of filter and map loops in generated modules.
+
+codegen emits each filter/map comprehension twice: a fast form (fields read
+with ``dict.get``, the commonest cases of the helpers inlined behind type
+checks), tried first, and the general form, which runs whenever the fast one
+raises. So the fast form must give exactly the general form's result whenever
+it completes. These tests check that on every expression vector evaluated
+per item (through a filter's ``where`` and a map value) and on generated
+expressions and items: the module's record equals the reference's value and
+the VM's record, and a module whose fallback is cut off (the fast form alone)
+either gives the same record or fails the step (the fast form gave up).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+from flowc import driver
+from flowc.backends.python import compile_workflow, load_module
+from flowc.backends.python import runtime as rt
+from flowc.backends.vm import compile_workflow as vm_compile
+from flowc.backends.vm import load as vm_load
+from flowc.host import ScriptedHost
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.test_wfs_expressions import VECTORS, js_same
+
+FALLBACK = "except Exception:  # noqa: BLE001 - any other case: the general path decides"
+
+
+def _modules(text: str):
+    """(the module, the module with the fast form alone, the workflow), or None
+    when the workflow does not compile."""
+    result = driver.compile_text(text, "probe.yaml", "workflowskill")
+    if not result.ok:
+        return None
+    source = compile_workflow(result.workflow)
+    fast_only = source.replace(FALLBACK, "except ():  # the fast form alone")
+    return load_module(source), load_module(fast_only), result.workflow, FALLBACK in source
+
+
+def _declared(value) -> str:
+    name = rt.type_name(value)
+    return "string" if name == "null" else name  # null fits every declared type
+
+
+def _probe_workflow(v: dict, operation: str) -> tuple[str, dict, dict, int]:
+    """A workflow evaluating the vector's expression for one item, its inputs,
+    host script and the item's position."""
+    ctx = v["context"]
+    index = ctx.get("index", 0) if type(ctx.get("index", 0)) is int else 0
+    item = ctx.get("item", {})
+    inputs = dict(ctx.get("inputs", {}))
+    declared = {k: {"type": _declared(x)} for k, x in inputs.items()}
+    declared["probe_items"] = {"type": "array"}
+    inputs["probe_items"] = [item] * (index + 1)
+    steps = [{"id": sid, "type": "tool", "tool": f"t_{sid}"} for sid in ctx.get("steps", {})]
+    script = {f"t_{sid}": {"output": s.get("output")} for sid, s in ctx.get("steps", {}).items()}
+    probe = {"id": "probe", "type": "transform", "operation": operation,
+             "inputs": {"items": {"type": "array", "value": "$inputs.probe_items"}},
+             "outputs": {"items": {"type": "array"}}}
+    if operation == "filter":
+        probe["where"] = v["text"]
+    else:
+        probe["expression"] = {"v": v["text"]}
+    workflow = {"inputs": declared, "outputs": {"values": {"type": "array", "value": "$steps.probe.output.items"}},
+                "steps": [*steps, probe]}
+    return json.dumps(workflow), inputs, script, index
+
+
+def _check_vector(v: dict, operation: str) -> str:
+    """'fast', 'fallback' or 'skipped'; raises AssertionError on a wrong result."""
+    text, inputs, script, index = _probe_workflow(v, operation)
+    built = _modules(text)
+    if built is None:
+        return "skipped"  # refused at compile time (unknown root, undeclared step ...)
+    module, fast_only, workflow, has_fast = built
+    record = module.run(inputs, ScriptedHost(script))
+    kind, expected = v["expected_kind"], v["expected"]
+    if kind == "error":
+        assert record["error"] == {"message": expected["error"], "step": "probe"}, (v["id"], record["error"])
+    else:
+        assert record["status"] == "success", (v["id"], record["error"])
+        values = record["outputs"]["values"]
+        if operation == "filter":
+            kept = rt.js_boolean(rt.MISSING if kind == "undefined" else expected)
+            assert len(values) == (index + 1 if kept else 0), v["id"]
+        elif kind == "undefined":
+            assert "v" not in values[index], v["id"]
+        else:
+            assert js_same(values[index]["v"], expected), (v["id"], values[index])
+    assert vm_load(vm_compile(workflow)).run(inputs, ScriptedHost(script)) == record, v["id"]
+    if not has_fast:
+        return "skipped"
+    alone = fast_only.run(inputs, ScriptedHost(script))
+    if alone == record:
+        return "fast"
+    assert alone["error"] is not None and alone["error"]["step"] == "probe", (v["id"], alone, record)
+    return "fallback"
+
+
+# $item and $index have a value in a loop: vectors where they are absent don't apply; nor do
+# those that read $inputs as a whole (the probe adds an input)
+EXPRESSIONS = [v for v in VECTORS if v["kind"] == "expression" and "result" not in v["context"]
+               and all(root in v["context"] or "$" + root not in v["text"] for root in ("item", "index"))
+               and not re.search(r"\$inputs(?![.\[])", v["text"])]
+
+
+@pytest.mark.parametrize("operation", ["filter", "map"])
+def test_every_expression_vector_through_a_loop(operation):
+    outcomes = {"fast": 0, "fallback": 0, "skipped": 0}
+    for v in EXPRESSIONS:
+        if operation == "map" and not v["text"].startswith("$"):
+            continue  # a map value that does not start with $ is a literal string
+        outcomes[_check_vector(v, operation)] += 1
+    # most vectors run the fast form to the end (it gives up on items that are no objects)
+    assert outcomes["fast"] > 3 * outcomes["fallback"], outcomes
+    assert outcomes["fast"] >= 100, outcomes
+
+
+# ------------------------------------------------------------------ generated
+
+LITERALS = ["0", "1", "-1", "2.5", "9007199254740993", "-9007199254740993", '"a"', '"7"', '""', '" 12 "',
+            "true", "false", "null"]
+FIELDS = ["$item.a", "$item.b", "$item.c.d", "$item.tags", "$item.tags.length", "$item.c", "$index",
+          "$steps.src.output.n", "$steps.src.output.s", "$steps.src.output.missing"]
+ATOM = st.sampled_from(FIELDS + FIELDS + LITERALS)
+CMP = st.sampled_from(["==", "!=", "<", "<=", ">", ">=", "contains"])
+COMPARISON = st.builds(lambda a, o, b: f"{a} {o} {b}", ATOM, CMP, ATOM)
+TEST = st.one_of(
+    ATOM, COMPARISON, ATOM.map(lambda a: f"!{a}"), COMPARISON.map(lambda c: f"!({c})"),
+    st.builds(lambda a, o, b: f"({a}) {o} ({b})", COMPARISON, st.sampled_from(["&&", "||"]), COMPARISON),
+    st.builds(lambda a, o, b: f"{a} {o} {b}", ATOM, st.sampled_from(["&&", "||"]), ATOM),
+)
+SCALAR = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 12), st.sampled_from([2**53, 2**53 + 1, -(2**53) - 1, 10**21]),
+    st.sampled_from([0.5, 2.0, -1.5, 1e300, math.inf, -math.inf, math.nan]),
+    st.sampled_from(["", "a", "A", "7", " 12 ", "0x10", "1e3", "\u00e9", "Infinity", "abc"]),
+)
+VALUE = st.one_of(SCALAR, st.lists(SCALAR, max_size=3), st.dictionaries(st.sampled_from(["d", "a"]), SCALAR,
+                                                                            max_size=2))
+ITEM = st.fixed_dictionaries({}, optional={"a": VALUE, "b": VALUE, "c": VALUE, "tags": VALUE})
+ITEMS = st.one_of(st.lists(ITEM, max_size=5), st.lists(st.one_of(ITEM, ITEM, ITEM, VALUE), max_size=5))
+
+
+def _generated(where: str, values: list[str]) -> str:
+    expression = {f"k{i}": v for i, v in enumerate(values)}
+    expression["fixed"] = 1
+    return json.dumps({
+        "outputs": {"kept": {"type": "array", "value": "$steps.keep.output.items"},
+                    "mapped": {"type": "array", "value": "$steps.shape.output.items"}},
+        "steps": [
+            {"id": "src", "type": "tool", "tool": "src"},
+            {"id": "keep", "type": "transform", "operation": "filter", "where": where, "on_error": "ignore",
+             "inputs": {"items": {"type": "array", "value": "$steps.src.output.items"}},
+             "outputs": {"items": {"type": "array"}}},
+            {"id": "shape", "type": "transform", "operation": "map", "expression": expression,
+             "on_error": "ignore",
+             "inputs": {"items": {"type": "array", "value": "$steps.src.output.items"}},
+             "outputs": {"items": {"type": "array"}}},
+        ]})
+
+
+def _same(a: dict, b: dict) -> bool:
+    return json.dumps(a, sort_keys=True, default=repr) == json.dumps(b, sort_keys=True, default=repr)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(TEST, st.lists(st.one_of(ATOM, COMPARISON), min_size=1, max_size=3), ITEMS, VALUE, VALUE)
+def test_generated_loops_fast_and_general_agree(where, values, items, n, s):
+    built = _modules(_generated(where, [v if v.startswith("$") else "$index == 0 && " + v for v in values]))
+    if built is None:
+        return
+    module, fast_only, workflow, _ = built
+    script = {"src": {"output": {"items": items, "n": n, "s": s}}}
+    record = module.run({}, ScriptedHost(script))
+    assert _same(record, vm_load(vm_compile(workflow)).run({}, ScriptedHost(script)))
+    alone = fast_only.run({}, ScriptedHost(script))
+    if not _same(alone, record):
+        # the fast form gave up: a step failed that succeeds with the general form
+        failed = {r["id"] for r in alone["steps"] if r["status"] == "failed"}
+        assert failed and failed <= {"keep", "shape"}, (alone, record)
+        assert not failed & {r["id"] for r in record["steps"] if r["status"] == "failed"}
