@@ -459,19 +459,39 @@ class _Lowering:
         if node.iteration.delay_ms:
             self.report.finding("TRN103", f"delay: dialect 3 has no pause between foreach items "
                                 f"({node.iteration.delay_ms} ms are not waited)", node.iteration.span)
-        if not ignore:
-            self.report.finding("TRN103", "each with on_error: fail: WorkflowSkill runs the remaining items after "
-                                "a failed one and then fails; dialect 3 stops at the failed item",
-                                node.iteration.span)
         body = _Graph(set())
         body.add(Node("call", "call", "tool", node.span, attrs=call_attrs, retry=retry,
-                      on_error=ErrorPolicy("continue" if ignore else "fail")), [])
-        if mapped or ignore:
+                      on_error=ErrorPolicy("continue")), [])
+        if ignore:
+            # A failed item is null and the loop goes on: the body never fails.
             body.add(Node("result", "assign", "template", node.span,
-                          attrs=(_attr("value", self.result_value(node, "call", ignore)),)), ["call"])
-        graph.add(Node(node.id, "foreach", "foreach", node.span, node.description, guard=guard,
+                          attrs=(_attr("value", self.result_value(node, "call", True)),)), ["call"])
+            graph.add(Node(node.id, "foreach", "foreach", node.span, node.description, guard=guard,
+                           iteration=Iteration(over, "item", "index", 0, 1, "fail", node.iteration.span),
+                           regions=(Region("body", tuple(body.nodes), tuple(body.edges), node.span),)), deps)
+            return node.id
+        # on_error: fail: every item runs (a failed one is null), then the step
+        # fails if one did. The body gives {result, failed} per item; a check
+        # after the loop fails the step, and <id> keeps the results.
+        self.report.lowered("each with on_error: fail", "items that cannot fail the loop, then a check",
+                            node.iteration.span)
+        body.add(Node("result", "assign", "template", node.span,
+                      attrs=(_attr("value", self.result_value(node, "call", True)),)), ["call"])
+        failed = E.Binary("cel.ne", E.Ref("steps", (E.Field("call"), E.Field("error"))), E.Literal(None, "null"))
+        body.add(Node("failed", "assign", "template", node.span, attrs=(_attr("value", failed),)), ["call"])
+        loop_id = graph.fresh(f"{node.id}_items")
+        graph.add(Node(loop_id, "foreach", "foreach", node.span, node.description, guard=guard,
                        iteration=Iteration(over, "item", "index", 0, 1, "fail", node.iteration.span),
                        regions=(Region("body", tuple(body.nodes), tuple(body.edges), node.span),)), deps)
+        results = E.Ref("steps", (E.Field(loop_id), E.Field("output")))
+        check_id = graph.fresh(f"{node.id}_check")
+        none_failed = E.Unary("cel.not", E.Call("cel.exists", (results, E.Lambda(("r",), E.Ref(
+            "r", (E.Field("failed"),))))))
+        graph.add(Node(check_id, "assert", "assert", node.span, attrs=(
+            _attr("condition", none_failed), _attr("message", _lit(f"step {node.id!r}: an item failed")))),
+            [loop_id])
+        graph.add(Node(node.id, "assign", "template", node.span, attrs=(_attr("value", E.Call(
+            "cel.map", (results, E.Lambda(("r",), E.Ref("r", (E.Field("result"),)))))),)), [check_id])
         return node.id
 
     def result_value(self, node: Node, call_id: str, ignore: bool) -> E.Expr:
@@ -518,11 +538,22 @@ class _Lowering:
             self.report.finding("TRN101", f"transform {node.id!r} has no input items", node.span)
             over: E.Expr = E.ListExpr((), node.span)
         else:
-            if items_binding.type.kind != "array":
-                self.report.finding("TRN102", "a transform wraps a non-array input in a one-element array in "
-                                    "WorkflowSkill; dialect 3 fails on it", items_binding.span)
             self.cel.scope = {}
             over = self.value(items_binding.value)
+            if items_binding.type.kind != "array":
+                if len(node.inputs) == 1:
+                    # WorkflowSkill's rule for one input: an array as it is, null as
+                    # [], anything else as a one-element array.
+                    v = self.cel.expr(items_binding.value)
+                    is_list = E.Binary("cel.eq", E.Call("cel.type", (v,)), E.Ref("list", ()))
+                    over = E.Conditional("cel.ternary", is_list, v, E.Conditional(
+                        "cel.ternary", E.Binary("cel.eq", v, E.Literal(None, "null")), E.ListExpr(()),
+                        E.ListExpr((v,))))
+                    self.report.lowered("transform input", "a list test that wraps a single value",
+                                        items_binding.span)
+                else:
+                    self.report.finding("TRN102", "a transform takes the first array among several inputs in "
+                                        "WorkflowSkill; dialect 3 reads the one chosen here", items_binding.span)
         if node.iteration is not None:
             self.report.finding("TRN101", "each on a transform step has no instruction form", node.span)
         guard = self._guard(node)
