@@ -16,6 +16,8 @@ from flowc import driver, translate
 from flowc.compiler.analyze import analyze
 from flowc.compiler.instruction.frontend import compile_instruction_all
 from flowc.ir.expr import strip_spans
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -107,3 +109,64 @@ def test_whole_instruction_documents_format_as_one_document():
         assert not [d for d in diags if d.is_error]
         assert [strip_spans(w) for w in again] == [strip_spans(w) for w in workflows]
         assert translate.translate_text(result.text, str(path), "instruction").text == result.text
+
+
+# ------------------------------------------------------------------ hostile text
+_HOSTILE = st.one_of(
+    st.text(max_size=30),
+    st.sampled_from(["$x", "$$100", "${inputs.a}", "a ${b} c", "$${", "${}", "yes", "010", "1e3", "null", "~",
+                     "- a", "a: b", "# no", "{{ x }}", "CEL: 1", "'q'", '"q"', "line\nbreak\n", " pad ",
+                     "\t", "}", "${inputs.a", "$", "$${inputs.a}"]),
+)
+
+
+def _identity(text: str, name: str, dialect: str) -> None:
+    source = driver.compile_text(text, name, dialect)
+    if not source.ok:
+        return  # the generated text is not a valid workflow of the dialect (e.g. an id it refuses)
+    first = translate.emit(source.workflow, dialect)
+    assert first.ok, first.diagnostics
+    again = driver.compile_text(first.text, name, dialect)
+    assert again.ok, ([d for d in again.diagnostics if d.is_error], first.text)
+    assert_same_ir(source.workflow, again.workflow)
+    assert translate.emit(again.workflow, dialect).text == first.text
+
+
+@settings(max_examples=60, deadline=None)
+@given(value=_HOSTILE, description=_HOSTILE, label=_HOSTILE)
+def test_workflowskill_identity_with_hostile_text(value, description, label):
+    from flowc.backends import yamlout
+
+    doc = {"inputs": {"a": {"type": "string", "default": label}},
+           "outputs": {"out": {"type": "string", "value": value}},
+           "steps": [{"id": "call", "type": "tool", "tool": "t", "description": description,
+                      "inputs": {"v": {"type": "string", "value": value}, "w": {"type": "string", "value": label}}},
+                     {"id": "done", "type": "exit", "status": "success", "output": {"out": value},
+                      "inputs": {}, "outputs": {}}]}
+    text = "---\n" + yamlout.dump({"name": "w", "description": description}) + "---\n\n```workflow\n" \
+        + yamlout.dump(doc) + "```\n"
+    _identity(text, "SKILL.md", "workflowskill")
+
+
+@settings(max_examples=60, deadline=None)
+@given(value=_HOSTILE, prompt=_HOSTILE)
+def test_aevatar_identity_with_hostile_text(value, prompt):
+    from flowc.backends import yamlout
+
+    doc = {"name": "w", "roles": [{"id": "r", "system_prompt": prompt}],
+           "steps": [{"id": "a", "type": "llm_call", "target_role": "r",
+                      "parameters": {"prompt_prefix": value}},
+                     {"id": "b", "type": "assign", "parameters": {"target": "x", "value": value}}]}
+    _identity(yamlout.dump(doc), "workflow.yaml", "aevatar")
+
+
+@settings(max_examples=60, deadline=None)
+@given(value=_HOSTILE, text=_HOSTILE)
+def test_instruction_identity_with_hostile_text(value, text):
+    from flowc.backends import yamlout
+
+    doc = {"name": "w", "steps": {"start": {"kind": "manual"},
+                                  "t": {"kind": "template", "depends_on": ["start"], "text": text},
+                                  "v": {"kind": "assign", "depends_on": ["t"], "value": value},
+                                  "done": {"kind": "finish", "depends_on": ["v"], "output": {"x": value}}}}
+    _identity(yamlout.dump(doc), "workflow.yaml", "instruction")

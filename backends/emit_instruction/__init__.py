@@ -241,7 +241,11 @@ class _Printer:
                 if v.value != MAX_ITERATIONS:
                     out["max_iterations"] = v.value
             elif kind == "template" and name == "text":
-                out["text"] = self.value(v, force_string=True)
+                if isinstance(v, (E.Template, E.Literal)) and not (isinstance(v, E.Literal)
+                                                                   and not isinstance(v.value, str)):
+                    out["text"] = self.value(v, force_string=True)
+                else:  # `text` must be a string in YAML: a computed or typed one is CEL
+                    out["text"] = "CEL: " + self._try(P.cel, v, a.span, "null")
             elif (kind, name) in CEL_FIELDS:
                 if isinstance(v, E.Literal) and isinstance(v.value, bool):
                     out[name] = v.value
