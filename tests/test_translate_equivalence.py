@@ -159,3 +159,65 @@ def test_generated_workflows_run_the_same_in_instruction(example):
     a = run(source.workflow, inputs, script)
     b = run(back.workflow, inputs, script)
     assert same_runs(a, b) == [], emission.text
+
+
+@st.composite
+def instruction_workflows(draw):
+    """A small dialect-3 workflow (a trigger, tool calls with guards, a
+    switch and its arms, a filter, a finish), its host script and inputs."""
+    names = draw(st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "h"]), min_size=3, max_size=3,
+                          unique=True))
+    steps: dict = {"go": {"kind": "manual"}}
+    prev = "go"
+    tools = []
+    for i, name in enumerate(names):
+        sid = f"{name}{i}"
+        step = {"kind": "tool", "depends_on": [prev], "name": f"t{i % 2}",
+                "args": {"x": draw(st.sampled_from(["{{ inputs.word }}", "fixed", "{{ inputs.flag }}"]
+                                                   + [f"{{{{ steps.{t}.output.label }}}}" for t in tools]))}}
+        if draw(st.booleans()):
+            step["when"] = draw(st.sampled_from(["inputs.flag", "!inputs.flag", 'inputs.word == "alpha"',
+                                                 'inputs.word != "beta" && inputs.flag']))
+        steps[sid] = step
+        tools.append(sid)
+        prev = sid
+    if draw(st.booleans()):
+        steps["sw"] = {"kind": "switch", "depends_on": [prev], "on": "{{ inputs.word }}",
+                       "cases": {"alpha": "arm_a", "beta": "arm_b"}, "default": "arm_c"}
+        for arm in ("arm_a", "arm_b", "arm_c"):
+            steps[arm] = {"kind": "tool", "depends_on": ["sw"], "name": arm, "args": {"from": arm}}
+        ends = ["arm_a", "arm_b", "arm_c"]
+    else:
+        ends = [prev]
+    if draw(st.booleans()):
+        steps["keep"] = {"kind": "filter", "depends_on": [tools[0]],
+                         "over": f"{{{{ steps.{tools[0]}.output.rows }}}}",
+                         "expr": draw(st.sampled_from(['item.name == "a"', "item.ok", "!item.ok"]))}
+        ends.append("keep")
+    steps["zz_done"] = {"kind": "finish", "depends_on": ["go", *ends],
+                        "output": {"label": f"{{{{ steps.{tools[0]}.output.label }}}}", "word": "{{ inputs.word }}"}}
+    doc = {"name": "gen", "inputs": {"schema": {"type": "object", "properties": {
+        "flag": {"type": "boolean", "default": draw(st.booleans())},
+        "word": {"type": "string", "default": draw(st.sampled_from(["alpha", "beta", "gamma"]))}}}},
+        "steps": steps}
+    script = {"*": {"output": {"label": "L", "rows": [{"name": "a", "ok": True}, {"name": "b", "ok": False}]}}}
+    inputs = draw(st.fixed_dictionaries({}, optional={"flag": st.booleans(),
+                                                      "word": st.sampled_from(["alpha", "beta", "x"])}))
+    return doc, script, inputs
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instruction_workflows())
+def test_generated_instruction_workflows_run_the_same_in_workflowskill(example):
+    from flowc.backends import yamlout
+
+    doc, script, inputs = example
+    source = driver.compile_text(yamlout.dump(doc), "generated.yaml", "instruction")
+    assert source.ok, [d for d in source.diagnostics if d.is_error]
+    emission, back = translated(source.workflow, "workflowskill")
+    assert back.ok, ([d for d in back.diagnostics if d.is_error], emission.text)
+    if emission.verdict == "approximate":
+        return
+    a = run(source.workflow, inputs, script)
+    b = run(back.workflow, inputs, script)
+    assert same_runs(a, b) == [], emission.text

@@ -74,6 +74,7 @@ class CelToWfs:
         self.report = report
         self.kinds = kinds
         self.params: dict[str, str] = {}       # lambda parameter -> wfs root (item, index)
+        self.prunable: set[str] = set()        # steps that may be pruned (their output is then null)
         self.shapes: dict[str, str] = {}       # step id -> "items" (transform) or "value" (map trick)
         self.ids: dict[str, str] = {}          # instruction id -> wfs id
 
@@ -141,6 +142,9 @@ class CelToWfs:
                 self._finding(f"steps.{sid}.{field} has no WorkflowSkill form (only a step's output is kept)",
                               e.span, "TRN101")
                 return E.Literal(None, "null", e.span)
+            if sid in self.prunable and len(e.path) > 2:
+                self._finding(f"step {sid!r} may be pruned: dialect 3 then fails on a field of its null output, "
+                              "WorkflowSkill reads it as undefined", e.span)
             wid = self.ids.get(sid, sid)
             shape = self.shapes.get(sid)
             extra: tuple = ()
@@ -157,6 +161,8 @@ class CelToWfs:
         return E.Literal(None, "null", e.span)
 
     def template(self, e: E.Template) -> E.Expr:
+        if e.typed_whole and len(e.parts) == 1 and isinstance(e.parts[0], E.Ref):
+            return self.ref(e.parts[0])  # `{{ path }}` alone is the value itself
         parts = []
         for p in e.parts:
             if isinstance(p, E.Literal):
@@ -218,6 +224,7 @@ class _Lowering:
                 self.report.finding("TRN101", f"on_error goto / on_timeout routes have no WorkflowSkill form "
                                     f"(step {e.source!r})", e.span)
         self.live: dict[str, E.Expr | None] = {}   # None: always runs
+        self.cel.prunable = self._prunable()
         self.nodes: list[Node] = []
         for n in wf.nodes:
             if not _WFS_ID.match(n.id):
@@ -226,6 +233,20 @@ class _Lowering:
                     new = "s_" + new
                 self.cel.ids[n.id] = new
                 self.report.lowered("step id", f"{n.id!r} -> {new!r}", n.span)
+
+    def _prunable(self) -> set[str]:
+        """Steps that may be pruned: a `when`, a switch case target, or all
+        dependencies prunable."""
+        out = {n.id for n in self.wf.nodes if n.guard is not None and n.op != "trigger"}
+        out |= {t for cases in self.cases.values() for _, t in cases}
+        changed = True
+        while changed:
+            changed = False
+            for sid, deps in self.deps.items():
+                if sid not in out and deps and all(d in out for d in deps):
+                    out.add(sid)
+                    changed = True
+        return out
 
     def wid(self, sid: str) -> str:
         return self.cel.ids.get(sid, sid)
