@@ -92,7 +92,11 @@ def explain_text(code: str, show_output: bool = True) -> str | None:
         out += ["", f"Wrong ({info.example_file}):", "", textwrap.indent(info.wrong.rstrip("\n"), "    ")]
         reported = _example_findings(info.code) if show_output else ""
         if reported:
-            out += ["", "flowc check reports:", "", textwrap.indent(reported, "    ")]
+            from flowc.compiler.codes_examples import EXAMPLES
+
+            target = getattr(EXAMPLES.get(info.code), "translate_to", None)
+            what = f"flowc translate --to {target}" if target else "flowc check"
+            out += ["", f"{what} reports:", "", textwrap.indent(reported, "    ")]
     if info.right:
         out += ["", "Right:", "", textwrap.indent(info.right.rstrip("\n"), "    ")]
     return "\n".join(out) + "\n"
@@ -106,7 +110,13 @@ def _example_findings(code: str) -> str:
     example = EXAMPLES.get(code)
     if example is None or code in NOT_STANDALONE:
         return ""
-    result = driver.compile_text(example.wrong, example.file, example_dialect(code, example))
+    if example.translate_to is not None:
+        from flowc import translate
+
+        result = translate.translate_text(example.wrong, example.file, example.translate_to,
+                                          dialect=example_dialect(code, example))
+    else:
+        result = driver.compile_text(example.wrong, example.file, example_dialect(code, example))
     mine = [d for d in result.diagnostics if d.code == code]
     return reporting.render_all_text(mine, {example.file: example.wrong}) if mine else ""
 

@@ -427,8 +427,8 @@ CODES.update(_table(
      ("The construct exists in the target but means something else for some values, and flowc cannot "
       "rule those values out: WorkflowSkill's `==` finds 1 equal to \"1\" and CEL's does not, `<` "
       "compares numbers only in WorkflowSkill, `contains` is case-insensitive in WorkflowSkill, aevatar "
-      "values are text. Declaring the operands' types (step outputs, workflow inputs) often lets flowc "
-      "prove the meaning is the same.")),
+      "values are text. Declaring the operands' types (step outputs, workflow inputs) and defaults for "
+      "inputs (an absent input is null) often lets flowc prove the meaning is the same.")),
     ("TRN103", "a policy works differently in the target",
      ("Retry, per-item failure and pacing rules differ between the dialects (WorkflowSkill retries tool "
       "errors only and has no jitter; dialect 3 retries every failure with +-20% jitter; aevatar retries "

@@ -21,6 +21,9 @@ class Example:
     right: str
     file: str = "workflow.yaml"      # name the example is written as
     dialect: str | None = None       # None: the dialect of the code's prefix; "" = detect
+    # For translation findings (TRN): the dialect the file is translated to
+    # (`flowc translate --to`); the code is reported by translating, not checking.
+    translate_to: str | None = None
 
 
 # A small clean WorkflowSkill workflow most examples start from.
@@ -827,6 +830,150 @@ NOT_STANDALONE: dict[str, str] = {
 }
 
 # Which dialect a code's examples are written in, by prefix.
+# ------------------------------------------------------------------ TRN (flowc translate)
+EXAMPLES.update({
+    "TRN001": Example(
+        wrong="""\
+workflows:
+  - name: first
+    steps:
+      go: { kind: manual }
+      done: { kind: finish, depends_on: [go] }
+  - name: second
+    steps:
+      go: { kind: manual }
+      done: { kind: finish, depends_on: [go] }
+""",
+        right="""\
+workflows:
+  - name: first
+    steps:
+      go: { kind: manual }
+      done: { kind: finish, depends_on: [go] }
+""", dialect="instruction", translate_to="workflowskill"),
+    "TRN101": Example(
+        wrong="""\
+name: nap
+steps:
+  go: { kind: manual }
+  rest: { kind: sleep, depends_on: [go], duration: 5s }
+  done: { kind: finish, depends_on: [rest] }
+""",
+        right="""\
+name: nap
+steps:
+  go: { kind: manual }
+  done: { kind: finish, depends_on: [go] }
+""", dialect="instruction", translate_to="workflowskill"),
+    "TRN102": Example(
+        wrong="""\
+inputs:
+  limit: { type: int }
+steps:
+  - id: fetch
+    type: tool
+    tool: rows
+    condition: $inputs.limit > 2
+""",
+        right="""\
+inputs:
+  limit: { type: int, default: 3 }
+steps:
+  - id: fetch
+    type: tool
+    tool: rows
+    condition: $inputs.limit > 2
+""", dialect="workflowskill", translate_to="instruction"),
+    "TRN103": Example(
+        wrong="""\
+steps:
+  - id: fetch
+    type: tool
+    tool: rows
+    retry: { max: 3, delay: 1s, backoff: 2.0 }
+""",
+        right="""\
+steps:
+  - id: fetch
+    type: tool
+    tool: rows
+""", dialect="workflowskill", translate_to="instruction"),
+    "TRN104": Example(
+        wrong="""\
+name: summarise
+roles:
+  - id: writer
+    system_prompt: You summarise.
+steps:
+  - id: summary
+    type: llm_call
+    target_role: writer
+""",
+        right="""\
+name: summarise
+steps:
+  - id: summary
+    type: tool_call
+    parameters:
+      tool: summarise
+      arguments: '{"style": "short"}'
+""", dialect="aevatar", translate_to="workflowskill"),
+    "TRN201": Example(
+        wrong="""\
+name: report
+steps:
+  go: { kind: manual }
+  fetch: { kind: tool, depends_on: [go], name: rows }
+  done:
+    kind: finish
+    depends_on: [fetch]
+    output: { text: "rows: {{ steps.fetch.output.rows }}" }
+""",
+        right="""\
+name: report
+steps:
+  go: { kind: manual }
+  fetch: { kind: tool, depends_on: [go], name: rows }
+  done:
+    kind: finish
+    depends_on: [fetch]
+    output: { rows: "{{ steps.fetch.output.rows }}" }
+""", dialect="instruction", translate_to="workflowskill"),
+    "TRN202": Example(
+        wrong="""\
+name: each
+inputs:
+  schema: { type: object, properties: { urls: { type: array, default: [] } } }
+steps:
+  go: { kind: manual }
+  all:
+    kind: foreach
+    depends_on: [go]
+    over: "{{ inputs.urls }}"
+    batch: { parallel: 4 }
+    body:
+      steps:
+        get: { kind: tool, name: fetch, args: { url: "{{ item }}" } }
+  done: { kind: finish, depends_on: [all] }
+""",
+        right="""\
+name: each
+inputs:
+  schema: { type: object, properties: { urls: { type: array, default: [] } } }
+steps:
+  go: { kind: manual }
+  all:
+    kind: foreach
+    depends_on: [go]
+    over: "{{ inputs.urls }}"
+    body:
+      steps:
+        get: { kind: tool, name: fetch, args: { url: "{{ item }}" } }
+  done: { kind: finish, depends_on: [all] }
+""", dialect="instruction", translate_to="workflowskill"),
+})
+
+
 PREFIX_DIALECT = {"FLC": "workflowskill", "YAML": "workflowskill", "WFS": "workflowskill",
                   "ANA": "workflowskill", "AEV": "aevatar", "INS": "instruction", "CEL": "instruction"}
 
