@@ -174,9 +174,11 @@ def test_minimal_program_runs():
     (bytes([F.op("CONST"), 0x80, 0x80, 0x80, 0x80, 0x80, 0x01]) + _op("FINISH"), (), "varint"),
     (_op("OBJECT", 0) + _op("JUMP", 0), (), "depth"),
     (_op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("FINISH"), (5,), "declared types"),
-    (_op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("FINISH"), ([["n", 6]],), "declared types"),
-    (_op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("FINISH"), ([["n", 1, 2]],), "declared types"),
-    (_op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("FINISH"), ([[1, 1]],), "declared types"),
+    (_op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("FINISH"), ([0, 6],), "declared types"),
+    (_op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("FINISH"), ([0, 1, 0],), "declared types"),
+    (_op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("FINISH"), ([1, 1],), "declared types"),
+    (_op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("FINISH"), (["x", 1],), "declared types"),
+    (_op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("FINISH"), ([[0, 1]],), "declared types"),
     (_op("CHECK_INPUTS", 2, 0) + _op("OBJECT", 0) + _op("FINISH"), ([],), "boundary"),
     (_op("OBJECT", 0) + _op("CHECK_OUTPUT", 0) + _op("FINISH"), ({"n": 1},), "declared types"),
     (_op("CHECK_OUTPUT", 0) + _op("FINISH"), ([],), "underflow"),
@@ -201,7 +203,7 @@ def test_rejects_bad_regions():
 
 def test_declared_types_checks():
     ok = _op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("CHECK_OUTPUT", 0) + _op("FINISH")
-    prog = V.load(_assemble_custom(ok, consts=([["n", 1], ["f", 2]],)))
+    prog = V.load(_assemble_custom(ok, consts=([0, 1, 1, 2],), names=("n", "f")))
     assert prog.run({"n": 2.0, "f": 1}, ScriptedHost({}))["status"] == "success"
     record = prog.run({"n": 2.5}, ScriptedHost({}))
     assert record["error"] == {"message": 'workflow input "n": expected int, got float', "step": None}
@@ -292,3 +294,41 @@ def test_stripped_and_unstripped_run_alike():
     b = V.load(pack_file(assemble_body(wf), strip=True)).run(
         {}, ScriptedHost({"get_items": {"output": {"items": []}}}))
     assert a == b
+
+
+# ------------------------------------------------------------------ operands
+
+def test_long_operands_decode_as_the_python_backend_runs():
+    """A program big enough for two- and three-byte operands (names past 127,
+    jump targets past 16383) runs as the generated module does."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bench_vm import big_workflow
+    from flowc import driver
+    from flowc.backends.python import compile_workflow as python_compile
+    from flowc.backends.python import load_module
+
+    wf = driver.compile_text(big_workflow(400), "big.yaml", "workflowskill").workflow
+    data = pack_file(assemble_body(wf), strip=True)
+    program = V.load(data)
+    assert program.code_size > 16384 and program.instructions > 10000
+    rows = [{"id": i, "score": 20 + i, "region": "eu", "name": f"n{i}", "address": {"city": "c", "zip": "1"}}
+            for i in range(3)]
+    script = {"*": {"output": {"rows": rows, "total": 3}}}
+    want = load_module(python_compile(wf)).run({}, ScriptedHost(script))
+    assert program.run({}, ScriptedHost(script)) == want
+
+
+@pytest.mark.parametrize("encoded", [b"\x81\x00", b"\x81\x80\x00", b"\x81\x80\x80\x00", b"\x81\x80\x80\x80\x00"])
+def test_operands_may_take_up_to_five_bytes(encoded):
+    # CONST 1 with its operand in 2..5 bytes (not the shortest form: still valid)
+    code = bytes([F.op("CONST")]) + encoded + _op("FINISH")
+    record = V.load(_assemble_custom(code, consts=(None, {"k": 1}))).run({}, ScriptedHost({}))
+    assert record["outputs"] == {"k": 1}
+
+
+def test_operands_end_inside_their_function():
+    # main is OBJECT 0; CONST <0x81 ...>: the operand would run on into step 0's RET
+    code = _op("OBJECT", 0) + bytes([F.op("CONST"), 0x81]) + _op("RET")
+    assert "truncated" in _rejected(_assemble_custom(code, consts=(1,), names=("a", "tool"), steps=[(0, 1, 0, 4)]))

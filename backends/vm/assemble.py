@@ -259,7 +259,10 @@ class Assembler:
             if param.has_default:
                 self.span = param.span
                 self.emit("DEFAULT", self.name(param.name), self.const(_plain(param.default)))
-        typed = [[p.name, _TYPES[p.type.kind]] for p in wf.inputs if p.type.kind in _TYPES]
+        typed = []
+        for p in wf.inputs:
+            if p.type.kind in _TYPES:
+                typed += [self.name(p.name), _TYPES[p.type.kind]]
         if typed:
             self.span = wf.span
             self.emit("CHECK_INPUTS", self.finish_label, self.const(typed))
@@ -435,7 +438,7 @@ class Assembler:
         for i, b in enumerate(node.outputs):
             # a transform's first output holds its result array by definition
             if b.type.kind in _TYPES and not (i == 0 and node.op != "call" and b.value is None):
-                declared.append([b.name, _TYPES[b.type.kind]])
+                declared += [self.name(b.name), _TYPES[b.type.kind]]
         if declared:
             self.emit("CHECK_OUTPUT", self.const(declared), span=node.span)
 

@@ -124,7 +124,8 @@ def disassemble(data: bytes, source_root: str | None = None) -> str:
         shown = []
         for kind, v in zip(spec.operands, operands):
             if kind == "const" and spec.name in ("CHECK_INPUTS", "CHECK_OUTPUT"):
-                types = ", ".join(f"{_show(n, 30)}: {F.TYPES[t]}" for n, t in consts[v])
+                pairs = consts[v]
+                types = ", ".join(f"{_show(names[n], 30)}: {F.TYPES[t]}" for n, t in zip(pairs[::2], pairs[1::2]))
                 shown.append(f"#{v} {{{types}}}")
             elif kind == "const":
                 shown.append(f"#{v} {_show(consts[v])}")

@@ -19,7 +19,9 @@ Operand kinds (each operand is one unsigned LEB128 varint in the code):
 ``flag``    0 or 1
 
 Declared types (CHECK_INPUTS, CHECK_OUTPUT) are small ints, indices into
-:data:`TYPES`; the names are the ones the run-time error messages use.
+:data:`TYPES`; the names are the ones the run-time error messages use. The
+constant operand of both lists the declared names and types as ints, name
+index and type code alternating.
 
 Stack effects: ``pop`` and ``push`` are counts; a pop of ``"n"`` or
 ``"2n"`` is the first operand (times two). ``branch`` is the stack change
@@ -129,7 +131,7 @@ OPCODES: tuple[Opcode, ...] = (
         doc="pop message: the workflow outputs failed; the run fails (its error, unless it already "
             "has one, is 'workflow outputs: ' + message with step null); push {}"),
     _op(0x28, "CHECK_INPUTS", "target const", 0, 0, "branch",
-        doc="const is a list of [name, type] pairs (declared workflow inputs; types in section 2): for each in "
+        doc="const lists (name, type) pairs (declared workflow inputs; section 2): for each in "
             "order, an input that is present and not null must have the type; at the first that does "
             "not, the run fails and halts (error 'workflow input \"<name>\": expected <type>, got "
             "<type>' with step null) and continues at target"),
@@ -154,7 +156,7 @@ OPCODES: tuple[Opcode, ...] = (
         doc="inputs[name] = a fresh copy of const unless the key is present"),
     _op(0x3A, "SET_RESULT", "", 1, 0, doc="pop v; $result is v"),
     _op(0x3B, "CHECK_OUTPUT", "const", 1, 1,
-        doc="v on top (a step's output); const is a list of [name, type] pairs (declared outputs): when "
+        doc="v on top (a step's output); const lists (name, type) pairs (declared outputs): when "
             "v is a plain object, each v[name] that is present and not null must have the type, else "
             "fail the evaluation with 'Step \"<id>\" output \"<name>\": expected <type>, got <type>' "
             "(id: the current step)"),

@@ -1180,10 +1180,14 @@ def _verify(sec):
         row = steps[i]
         if type(row) is not list or len(row) != 4:
             raise VerifyError("step %d must be [id, kind, flags, entry]" % i)
-        sid = _int(row[0], "step id name", 0, nnames - 1)
-        kind = _int(row[1], "step kind name", 0, nnames - 1)
-        flags = _int(row[2], "step flags", 0, 1)
-        entry = _int(row[3], "step entry", 1, ncode - 1)
+        sid, kind, flags, entry = row
+        # the common case in one test; _int says what is wrong otherwise
+        if not (type(sid) is int and type(kind) is int and type(flags) is int and type(entry) is int
+                and 0 <= sid < nnames and 0 <= kind < nnames and 0 <= flags <= 1 and 1 <= entry < ncode):
+            _int(sid, "step id name", 0, nnames - 1)
+            _int(kind, "step kind name", 0, nnames - 1)
+            _int(flags, "step flags", 0, 1)
+            _int(entry, "step entry", 1, ncode - 1)
         if entry <= last_entry:
             raise VerifyError("step entries must be strictly increasing")
         last_entry = entry
@@ -1208,22 +1212,30 @@ def _verify(sec):
     for row in regions:
         if type(row) is not list or len(row) != 4:
             raise VerifyError("a region must be [start, end, handler, depth]")
-        start = _int(row[0], "region start", 0, ncode)
-        end = _int(row[1], "region end", 0, ncode)
-        handler = _int(row[2], "region handler", 0, ncode - 1)
-        depth = _int(row[3], "region depth", 0, MAX_STACK)
-        if not start < end <= handler:
-            raise VerifyError("region [%d, %d) with handler %d: need start < end <= handler"
-                              % (start, end, handler))
-        region_rows.append((start, end, handler, depth))
+        start, end, handler, rdepth = row
+        if not (type(start) is int and type(end) is int and type(handler) is int and type(rdepth) is int
+                and 0 <= start < end <= handler < ncode and rdepth <= MAX_STACK):
+            _int(start, "region start", 0, ncode)
+            _int(end, "region end", 0, ncode)
+            _int(handler, "region handler", 0, ncode - 1)
+            _int(rdepth, "region depth", 0, MAX_STACK)
+            if not start < end <= handler:
+                raise VerifyError("region [%d, %d) with handler %d: need start < end <= handler"
+                                  % (start, end, handler))
+        if rdepth < 0:
+            _int(rdepth, "region depth", 0, MAX_STACK)
+        region_rows.append((start, end, handler, rdepth))
     region_rows.sort()
     finish = _int(finish, "finish offset", 0, ncode - 1)
     if srcmap is not None:
         if type(srcmap) is not list or len(srcmap) != 2 or type(srcmap[0]) is not str \
                 or type(srcmap[1]) is not list or len(srcmap[1]) % 3:
             raise VerifyError("section srcmap must be nil or [file, [offset delta, line, col]...]")
-        for v in srcmap[1]:
-            _int(v, "source map entry", 0, 0xFFFFFFFF)
+        flat = srcmap[1]
+        # every entry an int in [0, 2**32): checked in bulk, then one by one for the message
+        if flat and not (set(map(type, flat)) == _INT_ONLY and min(flat) >= 0 and max(flat) <= 0xFFFFFFFF):
+            for v in flat:
+                _int(v, "source map entry", 0, 0xFFFFFFFF)
     if ncode == 0:
         raise VerifyError("the code is empty")
 
@@ -1233,20 +1245,21 @@ def _verify(sec):
     if not (finish < bounds[1]):
         raise VerifyError("the finish offset must be inside the main function")
 
-    # offset -> (stack depth, depths of the iterator slots) expected there
+    # The decoded program, indexed by code offset (None between instruction starts):
+    ins = [None] * ncode            # (op, a, b, c, offset of the next instruction)
+    handlers = [None] * ncode       # the innermost region: [handler offset, depth], or None
+    depth_at = [None] * ncode       # the stack depth before the instruction
+    iters_at = {}                   # offset -> iterator slots before it, where there are any
+    # offset -> (stack depth, iterator slots) that a jump, handler or entry expects there
     expect = {0: _EMPTY, finish: _EMPTY}
     for r in step_rows:
         expect[r[3]] = _EMPTY
-    index_of = {}                   # offset -> instruction index
-    decoded = []
-    handler_at = []                 # instruction index -> innermost region (or None)
-    specs = _SPECS
+    specs = _SPEC_LIST
     consts_n = len(consts)
-    nretries = len(retry_rows)
     nregions = len(region_rows)
     ri = 0                          # next region (sorted by start)
-    open_regions = []               # (end, handler, depth)
-    inner = None                    # the innermost open region
+    open_regions = []               # (end, [handler, depth]) of the regions around p, innermost last
+    inner = None                    # the innermost open region's [handler, depth]
     floor = 0                       # its depth: the stack may not drop below it
     # The next offset where a region starts or ends (checked only there).
     event = region_rows[0][0] if nregions else ncode + 1
@@ -1256,9 +1269,9 @@ def _verify(sec):
     fend = bounds[1]
     depth = 0
     iters = ()                      # stack slots holding iterators (ITER .. COLLECT/END_EACH)
+    low = 0                         # an instruction must leave at least this many values (above iterators)
     reachable = True
     p = 0
-    n_ins = 0
     while p < ncode:
         if p == fend:
             if reachable:
@@ -1273,7 +1286,9 @@ def _verify(sec):
                                   % (depth, p, d[0]) if d[0] != depth else
                                   "iterator slots at offset %d do not match those from a jump" % p)
             depth = d[0]
-            iters = d[1]
+            if d[1] != iters:
+                iters = d[1]
+                low = iters[-1] + 1 if iters else 0
             reachable = True
         elif not reachable:
             raise VerifyError("unreachable code at offset %d" % p)
@@ -1294,12 +1309,12 @@ def _verify(sec):
                     raise VerifyError("region at offset %d declares depth %d, the stack has %d"
                                       % (start, rdepth, depth))
                 _expect(expect, handler, (rdepth + 1, tuple([i for i in iters if i < rdepth])))
-                open_regions.append((end, handler, rdepth))
+                open_regions.append((end, [handler, rdepth]))
                 ri += 1
             if open_regions:
-                inner = open_regions[-1]
-                floor = inner[2]
-                event = inner[0]
+                event = open_regions[-1][0]
+                inner = open_regions[-1][1]
+                floor = inner[1]
             else:
                 inner = None
                 floor = 0
@@ -1308,100 +1323,110 @@ def _verify(sec):
                 event = region_rows[ri][0]
         if depth < floor:
             raise VerifyError("the stack drops below its region's depth at offset %d" % p)
-        in_iters = iters
         op = code[p]
-        spec = specs.get(op)
+        spec = specs[op]
         if spec is None:
             raise VerifyError("unknown opcode 0x%02x at offset %d" % (op, p))
         at = p
         p += 1
-        kinds, pop, push, flow, branch_push, special = spec
+        nops, k0, pop, push, flow, branch_push, special, _kinds = spec
         a = b = c = 0
-        if kinds:
-            j = 0
-            for k in kinds:
-                if p < fend and code[p] < 0x80:
-                    v = code[p]
+        if nops:
+            # the first operand, inline up to three bytes
+            if p >= fend:
+                raise VerifyError("truncated instruction at offset %d" % p)
+            a = code[p]
+            p += 1
+            if a >= 0x80:
+                if p + 1 < fend and code[p] >= 0x80 and code[p + 1] < 0x80:
+                    a = (a & 0x7F) | ((code[p] & 0x7F) << 7) | (code[p + 1] << 14)
+                    p += 2
+                elif p < fend and code[p] < 0x80:
+                    a = (a & 0x7F) | (code[p] << 7)
                     p += 1
                 else:
-                    v, p = _read_varint(code, p, fend)
-                if k == 1:      # const
-                    if v >= consts_n:
-                        raise VerifyError("constant index %d out of range at offset %d" % (v, at))
-                    v = consts[v]
-                elif k == 2:    # name
-                    if v >= nnames:
-                        raise VerifyError("name index %d out of range at offset %d" % (v, at))
-                    v = names[v]
-                elif k == 3:    # target
-                    if v < fstart or v >= fend:
-                        raise VerifyError("jump target %d outside its function at offset %d" % (v, at))
-                elif k == 4:    # step
-                    if v >= nsteps:
-                        raise VerifyError("step index %d out of range at offset %d" % (v, at))
-                elif k == 5:    # retry
-                    if v > nretries:
-                        raise VerifyError("retry index %d out of range at offset %d" % (v, at))
-                    v = retry_rows[v - 1] if v else None
-                elif k == 6:    # root
-                    if v > 4:
-                        raise VerifyError("root %d out of range at offset %d" % (v, at))
-                elif k == 7:    # state, flag
-                    if v > 1:
-                        raise VerifyError("operand %d out of range at offset %d" % (v, at))
-                elif v > MAX_STACK:  # count
-                    raise VerifyError("count %d too large at offset %d" % (v, at))
-                if j == 0:
-                    a = v
-                elif j == 1:
-                    b = v
-                else:
-                    c = v
-                j += 1  # noqa: SIM113 - MicroPython-friendly, no enumerate tuple per operand
-        if pop < 0:
-            pop = a if pop == -1 else 2 * a
+                    a, p = _read_varint(code, p - 1, fend)
+            if k0 == 2:     # name
+                if a >= nnames:
+                    raise VerifyError("name index %d out of range at offset %d" % (a, at))
+                a = names[a]
+            elif k0 == 1:   # const
+                if a >= consts_n:
+                    raise VerifyError("constant index %d out of range at offset %d" % (a, at))
+                a = consts[a]
+                if op == CONST and (type(a) is list or isinstance(a, dict)):
+                    op = _CONST_COPY    # pushed as a fresh copy
+            elif k0 == 6:   # root
+                if a > 4:
+                    raise VerifyError("root %d out of range at offset %d" % (a, at))
+            elif k0 == 8:   # count
+                if a > MAX_STACK:
+                    raise VerifyError("count %d too large at offset %d" % (a, at))
+            elif k0 == 4:   # step
+                if a >= nsteps:
+                    raise VerifyError("step index %d out of range at offset %d" % (a, at))
+            elif k0 == 3:   # target
+                if a < fstart or a >= fend:
+                    raise VerifyError("jump target %d outside its function at offset %d" % (a, at))
+            elif a > 1:     # state, flag
+                raise VerifyError("operand %d out of range at offset %d" % (a, at))
+            if nops > 1:
+                b, c, p = _operands(spec, code, p, fend, at, consts, names, retry_rows)
+            if pop < 0:
+                pop = a if pop == -1 else 2 * a
         if pop > depth:
             raise VerifyError("stack underflow at offset %d (%s pops %d, the stack has %d)"
                               % (at, OPS[op][0], pop, depth))
-        if special:
-            need = _ITER_AT.get(op)
-            if need is not None:
-                if not iters or iters[-1] != depth - need:
-                    raise VerifyError("%s needs an iterator %d deep at offset %d" % (OPS[op][0], need, at))
-            elif iters and iters[-1] >= depth - pop:
+        if not special:
+            if depth - pop < low:
                 raise VerifyError("%s would take an iterator as a value at offset %d" % (OPS[op][0], at))
-            if op == TEMPLATE and a < 1:
-                raise VerifyError("TEMPLATE needs at least one part at offset %d" % at)
-            if (op == RUN or op == RET) and depth != 0:
+            if iters:
+                iters_at[at] = iters
+        elif special == 3:  # RUN, RET (an empty stack has no iterators)
+            if depth != 0:
                 raise VerifyError("%s needs an empty stack at offset %d" % (OPS[op][0], at))
-            if op == RUN and func > 0 and a <= func - 1:
+            if op == RET:
+                if func == 0:
+                    raise VerifyError("RET in the main function at offset %d" % at)
+            elif func > 0 and a <= func - 1:
                 raise VerifyError("step %d runs step %d: a step may only run later steps (offset %d)"
                                   % (func - 1, a, at))
-            if op == FINISH and depth != 1:
-                raise VerifyError("FINISH needs exactly the outputs on the stack at offset %d" % at)
-            if op == RET and func == 0:
-                raise VerifyError("RET in the main function at offset %d" % at)
-            if (op == FINISH or op == EXITED or op == STATE or op == OUTPUTS_FAILED) and func != 0:
-                raise VerifyError("%s outside the main function at offset %d" % (OPS[op][0], at))
-            if op == SHAPE:
-                if type(a) is not list or [1 for x in a if type(x) is not str]:
+        else:
+            in_iters = iters
+            if special == 1:    # the iterator's own instructions
+                need = _ITER_AT.get(op)
+                if need is not None:
+                    if not iters or iters[-1] != depth - need:
+                        raise VerifyError("%s needs an iterator %d deep at offset %d" % (OPS[op][0], need, at))
+                elif depth - pop < low:
+                    raise VerifyError("%s would take an iterator as a value at offset %d" % (OPS[op][0], at))
+                if op == ITER:
+                    iters = iters + (depth - 1,)
+                    low = depth
+                elif op == COLLECT or op == END_EACH:
+                    iters = iters[:-1]
+                    low = iters[-1] + 1 if iters else 0
+            else:
+                if depth - pop < low:
+                    raise VerifyError("%s would take an iterator as a value at offset %d" % (OPS[op][0], at))
+                if op == TEMPLATE:
+                    if a < 1:
+                        raise VerifyError("TEMPLATE needs at least one part at offset %d" % at)
+                elif op == SORT:
+                    a = tuple(a.split("."))
+                elif op == CHECK_OUTPUT:
+                    a = _declared_types(a, at, names)
+                elif op == SHAPE and (type(a) is not list or [1 for x in a if type(x) is not str]):
                     raise VerifyError("SHAPE needs a constant list of strings at offset %d" % at)
-            elif op == CHECK_OUTPUT:
-                a = _declared_types(a, at)
-            elif op == CHECK_INPUTS:
-                b = _declared_types(b, at)
-                if func != 0:
-                    raise VerifyError("CHECK_INPUTS outside the main function at offset %d" % at)
-            elif op == SORT:
-                a = tuple(a.split("."))
-            elif op == ITER:
-                iters = iters + (depth - 1,)
-            elif op == COLLECT or op == END_EACH:
-                iters = iters[:-1]
-            elif op == CONST and (type(a) is list or isinstance(a, dict)):
-                op = _CONST_COPY
-        elif iters and iters[-1] >= depth - pop:
-            raise VerifyError("%s would take an iterator as a value at offset %d" % (OPS[op][0], at))
+                if op == FINISH and depth != 1:
+                    raise VerifyError("FINISH needs exactly the outputs on the stack at offset %d" % at)
+                if func != 0 and (op == FINISH or op == EXITED or op == STATE or op == OUTPUTS_FAILED
+                                  or op == CHECK_INPUTS):
+                    raise VerifyError("%s outside the main function at offset %d" % (OPS[op][0], at))
+                if op == CHECK_INPUTS:
+                    b = _declared_types(b, at, names)
+            if in_iters:
+                iters_at[at] = in_iters
         before = depth
         depth = depth - pop + push
         if depth > max_depth:
@@ -1409,24 +1434,27 @@ def _verify(sec):
             if depth > MAX_STACK:
                 raise VerifyError("stack deeper than %d at offset %d" % (MAX_STACK, at))
         if flow:
-            if flow == 1 or flow == 2:
+            if flow <= 2:   # jump, branch
                 tdepth = depth if branch_push < 0 else depth - push + branch_push
                 if a > at:
-                    _expect(expect, a, (tdepth, iters))
+                    d = expect.get(a)
+                    if d is None:
+                        expect[a] = (tdepth, iters)
+                    elif d[0] != tdepth or d[1] != iters:
+                        _expect(expect, a, (tdepth, iters))  # raises
                 else:
-                    ti = index_of.get(a)
-                    if ti is None:
+                    seen = depth_at[a]
+                    if seen is None:
                         raise VerifyError("jump target %d is not an instruction boundary (offset %d)"
                                           % (a, at))
-                    if decoded[ti][4] != tdepth or decoded[ti][6] != iters:
+                    if seen != tdepth or iters_at.get(a, ()) != iters:
                         raise VerifyError("backward jump at offset %d reaches depth %d where %d was seen"
-                                          % (at, tdepth, decoded[ti][4]) if decoded[ti][4] != tdepth else
+                                          % (at, tdepth, seen) if seen != tdepth else
                                           "backward jump at offset %d: iterator slots differ" % at)
             reachable = flow == 2
-        index_of[at] = n_ins
-        n_ins += 1
-        handler_at.append(inner)
-        decoded.append((op, a, b, c, before, at, in_iters))
+        ins[at] = (op, a, b, c, p)
+        handlers[at] = inner
+        depth_at[at] = before
     if reachable:
         raise VerifyError("code falls through the end of the last function")
     if open_regions and open_regions[-1][0] != ncode:
@@ -1438,45 +1466,72 @@ def _verify(sec):
         raise VerifyError("jump target %d is not an instruction boundary" % off)
     if func != nsteps:
         raise VerifyError("a step function is empty")
-    # Resolve targets and handlers to instruction indices.
-    ins = []
-    for d in decoded:
-        op = d[0]
-        if op in _JUMPS:
-            ins.append((op, index_of[d[1]], d[2], d[3]))
+    entries = [r[3] for r in step_rows]
+    return Program(name, step_rows, entries, finish, ins, handlers, consts, names, retry_rows, region_rows,
+                   srcmap, max_depth, ncode, ncode - ins.count(None))
+
+
+def _operands(spec, code, p, fend, at, consts, names, retry_rows):
+    """The second and third operands of an instruction: (b, c, next offset)."""
+    out = [0, 0]
+    kinds = spec[7]
+    for j in range(1, len(kinds)):
+        k = kinds[j]
+        if p < fend and code[p] < 0x80:
+            v = code[p]
+            p += 1
         else:
-            ins.append(d[:4])
-    handlers = []
-    for h in handler_at:
-        handlers.append(None if h is None else (index_of[h[1]], h[2]))
-    entries = [index_of[r[3]] for r in step_rows]
-    return Program(name, step_rows, entries, index_of[finish], ins, handlers, decoded, consts, names,
-                   retry_rows, region_rows, srcmap, max_depth, ncode)
+            v, p = _read_varint(code, p, fend)
+        if k == 1:      # const
+            if v >= len(consts):
+                raise VerifyError("constant index %d out of range at offset %d" % (v, at))
+            v = consts[v]
+        elif k == 2:    # name
+            if v >= len(names):
+                raise VerifyError("name index %d out of range at offset %d" % (v, at))
+            v = names[v]
+        elif k == 5:    # retry
+            if v > len(retry_rows):
+                raise VerifyError("retry index %d out of range at offset %d" % (v, at))
+            v = retry_rows[v - 1] if v else None
+        elif k == 7:    # flag
+            if v > 1:
+                raise VerifyError("operand %d out of range at offset %d" % (v, at))
+        elif v > MAX_STACK:  # count
+            raise VerifyError("count %d too large at offset %d" % (v, at))
+        out[j - 1] = v
+    return out[0], out[1], p
 
 
-def _declared_types(v, at):
-    """The operand of CHECK_INPUTS/CHECK_OUTPUT: a list of [name, type code]
-    pairs -> a tuple of (name, type name) pairs."""
-    if type(v) is not list:
-        raise VerifyError("declared types must be a constant list at offset %d" % at)
+def _declared_types(v, at, names):
+    """The operand of CHECK_INPUTS/CHECK_OUTPUT: a list of ints, name index
+    and type code alternating -> a tuple of (name, type name) pairs."""
+    if type(v) is not list or len(v) % 2:
+        raise VerifyError("declared types must be a constant list of pairs at offset %d" % at)
     out = []
-    for pair in v:
-        if (type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str or type(pair[1]) is not int
-                or not 0 <= pair[1] < len(TYPES)):
-            raise VerifyError("declared types must be [name, type code] pairs at offset %d" % at)
-        out.append((pair[0], TYPES[pair[1]]))
+    for i in range(0, len(v), 2):
+        n = v[i]
+        t = v[i + 1]
+        if type(n) is not int or type(t) is not int or not 0 <= n < len(names) or not 0 <= t < len(TYPES):
+            raise VerifyError("declared types must be name indices and type codes at offset %d" % at)
+        out.append((names[n], TYPES[t]))
     return tuple(out)
 
 
 _EMPTY = (0, ())
+_INT_ONLY = {int}
 _KIND_CODES = {"c": 1, "n": 2, "t": 3, "s": 4, "r": 5, "o": 6, "a": 7, "f": 7, "k": 8}
-_SPECIAL = (TEMPLATE, RUN, RET, FINISH, EXITED, STATE, OUTPUTS_FAILED, SHAPE, SORT, ITER, COLLECT,
-            END_EACH, NEXT, APPEND, KEEP, ITEM_FAILED, CONST, CHECK_INPUTS, CHECK_OUTPUT)
-# code -> (operand kind codes, pop, push, flow, branch push, needs special checks)
-_SPECS = {}
+# Opcodes with checks of their own: 1 the iterator's, 3 RUN and RET, 2 the others.
+_SPECIAL = {ITER: 1, COLLECT: 1, END_EACH: 1, NEXT: 1, APPEND: 1, KEEP: 1, ITEM_FAILED: 1, RUN: 3, RET: 3,
+            TEMPLATE: 2, FINISH: 2, EXITED: 2, STATE: 2, OUTPUTS_FAILED: 2, SHAPE: 2, SORT: 2, CHECK_INPUTS: 2,
+            CHECK_OUTPUT: 2}
+# opcode -> (operand count, first operand's kind code, pop, push, flow, branch push, needs special
+# checks, operand kind codes), or None for an unknown opcode
+_SPEC_LIST = [None] * 256
 for _code, _i in OPS.items():
-    _SPECS[_code] = (tuple([_KIND_CODES[_k] for _k in _i[1]]), _i[2], _i[3], _i[4], _i[5], _code in _SPECIAL)
-_JUMPS = {c for c in OPS if OPS[c][4] in (1, 2)}
+    _kinds = tuple([_KIND_CODES[_k] for _k in _i[1]])
+    _SPEC_LIST[_code] = (len(_kinds), _kinds[0] if _kinds else 0, _i[2], _i[3], _i[4], _i[5],
+                         _SPECIAL.get(_code, 0), _kinds)
 # Opcodes that use the iterator: how deep it must be (1 = the top).
 _ITER_AT = {NEXT: 1, APPEND: 2, KEEP: 2, ITEM_FAILED: 2, COLLECT: 1, END_EACH: 1}
 
@@ -1493,17 +1548,19 @@ def _expect(expect, off, state):
 # ================================================================ running
 
 class Program(object):
-    """A verified program. :meth:`run` may be called any number of times."""
+    """A verified program. :meth:`run` may be called any number of times.
 
-    def __init__(self, name, steps, entries, finish, code, handlers, decoded, consts, names, retries,
-                 regions, srcmap, max_stack, code_size):
+    The code is decoded once, by the verifier, into lists indexed by code
+    offset (None between instruction starts), which the interpreter reads."""
+
+    def __init__(self, name, steps, entries, finish, code, handlers, consts, names, retries, regions, srcmap,
+                 max_stack, code_size, instructions):
         self.name = name
         self.steps = steps          # (id, kind, flags, entry offset)
-        self.entries = entries      # instruction index of each step function
+        self.entries = entries      # code offset of each step function
         self.finish = finish
-        self.code = code            # (op, a, b, c) per instruction
-        self.handlers = handlers    # per instruction: None or (handler index, depth)
-        self.decoded = decoded      # [op, a, b, c, depth before, offset] per instruction
+        self.code = code            # per offset: (op, a, b, c, next offset), operands resolved
+        self.handlers = handlers    # per offset: None or [handler offset, depth] of the innermost region
         self.consts = consts
         self.names = names
         self.retries = retries
@@ -1511,6 +1568,7 @@ class Program(object):
         self.srcmap = srcmap
         self.max_stack = max_stack
         self.code_size = code_size
+        self.instructions = instructions
 
     def run(self, inputs, host, max_instructions=None, max_iterations=None):
         """Run with ``inputs`` (a dict) against ``host``; return the run record."""
@@ -1714,8 +1772,8 @@ class _Run(object):
         while True:
             try:
                 while True:
-                    op, a, b, c = code[pc]
-                    pc += 1
+                    at = pc
+                    op, a, b, c, pc = code[at]
                     fuel -= 1
                     if fuel < 0:
                         raise _Fuel("fuel exhausted: more than %d instructions" % self.max_instructions)
@@ -1961,7 +2019,7 @@ class _Run(object):
                     else:  # pragma: no cover - verified away
                         raise VMError("unknown opcode %d" % op)
             except _STEP_ERRORS as exc:
-                h = handlers[pc - 1]
+                h = handlers[at]
                 if h is None:
                     raise
                 del stack[h[1]:]
