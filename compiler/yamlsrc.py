@@ -324,6 +324,10 @@ def load(text: str, file: str, line_offset: int = 0) -> tuple[YNode | None, list
         line = (mark.line + 1 + line_offset) if mark else 1 + line_offset
         col = (mark.column + 1) if mark else 1
         problem = exc.problem or exc.context or "invalid YAML"
+        if "nesting depth" in problem:
+            # libyaml >= 0.2.5 stops deep nesting itself, before our own measure.
+            return None, [error("YAML005", f"the document nests deeper than {MAX_DEPTH} levels",
+                                Span(file, line, col, line, col + 1))]
         notes = []
         cm = exc.context_mark
         if exc.context and exc.problem:
