@@ -1468,7 +1468,7 @@ def _verify(sec):
         raise VerifyError("a step function is empty")
     entries = [r[3] for r in step_rows]
     return Program(name, step_rows, entries, finish, ins, handlers, consts, names, retry_rows, region_rows,
-                   srcmap, max_depth, ncode, ncode - ins.count(None))
+                   srcmap, max_depth, ncode)
 
 
 def _operands(spec, code, p, fend, at, consts, names, retry_rows):
@@ -1554,7 +1554,7 @@ class Program(object):
     offset (None between instruction starts), which the interpreter reads."""
 
     def __init__(self, name, steps, entries, finish, code, handlers, consts, names, retries, regions, srcmap,
-                 max_stack, code_size, instructions):
+                 max_stack, code_size):
         self.name = name
         self.steps = steps          # (id, kind, flags, entry offset)
         self.entries = entries      # code offset of each step function
@@ -1568,7 +1568,11 @@ class Program(object):
         self.srcmap = srcmap
         self.max_stack = max_stack
         self.code_size = code_size
-        self.instructions = instructions
+
+    @property
+    def instructions(self):
+        """The number of instructions."""
+        return len(self.code) - self.code.count(None)
 
     def run(self, inputs, host, max_instructions=None, max_iterations=None):
         """Run with ``inputs`` (a dict) against ``host``; return the run record."""
