@@ -130,27 +130,37 @@ def _source_dialect(dialect: str) -> str | None:
     return None if dialect == "ir" else dialect
 
 
-def check_valid_case(case: wst.Runnable, enabled: set[str], checked: Counter) -> None:
-    """Every valid-workflow property that is still enabled."""
+def check_valid_case(case: wst.Runnable, enabled: set[str], checked: Counter,
+                     skipped: dict | None = None) -> None:
+    """Every valid-workflow property that is still enabled. A property that
+    does not apply to the dialect (the VM does not run it) is retired with
+    its reason in ``skipped``."""
     text, name, dialect = str(case.text), case.file_name, case.dialect
     result = properties.check_valid(text, name, dialect)
     checked["valid"] += 1
     workflow = result.workflow
-    if "backend-equivalence" in enabled:
-        properties.backend_equivalence(workflow, case.inputs, case.host_script)
-        checked["backend-equivalence"] += 1
-    if "ir-round-trip" in enabled:
-        properties.ir_round_trip(workflow)
-        checked["ir-round-trip"] += 1
-    if "bytecode-round-trip" in enabled:
-        properties.bytecode_round_trip(workflow)
-        checked["bytecode-round-trip"] += 1
-    if "determinism" in enabled:
-        properties.determinism(text, name, dialect)
-        checked["determinism"] += 1
-    if "translate-round-trip" in enabled:
-        properties.translate_round_trip(workflow, dialect, name)
-        checked["translate-round-trip"] += 1
+
+    def run(prop, fn, *args):
+        if prop not in enabled:
+            return None
+        try:
+            value = fn(*args)
+        except properties.Unsupported as why:
+            if skipped is not None:
+                skipped[prop] = why.reason
+            return None
+        checked[prop] += 1
+        return value
+
+    if properties.vm_unsupported(workflow) is not None:
+        # The Python module must still run without raising.
+        properties.python_runs(workflow, case.inputs, case.host_script)
+        checked["never-crash"] += 1
+    run("backend-equivalence", properties.backend_equivalence, workflow, case.inputs, case.host_script)
+    run("ir-round-trip", properties.ir_round_trip, workflow)
+    run("bytecode-round-trip", properties.bytecode_round_trip, workflow)
+    run("determinism", properties.determinism, text, name, dialect)
+    run("translate-round-trip", properties.translate_round_trip, workflow, dialect, name)
     if "cross-dialect" in enabled:
         compared = [properties.cross_dialect(workflow, target, case.inputs, case.host_script)
                     for target in properties.translation_targets(workflow)]
@@ -280,7 +290,8 @@ def _run_valid(result, dialect, n, run_seed, out_dir, max_steps, timeout, tick) 
     remaining, attempt = n, 0
     while remaining > 0 and enabled:
         def check(case, counter):
-            _limited(lambda: check_valid_case(case, enabled, counter), timeout, "checking a workflow")
+            _limited(lambda: check_valid_case(case, enabled, counter, result.skipped), timeout,
+                     "checking a workflow")
 
         generated, failed = _drive(strategy, check, remaining, run_seed + attempt, tick, result.checked)
         result.examples["valid"] += generated
@@ -463,12 +474,13 @@ def summary(result: Result, elapsed: float, run_seed: int, jobs: int) -> str:
     failed = {f.prop for f in result.failures}
     out.append("properties checked:")
     for prop, meaning in PROPERTIES.items():
-        if prop in result.skipped:
-            status, note = "skip", f"  ({result.skipped[prop]})"
-        elif prop in failed:
-            status, note = "FAIL", ""
+        note = f"  ({result.skipped[prop]})" if prop in result.skipped else ""
+        if prop in failed:
+            status = "FAIL"
         elif result.checked.get(prop):
-            status, note = "ok", ""
+            status = "ok"
+        elif prop in result.skipped:
+            status = "skip"
         else:
             continue
         count = result.checked.get(prop, 0)

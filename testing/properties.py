@@ -50,6 +50,15 @@ class PropertyFailure(AssertionError):
         self.crash = crash  # an unhandled exception or a hang, not a wrong answer
 
 
+class Unsupported(Exception):
+    """The property does not apply (a backend does not run this dialect)."""
+
+    def __init__(self, prop: str, reason: str) -> None:
+        super().__init__(f"[{prop}] {reason}")
+        self.prop = prop
+        self.reason = reason
+
+
 def _fail(prop: str, message: str):
     raise PropertyFailure(prop, message)
 
@@ -116,8 +125,11 @@ def mutant_caught(mutant) -> None:
 
 
 # ------------------------------------------------------------------ backends
-def _backends(workflow, prop: str) -> tuple[str, bytes]:
+def _backends(workflow, prop: str) -> tuple[str, bytes | None]:
+    """The Python source and the bytecode (None when the VM does not run
+    the workflow's semantics)."""
     from flowc.backends.python import compile_workflow as python_source
+    from flowc.backends.vm import AssembleError
     from flowc.backends.vm import compile_workflow as bytecode
 
     try:
@@ -126,9 +138,60 @@ def _backends(workflow, prop: str) -> tuple[str, bytes]:
         _crash(prop, "the Python backend", exc)
     try:
         data = bytecode(workflow)
+    except AssembleError as exc:
+        if vm_unsupported(workflow) is not None:
+            return source, None
+        _crash(prop, "the bytecode assembler", exc)
     except Exception as exc:  # noqa: BLE001
         _crash(prop, "the bytecode assembler", exc)
     return source, data
+
+
+_VM_SEMANTICS: dict[str, str | None] = {}
+
+
+def vm_unsupported(workflow) -> str | None:
+    """Why the VM cannot run ``workflow``'s semantics (None: it can)."""
+    if workflow.semantics in _VM_SEMANTICS:
+        return _VM_SEMANTICS[workflow.semantics]
+    from flowc.backends.vm import AssembleError
+    from flowc.backends.vm import compile_workflow as bytecode
+
+    try:
+        bytecode(workflow)
+    except AssembleError as exc:
+        if "semantics" not in str(exc):
+            return None  # a problem of this workflow: the property reports it
+        _VM_SEMANTICS[workflow.semantics] = f"the VM does not run {workflow.semantics} workflows"
+    except Exception:  # noqa: BLE001 - reported by the property itself
+        return None
+    else:
+        _VM_SEMANTICS[workflow.semantics] = None
+    return _VM_SEMANTICS[workflow.semantics]
+
+
+def python_runs(workflow, inputs: dict, host_script: dict) -> dict:
+    """The Python module runs to a record without raising."""
+    from flowc.backends.python import compile_workflow, load_module
+    from flowc.host import ScriptedHost
+
+    try:
+        source = compile_workflow(workflow)
+    except Exception as exc:  # noqa: BLE001
+        _crash("never-crash", "the Python backend", exc)
+    try:
+        record = load_module(source).run(inputs, ScriptedHost(host_script))
+    except Exception as exc:  # noqa: BLE001
+        _crash("never-crash", "running the Python module", exc)
+    try:
+        json.dumps(record, allow_nan=True, default=_not_json)
+    except (TypeError, ValueError) as exc:
+        _fail("never-crash", f"the run record is not JSON data: {exc}")
+    return record
+
+
+def _not_json(value):
+    raise TypeError(f"{type(value).__name__} in the run record")
 
 
 def _canonical(record: Any) -> str:
@@ -148,6 +211,8 @@ def backend_equivalence(workflow, inputs: dict, host_script: dict) -> dict:
         want = load_module(source).run(inputs, ScriptedHost(host_script))
     except Exception as exc:  # noqa: BLE001
         _crash("backend-equivalence", "running the Python module", exc)
+    if data is None:
+        raise Unsupported("backend-equivalence", vm_unsupported(workflow) or "the VM cannot run it")
     try:
         got = load(data).run(inputs, ScriptedHost(host_script))
     except Exception as exc:  # noqa: BLE001
@@ -180,6 +245,9 @@ def bytecode_round_trip(workflow) -> None:
     from flowc.backends.vm import compile_workflow, disassemble, load
     from flowc.ir.serialize import from_data, to_data
 
+    reason = vm_unsupported(workflow)
+    if reason is not None:
+        raise Unsupported("bytecode-round-trip", reason)
     try:
         data = compile_workflow(workflow)
         load(data)  # verifies

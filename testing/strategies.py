@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple, Self
 
-from flowc.testing import gen_workflowskill, mutants
+from flowc.testing import gen_aevatar, gen_instruction, gen_workflowskill, mutants
 from hypothesis import strategies as st
 
 __all__ = [
@@ -58,7 +58,8 @@ __all__ = [
 ]
 
 # Source dialects with a generator, in the order `dialect="ir"` draws them.
-GENERATORS: dict[str, Any] = {"workflowskill": gen_workflowskill}
+GENERATORS: dict[str, Any] = {"workflowskill": gen_workflowskill, "aevatar": gen_aevatar,
+                              "instruction": gen_instruction}
 DIALECTS = ("workflowskill", "aevatar", "instruction", "ir")
 
 
@@ -291,7 +292,10 @@ def invalid_workflows(dialect: str = "workflowskill", *, max_steps: int = 6, fea
 def _mutants(draw, dialect, max_steps, features, table) -> Mutant:
     op = draw(st.sampled_from(table))
     if dialect == "ir":
-        source = draw(st.sampled_from(dialects()))
+        # Sources whose semantics make the defect a finding (a cycle is not
+        # one in a dialect whose engine loops). A dialect is its semantics.
+        sources = [d for d in dialects() if op.applies is None or op.applies(d)]
+        source = draw(st.sampled_from(sources))
         text, _ = draw(_texts(source, max_steps, None))
         workflow = text.compile().workflow
         return Mutant(text, op.code, op.name, "ir", op.description, op.apply(draw, workflow))
