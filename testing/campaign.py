@@ -184,10 +184,13 @@ def _extension(name: str) -> str:
 def write_reproducer(out_dir: str, dialect: str, failure: PropertyFailure, example) -> str:
     """Write the (shrunk) example; return the path of the main file."""
     os.makedirs(out_dir, exist_ok=True)
+    if example is None:
+        example = ""
+    source = getattr(getattr(example, "text", example), "dialect", None) or dialect
     text = str(getattr(example, "text", example))
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
     name = getattr(example, "file_name", None) or getattr(getattr(example, "text", None), "file_name", "f.yaml")
-    base = os.path.join(out_dir, f"{dialect}-{failure.prop}-{digest}")
+    base = os.path.join(out_dir, f"{source}-{failure.prop}-{digest}")
     path = base + _extension(name)
     with open(path, "w", encoding="utf-8", errors="surrogatepass", newline="") as fh:
         fh.write(text)
@@ -307,6 +310,9 @@ def _run_valid(result, dialect, n, run_seed, out_dir, max_steps, timeout, tick) 
 
 
 def _run_mutants(result, dialect, n, run_seed, out_dir, max_steps, timeout, tick) -> None:
+    """Every operator in turn. All its mutants are checked (the mutation
+    score counts each one); when some escape, a second pass with the same
+    seed lets hypothesis shrink one and that one is written out."""
     table = mutants.operators_for(dialect)
     if not table:
         result.skipped["mutant-caught"] = f"no mutation operators for {dialect}"
@@ -315,17 +321,32 @@ def _run_mutants(result, dialect, n, run_seed, out_dir, max_steps, timeout, tick
         if share == 0:
             continue
         strategy = wst.invalid_workflows(dialect, max_steps=max_steps, operators=[op.name])
+        op_seed = run_seed + 7919 * (i + 1)
+        escaped: list[PropertyFailure] = []
 
-        def check(mutant, counter):
-            _limited(lambda: properties.mutant_caught(mutant), timeout, "checking a mutant")
+        def check(mutant, counter, escaped=escaped):
+            try:
+                _limited(lambda: properties.mutant_caught(mutant), timeout, "checking a mutant")
+            except PropertyFailure as failure:
+                escaped.append(failure)
+                if failure.crash:
+                    raise  # a crash is shrunk at once
+                return
             counter["mutant-caught"] += 1
             counter["never-crash"] += 1
 
-        generated, failed = _drive(strategy, check, share, run_seed + 7919 * (i + 1), tick, result.checked)
+        generated, failed = _drive(strategy, check, share, op_seed, tick, result.checked)
         result.examples["mutant"] += generated
-        caught = generated - (1 if failed else 0)
+        caught = generated - len(escaped)
         c, t = result.mutants.get(op.name, (0, 0))
         result.mutants[op.name] = (c + caught, t + generated)
+        if failed is None and escaped:
+            def strict(mutant, counter):
+                _limited(lambda: properties.mutant_caught(mutant), timeout, "checking a mutant")
+
+            _, failed = _drive(strategy, strict, share, op_seed, lambda: None, Counter())
+            if failed is None:  # not reproduced (it depended on state): report it unshrunk
+                failed = (escaped[0], None)
         if failed is not None:
             _record(result, "mutant", dialect, out_dir, failed[0], failed[1], op.name)
 
