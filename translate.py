@@ -128,7 +128,7 @@ def command(path: str, target: str, output: str | None, strict: bool, dialect: s
         print(reporting.render_text(problem, None), file=sys.stderr)
         return 2
     result = translate_text(text, path, target, strict, dialect)
-    diags = [d for d in result.diagnostics if d.severity.value != "note"]
+    diags = list(result.diagnostics)
     if diags:
         print(reporting.render_all_text(diags, {path: text}), file=sys.stderr)
     if not result.ok:
