@@ -966,3 +966,23 @@ def operators_for(dialect: str) -> tuple[Operator, ...]:
 def apply_to_document(op: Operator, draw, doc: dict) -> dict:
     """Apply a document-level operator to a copy of ``doc``."""
     return op.apply(draw, copy.deepcopy(doc))
+
+
+_PREFIX_ORDER = ("WFS", "AEV", "INS", "CEL", "ANA", "YAML")
+
+
+def markdown_table() -> str:
+    """The operator table of docs/fuzzing.md: per dialect, how many
+    operators and which codes they expect."""
+    from collections import Counter
+
+    def order(code: str):
+        prefix = code.rstrip("0123456789")
+        return (_PREFIX_ORDER.index(prefix) if prefix in _PREFIX_ORDER else len(_PREFIX_ORDER), code)
+
+    rows = ["| dialect | operators | codes |", "|---|---|---|"]
+    for dialect, table in OPERATORS.items():
+        counts = Counter(op.code for op in table)
+        codes = ", ".join(f"{c} ({counts[c]})" if counts[c] > 1 else c for c in sorted(counts, key=order))
+        rows.append(f"| {dialect} | {len(table)} | {codes} |")
+    return "\n".join(rows)

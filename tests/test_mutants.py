@@ -3,6 +3,8 @@ operator's finding code (a mutation score of 100 %)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from flowc.compiler.codes import CODES
 from flowc.testing import mutants
@@ -62,3 +64,9 @@ def test_mutant_knows_when_it_is_caught():
                         "unknown_step_type", "workflowskill", "a bad step type")
     assert mutant.caught()
     assert not mutant._replace(code="WFS105").caught()
+
+
+def test_the_operator_table_of_docs_fuzzing_is_current():
+    page = (Path(__file__).resolve().parent.parent / "docs" / "fuzzing.md").read_text(encoding="utf-8")
+    table = page.split("<!-- mutation-operators -->\n", 1)[1].split("\n<!-- /mutation-operators -->", 1)[0]
+    assert table == mutants.markdown_table()

@@ -4,6 +4,9 @@ and printed as YAML."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 import yaml
 from flowc.compiler import yamlsrc
@@ -158,3 +161,16 @@ def test_malformed_texts_are_strings_with_a_file_name(data):
     text = data.draw(wst.malformed_texts())
     assert isinstance(text, str)
     assert text.file_name
+
+
+def test_the_worked_example_of_docs_fuzzing_runs():
+    page = (Path(__file__).resolve().parent.parent / "docs" / "fuzzing.md").read_text(encoding="utf-8")
+    block = re.search(r'```python title="test_my_runtime.py"\n(.*?)```', page, re.DOTALL)
+    assert block, "docs/fuzzing.md lost its worked example"
+    code = block.group(1).replace("max_examples=100", "max_examples=15")
+    namespace: dict = {}
+    exec(compile(code, "docs/fuzzing.md", "exec"), namespace)  # noqa: S102 - the page's own code
+    tests = [v for k, v in namespace.items() if k.startswith("test_") and callable(v)]
+    assert len(tests) == 2
+    for test in tests:
+        test()
