@@ -9,8 +9,8 @@ scale (:mod:`flowc.testing.campaign`).
 from __future__ import annotations
 
 import json
-import traceback
-from typing import Any
+
+from flowc.testing.failures import PropertyFailure, Unsupported, _canonical, _crash, _fail
 
 __all__ = [
     "PROPERTIES",
@@ -38,34 +38,6 @@ PROPERTIES: dict[str, str] = {
     "translate-round-trip": "source -> translate to its own dialect -> IR equals the source's IR (modulo spans)",
     "cross-dialect": "a workflow translated to another dialect runs to the same record",
 }
-
-
-class PropertyFailure(AssertionError):
-    """A property that does not hold for an example."""
-
-    def __init__(self, prop: str, message: str, crash: bool = False) -> None:
-        super().__init__(f"[{prop}] {message}")
-        self.prop = prop
-        self.message = message
-        self.crash = crash  # an unhandled exception or a hang, not a wrong answer
-
-
-class Unsupported(Exception):
-    """The property does not apply (a backend does not run this dialect)."""
-
-    def __init__(self, prop: str, reason: str) -> None:
-        super().__init__(f"[{prop}] {reason}")
-        self.prop = prop
-        self.reason = reason
-
-
-def _fail(prop: str, message: str):
-    raise PropertyFailure(prop, message)
-
-
-def _crash(prop: str, what: str, exc: BaseException):
-    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-8))
-    raise PropertyFailure(prop, f"{what} raised {type(exc).__name__}: {exc}\n{tb}", crash=True) from exc
 
 
 def _errors(result) -> list[str]:
@@ -192,10 +164,6 @@ def python_runs(workflow, inputs: dict, host_script: dict) -> dict:
 
 def _not_json(value):
     raise TypeError(f"{type(value).__name__} in the run record")
-
-
-def _canonical(record: Any) -> str:
-    return json.dumps(record, sort_keys=True, ensure_ascii=False, default=repr)
 
 
 def backend_equivalence(workflow, inputs: dict, host_script: dict) -> dict:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from flowc.testing.properties import PropertyFailure, _canonical, _crash
+from flowc.testing.failures import PropertyFailure, _canonical, _crash
 
 __all__ = ["available", "cross_dialect", "round_trip", "targets", "unavailable"]
 
