@@ -122,20 +122,24 @@ _OUTCOME = {"success": "ok", "completed": "ok", "failed": "failed"}
 
 
 def _call(dialect: str, call: dict) -> tuple:
-    """A host call as (capability, name, tool arguments). The instruction
-    dialect passes a tool step's kind fields (``{"name"?, "args": ...}``,
-    docs/instruction.md); its arguments are ``args``."""
-    args = call["args"]
-    if dialect == "instruction" and call["capability"] == "tool" and isinstance(args, dict):
+    """A host call as the dialects can agree on it. Each dialect has its own
+    host protocol (docs/host.md, docs/aevatar.md, docs/instruction.md): an
+    instruction tool step passes its kind fields (``{"name"?, "args": ...}``)
+    and its arguments are ``args``; an LLM call is named by the aevatar role
+    or the instruction kind, so it is compared by its prompt text."""
+    capability, name, args = call["capability"], call["name"], call["args"]
+    if dialect == "instruction" and capability == "tool" and isinstance(args, dict):
         args = args.get("args", {})
-    return call["capability"], call["name"], args
+    if capability == "llm" and isinstance(args, dict):
+        return capability, args.get("prompt", args.get("instruction"))
+    return capability, name, args
 
 
 def outcome(record: dict, dialect: str) -> dict:
-    """What must agree across dialects: the outcome, the host calls
-    (capability, name, tool arguments) in order, and the outputs of a
-    successful run. (What a failed run outputs is the dialect's own:
-    WorkflowSkill resolves its outputs, the instruction dialect has none.)"""
+    """What must agree across dialects: the outcome, the host calls in
+    order, and the outputs of a successful run. (What a failed run outputs
+    is the dialect's own: WorkflowSkill resolves its outputs, the
+    instruction dialect has none.)"""
     status = _OUTCOME.get(record.get("status"), record.get("status"))
     return {
         "status": status,
@@ -144,20 +148,72 @@ def outcome(record: dict, dialect: str) -> dict:
     }
 
 
-def _run(workflow, inputs: dict, host_script: dict, prop: str, what: str) -> dict:
+class _Recording:
+    """A ScriptedHost that remembers each answer (a value, a tool error or
+    a host failure) in call order."""
+
+    def __init__(self, script: dict) -> None:
+        from flowc.host import ScriptedHost
+
+        self.inner = ScriptedHost(script)
+        self.answers: list[tuple[str, object]] = []
+
+    def call(self, capability, name, args):
+        from flowc.host import ToolError
+
+        try:
+            value = self.inner.call(capability, name, args)
+        except ToolError as exc:
+            self.answers.append(("error", exc.message))
+            raise
+        except Exception as exc:
+            self.answers.append(("throw", getattr(exc, "message", str(exc))))
+            raise
+        self.answers.append(("output", json.loads(json.dumps(value, default=repr))))
+        return value
+
+    def sleep(self, ms) -> None:
+        self.inner.sleep(ms)
+
+
+class _Replay:
+    """Answers the k-th call with the source run's k-th answer, whatever the
+    call's name: the translation may name the same request differently."""
+
+    def __init__(self, answers: list[tuple[str, object]]) -> None:
+        self.answers = answers
+        self.next = 0
+
+    def call(self, capability, name, args):
+        from flowc.host import HostFailure, ToolError
+
+        if self.next >= len(self.answers):
+            raise HostFailure("the source run made no such call")
+        kind, value = self.answers[self.next]
+        self.next += 1
+        if kind == "error":
+            raise ToolError(value)
+        if kind == "throw":
+            raise HostFailure(value)
+        return json.loads(json.dumps(value))
+
+    def sleep(self, ms) -> None:
+        pass
+
+
+def _run(workflow, inputs: dict, host, prop: str, what: str) -> dict:
     from flowc.backends.python import compile_workflow, load_module
-    from flowc.host import ScriptedHost
 
     try:
-        return load_module(compile_workflow(workflow)).run(inputs, ScriptedHost(host_script))
+        return load_module(compile_workflow(workflow)).run(inputs, host)
     except Exception as exc:  # noqa: BLE001
         _crash(prop, f"running the {what}", exc)
 
 
 def cross_dialect(workflow, target: str, inputs: dict, host_script: dict) -> bool:
     """Translate to ``target``; when the translation claims to be exact,
-    it must check and run to the same outcome. Returns whether it was
-    compared."""
+    it must check and run to the same outcome with the same answers to its
+    calls. Returns whether it was compared."""
     prop = "cross-dialect"
     emission = _emit(workflow, target, prop)
     if not emission.ok or emission.verdict == "approximate":
@@ -166,8 +222,10 @@ def cross_dialect(workflow, target: str, inputs: dict, host_script: dict) -> boo
     if not translated.ok:
         raise PropertyFailure(prop, f"the {target} translation (verdict {emission.verdict}) does not check: "
                               f"{_errors(translated.diagnostics)}\n--- translation\n{emission.text}")
-    want = outcome(_run(workflow, inputs, host_script, prop, f"{workflow.dialect} source"), workflow.dialect)
-    got = outcome(_run(translated.workflow, inputs, host_script, prop, f"{target} translation"), target)
+    recording = _Recording(host_script)
+    want = outcome(_run(workflow, inputs, recording, prop, f"{workflow.dialect} source"), workflow.dialect)
+    got = outcome(_run(translated.workflow, inputs, _Replay(recording.answers), prop, f"{target} translation"),
+                  target)
     if _canonical(want) != _canonical(got):
         raise PropertyFailure(prop, f"the {target} translation (verdict {emission.verdict}) runs differently:\n"
                               f"{workflow.dialect}: {json.dumps(want, default=repr)[:2000]}\n"
