@@ -8,7 +8,12 @@ the same thing, not hidden:
 - a dialect-3 ``tool`` step hands the host its arguments as the field
   ``args`` (``{"args": {...}}``); a WorkflowSkill tool step hands them as
   they are. :class:`ArgsHost` unwraps them before the script sees them;
-- WorkflowSkill ends a run ``success``, dialect 3 ``completed``.
+- WorkflowSkill ends a run ``success``, dialect 3 ``completed``;
+- an aevatar ``llm_call`` asks ``llm:<role>`` with ``{prompt, role: {id,
+  system_prompt, model, ...}}``, a dialect-3 ``agent`` step ``llm:agent``
+  with ``{instruction, system, model}`` (docs/host.md, "LLM requests"):
+  :class:`RoleHost` presents the second as the first, for the role with
+  that system prompt and model.
 """
 
 from __future__ import annotations
@@ -46,8 +51,38 @@ class ArgsHost:
         self.inner.sleep(ms)
 
 
-def run(workflow, inputs: dict, script: dict) -> dict:
-    host = ArgsHost(script) if workflow.semantics == "instruction" else ScriptedHost(script)
+class RoleHost(ArgsHost):
+    """Answers a dialect-3 ``agent`` call as the aevatar ``llm_call`` of the
+    role (of ``source``, an aevatar workflow) with its system prompt and model."""
+
+    def __init__(self, script: dict, source) -> None:
+        super().__init__(script)
+        from flowc.ir import expr as E
+
+        self.roles = {}
+        for actor in source.actors:   # what the aevatar kernel hands the host under `role`
+            config = {"id": actor.id}
+            for a in actor.attrs:
+                if isinstance(a.value, E.Literal) and isinstance(a.value.value, str):
+                    config[a.name] = a.value.value
+                elif isinstance(a.value, E.ListExpr):
+                    config[a.name] = [i.value for i in a.value.items if isinstance(i, E.Literal)]
+            self.roles.setdefault((config.get("system_prompt"), config.get("model")), (actor.id, config))
+
+    def call(self, capability, name, args):
+        if capability == "llm" and name == "agent" and set(args) <= {"instruction", "system", "model"}:
+            role, config = self.roles.get((args.get("system"), args.get("model")), ("assistant", None))
+            args = {"prompt": args["instruction"]} | ({"role": config} if config else {})
+            return self.inner.call("llm", role, args)
+        return super().call(capability, name, args)
+
+
+def run(workflow, inputs: dict, script: dict, source=None) -> dict:
+    """``source``: the aevatar workflow ``workflow`` was translated from."""
+    if source is not None:
+        host = RoleHost(script, source)
+    else:
+        host = ArgsHost(script) if workflow.semantics == "instruction" else ScriptedHost(script)
     record = load_module(compile_workflow(workflow)).run(dict(inputs), host)
     calls = [(c["capability"], c["name"], json.dumps(c["args"], sort_keys=True)) for c in host.calls]
     return {"outcome": OUTCOME.get(record["status"], record["status"]),

@@ -1,8 +1,12 @@
 """aevatar IR -> instruction IR.
 
-The kernel's straight path (``next`` and document order) becomes a
-``depends_on`` chain after a ``manual`` trigger; the run prompt is the
-input ``input``; a step's ``${input}`` is the previous step's output.
+The kernel's graph (``next``, document order, the branches of switch and
+conditional) becomes ``depends_on`` edges after a ``manual`` trigger where
+it is acyclic: a run is one path, and dialect 3's pruning runs exactly that
+path (a switch on the branch key the kernel computes, a noop entry per
+target). The run prompt is the input ``input``; a step's ``${input}`` is
+the output of the step that ran before it. Loops and error fallbacks are
+findings. An ``llm_call`` is an ``agent`` step (docs/host.md, "LLM requests").
 Steps with an equivalent catalog kind translate by :data:`STEP_RULES`;
 the others are written as the closest kind with a comment and a finding.
 Every aevatar value is text, so an expression translates exactly only
@@ -14,11 +18,11 @@ from __future__ import annotations
 import json
 
 from flowc.backends.emitcore import Report
-from flowc.backends.emitcore.kernel import parameters_of, straight_path, variable_sources
+from flowc.backends.emitcore.kernel import parameters_of, variable_sources
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.span import Span
-from flowc.ir.workflow import Attr, Node, Param, Workflow
+from flowc.ir.workflow import Attr, Edge, EdgeKind, Node, Param, Workflow
 
 __all__ = ["STEP_RULES", "lower_aevatar"]
 
@@ -27,7 +31,9 @@ STEP_RULES = {
     "assign": "assign with `writes` (the value is text)",
     "delay": "sleep",
     "tool_call": "tool (arguments that are a JSON object become args)",
-    "llm_call": "agent (a host call of another name: a finding)",
+    "llm_call": "agent: the role's system prompt and model as `system` and `model`, the prompt as `instruction`",
+    "switch": "a switch on the branch key aevatar computes, a noop entry per target",
+    "conditional": "a switch on 'true'/'false', a noop entry per target",
 }
 
 
@@ -36,15 +42,16 @@ class AevatarToCel:
         self.report = report
         self.step_ids, self.targets = variable_sources(wf)
         self.previous: str | None = None
+        self.input_expr: E.Expr | None = None   # the current step's aevatar input (None: the run prompt)
         self.params: set[str] = set()
 
     def _finding(self, message: str, span: Span, code: str = "TRN102") -> None:
         self.report.finding(code, message, span)
 
     def input_ref(self, span: Span) -> E.Expr:
-        if self.previous is None:
+        if self.input_expr is None:
             return E.Ref("inputs", (E.Field("input"),), span)
-        return E.Ref("steps", (E.Field(self.previous), E.Field("output")), span)
+        return self.input_expr
 
     def ref(self, e: E.Ref) -> E.Expr:
         if e.root == "input":
@@ -131,28 +138,71 @@ def _lit(v, kind="string") -> E.Literal:
 def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
     from flowc.backends.emit_instruction.from_workflowskill import _Graph, _workflow_name
 
-    path, problems = straight_path(wf)
-    for node in problems:
-        report.finding("TRN101", f"step {node.id!r}: branches, loops back, error fallbacks and steps off the "
-                       "straight path have no translation yet; the steps are written in the order the "
-                       "kernel runs them without choices", node.span)
+    kernel = KernelGraph(wf, report)
     cel = AevatarToCel(report, wf)
     graph = _Graph({n.id for n in wf.nodes})
     start = graph.fresh("start")
     graph.add(Node(start, "trigger", "manual", wf.span), [])
-    prev = start
-    for node in path:
+    llm = _LlmRoles(wf, report)
+    # node id -> [(dialect-3 dependency, the node whose output is the aevatar input through it)]
+    preds: dict[str, list[tuple[str, str | None]]] = {}
+    if kernel.order:
+        preds[kernel.order[0].id] = [(start, None)]
+    sinks: list[tuple[str, str | None]] = []
+
+    def link(source_dep: str, value_of: str, target: str | None) -> None:
+        if target is None:
+            sinks.append((source_dep, value_of))
+        else:
+            preds.setdefault(target, []).append((source_dep, value_of))
+
+    for node in kernel.order:
         report.current = node.id
+        deps = [d for d, _ in preds.get(node.id, [])]
+        cel.input_expr = _live_value(preds.get(node.id, []))
         params = parameters_of(node)
         canonical = node.kind.strip().lower()
-        attrs: list[Attr] = []
+        routes = kernel.routes.get(node.id)
+        if routes is not None:
+            # switch / conditional: the output is the input; the branch key picks the next step
+            graph.add(Node(node.id, "assign", "template", node.span, node.description,
+                           attrs=(Attr("value", cel.input_ref(node.span)),)), deps)
+            key = kernel.static.get(node.id) or _branch_key(node, params, routes, cel, report)
+            targets = {k: kernel.route(node, k) for k in _keys_out(routes)}
+            if isinstance(key, str):
+                report.lowered(canonical, "the branch its constant key always takes", node.span)
+                link(node.id, node.id, targets[key])
+            else:
+                route_id = graph.fresh(f"{node.id}_route")
+                graph.add(Node(route_id, "switch", "switch", node.span, attrs=(Attr("on", key),)), [node.id])
+                entries: dict[str | None, str] = {}
+                for order, (label, target) in enumerate(targets.items()):
+                    if target not in entries:
+                        entry = entries[target] = graph.fresh(f"{node.id}_to_{target or 'end'}")
+                        graph.add(Node(entry, "noop", "noop", node.span), [route_id])
+                        link(entry, node.id, target)
+                    graph.edges.append(Edge(route_id, entries[target], EdgeKind.BRANCH, label, order, node.span))
+                report.lowered(canonical, "a switch on the branch key aevatar computes, a noop entry per "
+                               "target and depends_on edges", node.span)
+            cel.previous = node.id
+            continue
         if node.op == "assign":
             target = node.attr("writes")
-            value = cel.value(node.attr("value") or _lit(""))
+            raw = params.get("value", _lit(""))
+            # the kernel: an evaluated value that starts with `$` stands for the step input
+            if isinstance(raw, E.Literal):
+                value = cel.input_ref(node.span) if str(raw.value).startswith("$") else raw
+            elif isinstance(raw, E.Template) and raw.parts and isinstance(raw.parts[0], E.Literal) \
+                    and str(raw.parts[0].value)[:1] not in ("", "$"):
+                value = cel.value(raw)
+            else:
+                text = cel.value(raw)
+                value = E.Conditional("cel.ternary", E.Call("cel.startsWith", (_plain(text), _lit("$"))),
+                                      cel.input_ref(node.span), text, node.span)
             attrs = [Attr("value", value)]
             if isinstance(target, E.Literal):
                 attrs.append(Attr("writes", target))
-            graph.add(Node(node.id, "assign", "assign", node.span, attrs=tuple(attrs)), [prev])
+            graph.add(Node(node.id, "assign", "assign", node.span, attrs=tuple(attrs)), deps)
             report.lowered("assign", STEP_RULES["assign"], node.span)
         elif node.op == "sleep":
             ms = node.attr("duration_ms")
@@ -162,7 +212,7 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
                 duration = 1000
                 report.finding("TRN101", "a delay whose duration is computed has no instruction form", node.span)
             graph.add(Node(node.id, "sleep", "sleep", node.span, attrs=(Attr("duration_ms", _lit(duration, "int")),)),
-                      [prev])
+                      deps)
             report.lowered("delay", "sleep", node.span)
         elif node.op == "call" and _is(node.attr("capability"), "tool"):
             name = node.attr("name")
@@ -179,35 +229,25 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
                            "dialect 3 it is the result itself", node.span)
             graph.add(Node(node.id, "call", "tool", node.span, attrs=(
                 Attr("capability", _lit("tool")), Attr("name", name or _lit("")), Attr("name", name or _lit("")),
-                Attr("args", args))), [prev])
-        elif node.op == "call" and _is(node.attr("capability"), "llm"):
-            prefix = params.get("prompt_prefix")
-            instruction: E.Expr = cel.input_ref(node.span)
-            if prefix is not None:
-                text = cel.value(prefix)
-                instruction = E.Template((text, _lit("\n\n"), instruction), "json", False) \
-                    if isinstance(text, E.Literal) else instruction
-            report.finding("TRN104", f"llm_call: the host is asked by another name and with other arguments "
-                           f"(aevatar: llm/{node.actor or 'assistant'} with the role's prompt; dialect 3: an agent "
-                           "step)", node.span)
-            graph.add(Node(node.id, "call", "agent", node.span, attrs=(
-                Attr("capability", _lit("llm")), Attr("name", _lit("agent")),
-                Attr("instruction", _as_template(instruction)))), [prev])
+                Attr("args", args))), deps)
+        elif node.op == "call" and _is(node.attr("capability"), "llm") and canonical == "llm_call":
+            graph.add(llm.agent(node, params, cel), deps)
         else:
             report.finding("TRN101", f"{canonical}: this aevatar primitive has no instruction form; written as a "
                            "noop", node.span)
-            graph.add(Node(node.id, "noop", "noop", node.span), [prev])
+            graph.add(Node(node.id, "noop", "noop", node.span), deps)
         if node.retry is not None:
             report.finding("TRN103", "retry: aevatar retries every failure but a timeout with a fixed or doubling "
                            "delay and no jitter; dialect 3 adds +-20% jitter", node.span)
         cel.previous = node.id
-        prev = node.id
+        link(node.id, node.id, kernel.following(node))
     report.current = ""
     done = graph.fresh("done")
+    cel.input_expr = _live_value(sinks)
     graph.add(Node(done, "finish", "finish", wf.span, attrs=(
         Attr("status", _lit("completed")),
-        Attr("output", E.MapExpr((E.MapEntry(_lit("output"), E.Template((cel.input_ref(wf.span),), "json", True)),
-                                  )) if path else E.MapExpr(())))), [prev])
+        Attr("output", E.MapExpr((E.MapEntry(_lit("output"), _as_value(cel.input_ref(wf.span))),
+                                  )) if kernel.order else E.MapExpr(())))), [d for d, _ in sinks] or [start])
     report.lowered("the run's output", "a finish step with output {output: <last step's output>}", wf.span)
     inputs = [Param("input", T.STRING, "", True, "the run prompt")]
     inputs += [Param(p, T.STRING, "", True, "a run parameter") for p in sorted(cel.params)]
@@ -215,6 +255,42 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
                     nodes=tuple(graph.nodes), edges=tuple(graph.edges), entry=(start,), terminal=None,
                     inputs=tuple(inputs), outputs=(), description=wf.description or None,
                     metadata={"carrier": "standalone", "armed": True}, span=wf.span)
+
+
+def _live_value(preds: list[tuple[str, str | None]]) -> E.Expr | None:
+    """The aevatar input of a step: the output of the one predecessor that
+    ran (``None``: the run prompt). In an acyclic kernel graph exactly one
+    dependency of a running step is live."""
+    values = [(d, v) for d, v in preds]
+    if not values:
+        return None
+    if len({v for _, v in values}) == 1:
+        v = values[0][1]
+        return None if v is None else E.Ref("steps", (E.Field(v), E.Field("output")))
+    out: E.Expr | None = None
+    for dep, v in reversed(values):
+        value = E.Ref("inputs", (E.Field("input"),)) if v is None else E.Ref("steps", (E.Field(v), E.Field("output")))
+        if out is None:
+            out = value
+            continue
+        ran = E.Binary("cel.eq", E.Ref("steps", (E.Field(dep), E.Field("status"))), _lit("done"))
+        out = E.Conditional("cel.ternary", ran, value, out)
+    return out
+
+
+def _plain(e: E.Expr) -> E.Expr:
+    """A template as a CEL value (text)."""
+    if isinstance(e, E.Template):
+        out: E.Expr | None = None
+        for p in e.parts:
+            piece = p if isinstance(p, E.Literal) else E.Call("cel.string", (p,), p.span)
+            out = piece if out is None else E.Binary("cel.add", out, piece, e.span)
+        return out if out is not None else _lit("")
+    return e
+
+
+def _as_value(e: E.Expr) -> E.Expr:
+    return E.Template((e,), "json", True) if isinstance(e, E.Ref) else e
 
 
 def _is(e: E.Expr | None, text: str) -> bool:
@@ -234,3 +310,313 @@ def _json_object(text):
         return None
     return data if isinstance(data, dict) else None
 
+
+
+# ------------------------------------------------------------------ the kernel's graph
+class KernelGraph:
+    """The steps the aevatar kernel can run, in an order where each comes
+    after every step that can precede it. A run is one path through this
+    graph; where it is acyclic, dialect 3's depends_on and pruning run
+    exactly that path (each step has one live dependency)."""
+
+    def __init__(self, wf: Workflow, report: Report) -> None:
+        self.wf = wf
+        self.by_id = wf.node_map()
+        self.index = {n.id: i for i, n in enumerate(wf.nodes)}
+        self.plain: dict[str, str] = {}
+        self.branches: dict[str, list[tuple[str, str]]] = {}
+        self.cut: set[tuple[str, str]] = set()
+        branch_edges: dict[str, list] = {}
+        for e in wf.edges:
+            if e.kind in (EdgeKind.SEQUENCE, EdgeKind.FALLTHROUGH):
+                self.plain.setdefault(e.source, e.target)
+            elif e.kind is EdgeKind.BRANCH:
+                branch_edges.setdefault(e.source, []).append((e.order, e.label or "", e.target))
+        for sid, items in branch_edges.items():
+            self.branches[sid] = [(label, target) for _, label, target in sorted(items, key=lambda t: t[0])]
+        self.routes: dict[str, list[str]] = {}
+        for n in wf.nodes:
+            canonical = n.kind.strip().lower()
+            if canonical == "switch" and n.op == "switch":
+                self.routes[n.id] = switch_candidates(n, self.branches.get(n.id, []))
+            elif canonical == "conditional" and n.op == "branch":
+                self.routes[n.id] = ["true", "false"]
+            elif n.id in self.branches:
+                report.current = n.id
+                report.finding("TRN101", f"step {n.id!r}: the branches of a {canonical} step have no translation; "
+                               "the step continues to the next one", n.span)
+        # a key that does not depend on the run: the step always takes one branch
+        self.static: dict[str, str] = {}
+        for sid, keys in self.routes.items():
+            key = _static_key(self.by_id[sid], parameters_of(self.by_id[sid]), keys)
+            if key is not None:
+                self.static[sid] = key
+        for e in wf.edges:
+            if e.kind is EdgeKind.ERROR:
+                report.current = e.source
+                report.finding("TRN101", f"step {e.source!r}: an error fallback has no translation; a failure "
+                               "fails the run", self.by_id[e.source].span if e.source in self.by_id else e.span)
+        for n in wf.nodes:
+            if n.on_error.action not in ("fail", "fallback"):
+                report.current = n.id
+                report.finding("TRN101", f"step {n.id!r}: on_error {n.on_error.action} has no translation; a "
+                               "failure fails the run", n.span)
+        self.order = self._order(report)
+        report.current = ""
+
+    def following(self, node: Node) -> str | None:
+        target = self.plain.get(node.id)
+        if target is None and node.id not in self.plain and node.id in self.routes:
+            i = self.index[node.id] + 1
+            target = self.wf.nodes[i].id if i < len(self.wf.nodes) else None
+        if target is None or target not in self.by_id or (node.id, target) in self.cut:
+            return None
+        return target
+
+    def route(self, node: Node, key: str) -> str | None:
+        arms = self.branches.get(node.id, [])
+        for label in (key, "_default"):
+            for k, target in arms:
+                if k == label and target in self.by_id:
+                    return None if (node.id, target) in self.cut else target
+        return self.following(node)
+
+    def successors(self, node: Node) -> list[str]:
+        if node.id in self.static:
+            out = [self.route(node, self.static[node.id])]
+        elif node.id in self.routes:
+            out = [self.route(node, k) for k in _keys_out(self.routes[node.id])]
+        else:
+            out = [self.following(node)]
+        return list(dict.fromkeys(t for t in out if t is not None))
+
+    def _order(self, report: Report) -> list[Node]:
+        if not self.wf.entry or self.wf.entry[0] not in self.by_id:
+            return []
+        # depth-first from the entry: an edge back to a step on the current path is a loop
+        state: dict[str, int] = {}
+        stack = [(self.wf.entry[0], iter(self.successors(self.by_id[self.wf.entry[0]])))]
+        state[self.wf.entry[0]] = 1
+        while stack:
+            sid, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[sid] = 2
+                stack.pop()
+                continue
+            if state.get(nxt) == 1:
+                report.current = sid
+                report.finding("TRN101", f"step {sid!r} loops back to {nxt!r}: loops have no translation yet; "
+                               "the loop body runs once", self.by_id[nxt].span)
+                self.cut.add((sid, nxt))
+                continue
+            if nxt not in state:
+                state[nxt] = 1
+                stack.append((nxt, iter(self.successors(self.by_id[nxt]))))
+        reachable = [n for n in self.wf.nodes if n.id in state]
+        # Kahn's order, document order among ready steps
+        indegree = {n.id: 0 for n in reachable}
+        for n in reachable:
+            for t in self.successors(n):
+                indegree[t] += 1
+        ready = [n for n in reachable if indegree[n.id] == 0]
+        order: list[Node] = []
+        while ready:
+            ready.sort(key=lambda n: self.index[n.id])
+            n = ready.pop(0)
+            order.append(n)
+            for t in self.successors(n):
+                indegree[t] -= 1
+                if indegree[t] == 0:
+                    ready.append(self.by_id[t])
+        skipped = [n for n in self.wf.nodes if n.id not in state]
+        for n in skipped:
+            report.lowered("a step the kernel never reaches", "left out", n.span)
+        return order
+
+
+def _keys_out(keys: list[str]) -> list[str]:
+    """Every key a switch or conditional can give: its candidates and `_default`."""
+    return keys + ([] if "_default" in keys or keys == ["true", "false"] else ["_default"])
+
+
+def switch_candidates(node: Node, arms: list[tuple[str, str]]) -> list[str]:
+    """The switch's keys in the kernel's matching order: its branch.* parameters, then its branches."""
+    out = [k[len("branch."):] for k in parameters_of(node) if k.lower().startswith("branch.")]
+    for k, _ in arms:
+        if k not in out:
+            out.append(k)
+    return out
+
+
+# ------------------------------------------------------------------ branch keys
+_INVERSE_UPPER: dict[str, list[str]] | None = None
+
+
+def _upper_class(ch: str) -> str:
+    """A regular-expression class of the characters aevatar's ignore-case
+    comparison (simple upper-case mapping) takes for ``ch``."""
+    global _INVERSE_UPPER
+    from flowc.backends.python import rt_aevatar as rta
+
+    if _INVERSE_UPPER is None:
+        inverse: dict[str, list[str]] = {}
+        for cp in range(0x110000):
+            if 0xD800 <= cp < 0xE000:
+                continue
+            x = chr(cp)
+            if rta._NATIVE_CASE:
+                u = x.upper()
+                if len(u) != 1:
+                    u = rta._SIMPLE.get((x, 1), x)
+            else:  # pragma: no cover - MicroPython
+                u = rta.upper(x)
+            inverse.setdefault(u, []).append(x)
+        _INVERSE_UPPER = inverse
+    chars = _INVERSE_UPPER.get(rta.upper(ch), [ch])
+    escaped = "".join("\\" + c if c in "\\]^-[" else c for c in chars)
+    return escaped if len(chars) == 1 and chars[0] not in ".^$*+?()[]{}|\\" and chars[0].isalnum() else f"[{escaped}]"
+
+
+def _ws_class() -> str:
+    from flowc.backends.python import rt_aevatar as rta
+
+    return "[" + rta.WHITESPACE + "]"
+
+
+def _static_key(node: Node, params: dict, keys: list[str]) -> str | None:
+    from flowc.backends.python import rt_aevatar as rta
+    from flowc.backends.python import rt_aevatar_run as rtr
+
+    if node.kind.strip().lower() == "conditional":
+        condition = params.get("condition", _lit("default"))
+        if isinstance(condition, E.Literal):
+            c = str(condition.value)
+            if rta.try_parse_bool(c) is not None or c in ("1", "0", ""):
+                return rta.conditional_test(c, "")
+        return None
+    on = params.get("on")
+    if isinstance(on, E.Literal) and not rta.is_blank(str(on.value)):
+        return rtr.switch_key(str(on.value), "", keys)
+    return None
+
+
+def _branch_key(node: Node, params: dict, keys: list[str], cel: AevatarToCel,
+                report: Report) -> str | E.Expr:
+    """The branch key aevatar computes for a switch or conditional: a
+    constant, or a CEL expression that gives the same text."""
+    from flowc.backends.python import rt_aevatar as rta
+    from flowc.backends.python import rt_aevatar_run as rtr
+
+    text = cel.input_ref(node.span)
+    if node.kind.strip().lower() == "conditional":
+        condition = params.get("condition", _lit("default"))
+        if not isinstance(condition, E.Literal):
+            report.finding("TRN101", "a computed conditional test (parsed as true/false/1/0 at run time, else "
+                           "sought in the input) has no instruction form", node.span)
+            return E.Literal("true", "string", node.span)
+        c = str(condition.value)
+        if rta.try_parse_bool(c) is not None or c in ("1", "0") or c == "":
+            return rta.conditional_test(c, "")
+        pattern = "".join(_upper_class(ch) for ch in c)
+        return E.Conditional("cel.ternary", E.Call("cel.matches", (text, _lit(pattern))), _lit("true"),
+                             _lit("false"), node.span)
+    on = params.get("on")
+    if isinstance(on, E.Literal) and not rta.is_blank(str(on.value)):
+        return rtr.switch_key(str(on.value), "", keys)
+    value = text
+    if on is not None and not isinstance(on, E.Literal):
+        v = _plain(cel.value(on))
+        blank = E.Call("cel.matches", (v, _lit("^" + _ws_class() + "*$")))
+        value = E.Conditional("cel.ternary", blank, text, v)
+    ws = _ws_class()
+    out: E.Expr = _lit("_default")
+    tests: list[tuple[E.Expr, str]] = []
+    for k in keys:
+        if k == "" or k[0] in rta.WHITESPACE or k[-1] in rta.WHITESPACE:
+            report.finding("TRN102", f"switch key {k!r} is empty or starts or ends with white space; the key "
+                           "test is not translated exactly", node.span)
+            continue
+        tests.append((_lit("^" + ws + "*" + "".join(_upper_class(ch) for ch in k) + ws + "*$"), k))
+    for k in keys:
+        if k != "_default" and k and k[0] not in rta.WHITESPACE and k[-1] not in rta.WHITESPACE:
+            tests.append((_lit("".join(_upper_class(ch) for ch in k)), k))
+    for pattern, k in reversed(tests):
+        out = E.Conditional("cel.ternary", E.Call("cel.matches", (value, pattern)), _lit(k), out)
+    return out
+
+
+# ------------------------------------------------------------------ llm_call -> agent
+_ROLE_FIELDS = {"system_prompt": "system", "model": "model"}
+
+
+class _LlmRoles:
+    """aevatar ``llm_call`` on role R asks the host ``llm:R`` with
+    ``{prompt, role: {id, system_prompt, model, ...}}``; a dialect-3
+    ``agent`` step asks ``llm:agent`` with ``{instruction, system, model}``.
+    docs/host.md makes these the same request (a model asked the prompt
+    under the role's system prompt); what a role holds beyond that, and
+    roles an agent step cannot tell apart, are findings."""
+
+    def __init__(self, wf: Workflow, report: Report) -> None:
+        self.report = report
+        self.actors = {a.id: a for a in wf.actors}
+        used = {n.actor or "assistant" for n in wf.nodes if n.kind.strip().lower() == "llm_call"}
+        self.clashes: set[str] = set()
+        seen: dict[tuple, str] = {}
+        for role in sorted(used):
+            sig = self._signature(role)
+            if sig in seen:
+                self.clashes |= {role, seen[sig]}
+            seen.setdefault(sig, role)
+
+    def _settings(self, role: str) -> dict[str, E.Expr]:
+        actor = self.actors.get(role)
+        if actor is None:
+            return {}
+        # what the kernel hands the host under `role` (aevatar_codegen: text and lists of text)
+        return {a.name: a.value for a in actor.attrs
+                if (isinstance(a.value, E.Literal) and isinstance(a.value.value, str)) or isinstance(a.value, E.ListExpr)}
+
+    def _signature(self, role: str) -> tuple:
+        s = self._settings(role)
+        return tuple(repr(getattr(s.get(k), "value", None)) for k in _ROLE_FIELDS)
+
+    def agent(self, node: Node, params: dict, cel: AevatarToCel) -> Node:
+        from flowc.backends.python import rt_aevatar as rta
+        from flowc.backends.python.rt_aevatar_run import _rstrip_ws
+
+        report = self.report
+        role = node.actor or "assistant"
+        settings = self._settings(role)
+        # `implicit`: the engine's default role (no role declared), an agent step without system or model
+        other = [k for k in settings if k not in _ROLE_FIELDS and k != "implicit"]
+        if other:
+            report.finding("TRN104", f"llm_call: role {role!r} has settings an agent step has no field for "
+                           f"({', '.join(other)}); the host sees the system prompt and model only", node.span)
+        if role in self.clashes:
+            report.finding("TRN104", f"llm_call: role {role!r} has the same system prompt and model as another "
+                           "role; dialect 3's agent steps cannot tell them apart", node.span)
+        extra = [k for k in params if k != "prompt_prefix"]
+        if extra:
+            report.finding("TRN101", f"llm_call parameters {', '.join(extra)} have no agent form", node.span)
+        text = cel.input_ref(node.span)
+        prefix = params.get("prompt_prefix")
+        instruction: E.Expr = _as_template(text) if isinstance(text, E.Ref) else text
+        if isinstance(prefix, E.Literal):
+            if not rta.is_blank(str(prefix.value)):
+                head = _lit(_rstrip_ws(str(prefix.value)) + "\n\n")
+                if isinstance(text, E.Ref):
+                    instruction = E.Template((head, text), "json", False)
+                else:
+                    instruction = E.Binary("cel.add", head, text)
+        elif prefix is not None:
+            report.finding("TRN101", "a computed prompt_prefix (trimmed at run time) has no agent form; the "
+                           "prompt is the input", node.span)
+        attrs = [Attr("capability", _lit("llm")), Attr("name", _lit("agent")), Attr("instruction", instruction)]
+        for key, field in _ROLE_FIELDS.items():
+            value = settings.get(key)
+            if isinstance(value, E.Literal) and isinstance(value.value, str):
+                attrs.append(Attr(field, _lit(value.value)))
+        report.lowered("llm_call", STEP_RULES["llm_call"], node.span)
+        return Node(node.id, "call", "agent", node.span, attrs=tuple(attrs))
