@@ -25,7 +25,12 @@ DATA = Path(__file__).resolve().parent / "data"
 RELEASE_TRAIN = DATA / "graph" / "release-train.md"
 TRIAGE = Path(__file__).resolve().parents[1] / "examples" / "triage" / "SKILL.md"
 HAVE_DOT = shutil.which("dot") is not None
-needs_dot = pytest.mark.skipif(not HAVE_DOT, reason="Graphviz is not installed")
+
+
+def needs_dot(test):
+    """SVG/PNG tests need Graphviz, which .ci/run installs: they fail, not
+    skip, where it is missing (the missing-Graphviz message has its own test)."""
+    return test
 
 
 def compiled(path: Path):
@@ -304,7 +309,9 @@ def _other_corpora() -> list[tuple[str, Path]]:
 def test_other_dialects_draw(dialect, path):
     result = driver.compile_file(str(path), dialect)
     if result.workflow is None:
-        pytest.skip("no workflow: " + ", ".join(sorted({d.code for d in result.diagnostics})))
+        # Only the negative cases stop before the IR exists.
+        assert "negative" in path.parts, [d.code for d in result.diagnostics]
+        return
     pic = model.build(result.workflow, result.diagnostics)
     assert {n.id for n in result.workflow.nodes} <= {b.id for b in pic.boxes}
     text = graph.render(result.workflow, "mermaid", result.diagnostics)
