@@ -188,7 +188,7 @@ steps:
     assert any(d.code == "TRN104" for d in emission.diagnostics)
 
 
-_FEATURES = {"llm_call", "roles", "switch", "conditional", "assign", "templates", "functions"}
+_FEATURES = {"llm_call", "roles", "switch", "conditional", "assign", "templates", "functions", "delay"}
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)

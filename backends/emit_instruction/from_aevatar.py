@@ -29,7 +29,7 @@ __all__ = ["STEP_RULES", "lower_aevatar"]
 # canonical aevatar primitive (its IR op / capability) -> what it becomes
 STEP_RULES = {
     "assign": "assign with `writes` (the value is text)",
-    "delay": "sleep",
+    "delay": "sleep, then the input passed through",
     "tool_call": "tool (arguments that are a JSON object become args)",
     "llm_call": "agent: the role's system prompt and model as `system` and `model`, the prompt as `instruction`",
     "switch": "a switch on the branch key aevatar computes, a noop entry per target",
@@ -211,9 +211,13 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
             except ValueError:
                 duration = 1000
                 report.finding("TRN101", "a delay whose duration is computed has no instruction form", node.span)
-            graph.add(Node(node.id, "sleep", "sleep", node.span, attrs=(Attr("duration_ms", _lit(duration, "int")),)),
+            # a delay passes its input through: the sleep, then a template with the input under the step's id
+            wait = graph.fresh(f"{node.id}_sleep")
+            graph.add(Node(wait, "sleep", "sleep", node.span, attrs=(Attr("duration_ms", _lit(duration, "int")),)),
                       deps)
-            report.lowered("delay", "sleep", node.span)
+            graph.add(Node(node.id, "assign", "template", node.span,
+                           attrs=(Attr("value", cel.input_ref(node.span)),)), [wait])
+            report.lowered("delay", "sleep, then a template that passes the input through", node.span)
         elif node.op == "call" and _is(node.attr("capability"), "tool"):
             name = node.attr("name")
             args_text = params.get("arguments")
