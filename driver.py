@@ -11,7 +11,6 @@ import os
 import re
 
 import attrs
-
 from flowc.compiler.aevatar.frontend import compile_aevatar
 from flowc.compiler.analyze import analyze
 from flowc.compiler.instruction.frontend import compile_instruction
@@ -22,6 +21,9 @@ from flowc.ir.span import Span
 from flowc.ir.workflow import Workflow
 
 DIALECTS = ("workflowskill", "aevatar", "instruction")
+
+# Findings that are consequences of a gap the front end already reported.
+CASCADE_CODES = frozenset({"ANA402", "ANA404", "ANA405"})
 
 # One front end per dialect: (text, path) -> (Workflow | None, diagnostics).
 FRONT_ENDS = {
@@ -111,7 +113,13 @@ def compile_text(text: str, path: str, dialect: str | None = None, strict: bool 
             workflow, diags = front_end(text, path)
         diags = list(diags)
         if workflow is not None:
-            diags.extend(analyze(workflow))
+            findings = analyze(workflow)
+            if any(d.is_error for d in diags):
+                # The front end dropped what it rejected (a step without a
+                # kind, an edge to a missing step); the graph-shape findings
+                # that follow from the hole would only repeat the error.
+                findings = [d for d in findings if d.code not in CASCADE_CODES]
+            diags.extend(findings)
     except RecursionError:
         workflow, diags = None, [error("ANA406", "the workflow nests too deeply to compile", here)]
     finally:

@@ -741,8 +741,8 @@ def test_every_workflowskill_and_analyze_code_has_a_case():
 
 def test_conditionals_selecting_each_other():
     """Two conditionals that select each other form a control loop that
-    never reaches the end. The root cause (WFS210) is reported together
-    with what follows from it."""
+    never reaches the end. The root cause (WFS210) and the cycle are
+    reported; the unreachable end that follows from them is not repeated."""
     text = textwrap.dedent("""\
         steps:
           - id: c
@@ -758,7 +758,7 @@ def test_conditionals_selecting_each_other():
     got = {(d.code, d.span.line, d.span.col) for d in result.diagnostics if d.is_error}
     assert ("WFS210", *position(text, "c]")) in got
     assert ("ANA403", 2, 5) in got
-    assert {("ANA404", 2, 5), ("ANA404", 6, 5)} <= got
+    assert not {code for code, *_ in got} & {"ANA402", "ANA404", "ANA405"}
 
 
 def test_no_file_without_a_workflow_block():

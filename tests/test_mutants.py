@@ -11,24 +11,8 @@ from flowc.testing import mutants
 from flowc.testing import strategies as wst
 from hypothesis import HealthCheck, Phase, given, settings
 
-# Mutants flowc reports with their code and more: one defect, several
-# errors. Open findings of these properties; the tests turn green (XPASS)
-# when they are fixed.
-CASCADES = {
-    ("aevatar", "no_steps"): "AEV105 and ANA404 (no terminal)",
-    ("aevatar", "unknown_next"): "AEV132 and ANA405 (and ANA404) for the same missing target",
-    ("aevatar", "unknown_branch_target"): "AEV133 and ANA405 for the same missing target",
-    ("aevatar", "last_step_next"): "AEV301 and ANA404 (no terminal)",
-    ("instruction", "missing_kind"): "INS103, then ANA405/ANA402 for the dropped step's edges",
-    ("instruction", "unknown_kind"): "INS106, then ANA405 for the dropped step's edges",
-    ("instruction", "no_start"): "INS308 and ANA402 (no entry)",
-    ("instruction", "wrong_shape"): "INS102, then ANA402 for the step whose depends_on was dropped",
-}
-OPERATORS = [
-    pytest.param(dialect, op, id=f"{dialect}-{op.name}",
-                 marks=[pytest.mark.xfail(reason="cascading findings: " + CASCADES[dialect, op.name],
-                                          strict=False)] if (dialect, op.name) in CASCADES else [])
-    for dialect in (*wst.dialects(), "ir") for op in mutants.operators_for(dialect)]
+OPERATORS = [pytest.param(dialect, op, id=f"{dialect}-{op.name}")
+             for dialect in (*wst.dialects(), "ir") for op in mutants.operators_for(dialect)]
 
 
 @pytest.mark.parametrize(("dialect", "op"), OPERATORS)
