@@ -50,6 +50,8 @@ def _jobs():
     jobs.append(["fuel/instructions", data, inputs, script, [5, None]])
     each = next(p for p in corpus_programs() if p[0] == "each-loop")
     jobs.append(["fuel/iterations", each[1], each[2], each[3], [None, 1]])
+    # filter/map loops (compiled to closures) and sorts over odd records, also under fuel limits
+    jobs += _loop_jobs()
     # declared types: a wrong input type fails the run, a wrong output type the step
     typed = compile_workflow(driver.compile_text(TYPED, "typed.yaml").workflow)
     jobs.append(["types/input", typed, {"n": "3"}, {"t": {"x": 1}}, [None, None]])
@@ -61,6 +63,26 @@ def _jobs():
     jobs.append(["reject/bit-flip", bytes(bad), {}, {}, [None, None]])
     jobs.append(["reject/truncated", data[: len(data) // 2], {}, {}, [None, None]])
     return jobs
+
+
+def _loop_jobs():
+    import random
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import bench_python_backend as bench
+
+    data = compile_workflow(driver.compile_text(bench.WORKFLOW, "leaderboard.md").workflow)
+    odd = [None, True, False, 0, -1, 2**60, 1.5, "", "a", "50", " 7 ", "eu", "\u00c4", "\U0001f600a", [1], {}]
+    rng = random.Random(5)
+    records = bench.make_records(60, seed=5)
+    for r in records:
+        if rng.random() < 0.4:
+            r[rng.choice(["name", "active", "score", "region", "address"])] = rng.choice(odd)
+    script = {"records.list": {"output": {"records": records}}, "report.post": {"output": {"ok": True}}}
+    inputs = {"min_score": 40, "region": "eu", "limit": 5}
+    return [["loops/" + str(limits), data, inputs, script, limits]
+            for limits in ([None, None], [700, None], [None, 150], [1234, None])]
 
 
 def _cpython(job):

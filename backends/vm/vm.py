@@ -718,6 +718,12 @@ def _isascii(s):
     return True
 
 
+if hasattr(str, "isascii"):
+    _isascii = str.isascii  # the same test, in C
+_NONE_TYPE = type(None)
+_NUMBER_KINDS = {int, bool, float}
+
+
 def _utf16(s):
     """A key ordering strings by UTF-16 code units, as JavaScript does."""
     if not _MICRO:
@@ -789,54 +795,57 @@ def _msort(xs, lt):
     return out
 
 
-def _first(pair):
-    return pair[0]
-
-
-def _first_utf16(pair):
-    return _utf16(pair[0])
-
-
 def sort_items(items, path, desc):
     """The sort transform (runtime.wfs_sort): a stable sort of a copy of
     items by the value at the dotted path; null and missing go last."""
-    keyed = []
-    nulls = []
-    numbers = True
-    strings = True
     if not _is_array(items):
         raise _StepError("sort input is not an array")
-    for item in items:
-        v = _nested(item, path)
-        if v is None or v is MISSING:
-            nulls.append(item)
-            continue
-        t = type(v)
-        if t is str:
-            numbers = False
-        elif t is int or t is bool or (t is float and v == v):
-            strings = False
-        else:
-            numbers = strings = False
-        keyed.append((v, item))
-    if numbers:
-        mode = 0
-    elif strings:
+    if len(path) == 1:
+        name = path[0]
+        keys = [item.get(name, MISSING) if type(item) is _Obj else _nested(item, path) for item in items]
+    else:
+        keys = [_nested(item, path) for item in items]
+    kinds = set(map(type, keys))
+    nulls = []
+    if _NONE_TYPE in kinds or _Missing in kinds:
+        kept = []
+        kept_keys = []
+        for j in range(len(keys)):
+            v = keys[j]
+            if v is None or v is MISSING:
+                nulls.append(items[j])
+            else:
+                kept.append(items[j])
+                kept_keys.append(v)
+        items = kept
+        keys = kept_keys
+        kinds.discard(_NONE_TYPE)
+        kinds.discard(_Missing)
+    if not kinds - _NUMBER_KINDS:
+        mode = 0    # numbers and booleans: Python orders them as JavaScript does, but NaN
+        if float in kinds:
+            for v in keys:
+                if v != v:
+                    mode = 3
+                    break
+    elif len(kinds) == 1 and str in kinds:
         mode = 1
-        for pair in keyed:
-            if not _isascii(pair[0]):
+        for v in keys:
+            if not _isascii(v):
                 mode = 2
                 break
     else:
         mode = 3
     if not _MICRO:
-        if mode == 0 or mode == 1:
-            keyed.sort(key=_first, reverse=desc)
-        elif mode == 2:
-            keyed.sort(key=_first_utf16, reverse=desc)
-        else:
-            keyed.sort(key=lambda pair: _JsOrder(pair[0], desc))
+        if mode == 2:
+            keys = [_utf16(v) for v in keys]
+        elif mode == 3:
+            keys = [_JsOrder(v, desc) for v in keys]
+            desc = False    # the order objects compare flipped already
+        order = sorted(range(len(keys)), key=keys.__getitem__, reverse=desc)
+        out = [items[j] for j in order]
     else:
+        keyed = list(zip(keys, items))
         if mode == 3:
             keyed = _msort(keyed, lambda x, y: _JsOrder(x[0], desc) < _JsOrder(y[0], desc))
         else:
@@ -846,7 +855,7 @@ def sort_items(items, path, desc):
                 keyed = _msort(keyed, lambda x, y: y[0] < x[0])
             else:
                 keyed = _msort(keyed, lambda x, y: x[0] < y[0])
-    out = [pair[1] for pair in keyed]
+        out = [pair[1] for pair in keyed]
     out.extend(nulls)
     return out
 
@@ -1568,6 +1577,7 @@ class Program(object):
         self.srcmap = srcmap
         self.max_stack = max_stack
         self.code_size = code_size
+        self.loops = {}             # NEXT offset -> its compiled loop (compile_loop) or None, as run
 
     @property
     def instructions(self):
@@ -1640,6 +1650,566 @@ def _whole(ms):
     if type(ms) is float and ms == ms and ms not in (INF, -INF) and ms == int(ms):
         return int(ms)
     return ms
+
+
+# ================================================================ fast loops
+# A filter or map loop -- NEXT; a straight-line expression; KEEP or APPEND;
+# JUMP back to the NEXT -- is translated, the first time it runs, into a tree
+# of closures, one per expression node: no operand stack, no dispatch. On
+# each entry to the loop the nodes that depend on neither $item nor $index
+# are evaluated once and folded into constants (an expression has no effects
+# and evaluates all of its operands, so they are the same for every item),
+# and the common cases of the value semantics (plain objects, numbers,
+# strings) run inline behind type checks, falling back to the functions
+# above for anything else.
+#
+# Fuel is charged as the interpreter charges it: an iteration costs NEXT,
+# the expression's instructions, KEEP or APPEND and JUMP, and one unit of
+# iteration fuel. The fast loop commits only whole iterations that fit in
+# the fuel left and that complete without an exception; the interpreter runs
+# every other iteration instruction by instruction (the expression is then
+# evaluated again: it is pure), so records, errors and the point where fuel
+# runs out are exactly the interpreter's.
+
+FAST_LOOPS = True       # False: the interpreter runs every instruction (tests compare the two)
+_MAX_TREE = 24          # deeper expressions stay in the interpreter (closures nest on the C stack)
+_NOT_YET = object()     # a loop not yet looked at (Program.loops)
+_FAST_DICT = _Obj       # the objects the fast paths read directly; anything else takes the general path
+
+# The expression opcodes a compiled loop body may hold: how many values each
+# pops (-1: the count operand; -2: twice the count operand).
+_BODY_POPS = {CONST: 0, _CONST_COPY: 0, MISSING_: 0, ROOT: 0, STATE: 0, FIELD: 1, INDEX: 2, EQ: 2, NE: 2,
+              LT: 2, LE: 2, GT: 2, GE: 2, CONTAINS: 2, AND: 2, OR: 2, NOT: 1, TEMPLATE: -1, LIST: -1,
+              OBJECT: -2, PICK: 1, COALESCE: 1, SHAPE: 1, COMPACT: 1}
+_FLIPPED = {LT: GT, LE: GE, GT: LT, GE: LE}
+
+
+class _Loop(object):
+    """A compiled filter/map loop (compile_loop)."""
+    __slots__ = ("cache", "cost", "keep", "leaves", "tree", "uses_index")
+
+    def __init__(self, keep, cost, tree, uses_index, leaves):
+        self.keep = keep            # KEEP (a filter), else APPEND (a map)
+        self.cost = cost            # instructions per iteration: NEXT, the expression, KEEP/APPEND, JUMP
+        self.tree = tree            # the expression: nodes (op, operand, children, height, depends)
+        self.uses_index = uses_index
+        self.leaves = leaves        # its largest parts read from $inputs, $steps, $result or a state
+        self.cache = None           # (the leaves' values, the function of an item built from them)
+
+
+# What a node depends on (bits): 1 $item or $index; 2 the run ($inputs, $steps,
+# $result, STATE); 4 a fresh object per evaluation (never folded into a constant).
+_FRESH_OPS = (_CONST_COPY, LIST, OBJECT, SHAPE, COMPACT)
+
+
+def compile_loop(code, at):
+    """The loop whose NEXT is at offset ``at`` as a :class:`_Loop`, or None
+    when it is not a filter/map loop the fast path runs."""
+    ins = code[at]
+    if ins[2]:      # a delay between items: the interpreter sleeps
+        return None
+    p = ins[4]
+    stack = []
+    uses_index = False
+    n = 0
+    while True:
+        op, a, _b, _c, nxt = code[p]
+        if op == KEEP or op == APPEND:
+            break
+        pops = _BODY_POPS.get(op)
+        if pops is None:
+            return None
+        if pops < 0:
+            pops = a if pops == -1 else 2 * a
+        if pops > len(stack):   # pragma: no cover - verified away
+            return None
+        kids = ()
+        height = 1
+        depends = 4 if op in _FRESH_OPS else 0
+        if pops:
+            kids = tuple(stack[len(stack) - pops:])
+            del stack[len(stack) - pops:]
+            for kid in kids:
+                if kid[3] >= height:
+                    height = kid[3] + 1
+                depends |= kid[4]
+            if height > _MAX_TREE:
+                return None
+        elif op == ROOT:
+            depends = 1 if a == 2 or a == 3 else 2
+            if a == 3:
+                uses_index = True
+        elif op == STATE:
+            depends = 2
+        stack.append((op, a, kids, height, depends))
+        n += 1
+        p = nxt
+    after = code[nxt]
+    if len(stack) != 1 or after is None or after[0] != JUMP or after[1] != at:
+        return None
+    leaves = []
+    _leaves(stack[0], leaves)
+    return _Loop(op == KEEP, n + 3, stack[0], uses_index, tuple(leaves))
+
+
+def _leaves(node, out):
+    if node[4] == 2:
+        out.append(node)
+    else:
+        for kid in node[2]:
+            _leaves(kid, out)
+
+
+def _scalar(v):
+    t = type(v)
+    return v is None or v is MISSING or t is str or t is int or t is float or t is bool
+
+
+# Stage two, on each entry to a loop: a node becomes (kind, payload, is_bool):
+# kind 0 a constant (payload: the value), 1 $item itself, 2 a path of names
+# read from $item (payload: a tuple of names), 3 a function of $item.
+
+def _identity(x):
+    return x
+
+
+def _const_fn(v):
+    return lambda x: v
+
+
+def _path_fn(names):
+    if len(names) == 1:
+        name = names[0]
+
+        def get1(x):
+            if type(x) is _FAST_DICT:
+                return x.get(name, MISSING)
+            return get_field(x, name)
+        return get1
+    if len(names) == 2:
+        n0 = names[0]
+        n1 = names[1]
+
+        def get2(x):
+            x = x.get(n0, MISSING) if type(x) is _FAST_DICT else get_field(x, n0)
+            if type(x) is _FAST_DICT:
+                return x.get(n1, MISSING)
+            return get_field(x, n1)
+        return get2
+
+    def get_n(x):
+        for name in names:
+            x = x.get(name, MISSING) if type(x) is _FAST_DICT else get_field(x, name)
+        return x
+    return get_n
+
+
+def _fn(s):
+    kind = s[0]
+    if kind == 3:
+        return s[1]
+    if kind == 2:
+        return _path_fn(s[1])
+    if kind == 1:
+        return _identity
+    return _const_fn(s[1])
+
+
+def _is_plain_number(v):
+    t = type(v)
+    return t is float or (t is int and -_MAX_SAFE <= v <= _MAX_SAFE)
+
+
+def _order(op, x, y):
+    if op == LT:
+        return x < y
+    if op == LE:
+        return x <= y
+    if op == GT:
+        return x > y
+    return x >= y
+
+
+def _operand(s):
+    """(name, function) of a node: name when it is $item.name (read inline
+    from a plain object; the function reads everything else), else None."""
+    if s[0] == 2 and len(s[1]) == 1:
+        return s[1][0], _fn(s)
+    return None, _fn(s)
+
+
+def _order_const(op, s, h):
+    """s <op> h by toNumber, h a number already: plain numbers compare directly."""
+    name, g = _operand(s)
+    if op == LT:
+        def lt(x):
+            v = x.get(name, MISSING) if name is not None and type(x) is _FAST_DICT else g(x)
+            t = type(v)
+            if t is float or (t is int and -_MAX_SAFE <= v <= _MAX_SAFE):
+                return v < h
+            return _to_number(v) < h
+        return lt
+    if op == LE:
+        def le(x):
+            v = x.get(name, MISSING) if name is not None and type(x) is _FAST_DICT else g(x)
+            t = type(v)
+            if t is float or (t is int and -_MAX_SAFE <= v <= _MAX_SAFE):
+                return v <= h
+            return _to_number(v) <= h
+        return le
+    if op == GT:
+        def gt(x):
+            v = x.get(name, MISSING) if name is not None and type(x) is _FAST_DICT else g(x)
+            t = type(v)
+            if t is float or (t is int and -_MAX_SAFE <= v <= _MAX_SAFE):
+                return v > h
+            return _to_number(v) > h
+        return gt
+
+    def ge(x):
+        v = x.get(name, MISSING) if name is not None and type(x) is _FAST_DICT else g(x)
+        t = type(v)
+        if t is float or (t is int and -_MAX_SAFE <= v <= _MAX_SAFE):
+            return v >= h
+        return _to_number(v) >= h
+    return ge
+
+
+def _b_order(op, left, right):
+    if left[0] == 0 and right[0] == 0:
+        return (0, _order(op, _to_number(left[1]), _to_number(right[1])), True)
+    if left[0] == 0:    # the constant on the right: a < b is b > a
+        left, right = right, left
+        op = _FLIPPED[op]
+    if right[0] == 0:
+        return (3, _order_const(op, left, _to_number(right[1])), True)
+    gl = _fn(left)
+    gr = _fn(right)
+
+    def order(x):
+        return _order(op, _to_number(gl(x)), _to_number(gr(x)))
+    return (3, order, True)
+
+
+def _b_eq(left, right, negate):
+    if left[0] == 0 and right[0] == 0:
+        return (0, wfs_eq(left[1], right[1]) != negate, True)
+    if left[0] == 0:    # wfs_eq is symmetric
+        left, right = right, left
+    if right[0] == 0:
+        c = right[1]
+        name, g = _operand(left)
+        tc = type(c)
+        if tc is str:
+            def eq(x):
+                v = x.get(name, MISSING) if name is not None and type(x) is _FAST_DICT else g(x)
+                if type(v) is str:
+                    return v == c
+                return wfs_eq(v, c)
+        elif tc is int or tc is float:
+            h = _num(c)
+
+            def eq(x):
+                v = x.get(name, MISSING) if name is not None and type(x) is _FAST_DICT else g(x)
+                t = type(v)
+                if t is float or (t is int and -_MAX_SAFE <= v <= _MAX_SAFE):
+                    return v == h
+                return wfs_eq(v, c)
+        else:
+            def eq(x):
+                return wfs_eq(g(x), c)
+    else:
+        gl = _fn(left)
+        gr = _fn(right)
+
+        def eq(x):
+            return wfs_eq(gl(x), gr(x))
+    if not negate:
+        return (3, eq, True)
+
+    def ne(x):
+        return not eq(x)
+    return (3, ne, True)
+
+
+def _b_contains(left, right):
+    if left[0] == 0 and right[0] == 0:
+        return (0, wfs_contains(left[1], right[1]), True)
+    if right[0] == 0:
+        c = right[1]
+        name, g = _operand(left)
+        # the case-insensitive substring test of a string left side
+        lower = ("" if c is None or c is MISSING else to_string(c)).lower()
+
+        def contains(x):
+            v = x.get(name, MISSING) if name is not None and type(x) is _FAST_DICT else g(x)
+            if type(v) is str:
+                return lower in v.lower()
+            return wfs_contains(v, c)
+        return (3, contains, True)
+    gl = _fn(left)
+    gr = _fn(right)
+
+    def contains2(x):
+        return wfs_contains(gl(x), gr(x))
+    return (3, contains2, True)
+
+
+def _b_logic(op, left, right):
+    if left[0] == 0 and right[0] == 0:
+        a = wfs_truthy(left[1])
+        b = wfs_truthy(right[1])
+        return (0, (a and b) if op == AND else (a or b), True)
+    gl = _fn(left)
+    gr = _fn(right)
+    if op == AND:
+        def and_(x):
+            a = gl(x)
+            b = gr(x)
+            return wfs_truthy(a) and wfs_truthy(b)
+        return (3, and_, True)
+
+    def or_(x):
+        a = gl(x)
+        b = gr(x)
+        return wfs_truthy(a) or wfs_truthy(b)
+    return (3, or_, True)
+
+
+def _b_object(kids, env, compact_it):
+    """OBJECT (and COMPACT of it): a fresh object per item."""
+    parts = [_build(k, env) for k in kids]
+    keys = []
+    for j in range(0, len(parts), 2):
+        if parts[j][0] != 0:
+            keys = None
+            break
+        k = parts[j][1]
+        keys.append(k if type(k) is str else to_string(k))
+    if keys is not None:
+        pairs = tuple([(keys[j],) + _operand(parts[2 * j + 1]) for j in range(len(keys))])
+
+        def obj(x):
+            o = _Obj()
+            missing = False
+            plain = type(x) is _FAST_DICT
+            for k, name, g in pairs:
+                v = x.get(name, MISSING) if name is not None and plain else g(x)
+                if v is MISSING:
+                    missing = True
+                o[k] = v
+            if missing and compact_it:
+                return compact(o)
+            return o
+        return (3, obj, False)
+    fns = tuple([_fn(s) for s in parts])
+
+    def obj_any(x):
+        vals = [g(x) for g in fns]
+        o = _Obj()
+        for j in range(0, len(vals), 2):
+            k = vals[j]
+            o[k if type(k) is str else to_string(k)] = vals[j + 1]
+        return compact(o) if compact_it else o
+    return (3, obj_any, False)
+
+
+def _build(node, env):
+    """Stage two: one node (and its children) for one entry to the loop.
+    env is (inputs, $steps, index cell, $result, final output, exit output)."""
+    op, a, kids = node[0], node[1], node[2]
+    if op == CONST:
+        return (0, a, type(a) is bool)
+    if op == ROOT:
+        if a == 2:
+            return (1, None, False)
+        if a == 3:
+            cell = env[2]
+            return (3, lambda x: cell[0], False)
+        v = env[3] if a == 4 else env[a]
+        return (0, v, type(v) is bool)
+    if op == MISSING_:
+        return (0, MISSING, False)
+    if op == STATE:
+        return (0, env[5] if a else env[4], False)
+    if op == _CONST_COPY:
+        return (3, lambda x: copy_json(a), False)
+    if op == OBJECT:
+        return _b_object(kids, env, False)
+    if op == COMPACT and kids[0][0] == OBJECT:
+        return _b_object(kids[0][2], env, True)
+    args = [_build(k, env) for k in kids]
+    if op == FIELD:
+        s = args[0]
+        kind = s[0]
+        if kind == 0:
+            v = get_field(s[1], a)
+            return (0, v, type(v) is bool)
+        if kind == 1:
+            return (2, (a,), False)
+        if kind == 2:
+            return (2, s[1] + (a,), False)
+        g = s[1]
+
+        def field(x):
+            v = g(x)
+            if type(v) is _FAST_DICT:
+                return v.get(a, MISSING)
+            return get_field(v, a)
+        return (3, field, False)
+    if op == EQ or op == NE:
+        return _b_eq(args[0], args[1], op == NE)
+    if op == LT or op == LE or op == GT or op == GE:
+        return _b_order(op, args[0], args[1])
+    if op == CONTAINS:
+        return _b_contains(args[0], args[1])
+    if op == AND or op == OR:
+        return _b_logic(op, args[0], args[1])
+    if op == NOT:
+        s = args[0]
+        if s[0] == 0:
+            return (0, not wfs_truthy(s[1]), True)
+        g = _fn(s)
+        return (3, lambda x: not wfs_truthy(g(x)), True)
+    if op == INDEX:
+        if args[0][0] == 0 and args[1][0] == 0:
+            v = get_index(args[0][1], args[1][1])
+            return (0, v, type(v) is bool)
+        gl = _fn(args[0])
+        gr = _fn(args[1])
+        return (3, lambda x: get_index(gl(x), gr(x)), False)
+    if op == PICK or op == COALESCE:
+        s = args[0]
+        if s[0] == 0:
+            v = _pick(s[1], a) if op == PICK else s[1]
+            v = None if v is MISSING else v
+            return (0, v, type(v) is bool)
+        g = _fn(s)
+        if op == PICK:
+            return (3, lambda x: _pick(g(x), a), False)
+
+        def coalesce(x):
+            v = g(x)
+            return None if v is MISSING else v
+        return (3, coalesce, False)
+    if op == TEMPLATE:
+        if not [1 for s in args if s[0] != 0]:
+            return (0, "".join([stringify(s[1]) for s in args]), False)
+        fns = tuple([_fn(s) for s in args])
+        return (3, lambda x: "".join([stringify(g(x)) for g in fns]), False)
+    fns = tuple([_fn(s) for s in args])
+    if op == LIST:
+        return (3, lambda x: [g(x) for g in fns], False)
+    g = fns[0]
+    if op == SHAPE:
+        return (3, lambda x: shape_outputs(g(x), a), False)
+    # COMPACT of anything but an object built here
+    return (3, lambda x: compact(g(x)), False)
+
+
+def _pick(v, name):
+    if isinstance(v, dict):
+        v = v.get(name)
+        return None if v is MISSING else v
+    return None
+
+
+def _loop_fn(loop, env):
+    """The function of one item a compiled loop applies: for a filter, the
+    JavaScript Boolean() of the expression; for a map, its value."""
+    s = _build(loop.tree, env)
+    if not loop.keep or s[2]:
+        return _fn(s)
+    if s[0] == 0:
+        keep = js_boolean(s[1])
+        return lambda x: keep
+    if s[0] == 2 and len(s[1]) == 1:
+        name = s[1][0]
+
+        def test_field(x):
+            v = x.get(name, MISSING) if type(x) is _FAST_DICT else get_field(x, name)
+            if v is True:
+                return True
+            if v is False:
+                return False
+            return js_boolean(v)
+        return test_field
+    g = _fn(s)
+
+    def test(x):
+        v = g(x)
+        if v is True:
+            return True
+        if v is False:
+            return False
+        return js_boolean(v)
+    return test
+
+
+def _fast_loop(loop, it, env, fuel, iters):
+    """Run the whole iterations of a compiled loop that fit in the fuel left
+    and complete; return the instruction and iteration fuel left. env as
+    for _build, with a fresh index cell."""
+    keep = loop.keep
+    cost = loop.cost
+    uses_index = loop.uses_index
+    items = it.items
+    i = it.i
+    k = len(items) - i
+    if fuel < k * cost:
+        k = fuel // cost
+    k = min(k, iters)
+    if k <= 0:
+        return fuel, iters
+    try:
+        f = None
+        if not uses_index:
+            # built again only when a part read from the run has another value
+            values = [_build(leaf, env)[1] for leaf in loop.leaves]
+            cache = loop.cache
+            if cache is not None:
+                f = cache[1]
+                for j in range(len(values)):
+                    if values[j] is not cache[0][j]:
+                        f = None
+                        break
+        if f is None:
+            f = _loop_fn(loop, env)
+            if not uses_index and not [1 for v in values if not _scalar(v)]:
+                loop.cache = (values, f)
+    except Exception:  # noqa: BLE001 - the interpreter reports it
+        return fuel, iters
+    chunk = items if (i == 0 and k == len(items)) else items[i:i + k]
+    out = None
+    done = 0
+    if not uses_index:
+        try:
+            out = list(filter(f, chunk)) if keep else list(map(f, chunk))
+            done = k
+        except Exception:  # noqa: BLE001 - item by item below, up to the one that fails
+            out = None
+    if out is None:
+        out = []
+        cell = env[2]
+        for x in chunk:
+            if uses_index:
+                cell[0] = i + done
+            try:
+                v = f(x)
+            except Exception:  # noqa: BLE001 - the interpreter runs this iteration
+                break
+            if keep:
+                if v:
+                    out.append(x)
+            else:
+                out.append(v)
+            done += 1
+    if it.acc:
+        it.acc.extend(out)
+    else:
+        it.acc = out
+    it.i = i + done
+    return fuel - done * cost, iters - done
 
 
 class _Run(object):
@@ -1773,6 +2343,7 @@ class _Run(object):
         fuel = self.max_instructions
         iters = self.max_iterations
         pc = 0
+        loops = p.loops if FAST_LOOPS else None
         while True:
             try:
                 while True:
@@ -1803,6 +2374,19 @@ class _Run(object):
                     elif op == NEXT:
                         it = stack[-1]
                         i = it.i
+                        if loops is not None and i < len(it.items):
+                            lp = loops.get(at, _NOT_YET)
+                            if lp is _NOT_YET:
+                                lp = loops[at] = compile_loop(code, at)
+                            if lp is not None:
+                                # whole iterations, this NEXT included; then this NEXT again
+                                fuel, iters = _fast_loop(lp, it, (inputs, ctx, [0], result, self.last,
+                                                                  self.exit_output), fuel + 1, iters)
+                                fuel -= 1
+                                if fuel < 0:
+                                    raise _Fuel("fuel exhausted: more than %d instructions"
+                                                % self.max_instructions)
+                                i = it.i
                         if i < len(it.items):
                             iters -= 1
                             if iters < 0:

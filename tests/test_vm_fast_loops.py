@@ -1,0 +1,181 @@
+"""The VM's compiled filter and map loops give exactly the interpreter's records.
+
+A loop ``NEXT; <expression>; KEEP|APPEND; JUMP`` runs as a tree of closures
+(vm.compile_loop, vm._fast_loop); ``vm.FAST_LOOPS = False`` makes the
+interpreter run every instruction. The two must agree on every record:
+results, failures (an iteration the fast path gives up on is run again by
+the interpreter), and the point where instruction or iteration fuel runs
+out, for every limit.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+import pytest
+from flowc import driver
+from flowc.backends.python import compile_workflow as python_compile
+from flowc.backends.python import load_module
+from flowc.backends.vm import compile_workflow
+from flowc.backends.vm import vm as V
+from flowc.host import ScriptedHost
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.test_python_fast_paths import ATOM, COMPARISON, ITEMS, TEST, VALUE, _generated
+from tests.test_vm_equivalence import corpus_programs
+from tests.test_vm_verify import _assemble_custom, _op
+
+
+def _bench():
+    """benchmarks/bench_python_backend.py: the transform-heavy workflow and its records."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import bench_python_backend
+
+    return bench_python_backend
+
+
+def _run(prog, inputs, script, fast, max_instructions=None, max_iterations=None):
+    """(the record as JSON, the instruction fuel left at FINISH or None)."""
+    saved = V.FAST_LOOPS
+    V.FAST_LOOPS = fast
+    try:
+        run = V._Run(prog, ScriptedHost(script), max_instructions, max_iterations)
+        record = run.run(inputs)
+    finally:
+        V.FAST_LOOPS = saved
+    return json.dumps(record, default=repr), getattr(run, "fuel_left", None)
+
+
+def _limits(used, count=150, seed=0):
+    if used <= count:
+        return list(range(used + 2))
+    rng = random.Random(seed)
+    return sorted(set(rng.sample(range(used), count)) | {0, 1, used - 1, used, used + 1})
+
+
+def _agree_under_every_limit(prog, inputs, script, count=150):
+    """Fast and interpreted runs agree without limits and under instruction
+    and iteration limits; returns the instructions a full run takes."""
+    want, left = _run(prog, inputs, script, False)
+    assert _run(prog, inputs, script, True) == (want, left)
+    if left is None:    # the run did not reach FINISH
+        return None
+    used = V.DEFAULT_MAX_INSTRUCTIONS - left
+    for limit in _limits(used, count):
+        assert _run(prog, inputs, script, True, limit) == _run(prog, inputs, script, False, limit), limit
+    for limit in range(40):
+        assert _run(prog, inputs, script, True, None, limit) == _run(prog, inputs, script, False, None, limit)
+    return used
+
+
+def _benchmark():
+    wf = driver.compile_text(_bench().WORKFLOW, "leaderboard.md").workflow
+    return wf, V.load(compile_workflow(wf, strip=True))
+
+
+def test_the_benchmark_loops_are_compiled():
+    _wf, prog = _benchmark()
+    script = {"records.list": {"output": {"records": _bench().make_records(300)}}, "report.post": {"output": {"ok": True}}}
+    _agree_under_every_limit(prog, {}, script)
+    compiled = [lp for lp in prog.loops.values() if lp is not None]
+    assert len(compiled) == 7   # five filters, two maps
+    assert sum(1 for lp in compiled if lp.keep) == 5
+
+
+def test_corpus_under_every_limit():
+    for _name, data, inputs, script in corpus_programs():
+        _agree_under_every_limit(V.load(data), inputs, script, count=60)
+
+
+WEIRD = [None, True, False, 0, 1, -1, 2**60, -(2**60), 1.5, float("nan"), float("inf"), "", "a", "50", " 7 ",
+         "0x10", "eu", "EU", [], [1], ["a"], {}, {"city": "Oslo"}, "\u00c4", "\U0001f600a"]
+
+
+def _weird_records(rng, n):
+    out = []
+    for r in _bench().make_records(n, seed=rng.randint(0, 10**6)):
+        for _ in range(rng.randint(0, 2)):
+            key = rng.choice(["id", "name", "active", "score", "region", "address"])
+            if rng.random() < 0.3:
+                r.pop(key, None)
+            else:
+                r[key] = rng.choice(WEIRD)
+        out.append(r if rng.random() > 0.03 else rng.choice(WEIRD))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_odd_records_and_inputs_under_every_limit(seed):
+    """Records with missing fields and values of every type (the fast paths'
+    fallbacks), inputs that change between runs of one program (the
+    compiled loops are kept on the program), as the Python module runs them."""
+    wf, prog = _benchmark()
+    module = load_module(python_compile(wf))
+    rng = random.Random(seed)
+    for _ in range(4):
+        script = {"records.list": {"output": {"records": _weird_records(rng, rng.randint(0, 30))}},
+                  "report.post": {"output": {"ok": True}}}
+        inputs = {}
+        if rng.random() < 0.7:
+            inputs = {"min_score": rng.choice([0, 50, 50.5, "50", 100]), "region": rng.choice(["eu", "us"]),
+                      "limit": rng.choice([0, 1, 3, 100])}
+        _agree_under_every_limit(prog, inputs, script, count=80)
+        record = json.loads(_run(prog, inputs, script, True)[0])
+        assert record == json.loads(json.dumps(module.run(inputs, ScriptedHost(script)), default=repr))
+
+
+def _item_loop(op):
+    """Main only: map (APPEND) or filter (KEEP) $inputs.xs by `${item.v}${result}`,
+    the expression inside a region whose handler stores the message in
+    $result and goes on with the next item."""
+    head = _op("ROOT", 0) + _op("FIELD", 0) + _op("ITER")
+    loop = len(head)
+    body = _op("ROOT", 2) + _op("FIELD", 1) + _op("ROOT", 4) + _op("TEMPLATE", 2)
+    nxt_len = len(_op("NEXT", 0, 0))
+    start = loop + nxt_len
+    end = start + len(body)
+    handler = end + len(_op(op)) + len(_op("JUMP", loop))
+    done = handler + len(_op("SET_RESULT")) + len(_op("JUMP", loop))
+    code = (head + _op("NEXT", done, 0) + body + _op(op) + _op("JUMP", loop) + _op("SET_RESULT")
+            + _op("JUMP", loop) + _op("COLLECT") + _op("FINISH"))
+    assert len(code) == done + 2 and done < 128
+    return V.load(_assemble_custom(code, names=("xs", "v"), regions=[(start, end, handler, 1)]))
+
+
+@pytest.mark.parametrize("op", ["APPEND", "KEEP"])
+def test_items_that_fail_go_to_the_interpreter(op):
+    """bytes are no JSON value: their template fails; the handler changes
+    $result, which the expression reads (the compiled loop is built again)."""
+    prog = _item_loop(op)
+    xs = [{"v": 1}, {"v": b"x"}, {"v": "a"}, {"v": ""}, {"v": b"y"}, {"v": [1, 2]}, {}, {"v": None}]
+    used = _agree_under_every_limit(prog, {"xs": xs}, {})
+    assert used and [lp for lp in prog.loops.values() if lp is not None]
+    record = json.loads(_run(prog, {"xs": xs}, {}, True)[0])
+    assert record["status"] == "success"
+    msg = "not a JSON value: bytes"
+    if op == "APPEND":
+        assert record["outputs"] == ["1", "a" + msg, msg, "[1,2]" + msg, msg, msg]
+    else:
+        assert record["outputs"] == [x for x in xs if not isinstance(x.get("v"), bytes)]
+    for seed in range(3):
+        rng = random.Random(seed)
+        many = [rng.choice(xs) for _ in range(200)]
+        _agree_under_every_limit(prog, {"xs": many}, {}, count=100)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(TEST, st.lists(st.one_of(ATOM, COMPARISON), min_size=1, max_size=3), ITEMS, VALUE, VALUE,
+       st.integers(0, 400), st.integers(0, 6))
+def test_generated_loops_agree_under_limits(where, values, items, n, s, max_instructions, max_iterations):
+    result = driver.compile_text(_generated(where, values), "probe.yaml", "workflowskill")
+    if not result.ok:
+        return
+    prog = V.load(compile_workflow(result.workflow))
+    script = {"src": {"output": {"items": items * 3, "n": n, "s": s}}}
+    assert _run(prog, {}, script, True) == _run(prog, {}, script, False)
+    assert (_run(prog, {}, script, True, max_instructions, max_iterations)
+            == _run(prog, {}, script, False, max_instructions, max_iterations))
