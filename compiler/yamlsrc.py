@@ -14,7 +14,6 @@ import math
 import re
 
 import yaml
-
 from flowc.ir.diagnostics import Diagnostic, error
 from flowc.ir.span import Span
 
@@ -48,7 +47,7 @@ class YNode:
 
 
 class YScalar(YNode):
-    __slots__ = ("value", "quoted", "text")
+    __slots__ = ("quoted", "text", "value")
 
     def __init__(self, value, quoted: bool, text: str, span: Span) -> None:
         self.value = value
@@ -75,7 +74,7 @@ class YSeq(YNode):
 
 
 class YMap(YNode):
-    __slots__ = ("items", "_index")
+    __slots__ = ("_index", "items")
 
     def __init__(self, items: list[tuple[YScalar, YNode]], span: Span) -> None:
         self.items = items
@@ -138,9 +137,9 @@ def _core_scalar(text: str):
     if _CORE_INT.match(text):
         return int(text)
     if _CORE_OCT.match(text):
-        return int(text[2:], 8)
+        return int(text, 0)
     if _CORE_HEX.match(text):
-        return int(text[2:], 16)
+        return int(text, 0)
     if _CORE_FLOAT.match(text):
         return float(text)
     if _CORE_INF.match(text):
@@ -333,7 +332,7 @@ def load(text: str, file: str, line_offset: int = 0) -> tuple[YNode | None, list
         if exc.context and exc.problem:
             problem = f"{problem} ({exc.context})"
             if cm is not None and mark is not None and (cm.line, cm.column) != (mark.line, mark.column):
-                notes.append(f"{exc.context[len('while '):] if exc.context.startswith('while ') else exc.context}"
+                notes.append(f"{exc.context.removeprefix('while ')}"
                              f" started at line {cm.line + 1 + line_offset}, column {cm.column + 1}")
         return None, [error("YAML001", f"invalid YAML: {problem}", Span(file, line, col, line, col + 1),
                             *notes)]

@@ -4,7 +4,7 @@ This package imports nothing else of flowc. Front ends build it, analyze
 checks it, backends read it.
 """
 
-from flowc.ir.span import Span, NO_SPAN
 from flowc.ir.diagnostics import Diagnostic, Severity
+from flowc.ir.span import NO_SPAN, Span
 
-__all__ = ["Span", "NO_SPAN", "Diagnostic", "Severity"]
+__all__ = ["NO_SPAN", "Diagnostic", "Severity", "Span"]

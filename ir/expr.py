@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
-
 from flowc.ir.span import NO_SPAN, Span
 
 
@@ -21,7 +20,7 @@ class Expr:
 
     span: Span
 
-    def children(self) -> tuple["Expr", ...]:
+    def children(self) -> tuple[Expr, ...]:
         return ()
 
 

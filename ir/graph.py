@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import networkx as nx
-
 from flowc.ir.workflow import Workflow
 
 

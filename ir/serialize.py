@@ -13,7 +13,6 @@ import typing
 import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
-
 from flowc.ir import expr as E
 from flowc.ir.types import Type
 from flowc.ir.workflow import Workflow
@@ -22,7 +21,7 @@ _TAGGED: dict[str, type] = {cls.__name__: cls for cls in (*E.EXPR_CLASSES, E.Fie
 
 
 def _is_tagged_base(t) -> bool:
-    return t is E.Expr or t == E.Segment or t == typing.Optional[E.Expr] or t == (E.Expr | None)
+    return t is E.Expr or t == E.Segment or t == (E.Expr | None)
 
 
 @functools.cache

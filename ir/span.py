@@ -23,7 +23,7 @@ class Span:
     def known(self) -> bool:
         return self.line > 0
 
-    def shifted(self, line_offset: int = 0, col_offset: int = 0) -> "Span":
+    def shifted(self, line_offset: int = 0, col_offset: int = 0) -> Span:
         return attrs.evolve(
             self,
             line=self.line + line_offset,
@@ -32,7 +32,7 @@ class Span:
             end_col=self.end_col + col_offset,
         )
 
-    def cover(self, other: "Span") -> "Span":
+    def cover(self, other: Span) -> Span:
         """The smallest span holding both (same file assumed)."""
         if not self.known:
             return other

@@ -19,8 +19,8 @@ class Type:
     """A type: ``kind`` is one of null bool int float string array object any."""
 
     kind: str
-    item: "Type | None" = None  # array element type
-    fields: tuple[tuple[str, "Type"], ...] = ()  # object fields, in declaration order
+    item: Type | None = None  # array element type
+    fields: tuple[tuple[str, Type], ...] = ()  # object fields, in declaration order
 
     def __str__(self) -> str:
         if self.kind == "array":
@@ -30,7 +30,7 @@ class Type:
             return "object{" + inner + "}"
         return self.kind
 
-    def field(self, name: str) -> "Type | None":
+    def field(self, name: str) -> Type | None:
         for key, value in self.fields:
             if key == name:
                 return value

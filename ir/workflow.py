@@ -11,7 +11,6 @@ import enum
 from typing import Any
 
 import attrs
-
 from flowc.ir.expr import Expr
 from flowc.ir.span import NO_SPAN, Span
 from flowc.ir.types import ANY, Type
@@ -123,8 +122,8 @@ class Region:
     branches, composite primitives)."""
 
     name: str
-    nodes: tuple["Node", ...] = ()
-    edges: tuple["Edge", ...] = ()
+    nodes: tuple[Node, ...] = ()
+    edges: tuple[Edge, ...] = ()
     span: Span = NO_SPAN
     # How the body becomes a value: "sinks" (the output of the one node
     # nothing depends on, or an object keyed by sink id when there are

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 
 import networkx as nx
-
 from flowc.ir import expr as E
 from flowc.ir.diagnostics import Diagnostic, error, warning
 from flowc.ir.graph import control_graph

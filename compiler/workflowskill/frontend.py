@@ -8,6 +8,7 @@ checked here, with a span for every finding.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
@@ -24,7 +25,17 @@ from flowc.ir.diagnostics import DiagnosticSink
 from flowc.ir.ops import END_NODE_ID
 from flowc.ir.span import Span
 from flowc.ir.workflow import (
-    Attr, Binding, Edge, EdgeKind, ErrorPolicy, Guard, Iteration, Node, Param, RetryPolicy, Workflow,
+    Attr,
+    Binding,
+    Edge,
+    EdgeKind,
+    ErrorPolicy,
+    Guard,
+    Iteration,
+    Node,
+    Param,
+    RetryPolicy,
+    Workflow,
 )
 
 DIALECT = "workflowskill"
@@ -42,7 +53,7 @@ def parse_duration_ms(text: str) -> int | None:
 class _StepInfo:
     """What the checker knows about a declared step while lowering."""
 
-    __slots__ = ("index", "id", "type", "node", "span")
+    __slots__ = ("id", "index", "node", "span", "type")
 
     def __init__(self, index: int, step_id: str, step_type: str, node: YMap) -> None:
         self.index = index
@@ -638,7 +649,7 @@ class WorkflowSkillFrontEnd:
         node_by_id = {n.id: n for n in nodes}
         top = [i for i in infos if i.id not in self.branch_refs]
         chain = [i.id for i in top] + [END_NODE_ID]
-        for a, b in zip(chain, chain[1:]):
+        for a, b in itertools.pairwise(chain):
             node = node_by_id.get(a)
             # An exit without a guard always ends the run: nothing follows it.
             if node is not None and node.op == "exit" and node.guard is None:

@@ -6,6 +6,7 @@ import json
 
 import dataflow
 import rt_cel
+
 import vm
 
 
