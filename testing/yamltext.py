@@ -22,10 +22,17 @@ class _Dumper(yaml.SafeDumper):
         return True
 
 
+# Line breaks other than "\n" that YAML folds or normalises unless they are
+# escaped; in a double-quoted scalar PyYAML writes them as \N, \L, \P, \r.
+_SPECIAL_BREAKS = frozenset("\x85\u2028\u2029\r")
+
+
 def _represent_str(dumper: _Dumper, data: str):
     style = None
     if not isinstance(_core_scalar(data), str):
         style = "'"
+    if _SPECIAL_BREAKS.intersection(data):
+        style = '"'
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 
