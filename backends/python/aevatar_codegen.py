@@ -4,7 +4,8 @@ The module holds one function per step (and per sub-step of a composite)
 that evaluates the step's parameters from the run's variables, with every
 aevatar expression compiled by :mod:`flowc.backends.python.aevatar_expr` (no
 expression text is interpreted at run time), and a ``PLAN``: the steps as
-plain data naming those functions. ``run(inputs, host)`` hands the plan to
+plain data naming those functions (:mod:`flowc.backends.aevatar_plan`, the
+plan the VM's aevatar programs hold too). ``run(inputs, host)`` hands the plan to
 the kernel in :mod:`flowc.backends.python.rt_aevatar_run`.
 
 Safety: ids, names, keys and strings reach the text only as ``repr()`` of
@@ -18,20 +19,13 @@ import os
 from typing import Any
 
 from flowc import __version__
+from flowc.backends.aevatar_plan import AevatarPlanError, build_plan
 from flowc.backends.python.aevatar_expr import AevatarCompileError, compile_expr
 from flowc.backends.python.codegen import BackendError
-from flowc.backends.python.rt_aevatar_run import _canonical
 from flowc.ir import expr as E
-from flowc.ir.workflow import EdgeKind, Node, Workflow
+from flowc.ir.workflow import Node, Workflow
 
 __all__ = ["AevatarCodegenError", "generate"]
-
-# The IR operations the aevatar front end lowers to.
-_OPS = frozenset({"call", "transform.apply", "assign", "branch", "switch", "assert", "while", "foreach",
-                  "parallel", "race", "map_reduce", "cache", "reflect", "vote", "sleep"})
-# Parameters a while evaluates itself, per iteration (not at dispatch).
-_DEFERRED_PREFIX = "sub_param_"
-
 
 class AevatarCodegenError(BackendError):
     """The workflow uses something this generator can't compile."""
@@ -85,32 +79,20 @@ def _comment(text: Any) -> str:
     return "".join(ch if " " <= ch <= "~" else "?" for ch in shown)
 
 
-def _lit(node: Node, name: str) -> str | None:
-    value = node.attr(name)
-    return value.value if isinstance(value, E.Literal) and isinstance(value.value, str) else None
-
-
 class _Generator:
     def __init__(self, workflow: Workflow) -> None:
         self.wf = workflow
         self.functions: list[str] = []
 
-    def params_function(self, node: Node, ci: bool, skip=lambda key: False) -> _Name:
-        mapping = node.attr("parameters")
-        entries = []
-        if isinstance(mapping, E.MapExpr):
-            for entry in mapping.entries:
-                key = entry.key.value if isinstance(entry.key, E.Literal) else None
-                if not isinstance(key, str):
-                    raise AevatarCodegenError(f"step {node.id!r}: a parameter name is not a string")
-                if skip(key):
-                    continue
-                try:
-                    entries.append(f"({_const(key)}, {compile_expr(entry.value, ci)})")
-                except AevatarCompileError as exc:
-                    raise AevatarCodegenError(f"step {node.id!r}, parameter {key!r}: {exc}") from None
+    def params_function(self, node: Node, entries: list[tuple[str, E.Expr]], ci: bool) -> _Name:
+        compiled = []
+        for key, value in entries:
+            try:
+                compiled.append(f"({_const(key)}, {compile_expr(value, ci)})")
+            except AevatarCompileError as exc:
+                raise AevatarCodegenError(f"step {node.id!r}, parameter {key!r}: {exc}") from None
         name = f"_p{len(self.functions)}"
-        body = "[\n        " + ",\n        ".join(entries) + ",\n    ]" if entries else "[]"
+        body = "[\n        " + ",\n        ".join(compiled) + ",\n    ]" if compiled else "[]"
         self.functions.append(f"def {name}(V):  # {_comment(node.id)}\n    return {body}")
         return _Name(name)
 
@@ -123,77 +105,11 @@ class _Generator:
         self.functions.append(f"def {name}(V):  # {_comment(node.id + ' ' + what)}\n    return {src}")
         return _Name(name)
 
-    def step_type(self, node: Node) -> str:
-        if node.op == "call" and _lit(node, "capability") == "extension":
-            return "extension"
-        return _canonical(node.kind)
-
-    def sub_node(self, node: Node) -> dict:
-        ci = _lit(node, "variables") == "case_insensitive"
-        return {
-            "id": node.id,
-            "type": self.step_type(node),
-            "role": node.actor,
-            "params": self.params_function(node, ci),
-            "capability": _lit(node, "capability"),
-            "name": _lit(node, "name"),
-        }
-
-    def step(self, node: Node) -> dict:
-        if node.op not in _OPS:
-            raise AevatarCodegenError(f"step {node.id!r}: operation {node.op!r} has no meaning under aevatar "
-                                      "semantics")
-        kind = self.step_type(node)
-        deferred = kind == "while"
-        data: dict[str, Any] = {
-            "id": node.id,
-            "type": kind,
-            "role": node.actor,
-            "params": self.params_function(
-                node, False, (lambda k: k == "condition" or k.lower().startswith(_DEFERRED_PREFIX))
-                if deferred else (lambda k: False)),
-            "capability": _lit(node, "capability"),
-            "name": _lit(node, "name"),
-            "next": None,
-            "branches": [],
-            "retry": None,
-            "on_error": None,
-        }
-        for edge in self.wf.edges:
-            if edge.source != node.id:
-                continue
-            if edge.kind is EdgeKind.SEQUENCE:
-                data["next"] = edge.target
-            elif edge.kind is EdgeKind.BRANCH and edge.label != "on_fail":
-                data["branches"].append([edge.label or "", edge.target])
-        if node.retry is not None:
-            r = node.retry
-            data["retry"] = [r.max_retries, r.delay_ms, 2 if r.backoff == 2.0 else 1]
-        if node.on_error.action != "fail":
-            default = node.attr("default_output")
-            data["on_error"] = [node.on_error.action, node.on_error.target,
-                                default.value if isinstance(default, E.Literal) else None]
-        if deferred:
-            condition = node.attr("condition")
-            data["condition"] = self.expression_function(node, condition, True, "while condition")
-        if node.regions:
-            data["regions"] = {region.name: [self.sub_node(n) for n in region.nodes] for region in node.regions}
-        return data
-
-    def roles(self) -> dict:
-        out: dict[str, dict] = {}
-        for actor in self.wf.actors:
-            config: dict[str, Any] = {"id": actor.id}
-            for attr in actor.attrs:
-                if isinstance(attr.value, E.Literal) and isinstance(attr.value.value, str):
-                    config[attr.name] = attr.value.value
-                elif isinstance(attr.value, E.ListExpr):
-                    config[attr.name] = [i.value for i in attr.value.items if isinstance(i, E.Literal)]
-            out[actor.id] = config
-        return out
-
     def generate(self) -> str:
-        plan = {"name": self.wf.name, "roles": self.roles(), "steps": [self.step(n) for n in self.wf.nodes]}
+        try:
+            plan = build_plan(self.wf, self.params_function, self.expression_function)
+        except AevatarPlanError as exc:
+            raise AevatarCodegenError(str(exc)) from None
         source = os.path.basename(self.wf.span.file) if self.wf.span.file else "<text>"
         out = [
             (f'"""aevatar workflow {_comment(self.wf.name)}, compiled by flowc {__version__} from '

@@ -52,7 +52,7 @@ class AevatarError(Exception):
     """An evaluation the engine cannot complete (it throws)."""
 
     def __init__(self, message):
-        Exception.__init__(self, message)
+        super().__init__(message)
         self.message = message
 
 

@@ -23,15 +23,31 @@ call that fails with a message the engine reads as a timeout (``TIMEOUT``,
 ``timed out after N ms``) is one. Runs are bounded by ``max_steps``
 dispatches (the engine has no bound: loops are legal).
 
-Standard library only, no typing at run time (MicroPython-compatible).
+Standard library only, no typing at run time (MicroPython-compatible: the
+VM runs this kernel there. MicroPython's dicts forget insertion order and
+its json module neither keeps key order nor takes ensure_ascii, so there the
+kernel builds the objects whose order shows (parameters, host arguments,
+parsed JSON, variables) as OrderedDicts and reads and writes JSON with
+:func:`json_loads` / :func:`json_dumps`, which give CPython's json results).
 """
 
 import json as _json
+import math as _math
+import sys as _sys
 
 try:
     from flowc.backends.python import rt_aevatar as _rta
 except ImportError:  # copied next to the generated module
     import rt_aevatar as _rta
+
+try:
+    from collections import OrderedDict as _OrderedDict
+except ImportError:  # pragma: no cover
+    _OrderedDict = dict
+
+_MICRO = _sys.implementation.name == "micropython"
+# An object whose key order shows: a dict, or an OrderedDict where dicts are unordered.
+_Obj = _OrderedDict if _MICRO else dict
 
 __all__ = ["MAX_STEPS", "main", "run"]
 
@@ -41,7 +57,7 @@ SEP = "\n---\n"
 
 class StepFailure(Exception):
     def __init__(self, message, output=""):
-        Exception.__init__(self, message)
+        super().__init__(message)
         self.message = message
         self.output = output
 
@@ -98,21 +114,403 @@ def _text(value):
 
 
 def _dumps(value, indent=None):
-    """Compact (or indented) JSON, non-ASCII kept; plain json.dumps where the
-    runtime's json has no such options (MicroPython)."""
-    try:
-        if indent is not None:
-            return _json.dumps(value, ensure_ascii=False, indent=indent)
-        return _json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    except TypeError:
-        return _json.dumps(value)
+    """Compact (or indented) JSON, non-ASCII kept (json.dumps with
+    ensure_ascii=False); :func:`json_dumps` where json lacks those options."""
+    if _MICRO:
+        return json_dumps(value, indent)
+    if indent is not None:
+        return _json.dumps(value, ensure_ascii=False, indent=indent)
+    return _json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _pairs(*items):
+    """An object of (key, value) pairs in this order (the order a host sees)."""
+    out = _Obj()
+    for k, v in items:
+        out[k] = v
+    return out
 
 
 def _parse_json(text):
     try:
-        return _json.loads(text)
+        return json_loads(text) if _MICRO else _json.loads(text)
     except ValueError:
         return None
+
+
+# ---------------------------------------------------------------- CPython's json, portably
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+
+
+def _json_str(s):
+    out = ['"']
+    start = 0
+    for i in range(len(s)):
+        ch = s[i]
+        if ch == '"' or ch == "\\" or ch < " ":
+            out.append(s[start:i])
+            esc = _ESCAPES.get(ch)
+            out.append(esc if esc is not None else f"\\u{ord(ch):04x}")
+            start = i + 1
+    out.append(s[start:])
+    out.append('"')
+    return "".join(out)
+
+
+_INF = float("inf")
+
+
+def _float_text(x):
+    if x != x:  # noqa: PLR0124 - NaN
+        return "NaN"
+    if x in (_INF, -_INF):
+        return "Infinity" if x > 0 else "-Infinity"
+    return float_repr(x)
+
+
+def _shortest_digits(x):
+    """(digits, decpt) of the shortest decimal that reads back as finite
+    x > 0 (the closest one of that length), by exact integer arithmetic:
+    x = 0.digits * 10**decpt."""
+    m, e = _math.frexp(x)
+    mant = int(m * 9007199254740992)  # m * 2**53, exact
+    e -= 53
+    if e < -1074:  # subnormal: drop the zero low bits
+        mant >>= -1074 - e
+        e = -1074
+    # x = num / den, and the decimals in [lo / den, hi / den] read back as x (the
+    # ends too when mant is even: ties go to even); units of a quarter ulp
+    high = 2
+    low = 1 if (mant == 4503599627370496 and e > -1074) else 2
+    if e >= 0:
+        num = (4 * mant) << e
+        lo = (4 * mant - low) << e
+        hi = (4 * mant + high) << e
+        den = 4
+    else:
+        num = 4 * mant
+        lo = 4 * mant - low
+        hi = 4 * mant + high
+        den = 4 << -e
+    inclusive = mant % 2 == 0
+    # decimal exponent k: 10**(k-1) <= x < 10**k
+    if num >= den:
+        k = len(str(num // den))
+    else:
+        k = 0
+        while num * 10 ** (1 - k) < den:
+            k -= 1
+    for n in range(1, 18):
+        q = n - k  # candidate d * 10**-q with n digits
+        if q >= 0:
+            scaled_num = num * 10 ** q
+            scaled_den = den
+        else:
+            scaled_num = num
+            scaled_den = den * 10 ** -q
+        d = scaled_num // scaled_den
+        best = None
+        for cand in (d, d + 1):
+            if cand <= 0:
+                continue
+            # cand * 10**-q against [lo, hi] / den
+            if q >= 0:
+                c_num = cand * den
+                l_num = lo * 10 ** q
+                h_num = hi * 10 ** q
+            else:
+                c_num = cand * den * 10 ** -q
+                l_num = lo
+                h_num = hi
+            inside = (l_num <= c_num <= h_num) if inclusive else (l_num < c_num < h_num)
+            if not inside:
+                continue
+            dist = abs(c_num - (num * 10 ** q if q >= 0 else num))
+            if best is None or dist < best[0] or (dist == best[0] and cand % 2 == 0):
+                best = (dist, cand)
+        if best is not None:
+            digits = str(best[1])
+            decpt = len(digits) - q
+            stripped = digits.rstrip("0")
+            return stripped, decpt
+    digits = str(d)  # pragma: no cover - 17 digits always read back
+    return digits.rstrip("0"), len(digits) - q
+
+
+def float_repr(x):
+    """repr(x) of a finite float (CPython's shortest round-trip form),
+    exact on runtimes whose own formatting is not."""
+    if not _MICRO:
+        return repr(x)
+    if x == 0:
+        return "-0.0" if _math.copysign(1.0, x) < 0 else "0.0"
+    sign = "-" if x < 0 else ""
+    digits, decpt = _shortest_digits(-x if x < 0 else x)
+    n = len(digits)
+    if -4 < decpt <= 16:
+        if decpt <= 0:
+            return sign + "0." + "0" * -decpt + digits
+        if decpt >= n:
+            return sign + digits + "0" * (decpt - n) + ".0"
+        return sign + digits[:decpt] + "." + digits[decpt:]
+    exp = decpt - 1
+    mantissa = digits[0] + ("." + digits[1:] if n > 1 else "")
+    return sign + mantissa + ("e-" if exp < 0 else "e+") + f"{abs(exp):02d}"
+
+
+def _key_text(k):
+    if isinstance(k, str):
+        return k
+    if k is True:
+        return "true"
+    if k is False:
+        return "false"
+    if k is None:
+        return "null"
+    if isinstance(k, int):
+        return str(k)
+    if isinstance(k, float):
+        return _float_text(k)
+    raise TypeError("keys must be str, int, float, bool or None, not " + type(k).__name__)
+
+
+def _scalar(v):
+    """The JSON text of a value that is not a non-empty array or object."""
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, str):
+        return _json_str(v)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return _float_text(v)
+    if isinstance(v, dict):
+        return "{}"
+    if isinstance(v, (list, tuple)):
+        return "[]"
+    raise TypeError("Object of type " + type(v).__name__ + " is not JSON serializable")
+
+
+def json_dumps(value, indent=None):
+    """json.dumps(value, ensure_ascii=False) with separators (",", ":"), or
+    with ``indent`` (then (",", ": ")), in plain Python: objects keep their
+    order, and nesting is not bounded by the interpreter's stack."""
+    out = []
+    stack = []  # [container, its keys (None for an array), next position, level]
+    v = value
+    level = 0
+    while True:
+        if isinstance(v, dict) and v:
+            out.append("{")
+            stack.append([v, list(v), 0, level])
+        elif isinstance(v, (list, tuple)) and v:
+            out.append("[")
+            stack.append([v, None, 0, level])
+        else:
+            out.append(_scalar(v))
+        while stack:
+            frame = stack[-1]
+            container, keys, at, lvl = frame
+            if at < (len(keys) if keys is not None else len(container)):
+                if at:
+                    out.append(",")
+                if indent is not None:
+                    out.append("\n" + " " * (indent * (lvl + 1)))
+                if keys is not None:
+                    out.append(_json_str(_key_text(keys[at])))
+                    out.append(":" if indent is None else ": ")
+                    v = container[keys[at]]
+                else:
+                    v = container[at]
+                frame[2] = at + 1
+                level = lvl + 1
+                break
+            stack.pop()
+            if indent is not None:
+                out.append("\n" + " " * (indent * lvl))
+            out.append("}" if keys is not None else "]")
+        else:
+            return "".join(out)
+
+
+_JSON_WS = " \t\n\r"
+_JSON_CONST = (("true", True), ("false", False), ("null", None), ("NaN", float("nan")),
+               ("Infinity", _INF), ("-Infinity", -_INF))
+_UNESCAPE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_HEX = "0123456789abcdefABCDEF"
+
+
+def _json_fail(what, i):
+    raise ValueError(what + ": char " + str(i))
+
+
+def _json_ws(s, i):
+    n = len(s)
+    while i < n and s[i] in _JSON_WS:
+        i += 1
+    return i
+
+
+def _json_hex4(s, i):
+    h = s[i:i + 4]
+    if len(h) != 4 or not all(c in _HEX for c in h):
+        _json_fail("Invalid \\uXXXX escape", i)
+    return int(h, 16)
+
+
+def _json_string(s, i):
+    """The string whose opening quote is at i - 1, and the position after it."""
+    n = len(s)
+    out = []
+    start = i
+    begin = i - 1
+    while True:
+        if i >= n:
+            _json_fail("Unterminated string starting at", begin)
+        ch = s[i]
+        if ch == '"':
+            out.append(s[start:i])
+            return "".join(out), i + 1
+        if ch == "\\":
+            out.append(s[start:i])
+            if i + 1 >= n:
+                _json_fail("Unterminated string starting at", begin)
+            esc = s[i + 1]
+            if esc == "u":
+                code = _json_hex4(s, i + 2)
+                i += 6
+                if 0xD800 <= code <= 0xDBFF and s[i:i + 2] == "\\u":
+                    low = _json_hex4(s, i + 2)
+                    if 0xDC00 <= low <= 0xDFFF:
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                        i += 6
+                out.append(chr(code))
+            else:
+                plain = _UNESCAPE.get(esc)
+                if plain is None:
+                    _json_fail("Invalid \\escape", i)
+                out.append(plain)
+                i += 2
+            start = i
+            continue
+        if ch < " ":
+            _json_fail("Invalid control character at", i)
+        i += 1
+
+
+def _json_number(s, i):
+    n = len(s)
+    j = i
+    if j < n and s[j] == "-":
+        j += 1
+    if j < n and s[j] == "0":
+        j += 1
+    elif j < n and "1" <= s[j] <= "9":
+        while j < n and "0" <= s[j] <= "9":
+            j += 1
+    else:
+        _json_fail("Expecting value", i)
+    is_float = False
+    if j + 1 < n and s[j] == "." and "0" <= s[j + 1] <= "9":
+        is_float = True
+        j += 2
+        while j < n and "0" <= s[j] <= "9":
+            j += 1
+    if j < n and s[j] in "eE":
+        k = j + 1
+        if k < n and s[k] in "+-":
+            k += 1
+        if k < n and "0" <= s[k] <= "9":
+            while k < n and "0" <= s[k] <= "9":
+                k += 1
+            is_float = True
+            j = k
+    text = s[i:j]
+    return (float(text) if is_float else int(text)), j
+
+
+def _json_key(s, i):
+    i = _json_ws(s, i)
+    if i >= len(s) or s[i] != '"':
+        _json_fail("Expecting property name enclosed in double quotes", i)
+    key, i = _json_string(s, i + 1)
+    i = _json_ws(s, i)
+    if i >= len(s) or s[i] != ":":
+        _json_fail("Expecting ':' delimiter", i)
+    return key, i + 1
+
+
+def json_loads(text):
+    """json.loads(text) in plain Python: objects keep their key order, and
+    nesting is not bounded by the interpreter's stack; ValueError when the
+    text is not JSON."""
+    if not isinstance(text, str):
+        raise TypeError("the JSON text must be str")
+    if text.startswith("\ufeff"):
+        raise ValueError("Unexpected UTF-8 BOM")
+    s = text
+    n = len(s)
+    stack = []  # [open container, the key its next value goes to (None for an array)]
+    i = 0
+    while True:
+        i = _json_ws(s, i)
+        if i >= n:
+            _json_fail("Expecting value", i)
+        ch = s[i]
+        if ch == "{":
+            j = _json_ws(s, i + 1)
+            if j < n and s[j] == "}":
+                value, i = _Obj(), j + 1
+            else:
+                key, i = _json_key(s, i + 1)
+                stack.append([_Obj(), key])
+                continue
+        elif ch == "[":
+            j = _json_ws(s, i + 1)
+            if j < n and s[j] == "]":
+                value, i = [], j + 1
+            else:
+                stack.append([[], None])
+                i += 1
+                continue
+        elif ch == '"':
+            value, i = _json_string(s, i + 1)
+        else:
+            for word, constant in _JSON_CONST:
+                if s.startswith(word, i):
+                    value, i = constant, i + len(word)
+                    break
+            else:
+                value, i = _json_number(s, i)
+        # a value is complete: add it to the open containers, closing the finished ones
+        while stack:
+            frame = stack[-1]
+            container, key = frame
+            if key is None:
+                container.append(value)
+            else:
+                container[key] = value
+            i = _json_ws(s, i)
+            if i < n and s[i] == ",":
+                if key is None:
+                    i += 1
+                else:
+                    frame[1], i = _json_key(s, i + 1)
+                break
+            if i < n and s[i] == ("]" if key is None else "}"):
+                stack.pop()
+                value, i = container, i + 1
+                continue
+            _json_fail("Expecting ',' delimiter", i)
+        else:
+            i = _json_ws(s, i)
+            if i != n:
+                _json_fail("Extra data", i)
+            return value
 
 
 def _escaped(raw, fallback):
@@ -280,11 +678,20 @@ def _json_extract(text, params, n):
             target = sorted(target, key=lambda item: _sort_key(_path(item, sort_by)), reverse=desc)
         items = target[:n]
         if fields:
-            items = [{f: _path(item, f) for f in fields if _path(item, f) is not None} for item in items]
+            items = [_pick(item, fields) for item in items]
         return _dumps(items, 2)
     if fields and isinstance(target, dict):
-        target = {f: _path(target, f) for f in fields if _path(target, f) is not None}
+        target = _pick(target, fields)
     return _dumps(target, 2)
+
+
+def _pick(item, fields):
+    out = _Obj()
+    for f in fields:
+        value = _path(item, f)
+        if value is not None:
+            out[f] = value
+    return out
 
 
 def _isnan(x):
@@ -359,7 +766,7 @@ def guard(params, text):
         import re
         try:
             return (True, "") if re.search(pattern, text) else (False, "input does not match /" + pattern + "/")
-        except re.error as exc:
+        except getattr(re, "error", ValueError) as exc:  # MicroPython's re raises ValueError
             return False, "invalid regex: " + str(exc)
     if c == "max_length":
         try:
@@ -388,7 +795,9 @@ class Run:
         self.index = {}
         for i, step in enumerate(self.steps):
             self.index.setdefault(step["id"], i)
-        self.vars = {}
+        self.vars = _Obj()
+        self.current = None  # the top-level step being dispatched
+        self.max_steps = max_steps
         self.records = []
         self.calls = []
         self.sleeps = []
@@ -454,7 +863,8 @@ class Run:
         while True:
             self.budget -= 1
             if self.budget < 0:
-                return self.finish(False, "", f"step budget exhausted ({MAX_STEPS} dispatches)", step["id"])
+                return self.finish(False, "", f"step budget exhausted ({self.max_steps} dispatches)", step["id"])
+            self.current = step["id"]
             ok, output, error, branch, jump, assigned = self.dispatch(step, text, self.vars)
             record = {"id": step["id"], "status": "success" if ok else "failed", "output": output}
             if branch:
@@ -527,17 +937,17 @@ class Run:
             "steps": self.records,
             "calls": self.calls,
             "sleeps_ms": self.sleeps,
-            "variables": {k: v for k, v in self.vars.items() if not k.startswith("steps.")},
+            "variables": _Obj([(k, v) for k, v in self.vars.items() if not k.startswith("steps.")]),
         }
         return self.result
 
     # ------------------------------------------------------------ one step
     def dispatch(self, step, text, variables):
         """(success, output, error, branch key, jump target, (var, value) or None)."""
-        scope = dict(variables)
+        scope = _Obj(variables)
         scope["input"] = text
         try:
-            params = dict(step["params"](scope))
+            params = _Obj(step["params"](scope))
         except _rta.AevatarError as exc:
             return False, "", exc.message, None, None, None
         for key in list(params):
@@ -599,15 +1009,16 @@ class Run:
             return self.connector(step, params, text)
         if t in ("human_input", "secure_input"):
             reply = self.call("human", "input" if t == "human_input" else "secure_input",
-                              {"prompt": _get(params, ("prompt", "message")),
-                               "variable": params.get("variable", "user_input")})
+                              _pairs(("prompt", _get(params, ("prompt", "message"))),
+                                     ("variable", params.get("variable", "user_input"))))
             if reply is None:
                 if params.get("on_timeout", "fail") == "fail":
                     raise StepFailure("Human input timed out")
                 return True, text, None, None, None, None
             return True, _text(reply), None, None, None, None
         if t == "human_approval":
-            answer = self.call("human", "approval", {"prompt": _get(params, ("prompt", "message")), "content": text})
+            answer = self.call("human", "approval", _pairs(("prompt", _get(params, ("prompt", "message"))),
+                                                           ("content", text)))
             approved, content = _approval(answer)
             if approved:
                 return True, content if content is not None else text, None, "true", None, None
@@ -632,7 +1043,8 @@ class Run:
             name = _rta.trim(params.get("workflow", ""))
             if not name:
                 raise StepFailure("workflow_call 缺少 workflow 参数")
-            out = self.call("workflow", name, {"input": text, "lifecycle": params.get("lifecycle", "singleton")})
+            out = self.call("workflow", name, _pairs(("input", text),
+                                                     ("lifecycle", params.get("lifecycle", "singleton"))))
             return True, _text(out), None, None, None, None
         if t == "evaluate":
             return self.evaluate(step, params, text, role)
@@ -648,7 +1060,7 @@ class Run:
             key = params.get("cache_key") or text
             if key in self.cache:
                 return True, self.cache[key], None, None, None, None
-            sub = step["regions"]["child"][0]
+            sub = _region(step, "child")[0]
             ok, out, err = self.sub(sub, text, scope)
             if ok:
                 self.cache[key] = out
@@ -657,21 +1069,21 @@ class Run:
             return self.reflect(step, params, text, role)
         # lease, notify, http_request, self_reschedule and extension primitives
         capability = step.get("capability") or "extension"
-        out = self.call(capability, step.get("name") or t, {"input": text, "parameters": params})
+        out = self.call(capability, step.get("name") or t, _pairs(("input", text), ("parameters", params)))
         return True, _text(out), None, None, None, None
 
     # ------------------------------------------------------------ host-backed primitives
     def llm(self, step, params, text, role):
         agent_type = params.get("agent_type")
         if agent_type is not None and not _rta.is_blank(agent_type):
-            out = self.call("agent", _rta.trim(agent_type), {"input": text, "parameters": params})
+            out = self.call("agent", _rta.trim(agent_type), _pairs(("input", text), ("parameters", params)))
             return _text(out)
         prompt = text
         prefix = params.get("prompt_prefix")
         if prefix is not None and not _rta.is_blank(prefix):
             prompt = _rstrip_ws(prefix) + "\n\n" + text
         role = role or "assistant"
-        args = {"prompt": prompt}
+        args = _pairs(("prompt", prompt))
         config = self.plan.get("roles", {}).get(role)
         if config:
             args["role"] = config
@@ -688,7 +1100,8 @@ class Run:
         if allowed and _rta.upper(name) not in [_rta.upper(a) for a in allowed]:
             raise StepFailure("connector '" + name + "' is not allowed for this role (allowed: " +
                               ", ".join(allowed) + ")")
-        args = {"operation": _get(params, ("operation", "action")), "payload": text, "parameters": params}
+        args = _pairs(("operation", _get(params, ("operation", "action"))), ("payload", text),
+                      ("parameters", params))
         try:
             out = self.call("connector", name, args)
         except StepFailure:
@@ -703,9 +1116,9 @@ class Run:
         criteria = params.get("criteria", "quality")
         scale = params.get("scale", "1-5")
         threshold = _rta.try_parse_double(params.get("threshold", "3"))
-        reply = _text(self.call("llm", role or "assistant", {
-            "prompt": "Evaluate the following against: " + criteria + " (scale " + scale + ")\n\n" + text,
-            "purpose": "evaluate", "criteria": criteria, "scale": scale}))
+        reply = _text(self.call("llm", role or "assistant", _pairs(
+            ("prompt", "Evaluate the following against: " + criteria + " (scale " + scale + ")\n\n" + text),
+            ("purpose", "evaluate"), ("criteria", criteria), ("scale", scale))))
         score = _first_number(reply)
         below = params.get("on_below", "")
         key = below if (score is not None and threshold is not None and score < threshold and below) else None
@@ -715,15 +1128,15 @@ class Run:
         rounds = _int(params, ("max_rounds",), 3, 1, 100)
         criteria = params.get("criteria", "quality and correctness")
         role = role or "assistant"
-        draft = _text(self.call("llm", role, {"prompt": text, "purpose": "draft"}))
+        draft = _text(self.call("llm", role, _pairs(("prompt", text), ("purpose", "draft"))))
         for _ in range(rounds):
-            critique = _text(self.call("llm", role, {
-                "prompt": "Critique against: " + criteria + "\n\n" + draft, "purpose": "critique"}))
+            critique = _text(self.call("llm", role, _pairs(
+                ("prompt", "Critique against: " + criteria + "\n\n" + draft), ("purpose", "critique"))))
             if "PASS" in _rta.upper(critique):
                 break
-            draft = _text(self.call("llm", role, {
-                "prompt": "Improve the draft.\n\nDraft:\n" + draft + "\n\nCritique:\n" + critique,
-                "purpose": "draft"}))
+            draft = _text(self.call("llm", role, _pairs(
+                ("prompt", "Improve the draft.\n\nDraft:\n" + draft + "\n\nCritique:\n" + critique),
+                ("purpose", "draft"))))
         return True, draft, None, None, None, None
 
     # ------------------------------------------------------------ composites
@@ -744,8 +1157,10 @@ class Run:
             limit = max(1, min(1000000, int(params.get("max_iterations", "10").strip())))
         except ValueError:
             limit = 10
-        body = step["regions"]["body"][0]
-        condition = step["condition"]
+        body = _region(step, "body")[0]
+        condition = step.get("condition")
+        if condition is None:
+            raise StepFailure("while step " + step["id"] + " has no condition")
         current = text
         i = 0
         while True:
@@ -770,12 +1185,12 @@ class Run:
             items = string_list(params["items"])
         if not items:
             return True, "", None, None, None, None
-        body = step["regions"]["body"][0]
+        body = _region(step, "body")[0]
         outs = []
         all_ok = True
         for i, item in enumerate(items):
             sub = dict(body, id=step["id"] + "_item_" + str(i))
-            item_scope = dict(scope)
+            item_scope = _Obj(scope)
             item_scope["input"] = _rta.trim(item)
             item_scope["output"] = _rta.trim(item)
             ok, out, _err = self.sub(sub, _rta.trim(item), item_scope)
@@ -785,7 +1200,7 @@ class Run:
         return all_ok, merged, None if all_ok else "foreach: an item failed", None, None, None
 
     def fan_out(self, step, params, text, scope, race):
-        workers = step["regions"]["workers"]
+        workers = _region(step, "workers", True)
         if not workers:
             raise StepFailure(("race" if race else "parallel") + ": no workers and no target role")
         outs = []
@@ -803,7 +1218,7 @@ class Run:
         if race:
             raise StepFailure("all race branches failed")
         merged = SEP.join(outs)
-        vote_region = step["regions"].get("vote")
+        vote_region = (step.get("regions") or {}).get("vote")
         if vote_region:
             ok, out, err = self.sub(vote_region[0], merged, scope)
             return ok, out, err, None, None, None
@@ -813,7 +1228,7 @@ class Run:
         items = split_items(text, _escaped(_get(params, ("delimiter", "separator"), SEP), SEP))
         if not items and params.get("items") is not None:
             items = string_list(params["items"])
-        mapper = step["regions"]["map"][0]
+        mapper = _region(step, "map")[0]
         outs = []
         for i, item in enumerate(items):
             ok, out, err = self.sub(dict(mapper, id=step["id"] + "_map_" + str(i)), _rta.trim(item), scope)
@@ -821,11 +1236,21 @@ class Run:
                 return False, out, err, None, None, None
             outs.append(out)
         merged = SEP.join(outs)
-        reducer = step["regions"].get("reduce")
+        reducer = (step.get("regions") or {}).get("reduce")
         if not reducer:
             return True, merged, None, None, None, None
         ok, out, err = self.sub(reducer[0], merged, scope)
         return ok, out, err, None, None, None
+
+
+def _region(step, name, may_be_empty=False):
+    """The sub-steps of a composite; a step failure when it has none (a
+    composite that is itself a sub-step has no sub-steps of its own)."""
+    subs = (step.get("regions") or {}).get(name)
+    if subs is None or (not subs and not may_be_empty):
+        raise StepFailure(step["type"] + " step " + step["id"] + " has no " + name +
+                          " sub-steps (a composite nested in a composite does not run)")
+    return subs
 
 
 def _rstrip_ws(s):
