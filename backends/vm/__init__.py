@@ -34,16 +34,23 @@ def compile_workflow(workflow: Workflow, strip: bool = False) -> bytes:
         from flowc.backends.vm.dataflow_assemble import assemble_dataflow
 
         return assemble_dataflow(workflow)
+    if workflow.semantics == "aevatar":   # aevatar: the plan + the rt_aevatar_run kernel (aevatar_vm.py)
+        from flowc.backends.vm.aevatar_assemble import assemble_aevatar
+
+        return assemble_aevatar(workflow)
     return assemble(workflow, strip=strip)
 
 
 def load(data: bytes):
-    """Verify and load a program: WorkflowSkill bytecode, or a dataflow
-    program (instruction dialect); both have ``run(inputs, host)``."""
-    from flowc.backends.vm import dataflow
+    """Verify and load a program: WorkflowSkill bytecode, a dataflow
+    program (instruction dialect) or an aevatar program; all have
+    ``run(inputs, host)``."""
+    from flowc.backends.vm import aevatar_vm, dataflow
 
     if dataflow.is_dataflow(data):
         return dataflow.load(data)
+    if aevatar_vm.is_aevatar(data):
+        return aevatar_vm.load(data)
     return _load_bytecode(data)
 
 
@@ -55,6 +62,12 @@ def disassemble(data: bytes, source_root: str | None = None) -> str:
         from flowc.backends.vm.dataflow_disasm import disassemble_dataflow
 
         return disassemble_dataflow(data)
+    from flowc.backends.vm import aevatar_vm
+
+    if aevatar_vm.is_aevatar(data):
+        from flowc.backends.vm.aevatar_disasm import disassemble_aevatar
+
+        return disassemble_aevatar(data)
     from flowc.backends.vm.disasm import disassemble as _disassemble
 
     return _disassemble(data, source_root)
