@@ -2637,8 +2637,12 @@ def _load_json(path, what):
         raise VMError("the %s %s is not valid JSON: %s" % (what, path, exc))
 
 
-def main(argv=None):
-    """python -m flowc.vm PROGRAM.wfb [--inputs in.json] [--host script.json]"""
+def main(argv=None, loader=None):
+    """python -m flowc.vm PROGRAM.wfb [--inputs in.json] [--host script.json]
+
+    ``loader`` verifies and loads the bytes (default: this module's
+    ``load``; flowc.vm passes the one that also knows the dataflow and
+    aevatar program kinds)."""
     import json
     if argv is None:
         argv = sys.argv[1:]
@@ -2677,7 +2681,7 @@ def main(argv=None):
             data = _read(path)
         except OSError as exc:
             raise VMError("cannot read %s: %s" % (path, exc))
-        program = load(data)
+        program = (loader or load)(data)
     except (VMError, ValueError) as exc:
         sys.stderr.write("flowc.vm: error: %s\n" % exc)
         return 2
