@@ -233,3 +233,11 @@ def test_expand_paths_keeps_explicit_files(tmp_path):
     readme.write_text("# not a workflow\n", encoding="utf-8")
     missing = tmp_path / "missing.md"
     assert driver.expand_paths([str(readme), str(missing)]) == [str(readme), str(missing)]
+
+
+def test_a_yaml_file_holding_a_fence_in_a_string_is_still_yaml():
+    """A ``` inside a description must not turn a .yaml file into Markdown."""
+    text = "steps:\n  - id: s0\n    type: tool\n    tool: t\n    description: \"```\\n\\n\"\n"
+    result = driver.compile_text(text, "workflow.yaml")
+    assert result.ok, [d.code for d in result.diagnostics]
+    assert result.workflow.nodes[0].description == "```\n\n"

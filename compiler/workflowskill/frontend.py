@@ -17,7 +17,7 @@ from flowc.compiler import yamlsrc
 from flowc.compiler.suggest import did_you_mean
 from flowc.compiler.workflowskill import fields as F
 from flowc.compiler.workflowskill.expressions import ExpressionError, literal, parse_expression, parse_value
-from flowc.compiler.workflowskill.markdown import split_skill
+from flowc.compiler.workflowskill.markdown import has_workflow_fence, split_skill
 from flowc.compiler.yamlsrc import YMap, YNode, YScalar, YSeq, type_name
 from flowc.ir import expr as E
 from flowc.ir import types as T
@@ -80,7 +80,9 @@ class WorkflowSkillFrontEnd:
     def _load_document(self):
         text = self.text.replace("\r\n", "\n")
         stem = os.path.splitext(os.path.basename(self.file))[0] or "workflow"
-        is_markdown = self.file.endswith(".md") or "```" in text
+        # A .yaml file is YAML even when a string in it holds a ``` fence.
+        is_markdown = self.file.endswith(".md") or (
+            not self.file.endswith((".yaml", ".yml", ".json")) and has_workflow_fence(text))
         if not is_markdown:
             root, diags = yamlsrc.load(text, self.file)
             self.sink.extend(diags)
