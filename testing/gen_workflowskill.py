@@ -17,6 +17,7 @@ drawn so that hypothesis shrinks towards one plain tool step with an id like
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from flowc.testing.yamltext import dump
@@ -436,7 +437,10 @@ def to_text(doc: dict, skill_md: bool = False, name: str = "generated") -> str:
 
 
 def file_name(text: str) -> str:
-    return "SKILL.md" if "```workflow" in text else "workflow.yaml"
+    """SKILL.md for Markdown (frontmatter or a fence at the start of a line),
+    workflow.yaml for YAML -- whose strings may hold ``` anywhere."""
+    markdown = text.startswith("---\n") or re.search(r"^```", text, re.MULTILINE) is not None
+    return "SKILL.md" if markdown else "workflow.yaml"
 
 
 def text_options(draw, features: frozenset) -> dict:
