@@ -20,6 +20,7 @@ from typing import Any
 
 from flowc import __version__
 from flowc.backends.aevatar_plan import AevatarPlanError, build_plan
+from flowc.backends.python import pysource
 from flowc.backends.python.aevatar_expr import AevatarCompileError, compile_expr
 from flowc.backends.python.codegen import BackendError
 from flowc.ir import expr as E
@@ -39,19 +40,11 @@ class _Name:
 
 
 def _const(value: Any) -> str:
-    if value is None:
-        return "None"
-    if value is True:
-        return "True"
-    if value is False:
-        return "False"
-    if isinstance(value, int):
-        return int.__repr__(int(value))
-    if isinstance(value, float):
-        return float.__repr__(float(value))
-    if isinstance(value, str):
-        return str.__repr__(str(value))
-    raise AevatarCodegenError(f"not a plain constant: {type(value).__name__}")
+    """Python source for a plain constant (see pysource.const)."""
+    try:
+        return pysource.const(value, None)
+    except pysource.NotAConstant as exc:
+        raise AevatarCodegenError(str(exc)) from None
 
 
 def _render(value: Any, indent: int = 0, depth: int = 0) -> str:

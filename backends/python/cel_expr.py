@@ -22,10 +22,9 @@ resolve like CEL selections.
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any
 
-from flowc.backends.python import rt_cel
+from flowc.backends.python import pysource, rt_cel
 from flowc.ir.expr import (
     Binary,
     Call,
@@ -86,24 +85,11 @@ def _too_deep() -> CelCompileError:
 
 
 def _const(value: Any) -> str:
-    if value is None:
-        return "None"
-    if value is True:
-        return "True"
-    if value is False:
-        return "False"
-    if isinstance(value, int):
-        return int.__repr__(int(value))
-    if isinstance(value, float):
-        value = float(value)
-        if math.isnan(value):
-            return RUNTIME_NAME + ".NAN"
-        if math.isinf(value):
-            return RUNTIME_NAME + ".INF" if value > 0 else "(-" + RUNTIME_NAME + ".INF)"
-        return float.__repr__(value)
-    if isinstance(value, str):
-        return str.__repr__(str(value))
-    raise CelCompileError(f"not a plain constant: {type(value).__name__}")
+    """Python source for a plain constant (see pysource.const)."""
+    try:
+        return pysource.const(value, RUNTIME_NAME)
+    except pysource.NotAConstant as exc:
+        raise CelCompileError(str(exc)) from None
 
 
 def _data(value: Any, depth: int) -> str:

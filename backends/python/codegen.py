@@ -19,12 +19,12 @@ line break. The same workflow always gives the same bytes.
 from __future__ import annotations
 
 import ast
-import math
 import os
 import re
 from typing import Any
 
 from flowc import __version__
+from flowc.backends.python import pysource
 from flowc.backends.python.expr import ENV_NAME, ENV_ROOTS, RUNTIME_NAME, ExprCompileError, compile_expr
 from flowc.ir import expr as E
 from flowc.ir.ops import OPERATIONS
@@ -55,25 +55,11 @@ class BackendError(Exception):
 # ------------------------------------------------------------ text helpers
 
 def _const(value: Any) -> str:
-    """Python source for a plain constant (base-type repr only)."""
-    if value is None:
-        return "None"
-    if value is True:
-        return "True"
-    if value is False:
-        return "False"
-    if isinstance(value, int):
-        return int.__repr__(int(value))
-    if isinstance(value, float):
-        value = float(value)
-        if math.isnan(value):
-            return f"{RT}.NAN"
-        if math.isinf(value):
-            return f"{RT}.INF" if value > 0 else f"(-{RT}.INF)"
-        return float.__repr__(value)
-    if isinstance(value, str):
-        return str.__repr__(str(value))
-    raise BackendError(f"not a plain constant: {type(value).__name__}")
+    """Python source for a plain constant (see pysource.const)."""
+    try:
+        return pysource.const(value, RT)
+    except pysource.NotAConstant as exc:
+        raise BackendError(str(exc)) from None
 
 
 def _data(value: Any, depth: int = 0) -> str:

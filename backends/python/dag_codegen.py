@@ -14,13 +14,13 @@ plain ``str``/number constants; function names are generated (``_x0``,
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from typing import Any
 
 from flowc import __version__
 from flowc.backends.dag_plan import PlanError, build_plan, is_dataflow
+from flowc.backends.python import pysource
 from flowc.backends.python.cel_expr import CelCompileError, compile_cel, compile_cel_lambda
 from flowc.backends.python.codegen import BackendError
 from flowc.ir import expr as E
@@ -43,24 +43,11 @@ class _Name:
 
 
 def _const(value: Any) -> str:
-    if value is None:
-        return "None"
-    if value is True:
-        return "True"
-    if value is False:
-        return "False"
-    if isinstance(value, int):
-        return int.__repr__(int(value))
-    if isinstance(value, float):
-        value = float(value)
-        if math.isnan(value):
-            return "_c.NAN"
-        if math.isinf(value):
-            return "_c.INF" if value > 0 else "(-_c.INF)"
-        return float.__repr__(value)
-    if isinstance(value, str):
-        return str.__repr__(str(value))
-    raise DagCodegenError(f"not a plain constant: {type(value).__name__}")
+    """Python source for a plain constant (see pysource.const)."""
+    try:
+        return pysource.const(value, "_c")
+    except pysource.NotAConstant as exc:
+        raise DagCodegenError(str(exc)) from None
 
 
 def _render(value: Any, indent: int, depth: int = 0) -> str:

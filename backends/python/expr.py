@@ -24,10 +24,10 @@ rule) are implemented here; other dialects' keys raise
 from __future__ import annotations
 
 import functools
-import math
 from types import CodeType
 from typing import Any
 
+from flowc.backends.python import pysource
 from flowc.backends.python import runtime as _runtime
 from flowc.ir.expr import (
     Binary,
@@ -87,25 +87,11 @@ def _too_deep() -> ExprCompileError:
 
 
 def _const(value: Any) -> str:
-    """Python source for a plain constant, by the base type's repr."""
-    if value is None:
-        return "None"
-    if value is True:
-        return "True"
-    if value is False:
-        return "False"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return int.__repr__(int(value))
-    if isinstance(value, float):
-        value = float(value)
-        if math.isnan(value):
-            return RUNTIME_NAME + ".NAN"
-        if math.isinf(value):
-            return RUNTIME_NAME + ".INF" if value > 0 else "(-" + RUNTIME_NAME + ".INF)"
-        return float.__repr__(value)
-    if isinstance(value, str):
-        return str.__repr__(str(value))
-    raise ExprCompileError(f"not a plain constant: {type(value).__name__}")
+    """Python source for a plain constant (see pysource.const)."""
+    try:
+        return pysource.const(value, RUNTIME_NAME)
+    except pysource.NotAConstant as exc:
+        raise ExprCompileError(str(exc)) from None
 
 
 def _data(value: Any, depth: int) -> str:
