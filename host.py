@@ -287,3 +287,37 @@ def load_json_file(path: str, what: str) -> Any:
                          f"column {exc.colno}") from None
     except RecursionError:
         raise ValueError(f"the {what} {path} nests too deeply") from None
+
+
+def script_main(run, argv=None, *, success: str = "success", triggers: bool = False) -> int:
+    """The command line of a compiled workflow module:
+    ``python workflow.py --inputs in.json --host script.json [--trigger ID]``.
+
+    Runs ``run(inputs, host)`` (``run(inputs, host, trigger)`` when the
+    dialect has ``triggers``) with a :class:`ScriptedHost` and prints the run
+    record as JSON. Exit status 0 when the run ends with ``success``, 1
+    otherwise, 2 for bad arguments or files (a message, never a traceback)."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description="Run this compiled workflow with a scripted host.")
+    parser.add_argument("--inputs", metavar="FILE", help="JSON object of workflow inputs")
+    parser.add_argument("--host", metavar="FILE", help="host script (JSON; see flowc docs/host.md)")
+    if triggers:
+        parser.add_argument("--trigger", metavar="ID", help="the trigger that fires (default: the first)")
+    args = parser.parse_args(argv)
+    try:
+        inputs = load_json_file(args.inputs, "inputs file") if args.inputs else {}
+        host = ScriptedHost(load_json_file(args.host, "host script") if args.host else {})
+    except ScriptError as exc:
+        print("error: the host script " + args.host + ": " + str(exc), file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print("error: " + str(exc), file=sys.stderr)
+        return 2
+    if not isinstance(inputs, dict):
+        print("error: the inputs file " + args.inputs + " must hold a JSON object", file=sys.stderr)
+        return 2
+    record = run(inputs, host, args.trigger) if triggers else run(inputs, host)
+    print(json.dumps(record, sort_keys=True, ensure_ascii=False, default=repr))
+    return 0 if record["status"] == success else 1

@@ -1311,26 +1311,7 @@ def run(plan, inputs, host, max_steps=MAX_STEPS):
 
 
 def main(run_fn, argv=None):
-    """``python module.py --inputs in.json --host script.json``: print the record."""
-    import sys
+    """``python module.py --inputs in.json --host script.json`` (see flowc.host.script_main)."""
+    from flowc.host import script_main
 
-    args = sys.argv[1:] if argv is None else argv
-    inputs, script = {}, {}
-    i = 0
-    while i < len(args):
-        if args[i] == "--inputs" and i + 1 < len(args):
-            with open(args[i + 1]) as fh:
-                inputs = _json.load(fh)
-            i += 2
-        elif args[i] == "--host" and i + 1 < len(args):
-            with open(args[i + 1]) as fh:
-                script = _json.load(fh)
-            i += 2
-        else:
-            print("usage: module.py [--inputs FILE] [--host FILE]")
-            return 2
-    from flowc.host import ScriptedHost
-
-    record = run_fn(inputs, ScriptedHost(script))
-    print(_json.dumps(record, sort_keys=True, ensure_ascii=False))
-    return 0 if record["status"] == "success" else 1
+    return script_main(run_fn, argv)

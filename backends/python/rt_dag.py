@@ -899,32 +899,8 @@ def run(plan, inputs, host, trigger=None, payload=None):
 
 
 def main(run_fn, argv=None):
-    """``python workflow.py --inputs in.json --host script.json [--trigger ID]``:
-    run with a scripted host and print the run record as JSON. Exit status 0
-    when the run completes, 1 otherwise, 2 for bad arguments or files."""
-    import argparse
-    import json
-    import sys
+    """``python workflow.py --inputs in.json --host script.json [--trigger ID]``
+    (see flowc.host.script_main); a run succeeds when it is ``completed``."""
+    from flowc.host import script_main
 
-    from flowc.host import ScriptedHost, ScriptError, load_json_file
-
-    parser = argparse.ArgumentParser(description="Run this compiled workflow with a scripted host.")
-    parser.add_argument("--inputs", metavar="FILE", help="JSON object of workflow inputs")
-    parser.add_argument("--host", metavar="FILE", help="host script (JSON; see flowc docs/host.md)")
-    parser.add_argument("--trigger", metavar="ID", help="the trigger that fires (default: the first)")
-    args = parser.parse_args(argv)
-    try:
-        inputs = load_json_file(args.inputs, "inputs file") if args.inputs else {}
-        host = ScriptedHost(load_json_file(args.host, "host script") if args.host else {})
-    except ScriptError as exc:
-        print("error: the host script " + args.host + ": " + str(exc), file=sys.stderr)
-        return 2
-    except ValueError as exc:
-        print("error: " + str(exc), file=sys.stderr)
-        return 2
-    if not isinstance(inputs, dict):
-        print("error: the inputs file " + args.inputs + " must hold a JSON object", file=sys.stderr)
-        return 2
-    record = run_fn(inputs, host, args.trigger)
-    print(json.dumps(record, sort_keys=True, ensure_ascii=False, default=repr))
-    return 0 if record["status"] == "completed" else 1
+    return script_main(run_fn, argv, success="completed", triggers=True)

@@ -1039,31 +1039,7 @@ def match_outputs(keys, last):
 # --- running a generated module from the command line ---------------------------
 
 def main(run, argv=None):
-    """``python workflow.py --inputs in.json --host script.json``: run with
-    a scripted host and print the run record as JSON. Exit status 0 when
-    the run succeeds, 1 when it fails, 2 for bad arguments or files."""
-    import argparse
-    import json
-    import sys
+    """``python workflow.py --inputs in.json --host script.json`` (see flowc.host.script_main)."""
+    from flowc.host import script_main
 
-    from flowc.host import ScriptedHost, ScriptError, load_json_file
-
-    parser = argparse.ArgumentParser(description="Run this compiled workflow with a scripted host.")
-    parser.add_argument("--inputs", metavar="FILE", help="JSON object of workflow inputs")
-    parser.add_argument("--host", metavar="FILE", help="host script (JSON; see flowc docs/host.md)")
-    args = parser.parse_args(argv)
-    try:
-        inputs = load_json_file(args.inputs, "inputs file") if args.inputs else {}
-        host = ScriptedHost(load_json_file(args.host, "host script") if args.host else {})
-    except ScriptError as exc:
-        print("error: the host script " + args.host + ": " + str(exc), file=sys.stderr)
-        return 2
-    except ValueError as exc:
-        print("error: " + str(exc), file=sys.stderr)
-        return 2
-    if not isinstance(inputs, dict):
-        print("error: the inputs file " + args.inputs + " must hold a JSON object", file=sys.stderr)
-        return 2
-    record = run(inputs, host)
-    print(json.dumps(record, sort_keys=True, ensure_ascii=False, default=repr))
-    return 0 if record["status"] == "success" else 1
+    return script_main(run, argv)
