@@ -2,20 +2,24 @@
 
 aevatar runs one step after another and every value is text: a run's
 output is the last step's output, a step's input the previous step's
-output. A WorkflowSkill or instruction workflow becomes a step list in the
-order its source runs (WorkflowSkill's declaration order; dialect 3's
-smallest-ready-id-first order). Tool calls become ``tool_call`` steps
-whose JSON ``arguments`` hold the inputs; references become ``${...}``
-placeholders (``${steps.<id>.json.<f>}`` for a field of a tool's result).
-What has no aevatar form (typed outputs, transforms of typed data,
-branches that rejoin, guards) is reported with its span, and the closest
-step is written with a comment. :data:`STEP_RULES` lists the translations.
+output, and a step's id and each run parameter are variables. A
+WorkflowSkill or instruction workflow becomes a step list whose kernel
+path is the source's path: :mod:`.from_workflowskill` and
+:mod:`.from_instruction` rebuild the control flow (guards, branches,
+exits) with ``conditional`` steps, ``next`` and fall-through
+(:mod:`.layout`), conditions through :mod:`.conditions`. This module
+lowers the single steps and values both share. Tool calls become
+``tool_call`` steps whose JSON ``arguments`` hold the inputs; references
+become ``${...}`` placeholders (``${steps.<id>.json.<f>}`` for a field of
+a tool's result). What has no aevatar form (typed outputs, transforms of
+typed data) is reported with its span, and the closest step is written
+with a comment. :data:`STEP_RULES` lists the translations.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
+import re
 
 from flowc.backends.emitcore import Report
 from flowc.backends.emitcore.kinds import NUMBER, STRING, Kinds
@@ -23,15 +27,26 @@ from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.semantics import PROFILES
 from flowc.ir.span import Span
-from flowc.ir.workflow import Attr, Binding, Edge, EdgeKind, Node, Param, Workflow
+from flowc.ir.workflow import Attr, Binding, Node, Param, Workflow
 
-__all__ = ["STEP_RULES", "lower"]
+__all__ = ["STEP_RULES", "ToAevatar", "assign_step", "conditional_step", "lower", "lower_step", "output_step",
+           "workflow_of"]
 
 STEP_RULES = {
     "call tool": "tool_call with JSON arguments",
-    "finish / exit": "assign of the output (the run's output is the last step's)",
     "sleep": "delay",
+    "guard": "a conditional step before the step: true -> the step, false -> the step after it",
+    "branch": "a conditional step; each arm's steps follow it, the last one going on with `next`",
+    "exit": "an assign of the output text, then the end of the run",
+    "output": "the run's output: an assign of the text after the last step",
 }
+
+# Variable names aevatar's evaluator reads otherwise: `input` is the step
+# input, a number or true/false is itself when no variable has that name.
+_NOT_A_VARIABLE = re.compile(r"input\Z|steps\.|variables\.|true\Z|false\Z|[-+.0-9]", re.IGNORECASE)
+# Declared scalar kinds whose aevatar text is the source's text (null and
+# missing are blank in both): a string, true/false, an integer.
+_TEXT_KINDS = frozenset({"string", "bool", "int"})
 
 
 def _lit(v) -> E.Literal:
@@ -39,27 +54,89 @@ def _lit(v) -> E.Literal:
 
 
 class ToAevatar:
-    """Rewrites WorkflowSkill or CEL expressions into aevatar text."""
+    """Rewrites WorkflowSkill or CEL expressions into aevatar text, and
+    knows what the aevatar text of a source value is (``scalar``)."""
 
-    def __init__(self, report: Report, kinds: Kinds) -> None:
+    def __init__(self, report: Report, wf: Workflow) -> None:
         self.report = report
-        self.kinds = kinds
+        self.kinds = Kinds(wf)
+        self.wf = wf
+        self.nodes = wf.node_map()
+        self.params = {p.name: p for p in wf.inputs}
+        schema = (wf.metadata or {}).get("inputs_schema")
+        required = schema.get("required") if isinstance(schema, dict) else None
+        # Dialect 3 fails a step that reads an input the run was not given;
+        # WorkflowSkill reads it as undefined, as aevatar reads blank text.
+        self.absent_fails = wf.semantics == "instruction"
+        self.required = set(required) if isinstance(required, list) else set()
+        self.branch_nodes = {n.id for n in wf.nodes if n.op == "branch"}
 
     def _finding(self, message: str, span: Span, code: str = "TRN102") -> None:
         self.report.finding(code, message, span)
 
+    # ------------------------------------------------------------- references
+    def input_problem(self, name: str) -> str | None:
+        """Why ``${name}`` is not the input ``name`` in aevatar, or None."""
+        param = self.params.get(name)
+        if _NOT_A_VARIABLE.match(name) or name in self.nodes:
+            return f"the input {name!r} has no aevatar variable of its own (a step id, `input` or a " \
+                   "constant has that name)"
+        if param is not None and param.has_default:
+            return f"the input {name!r} has a default, and aevatar run parameters have none"
+        if self.absent_fails and name not in self.required:
+            return f"the input {name!r} may be absent, which fails the source's step and is blank text " \
+                   "in aevatar"
+        return None
+
     def ref(self, e: E.Ref) -> E.Expr:
         if e.root == "inputs" and len(e.path) == 1 and isinstance(e.path[0], E.Field):
+            why = self.input_problem(e.path[0].name)
+            if why is not None:
+                self._finding(why, e.span)
             return E.Ref("vars", (E.Field(e.path[0].name),), e.span)
         if e.root == "steps" and len(e.path) >= 2 and all(isinstance(s, E.Field) for s in e.path) \
                 and e.path[1].name == "output":
+            sid = e.path[0].name
+            if sid in self.branch_nodes:
+                self._finding(f"the output of conditional {sid!r} (its arm's last listed step) has no aevatar "
+                              "form: an aevatar conditional outputs its input", e.span)
             if len(e.path) == 2:
+                if sid not in self.branch_nodes:
+                    self._finding("a step's whole output is its JSON text in aevatar (fields stay readable as "
+                                  "${steps.<id>.json.<field>})", e.span)
                 return E.Ref("steps", e.path[:2], e.span)
             self.report.lowered("a field of a step's output", "${steps.<id>.json.<field>}", e.span)
             return E.Ref("steps", (e.path[0], E.Field("json")) + e.path[2:], e.span)
         self._finding(f"this reference ({e.root}) has no aevatar form", e.span, "TRN101")
         return E.Literal("", "string", e.span)
 
+    def scalar(self, e: E.Ref) -> tuple[str | None, str | None]:
+        """The declared scalar kind (``bool int float string``) of a value
+        whose aevatar text is that value's own text, null and missing
+        values being blank; or None and why not."""
+        path = e.path
+        if e.root == "inputs" and len(path) == 1 and isinstance(path[0], E.Field):
+            name = path[0].name
+            why = self.input_problem(name)
+            param = self.params.get(name)
+            if why is not None or param is None:
+                return None, why or f"the input {name!r} is not declared"
+            if param.type.kind == "string":
+                return None, (f"aevatar trims run parameters: the text input {name!r} loses surrounding "
+                              "white space")
+            return param.type.kind, None
+        if e.root == "steps" and len(path) == 3 and all(isinstance(s, E.Field) for s in path) \
+                and path[1].name == "output":
+            node = self.nodes.get(path[0].name)
+            if node is not None and node.op == "call" and node.outputs \
+                    and all(b.value is None for b in node.outputs):
+                for b in node.outputs:
+                    if b.name == path[2].name:
+                        return b.type.kind, None
+            return None, f"the type of {path[0].name}'s output field {path[2].name!r} is not declared"
+        return None, "a value whose type is not declared"
+
+    # ------------------------------------------------------------- values
     def text(self, e: E.Expr) -> E.Expr:
         """A value as aevatar text (a parameter)."""
         if isinstance(e, E.Literal):
@@ -70,14 +147,17 @@ class ToAevatar:
             self._finding("a typed constant becomes text in aevatar", e.span)
             return _lit(json.dumps(e.value) if not isinstance(e.value, bool) else str(e.value).lower())
         if isinstance(e, E.Ref):
+            self._text_kind(e, whole=True)
             out = self.ref(e)
             return E.Template((out,), "aevatar", False, e.span) if isinstance(out, E.Ref) else out
         if isinstance(e, E.Template):
             parts = []
+            whole = e.typed_whole or len(e.parts) == 1
             for p in e.parts:
                 if isinstance(p, E.Literal):
                     parts.append(p)
                 elif isinstance(p, E.Ref):
+                    self._text_kind(p, whole)
                     parts.append(self.ref(p))
                 else:
                     self._finding("a computed placeholder has no aevatar form", p.span, "TRN101")
@@ -87,6 +167,20 @@ class ToAevatar:
         self._finding(f"{getattr(e, 'op', None) or getattr(e, 'func', None) or type(e).__name__} has no aevatar "
                       "form that keeps its meaning (aevatar values are text)", e.span)
         return _lit("")
+
+    def _text_kind(self, e: E.Ref, whole: bool) -> None:
+        """A placeholder's aevatar text is the source's when its declared
+        kind is text, a boolean or an integer."""
+        if (len(e.path) == 2 and e.root == "steps") or (e.root == "inputs" and len(e.path) == 1 and isinstance(
+                e.path[0], E.Field) and self.input_problem(e.path[0].name)):
+            return  # ref() reports it
+        kind, why = self.scalar(e)
+        if kind in _TEXT_KINDS and not (whole and kind != "string"):
+            return
+        if kind in _TEXT_KINDS:
+            self._finding(f"a {kind} value on its own keeps its type in the source and is text in aevatar", e.span)
+            return
+        self._finding((why or f"a {kind} value") + ": its aevatar text may differ from the source's", e.span)
 
     def json_arguments(self, pairs: list[tuple[str, E.Expr]], span: Span) -> E.Expr:
         """A tool's arguments as the JSON text aevatar parses before the call."""
@@ -137,108 +231,156 @@ class ToAevatar:
                 merged.append(p)
         return E.Template(tuple(merged), "aevatar", False, span)
 
+    def output_text(self, value: E.Expr | None, span: Span) -> tuple[E.Expr, str | None]:
+        """The run's text output ``value`` as an assign's value, and why it
+        is not the source's text (None: it is). The source's value must be
+        text: a constant, or a template that starts with constant text,
+        because aevatar's assign outputs its input instead of a value that
+        starts with `$`."""
+        if value is None:
+            return _lit(""), "the output has no value"
+        if isinstance(value, E.Literal) and isinstance(value.value, str):
+            if value.value.startswith("$"):
+                return value, "aevatar's assign outputs its input instead of a value that starts with `$`"
+            return value, None
+        text = self.text(value)
+        first = value.parts[0] if isinstance(value, E.Template) and not value.typed_whole else None
+        if not (isinstance(first, E.Literal) and isinstance(first.value, str) and first.value
+                and not first.value.startswith("$")):
+            return text, ("an output that does not start with constant text may be null, not text, or start "
+                          "with `$` (which aevatar's assign reads as its input)")
+        return text, None
 
-def _order(wf: Workflow) -> list[Node]:
-    """The order the source runs its steps in."""
-    by_id = wf.node_map()
-    profile = PROFILES.get(wf.semantics)
-    if profile is not None and profile.scheduling == "dataflow":
-        deps: dict[str, set[str]] = {n.id: set() for n in wf.nodes}
-        for e in wf.edges:
-            if e.kind is EdgeKind.DEPENDENCY and e.target in deps:
-                deps[e.target].add(e.source)
-        out, placed = [], set()
-        remaining = sorted(deps)
-        while remaining:
-            ready = [i for i in remaining if deps[i] <= placed]
-            nxt = ready[0] if ready else remaining[0]
-            out.append(by_id[nxt])
-            placed.add(nxt)
-            remaining.remove(nxt)
-        return out
-    return [n for n in wf.nodes if n.op != "end"]
+
+def lower_step(node: Node, conv: ToAevatar, report: Report) -> Node | None:
+    """One step that does work (no control flow) as an aevatar step; None
+    for a step with no aevatar counterpart that does nothing."""
+    if node.iteration is not None:
+        report.finding("TRN101", "iteration (each / foreach) over typed data has no aevatar form",
+                       node.iteration.span)
+    if node.on_error.action != "fail":
+        report.finding("TRN101", f"on_error: {node.on_error.action} has no aevatar form here; a failure fails "
+                       "the run", node.on_error.span if node.on_error.span.known else node.span)
+    if node.retry is not None:
+        report.finding("TRN103", "retry: aevatar retries with max_attempts and a fixed or doubling delay and "
+                       "no jitter", node.span)
+    rule = _STEP_LOWERINGS.get(node.op, _closest)
+    return rule(node, conv, report)
 
 
-def lower(wf: Workflow, report: Report) -> Workflow:
-    kinds = Kinds(wf)
-    conv = ToAevatar(report, kinds)
-    nodes: list[Node] = []
-    for e in wf.edges:
-        if e.kind in (EdgeKind.BRANCH, EdgeKind.ERROR):
-            report.finding("TRN101", f"step {e.source!r}: branches and error routes have no aevatar translation "
-                           "yet; the steps are written in the order they are declared", e.span)
-            break
-    for node in _order(wf):
-        report.current = node.id
-        if node.guard is not None:
-            report.finding("TRN101", "a guard (condition / when) has no aevatar form: aevatar steps always run "
-                           "when reached", node.guard.span)
-        if node.iteration is not None:
-            report.finding("TRN101", "iteration (each / foreach) over typed data has no aevatar form",
-                           node.iteration.span)
-        if node.op == "trigger":
-            report.lowered("trigger", "the run's start", node.span)
-            continue
-        if node.op == "call" and isinstance(node.attr("capability"), E.Literal) \
-                and node.attr("capability").value == "tool":
-            name = None
-            for a in node.attrs[2:]:
-                if a.name == "name" and isinstance(a.value, E.Literal):
-                    name = a.value.value
-            if name is None:
-                n = node.attr("name")
-                name = n.value if isinstance(n, E.Literal) else ""
-            pairs = [(b.name, b.value) for b in node.inputs if b.value is not None]
-            args = node.attr("args")
-            if args is not None and not pairs:
-                if isinstance(args, E.Literal) and isinstance(args.value, dict):
-                    pairs = [(k, E.Literal(v, "auto")) for k, v in args.value.items()]
-                elif isinstance(args, E.MapExpr):
-                    pairs = [(m.key.value, m.value) for m in args.entries if isinstance(m.key, E.Literal)]
-            params = E.MapExpr((E.MapEntry(_lit("tool"), _lit(name)),
-                                E.MapEntry(_lit("arguments"), conv.json_arguments(pairs, node.span))))
-            report.lowered("tool", STEP_RULES["call tool"], node.span)
-            if node.outputs and any(b.value is not None for b in node.outputs):
-                report.finding("TRN101", "step output mappings have no aevatar form", node.span)
-            report.finding("TRN102", "a tool's result becomes its JSON text in aevatar (fields stay readable as "
-                           "${steps.<id>.json.<field>})", node.span)
-            nodes.append(_step(node.id, "tool_call", params, "call", node.span,
-                               (Attr("capability", _lit("tool")), Attr("name", _lit(name)))))
-        elif node.op == "sleep":
-            ms = node.attr("duration_ms")
-            params = E.MapExpr((E.MapEntry(_lit("duration_ms"), _lit(str(ms.value) if isinstance(ms, E.Literal)
-                                                                      else "1000")),))
-            report.lowered("sleep", "delay", node.span)
-            nodes.append(_step(node.id, "delay", params, "sleep", node.span,
-                               (Attr("duration_ms", params.entries[0].value),)))
-        elif node.op in ("exit", "finish", "assign"):
-            value = node.attr("output") if node.op != "assign" else node.attr("value")
-            text = conv.text(value) if value is not None else _lit("")
-            report.finding("TRN102", "aevatar's run output is one text (the last step's output); the source's "
-                           "structured output is written as text", node.span)
-            params = E.MapExpr((E.MapEntry(_lit("target"), _lit(node.id)), E.MapEntry(_lit("value"), text)))
-            nodes.append(_step(node.id, "assign", params, "assign", node.span,
-                               (Attr("value", text), Attr("writes", _lit(node.id)))))
-        elif node.op in ("noop", "end"):
-            continue
-        else:
-            report.finding("TRN101", f"{node.kind} ({node.op}) has no aevatar form; written as a transform that "
-                           "passes its input through", node.span)
-            params = E.MapExpr((E.MapEntry(_lit("op"), _lit("identity")),))
-            nodes.append(_step(node.id, "transform", params, "transform.apply", node.span,
-                               (Attr("function", _lit("aevatar.transform.identity")),)))
-        if node.retry is not None:
-            report.finding("TRN103", "retry: aevatar retries with max_attempts and a fixed or doubling delay and "
-                           "no jitter", node.span)
-    report.current = ""
-    if wf.outputs:
-        report.finding("TRN102", "aevatar has one text output; the named workflow outputs are not kept", wf.span)
-    edges = tuple(Edge(a.id, b.id, EdgeKind.FALLTHROUGH) for a, b in itertools.pairwise(nodes))
-    return Workflow(name=wf.name, dialect=wf.dialect, semantics="aevatar", nodes=tuple(nodes), edges=edges,
+def _closest(node: Node, conv: ToAevatar, report: Report) -> Node:
+    report.finding("TRN101", f"{node.kind} ({node.op}) has no aevatar form; written as a transform that "
+                   "passes its input through", node.span)
+    params = E.MapExpr((E.MapEntry(_lit("op"), _lit("identity")),))
+    return _step(node.id, "transform", params, "transform.apply", node.span,
+                 (Attr("function", _lit("aevatar.transform.identity")),))
+
+
+def _tool(node: Node, conv: ToAevatar, report: Report) -> Node | None:
+    if not (isinstance(node.attr("capability"), E.Literal) and node.attr("capability").value == "tool"):
+        return _closest(node, conv, report)
+    name = None
+    for a in node.attrs[2:]:
+        if a.name == "name" and isinstance(a.value, E.Literal):
+            name = a.value.value
+    if name is None:
+        n = node.attr("name")
+        name = n.value if isinstance(n, E.Literal) else ""
+    pairs = [(b.name, b.value) for b in node.inputs if b.value is not None]
+    args = node.attr("args")
+    if args is not None and not pairs:
+        if isinstance(args, E.Literal) and isinstance(args.value, dict):
+            pairs = [(k, E.Literal(v, "auto")) for k, v in args.value.items()]
+        elif isinstance(args, E.MapExpr):
+            pairs = [(m.key.value, m.value) for m in args.entries if isinstance(m.key, E.Literal)]
+    params = E.MapExpr((E.MapEntry(_lit("tool"), _lit(name)),
+                        E.MapEntry(_lit("arguments"), conv.json_arguments(pairs, node.span))))
+    report.lowered("tool", STEP_RULES["call tool"], node.span)
+    if node.outputs and any(b.value is not None for b in node.outputs):
+        report.finding("TRN101", "step output mappings have no aevatar form", node.span)
+    return _step(node.id, "tool_call", params, "call", node.span,
+                 (Attr("capability", _lit("tool")), Attr("name", _lit(name))))
+
+
+def _sleep(node: Node, conv: ToAevatar, report: Report) -> Node:
+    ms = node.attr("duration_ms")
+    params = E.MapExpr((E.MapEntry(_lit("duration_ms"), _lit(str(ms.value) if isinstance(ms, E.Literal)
+                                                              else "1000")),))
+    report.lowered("sleep", STEP_RULES["sleep"], node.span)
+    return _step(node.id, "delay", params, "sleep", node.span, (Attr("duration_ms", params.entries[0].value),))
+
+
+def _assign(node: Node, conv: ToAevatar, report: Report) -> Node:
+    value = node.attr("value")
+    text = conv.text(value) if value is not None else _lit("")
+    report.finding("TRN102", "aevatar values are text; the assigned value is written as text", node.span)
+    return assign_step(node.id, text, node.span, node.id)
+
+
+def _nothing(node: Node, conv: ToAevatar, report: Report) -> None:
+    return None
+
+
+def _trigger(node: Node, conv: ToAevatar, report: Report) -> None:
+    report.lowered("trigger", "the run's start", node.span)
+
+
+# IR operation -> how a step of it is written (control flow is the
+# structure modules' work: branch, switch, exit, finish).
+_STEP_LOWERINGS = {
+    "call": _tool,
+    "sleep": _sleep,
+    "assign": _assign,
+    "noop": _nothing,
+    "end": _nothing,
+    "trigger": _trigger,
+}
+
+
+def assign_step(sid: str, text: E.Expr, span: Span, target: str | None = None) -> Node:
+    entries = ((E.MapEntry(_lit("target"), _lit(target)),) if target else ()) + (E.MapEntry(_lit("value"), text),)
+    return _step(sid, "assign", E.MapExpr(entries), "assign", span,
+                 (Attr("value", text),) + ((Attr("writes", _lit(target)),) if target else ()))
+
+
+def output_step(sid: str, value: E.Expr | None, conv: ToAevatar, report: Report, span: Span,
+                what: str) -> Node:
+    """An assign whose output is the run's output ``value``; reports when
+    that is not the source's text."""
+    text, why = conv.output_text(value, span)
+    if why is None:
+        report.lowered(what, STEP_RULES["output" if what == "output" else "exit"], span)
+    else:
+        report.finding("TRN102", f"aevatar's run output is one text: {why}", span)
+    return assign_step(sid, text, span)
+
+
+def conditional_step(sid: str, condition: E.Expr, span: Span) -> Node:
+    params = E.MapExpr((E.MapEntry(_lit("condition"), condition),))
+    return _step(sid, "conditional", params, "branch", span, ())
+
+
+def _step(sid: str, kind: str, params: E.MapExpr, op: str, span: Span, extra: tuple) -> Node:
+    return Node(sid, op, kind, span, attrs=(Attr("parameters", params), *extra))
+
+
+def workflow_of(wf: Workflow, nodes: list[Node], edges: list) -> Workflow:
+    return Workflow(name=wf.name, dialect=wf.dialect, semantics="aevatar", nodes=tuple(nodes), edges=tuple(edges),
                     entry=(nodes[0].id,) if nodes else (), terminal=nodes[-1].id if nodes else None,
                     inputs=(Param("input", T.STRING, "", True),), outputs=(Binding("output", T.STRING),),
                     description=wf.description or "", metadata={}, span=wf.span)
 
 
-def _step(sid: str, kind: str, params: E.MapExpr, op: str, span: Span, extra: tuple) -> Node:
-    return Node(sid, op, kind, span, attrs=(Attr("parameters", params), *extra))
+def lower(wf: Workflow, report: Report) -> Workflow:
+    profile = PROFILES.get(wf.semantics)
+    scheduling = profile.scheduling if profile is not None else None
+    if scheduling == "sequential":
+        from flowc.backends.emit_aevatar.from_workflowskill import lower_workflowskill
+
+        return lower_workflowskill(wf, report)
+    if scheduling == "dataflow":
+        from flowc.backends.emit_aevatar.from_instruction import lower_instruction
+
+        return lower_instruction(wf, report)
+    raise ValueError(f"no translation from {wf.semantics!r} semantics to aevatar")
+

@@ -1,0 +1,180 @@
+"""WorkflowSkill IR -> aevatar IR (sequential steps -> the kernel's path).
+
+WorkflowSkill runs its top-level steps in declaration order; a
+conditional runs the steps its ``then`` or ``else`` lists, in list order,
+then the run goes on after the conditional; an ``exit`` ends the run; a
+guarded step whose ``condition`` is false is skipped. In aevatar:
+
+- a guard is a ``conditional`` step ``<id>_if`` right before the step:
+  ``true`` goes to the step, ``false`` to whatever follows it;
+- a conditional is a ``conditional`` step with the source's id whose
+  ``true`` and ``false`` branches go to the first step of each arm; the arm
+  steps follow it in the document, the last one of each arm going on to
+  the step after the conditional (``next`` unless it follows anyway); an
+  empty arm branches there directly;
+- an exit is an ``assign`` of the output text that jumps to the end;
+- the workflow output ``output`` is an ``assign`` after the last step.
+
+Each condition goes through :mod:`.conditions`; one whose aevatar form may
+take another branch is a finding. aevatar's single run output is compared
+with a workflow that declares exactly one output, named ``output``: other
+outputs are a finding.
+"""
+
+from __future__ import annotations
+
+from flowc.backends.emit_aevatar.conditions import Conditions
+from flowc.backends.emit_aevatar.layout import END, Slot, fresh_id, place
+from flowc.backends.emit_aevatar.lower import (
+    STEP_RULES,
+    ToAevatar,
+    assign_step,
+    conditional_step,
+    lower_step,
+    output_step,
+    workflow_of,
+)
+from flowc.backends.emitcore import Report
+from flowc.ir import expr as E
+from flowc.ir.workflow import EdgeKind, Node, Workflow
+
+__all__ = ["lower_workflowskill"]
+
+
+def _arms(wf: Workflow) -> dict[str, tuple[list[str], list[str]]]:
+    """conditional id -> (then ids, else ids), in list order."""
+    out: dict[str, tuple[list[str], list[str]]] = {}
+    for e in sorted((e for e in wf.edges if e.kind is EdgeKind.BRANCH), key=lambda e: e.order):
+        then, other = out.setdefault(e.source, ([], []))
+        (then if e.label == "then" else other).append(e.target)
+    return out
+
+
+def _run_output(wf: Workflow) -> E.Expr | None | bool:
+    """The value of the one output named ``output``; False when the
+    outputs are not that."""
+    if len(wf.outputs) == 1 and wf.outputs[0].name == "output":
+        return wf.outputs[0].value
+    return False
+
+
+class _Lowering:
+    def __init__(self, wf: Workflow, report: Report) -> None:
+        self.wf = wf
+        self.report = report
+        self.conv = ToAevatar(report, wf)
+        # WorkflowSkill's guards and conditionals judge any value by
+        # JavaScript truthiness; `<` reads null as 0.
+        self.conds = Conditions(self.conv, null_is_zero=True, truthy_kinds=frozenset({"bool", "int", "string"}))
+        self.by_id = wf.node_map()
+        self.arms = _arms(wf)
+        self.taken = set(self.by_id) | {p.name for p in wf.inputs} | {"input"}
+        self.placed: set[str] = set()
+        self.output = _run_output(wf)
+
+    # ------------------------------------------------------------- structure
+    def sequence(self, ids: list[str], successor: str) -> tuple[list[Slot], str]:
+        """Slots for steps run one after another, then ``successor``; and
+        the id the sequence starts at."""
+        slots: list[Slot] = []
+        entry = successor
+        for sid in reversed(ids):
+            item, entry = self.item(sid, entry)
+            slots = item + slots
+        return slots, entry
+
+    def item(self, sid: str, successor: str) -> tuple[list[Slot], str]:
+        node = self.by_id[sid]
+        self.report.current = sid
+        if sid in self.placed:
+            self.report.finding("TRN101", f"step {sid!r} is listed more than once in conditional arms; aevatar "
+                                "runs each step id in one place, so it runs only where it is first listed",
+                                node.span)
+            return [], successor
+        self.placed.add(sid)
+        if node.op == "branch":
+            return self.branch(node, successor)
+        if node.op == "exit":
+            slots, entry = [Slot(self.exit(node), END)], sid
+        else:
+            step = lower_step(node, self.conv, self.report)
+            if step is None:
+                return [], successor
+            slots, entry = [Slot(step, successor)], sid
+        if node.guard is not None:
+            gid = fresh_id(f"{sid}_if", self.taken)
+            test = self.condition(node.guard.expr, node.guard.span, "guard")
+            slots = [Slot(conditional_step(gid, test, node.guard.span),
+                          branches=(("true", entry), ("false", successor)))] + slots
+            entry = gid
+        return slots, entry
+
+    def branch(self, node: Node, successor: str) -> tuple[list[Slot], str]:
+        then_ids, else_ids = self.arms.get(node.id, ([], []))
+        then_slots, then_entry = self.sequence(then_ids, successor)
+        else_slots, else_entry = self.sequence(else_ids, successor)
+        self.report.current = node.id
+        cond = node.attr("condition")
+        test = self.condition(cond, cond.span if cond is not None else node.span, "conditional")
+        slot = Slot(conditional_step(node.id, test, node.span),
+                    branches=(("true", then_entry), ("false", else_entry)))
+        return [slot] + then_slots + else_slots, node.id
+
+    def condition(self, e: E.Expr | None, span, what: str) -> E.Expr:
+        if e is None:
+            return E.Literal("false", "string")
+        test, why = self.conds.test(e)
+        if why is None:
+            self.report.lowered(what, STEP_RULES["guard" if what == "guard" else "branch"], span)
+            self.report.lowered("condition", "an aevatar expression that is 'true' or 'false'", span)
+        else:
+            self.report.finding("TRN102", f"this condition may take another branch in aevatar: {why}", span)
+        return test
+
+    def exit(self, node: Node) -> Node:
+        status = node.attr("status")
+        if not (isinstance(status, E.Literal) and status.value == "success"):
+            self.report.finding("TRN101", "an exit with status failed has no aevatar form; written as an assign",
+                                node.span)
+        value = node.attr("output")
+        if self.output is False:
+            return assign_step(node.id, self.conv.text(value) if value is not None else E.Literal("", "string"),
+                               node.span)
+        return output_step(node.id, _exit_value(value), self.conv, self.report, node.span, "exit")
+
+    # ------------------------------------------------------------- the whole
+    def workflow(self) -> Workflow:
+        wf, report = self.wf, self.report
+        targets = {t for then, other in self.arms.values() for t in then + other}
+        top = [n.id for n in wf.nodes if n.op != "end" and n.id not in targets]
+        tail: list[Slot] = []
+        successor = END
+        if self.output is False:
+            report.finding("TRN102", "aevatar has one text output; the source declares no outputs, or outputs "
+                           "other than one named `output`, which are not kept", wf.span)
+        else:
+            out_id = fresh_id("output", self.taken)
+            tail = [Slot(output_step(out_id, self.output, self.conv, report, wf.outputs[0].span, "output"), END)]
+            successor = out_id
+        slots, _entry = self.sequence(top, successor)
+        report.current = ""
+        nodes, edges = place(slots + tail, self.taken)
+        return workflow_of(wf, nodes, edges)
+
+
+def _exit_value(value: E.Expr | None) -> E.Expr | None:
+    """What an exit gives the output ``output``: the object's ``output``
+    (missing: null), or the whole value when it is not an object."""
+    if isinstance(value, E.MapExpr):
+        for entry in value.entries:
+            if isinstance(entry.key, E.Literal) and entry.key.value == "output":
+                return entry.value
+        return None
+    if isinstance(value, E.Literal) and isinstance(value.value, dict):
+        inner = value.value.get("output")
+        return E.Literal(inner, "string", value.span) if isinstance(inner, str) else None
+    return value
+
+
+def lower_workflowskill(wf: Workflow, report: Report) -> Workflow:
+    return _Lowering(wf, report).workflow()
