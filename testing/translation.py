@@ -141,9 +141,12 @@ def outcome(record: dict, dialect: str) -> dict:
     is the dialect's own: WorkflowSkill resolves its outputs, the
     instruction dialect has none.)"""
     status = _OUTCOME.get(record.get("status"), record.get("status"))
+    outputs = record.get("outputs") if status == "ok" else None
+    if status == "ok" and dialect == "instruction" and outputs is None:
+        outputs = {}  # a finish without an output: no outputs, as a WorkflowSkill run that declares none
     return {
         "status": status,
-        "outputs": record.get("outputs") if status == "ok" else None,
+        "outputs": outputs,
         "calls": [_call(dialect, c) for c in record.get("calls", [])],
     }
 

@@ -9,6 +9,8 @@ the same thing, not hidden:
   ``args`` (``{"args": {...}}``); a WorkflowSkill tool step hands them as
   they are. :class:`ArgsHost` unwraps them before the script sees them;
 - WorkflowSkill ends a run ``success``, dialect 3 ``completed``;
+- a dialect-3 run that finishes without an output has outputs ``null``, a
+  WorkflowSkill run of a workflow that declares no outputs ``{}``;
 - an aevatar ``llm_call`` asks ``llm:<role>`` with ``{prompt, role: {id,
   system_prompt, model, ...}}``, a dialect-3 ``agent`` step ``llm:agent``
   with ``{instruction, system, model}`` (docs/host.md, "LLM requests"):
@@ -85,8 +87,11 @@ def run(workflow, inputs: dict, script: dict, source=None) -> dict:
         host = ArgsHost(script) if workflow.semantics == "instruction" else ScriptedHost(script)
     record = load_module(compile_workflow(workflow)).run(dict(inputs), host)
     calls = [(c["capability"], c["name"], json.dumps(c["args"], sort_keys=True)) for c in host.calls]
+    outputs = record["outputs"] if record["status"] in ("success", "completed") else None
+    if record["status"] == "completed" and outputs is None:
+        outputs = {}  # a dialect-3 finish without an output: no outputs
     return {"outcome": OUTCOME.get(record["status"], record["status"]),
-            "outputs": record["outputs"] if record["status"] in ("success", "completed") else None,
+            "outputs": outputs,
             "calls": calls, "error": record.get("error")}
 
 
