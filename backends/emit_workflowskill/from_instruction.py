@@ -193,6 +193,19 @@ def _equality_same(le: E.Expr, lk, re_: E.Expr, rk) -> bool:
     return not number_vs_text and not (lk & {"array", "object"} and rk & {"array", "object"})
 
 
+def _label_is_exact(label: str) -> bool:
+    """Whether WorkflowSkill's ``value == "label"`` holds exactly when dialect
+    3 chooses the case ``label`` for any value: a string compares as text
+    in both; a number, boolean, null, list or object never equals a label
+    that is not numeric text (``Number()`` of it is NaN), not ``true``,
+    ``false`` or ``null``, and not JSON of a list or object, which is how
+    dialect 3 writes such values as text."""
+    from flowc.backends.python.runtime import js_to_number
+
+    return label not in ("true", "false", "null") and label[:1] not in ("[", "{") \
+        and js_to_number(label) != js_to_number(label)
+
+
 def _lit(v, kind="string") -> E.Literal:
     return E.Literal(v, kind)
 
@@ -224,6 +237,8 @@ class _Lowering:
                 self.report.finding("TRN101", f"on_error goto / on_timeout routes have no WorkflowSkill form "
                                     f"(step {e.source!r})", e.span)
         self.live: dict[str, E.Expr | None] = {}   # None: always runs
+        # step -> (switch, its choices that make the step live), when that is all its liveness says
+        self.origin: dict[str, tuple[str, frozenset[str]] | None] = {}
         self.cel.prunable = self._prunable()
         self.nodes: list[Node] = []
         for n in wf.nodes:
@@ -285,7 +300,7 @@ class _Lowering:
                     dep_live = []
                     break
                 dep_live.append(lv)
-            if dep_live:
+            if dep_live and not self._covers_every_case(sid, node):
                 any_live = dep_live[0]
                 for other in dep_live[1:]:
                     any_live = E.Binary("wfs.or", any_live, other)
@@ -297,6 +312,44 @@ class _Lowering:
             result = p if result is None else E.Binary("wfs.and", result, p)
         self.live[sid] = result
         return result
+
+    def _covers_every_case(self, sid: str, node: Node) -> bool:
+        """Whether ``sid`` is live whatever one always-live switch chooses:
+        its dependencies are that switch's arms (each live exactly when the
+        switch chose it) and together they take every case and `$default`.
+        A step joining every arm then always runs, so its guard, which
+        would only restate that, is left out. Records in ``self.origin``
+        which choices of which switch make ``sid`` live."""
+        origins = [self._edge_origin(d, sid) for d in self.deps[sid]]
+        origin = None
+        if origins and all(o is not None and o[0] == origins[0][0] for o in origins) and (
+                node.guard is None or node.op == "trigger"):
+            switch = origins[0][0]
+            origin = (switch, frozenset().union(*(o[1] for o in origins)))
+        if origin is not None and origin[1] >= self._choices(origin[0]):
+            self.origin[sid] = None
+            return True
+        self.origin[sid] = origin
+        return False
+
+    def _choices(self, switch: str) -> frozenset[str]:
+        """What a switch can choose: its cases and `$default` (no case)."""
+        return frozenset(label for label, _ in self.cases.get(switch, [])) | {"$default"}
+
+    def _edge_origin(self, dep: str, target: str) -> tuple[str, frozenset[str]] | None:
+        if self.by_id[dep].op == "switch":
+            labels = self._first_labels(dep, target)
+            return (dep, labels) if labels and self.liveness(dep) is None else None
+        self.liveness(dep)
+        return self.origin.get(dep)
+
+    def _first_labels(self, switch: str, target: str) -> frozenset[str]:
+        """The choices of ``switch`` that lead to ``target`` (a label listed
+        twice chooses its first target)."""
+        first: dict[str, str] = {}
+        for label, t in self.cases.get(switch, []):
+            first.setdefault(label, t)
+        return frozenset(label for label, t in first.items() if t == target)
 
     def _edge_live(self, dep: str, target: str) -> E.Expr | None:
         """Is ``dep`` live as a dependency of ``target`` (a switch: did it choose ``target``)?"""
@@ -311,17 +364,25 @@ class _Lowering:
         if on is None:
             return E.Literal(False, "bool")
         value = self.cel.expr(on)
-        if "$default" in labels:
-            tests = [E.Binary("wfs.ne", value, _lit(label)) for label, _ in cases if label != "$default"]
+        first: dict[str, str] = {}
+        for label, t in cases:
+            first.setdefault(label, t)
+        if first.get("$default") == target:
+            # chosen unless the value names a case that leads elsewhere
+            tested = [label for label, t in first.items() if label != "$default" and t != target]
+            tests = [E.Binary("wfs.ne", value, _lit(label)) for label in tested]
         else:
-            tests = [E.Binary("wfs.eq", value, _lit(label)) for label in labels]
-        if not self.kinds.of(on) <= STRING:
+            tested = [label for label, t in first.items() if t == target]
+            tests = [E.Binary("wfs.eq", value, _lit(label)) for label in tested]
+        text = self.kinds.of(on) <= STRING | {"null"}   # null is the label "null" in dialect 3
+        if not all(_label_is_exact(label) or (text and label != "null") for label in tested):
             self.report.finding("TRN102", "a switch compares its value's text with the case names; the value is "
-                                "not known to be text, and WorkflowSkill's == reads numeric text as a number",
-                                on.span)
+                                "not known to be text, and WorkflowSkill's == finds a number equal to numeric "
+                                "text and never a boolean, null, list or object equal to the text dialect 3 "
+                                "writes for it", on.span)
         test = tests[0] if tests else E.Literal(True, "bool")
         for t in tests[1:]:
-            test = E.Binary("wfs.and" if "$default" in labels else "wfs.or", test, t)
+            test = E.Binary("wfs.and" if first.get("$default") == target else "wfs.or", test, t)
         return test if base is None else E.Binary("wfs.and", base, test)
 
     # ---------------------------------------------------------------- run
@@ -337,8 +398,7 @@ class _Lowering:
             if node.op == "finish":
                 finishes.append(node)
         self.report.current = ""
-        last = order[-1] if order else None
-        if last is None or self.by_id[last].op != "finish" or self.liveness(last) is not None:
+        if not self._always_finishes(finishes):
             self.report.finding("TRN102", "a dialect-3 run that reaches no finish ends `stalled`; WorkflowSkill "
                                 "ends it successfully", wf.span)
         outputs = self.outputs(finishes)
@@ -348,26 +408,61 @@ class _Lowering:
         entry = (nodes[0].id,)
         return Workflow(name=wf.name, dialect=wf.dialect, semantics="workflowskill", nodes=tuple(nodes),
                         edges=tuple(edges), entry=entry, terminal=END_NODE_ID,
-                        inputs=tuple(Param(p.name, p.type if p.type.kind != "any" else T.OBJECT, p.default,
-                                           p.has_default, p.description, p.span) for p in wf.inputs),
+                        inputs=self.inputs(),
                         outputs=tuple(outputs), description=wf.description,
                         metadata={"frontmatter": {"name": wf.name, **({"description": wf.description}
                                                                       if wf.description else {})}},
                         span=wf.span)
 
+    def _always_finishes(self, finishes: list[Node]) -> bool:
+        """Whether every run that does not fail reaches a finish: one always
+        runs, or the finishes take every choice of one switch between them."""
+        if any(self.liveness(f.id) is None for f in finishes):
+            return True
+        origins = [self.origin.get(f.id) for f in finishes]
+        if not origins or any(o is None or o[0] != origins[0][0] for o in origins):
+            return False
+        return frozenset().union(*(o[1] for o in origins)) >= self._choices(origins[0][0])
+
+    def inputs(self) -> tuple[Param, ...]:
+        """The declared inputs. WorkflowSkill refuses a run whose input has
+        another type than declared and has no type for any value; an input
+        of any type is left undeclared (WorkflowSkill passes undeclared
+        inputs through as they are), unless it has a default."""
+        out = []
+        for p in self.wf.inputs:
+            if p.type.kind != "any":
+                out.append(p)
+            elif p.has_default:
+                self.report.finding("TRN102", f"input {p.name!r} may be of any type and has a default: "
+                                    "WorkflowSkill declares a type with a default, and refuses other types", p.span)
+                out.append(Param(p.name, T.OBJECT, p.default, p.has_default, p.description, p.span))
+            else:
+                self.report.lowered("an input of any type", "not declared (passed through as it is)", p.span)
+        return tuple(out)
+
     def outputs(self, finishes: list[Node]) -> list[Binding]:
+        """The run outputs: the keys of the finish outputs (objects with
+        fixed keys). A finish without an output ends a run with no outputs,
+        which WorkflowSkill writes as a workflow that declares none."""
         keys: list[str] | None = None
         for f in finishes:
             out = f.attr("output")
-            if not isinstance(out, E.MapExpr) or not all(isinstance(m.key, E.Literal) for m in out.entries):
+            if out is None or (isinstance(out, E.Literal) and out.value is None):
+                ks: list[str] = []
+            elif isinstance(out, E.MapExpr) and all(isinstance(m.key, E.Literal) for m in out.entries):
+                ks = [m.key.value for m in out.entries]
+            else:
                 self.report.finding("TRN102", "a finish output that is not an object with fixed keys: "
                                     "WorkflowSkill's run outputs are named", f.span)
                 return [Binding("output", T.OBJECT)]
-            ks = [m.key.value for m in out.entries]
             if keys is not None and ks != keys:
                 self.report.finding("TRN102", "finish steps with different output keys: WorkflowSkill declares one "
                                     "set of outputs (the missing ones are null)", f.span)
-            keys = keys or ks
+            if keys is None or (not keys and ks):
+                keys = ks
+        if keys is not None and not keys and finishes:
+            self.report.lowered("finish without an output", "a workflow without outputs", finishes[0].span)
         return [Binding(k, T.OBJECT) for k in keys or []]
 
     def _guard(self, node: Node) -> Guard | None:
