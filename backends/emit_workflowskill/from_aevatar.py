@@ -1,19 +1,38 @@
 """aevatar IR -> WorkflowSkill IR.
 
-The kernel's straight path (``next`` and document order) becomes the step
-list; the run prompt is the input ``input`` and the run's output the output
-``output`` (the last step's output); a step's ``${input}`` is the previous
-step's output. WorkflowSkill has no roles, no variables and no functions:
-an ``llm_call`` becomes a tool step (another host call: a finding), an
-``assign`` or a function call has no form. :data:`STEP_RULES` lists what
-translates.
+The kernel's graph (``next``, document order, the branches of ``switch``
+and ``conditional``) is walked from the first step, carrying the *value*
+each step hands the next (aevatar's ``${input}``) as a WorkflowSkill
+expression. A step that calls the host becomes a tool step and its value
+``$steps.<id>.output``; a step that only computes text (an ``assign``, a
+``transform`` that returns its input, a branch, which passes its input on)
+becomes no step at all: its value is written where it is read (the next
+step's input, a variable, the run's output).
+
+A branch becomes ``conditional`` steps (one per key, in the kernel's
+matching order) whose arms are the steps up to the branch's join, the
+first step every path from it meets. After the join the value is the one
+every arm hands on, or the conditional's output (the output of the arm's
+last listed step); where the arms hand on different texts and no step
+after the join calls the host, each arm runs on to the end and finishes
+with an ``exit`` that carries the run's output. Loops back, error
+fallbacks and graphs that are not nested this way are findings, and the
+steps are then written on the kernel's straight path.
+
+Every aevatar value is text, so a construct is lowered only where the
+WorkflowSkill form gives the same text for every text the source allows:
+aevatar's branch keys compare ignoring case by upper-casing, WorkflowSkill's
+``contains`` by lower-casing, which agree on the characters of
+:data:`NEEDLE_CHARS`. :data:`STEP_RULES` lists what each step becomes.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import string
 
+import attrs
 from flowc.backends.emitcore import Report
 from flowc.backends.emitcore.kernel import parameters_of, straight_path, variable_sources
 from flowc.ir import expr as E
@@ -22,86 +41,362 @@ from flowc.ir.ops import END_NODE_ID
 from flowc.ir.span import Span
 from flowc.ir.workflow import Attr, Binding, Edge, EdgeKind, Node, Param, Workflow
 
-__all__ = ["STEP_RULES", "lower_aevatar"]
+__all__ = ["NEEDLE_CHARS", "STEP_RULES", "lower_aevatar"]
 
 STEP_RULES = {
     "tool_call": "a tool step (constant JSON arguments become inputs)",
     "llm_call": "a tool step named llm.<role> (another host call: a finding)",
+    "assign": "no step: the value (text, a reference, or the step input for a value starting with `$`) is "
+              "written where the step's output or the variable is read",
+    "transform": "no step for an op that returns its input (`identity`, an unknown op): the input is read on",
+    "switch": "conditional steps, one per key in matching order: `contains` the key; the input is read on",
+    "conditional": "a conditional step: `contains` the condition, or the branch a constant condition takes",
 }
+# How a key's characters are sought with WorkflowSkill's `contains` (both
+# sides lower-cased) so that it finds what aevatar's ignore-case comparison
+# (both sides upper-cased, one character each) finds, in every text: the
+# printable ASCII characters as they are, s and S also as ſ (which
+# upper-cases to S and lower-cases to itself). i and k have no such form:
+# ı upper-cases to I but İ lower-cases to i and a combining dot, and the
+# Kelvin sign lower-cases to k. A test checks this table over Unicode.
+NEEDLE_CHARS: dict[str, tuple[str, ...]] = {
+    **{c: (c,) for c in string.printable if c not in "iksIKS"},
+    "s": ("s", "\u017f"), "S": ("S", "\u017f"),
+}
+# A key is sought as every spelling of it (one `contains` each): a bound.
+_MAX_SPELLINGS = 8
+# An op of the transform primitive that returns its input unchanged (the
+# engine returns the input for an op it does not know).
+_PASS_THROUGH_OPS = frozenset({"identity"})
+# Arms that each run on to the end repeat the steps after their join: a
+# bound on the steps that may give.
+_MAX_STEPS = 400
+
+
+class Unstructured(Exception):
+    """The kernel's graph has no nested form (a step shared by the arms of
+    different branches); it is written on the straight path instead."""
+
+    def __init__(self, node: Node) -> None:
+        super().__init__(node.id)
+        self.node = node
+
+
+@attrs.frozen
+class _State:
+    """What a point of the run knows: the value handed on, the variables,
+    the outputs of the steps run on every path here (None: not the same
+    on every path)."""
+
+    value: E.Expr
+    variables: dict = attrs.field(factory=dict)
+    outputs: dict = attrs.field(factory=dict)
+
+    def evolve(self, **changes) -> _State:
+        return attrs.evolve(self, **changes)
 
 
 class AevatarToWfs:
+    """aevatar references and templates -> WorkflowSkill values."""
+
     def __init__(self, report: Report, wf: Workflow) -> None:
         self.report = report
         self.step_ids, self.targets = variable_sources(wf)
-        self.previous: str | None = None
         self.params: set[str] = set()
 
     def _finding(self, message: str, span: Span, code: str = "TRN101") -> None:
         self.report.finding(code, message, span)
 
-    def input_ref(self, span: Span) -> E.Ref:
-        if self.previous is None:
-            return E.Ref("inputs", (E.Field("input"),), span)
-        return E.Ref("steps", (E.Field(self.previous), E.Field("output")), span)
+    def _known(self, table: dict, key: str, what: str, span: Span) -> E.Expr:
+        value = table.get(key)
+        if value is None:
+            self._finding(f"{what} may not have run on every path here (aevatar reads it as empty text, "
+                          "WorkflowSkill as nothing)", span, "TRN102")
+            return E.Literal("", "string", span)
+        return value
 
-    def ref(self, e: E.Ref) -> E.Expr:
+    def ref(self, e: E.Ref, state: _State) -> E.Expr:
         if e.root == "input":
-            return self.input_ref(e.span)
+            return state.value
         if e.root == "steps" and len(e.path) >= 2 and isinstance(e.path[1], E.Field):
             sid, field = e.path[0].name, e.path[1].name
             if field == "output" and len(e.path) == 2:
-                return E.Ref("steps", (E.Field(sid), E.Field("output")), e.span)
+                return self._known(state.outputs, sid, f"step {sid!r}", e.span)
             if field == "json":
-                self.report.lowered("steps.<id>.json.<f>", "a field of the step's output", e.span)
-                return E.Ref("steps", (E.Field(sid), E.Field("output")) + e.path[2:], e.span)
-        if e.root == "vars" and e.path and isinstance(e.path[0], E.Field):
+                out = self._known(state.outputs, sid, f"step {sid!r}", e.span)
+                if isinstance(out, E.Ref) and out.root == "steps":
+                    self.report.lowered("steps.<id>.json.<f>", "a field of the step's output", e.span)
+                    return E.Ref("steps", out.path + e.path[2:], e.span)
+        if e.root == "vars" and e.path and isinstance(e.path[0], E.Field) and len(e.path) == 1:
             name = e.path[0].name
+            if name in state.variables:
+                return self._known(state.variables, name, f"variable {name!r}", e.span)
             if name in self.step_ids:
-                return E.Ref("steps", (E.Field(name), E.Field("output")), e.span)
-            if name not in self.targets:
-                self.params.add(name)
-                return E.Ref("inputs", (E.Field(name),), e.span)
-        self._finding(f"{e.root} {'.'.join(getattr(s, 'name', '[]') for s in e.path)} has no WorkflowSkill form "
-                      "(it has no variables)", e.span)
+                return self._known(state.outputs, name, f"step {name!r}", e.span)
+            self.params.add(name)
+            return E.Ref("inputs", (E.Field(name),), e.span)
+        self._finding(f"{e.root} {'.'.join(getattr(s, 'name', '[]') for s in e.path)} has no WorkflowSkill form",
+                      e.span)
         return E.Literal("", "string", e.span)
 
-    def value(self, e: E.Expr) -> E.Expr:
+    def value(self, e: E.Expr, state: _State) -> E.Expr:
+        """A parameter value (text) as a WorkflowSkill value."""
+        return _joined(self._parts(e, state), e.span)
+
+    def _parts(self, e: E.Expr, state: _State) -> list[E.Expr]:
         if isinstance(e, E.Literal):
-            return e
-        if isinstance(e, E.Template):
-            parts = []
-            for p in e.parts:
-                if isinstance(p, E.Literal):
-                    parts.append(p)
-                elif isinstance(p, E.Ref):
-                    parts.append(self.ref(p))
-                else:
-                    self._finding(f"{getattr(p, 'func', None) or getattr(p, 'op', '')} has no WorkflowSkill form "
-                                  "(WorkflowSkill has no functions)", p.span)
-                    parts.append(E.Literal("", "string", p.span))
-            return E.Template(tuple(parts), "wfs", len(parts) == 1 and not isinstance(parts[0], E.Literal), e.span)
+            return [e]
         if isinstance(e, E.Ref):
-            return self.ref(e)
-        self._finding("this aevatar expression has no WorkflowSkill form", e.span)
-        return E.Literal("", "string", e.span)
+            return _parts_of(self.ref(e, state))
+        if isinstance(e, E.Template):
+            return [p for part in e.parts for p in self._parts(part, state)]
+        if isinstance(e, E.Call) and e.func == "aevatar.concat":
+            # every argument is text, so the concatenation is a template of them
+            self.report.lowered("concat()", "the arguments side by side in a template", e.span)
+            return [p for a in e.args for p in self._parts(a, state)]
+        name = getattr(e, "func", None) or getattr(e, "op", None) or type(e).__name__
+        self._finding(f"{name} has no WorkflowSkill form (WorkflowSkill has no functions)", e.span)
+        return [E.Literal("", "string", e.span)]
+
+
+def _parts_of(value: E.Expr) -> list[E.Expr]:
+    if isinstance(value, E.Template):
+        return list(value.parts)
+    return [value]
+
+
+def _joined(parts: list[E.Expr], span: Span) -> E.Expr:
+    """Text parts as one value: a literal, a reference, or a template."""
+    merged: list[E.Expr] = []
+    for p in parts:
+        if isinstance(p, E.Literal) and merged and isinstance(merged[-1], E.Literal):
+            merged[-1] = E.Literal(str(merged[-1].value) + str(p.value), "string", merged[-1].span)
+        elif not (isinstance(p, E.Literal) and p.value == ""):
+            merged.append(p if not isinstance(p, E.Literal) else E.Literal(str(p.value), "string", p.span))
+    if not merged:
+        return E.Literal("", "string", span)
+    if len(merged) == 1:
+        return merged[0]
+    return E.Template(tuple(merged), "wfs", False, span)
 
 
 def _is(e, text: str) -> bool:
     return isinstance(e, E.Literal) and e.value == text
 
 
-def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
-    path, problems = straight_path(wf)
-    for node in problems:
-        report.finding("TRN101", f"step {node.id!r}: branches, loops back, error fallbacks and steps off the "
-                       "straight path have no translation yet; the steps are written in the order the kernel "
-                       "runs them without choices", node.span)
-    conv = AevatarToWfs(report, wf)
-    nodes: list[Node] = []
-    for node in path:
-        report.current = node.id
+# ------------------------------------------------------------------ the kernel's graph
+class KernelGraph:
+    """Where the kernel goes after each step: ``next`` or document order,
+    or by a branch key. Edges back to a step on the current path (loops)
+    are cut, with a finding."""
+
+    def __init__(self, wf: Workflow, report: Report) -> None:
+        self.wf = wf
+        self.by_id = wf.node_map()
+        self.index = {n.id: i for i, n in enumerate(wf.nodes)}
+        self.plain: dict[str, str] = {}
+        arms: dict[str, list] = {}
+        for e in wf.edges:
+            if e.kind in (EdgeKind.SEQUENCE, EdgeKind.FALLTHROUGH):
+                self.plain.setdefault(e.source, e.target)
+            elif e.kind is EdgeKind.BRANCH:
+                arms.setdefault(e.source, []).append((e.order, e.label or "", e.target))
+        self.arms = {sid: [(label, t) for _, label, t in sorted(items, key=lambda i: i[0])]
+                     for sid, items in arms.items()}
+        self.keys: dict[str, list[str]] = {}
+        for n in wf.nodes:
+            canonical = n.kind.strip().lower()
+            if canonical == "switch" and n.op == "switch":
+                self.keys[n.id] = _switch_candidates(n, self.arms.get(n.id, []))
+            elif canonical == "conditional" and n.op == "branch":
+                self.keys[n.id] = ["true", "false"]
+            elif n.id in self.arms:
+                report.current = ""
+                report.finding("TRN101", f"step {n.id!r}: the branches of a {canonical} step have no WorkflowSkill "
+                               "form; the step continues to the next one", n.span)
+        for e in wf.edges:
+            if e.kind is EdgeKind.ERROR:
+                report.finding("TRN101", f"step {e.source!r}: an error fallback has no WorkflowSkill form; a "
+                               "failure fails the run", self.by_id[e.source].span if e.source in self.by_id
+                               else e.span)
+        for n in wf.nodes:
+            if n.on_error.action not in ("fail", "fallback"):
+                report.finding("TRN101", f"step {n.id!r}: on_error {n.on_error.action} has no WorkflowSkill form; "
+                               "a failure fails the run", n.span)
+        self.cut: set[tuple[str, str]] = set()
+        self.order = self._order(report)
+        self.ipdom = self._post_dominators()
+
+    def following(self, sid: str) -> str | None:
+        target = self.plain.get(sid)
+        if target is None and sid not in self.plain and sid in self.keys:
+            i = self.index[sid] + 1
+            target = self.wf.nodes[i].id if i < len(self.wf.nodes) else None
+        if target is None or target not in self.by_id or (sid, target) in self.cut:
+            return None
+        return target
+
+    def route(self, sid: str, key: str) -> str | None:
+        for label in (key, "_default"):
+            for k, target in self.arms.get(sid, []):
+                if k == label and target in self.by_id:
+                    return None if (sid, target) in self.cut else target
+        return self.following(sid)
+
+    def successors(self, sid: str) -> list[str]:
+        if sid in self.keys:
+            out = [self.route(sid, k) for k in _keys_out(self.keys[sid])]
+        else:
+            out = [self.following(sid)]
+        return list(dict.fromkeys(t for t in out if t is not None))
+
+    def _order(self, report: Report) -> list[str]:
+        """The reachable steps, each after every step that can precede it."""
+        if not self.wf.entry or self.wf.entry[0] not in self.by_id:
+            return []
+        state = {self.wf.entry[0]: 1}
+        stack = [(self.wf.entry[0], iter(self.successors(self.wf.entry[0])))]
+        post: list[str] = []
+        while stack:
+            sid, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[sid] = 2
+                post.append(sid)
+                stack.pop()
+            elif state.get(nxt) == 1:
+                report.finding("TRN101", f"step {sid!r} loops back to {nxt!r}: loops have no WorkflowSkill form; "
+                               "the loop body runs once", self.by_id[nxt].span)
+                self.cut.add((sid, nxt))
+            elif nxt not in state:
+                state[nxt] = 1
+                stack.append((nxt, iter(self.successors(nxt))))
+        for n in self.wf.nodes:
+            if n.id not in state:
+                report.lowered("a step the kernel never reaches", "left out", n.span)
+        return post[::-1]
+
+    def _post_dominators(self) -> dict[str, str | None]:
+        """Each step's join: the first step every path from it meets (None: the end)."""
+        pdom: dict[str | None, frozenset] = {None: frozenset({None})}
+        for sid in reversed(self.order):
+            succ = self.successors(sid) or [None]
+            common = frozenset.intersection(*(pdom[s] for s in succ))
+            pdom[sid] = common | {sid}
+        ipdom: dict[str, str | None] = {}
+        for sid in self.order:
+            strict = pdom[sid] - {sid}
+            ipdom[sid] = next((d for d in strict if pdom[d] == strict), None)
+        return ipdom
+
+
+class _StraightPath:
+    """The kernel's path when every branch is ignored (its plain ``next``
+    or document order), as a graph without choices."""
+
+    def __init__(self, wf: Workflow) -> None:
+        path, _problems = straight_path(wf)
+        self.by_id = wf.node_map()
+        self.order = [n.id for n in path]
+        self.next = dict(itertools.pairwise(self.order))
+        self.keys: dict[str, list[str]] = {}
+        self.ipdom: dict[str, str | None] = {}
+
+    def following(self, sid: str) -> str | None:
+        return self.next.get(sid)
+
+    def successors(self, sid: str) -> list[str]:
+        return [t for t in (self.next.get(sid),) if t is not None]
+
+
+def _keys_out(keys: list[str]) -> list[str]:
+    return keys + ([] if "_default" in keys or keys == ["true", "false"] else ["_default"])
+
+
+def _switch_candidates(node: Node, arms: list[tuple[str, str]]) -> list[str]:
+    """The switch's keys in the kernel's matching order: its branch.* parameters, then its branches."""
+    out = [k[len("branch."):] for k in parameters_of(node) if k.lower().startswith("branch.")]
+    for k, _ in arms:
+        if k not in out:
+            out.append(k)
+    return out
+
+
+# ------------------------------------------------------------------ lowering
+class _Lowering:
+    def __init__(self, wf: Workflow, report: Report) -> None:
+        self.wf = wf
+        self.report = report
+        self.conv = AevatarToWfs(report, wf)
+        self.nodes: list[Node] = []        # in declaration order
+        self.branch_edges: list[Edge] = []
+        self.ids = {n.id for n in wf.nodes}
+        self.emitted: set[str] = set()
+
+    def fresh(self, base: str) -> str:
+        for i in itertools.count(2):
+            sid = f"{base}_{i}"
+            if sid not in self.ids:
+                self.ids.add(sid)
+                return sid
+        raise AssertionError("unreachable")
+
+    # ------------------------------------------------------------ one step
+    def step(self, node: Node, state: _State) -> tuple[list[str], _State]:
+        """The WorkflowSkill step ids for ``node`` (none for a step that
+        only computes text) and the state after it."""
+        self.report.current = node.id
         params = parameters_of(node)
+        canonical = node.kind.strip().lower()
+        if node.op == "assign":
+            return [], self._assign(node, params, state)
+        if node.op == "transform.apply" and canonical == "transform" and self._passes_through(node, params):
+            self.report.lowered("transform", STEP_RULES["transform"], node.span)
+            return [], state.evolve(outputs={**state.outputs, node.id: state.value})
+        if node.id in self.emitted:
+            raise Unstructured(node)
+        self.emitted.add(node.id)
+        wfs = self._host_step(node, params, canonical, state)
+        self.nodes.append(wfs)
+        out = E.Ref("steps", (E.Field(node.id), E.Field("output")))
+        return [node.id], state.evolve(value=out, outputs={**state.outputs, node.id: out})
+
+    def _passes_through(self, node: Node, params: dict) -> bool:
+        from flowc.ir.semantics import AEVATAR_TRANSFORM_OPS
+
+        op = params.get("op", params.get("operation", E.Literal("identity", "string")))
+        if not isinstance(op, E.Literal):
+            return False
+        name = str(op.value).strip().lower()
+        return name in _PASS_THROUGH_OPS or name not in AEVATAR_TRANSFORM_OPS
+
+    def _assign(self, node: Node, params: dict, state: _State) -> _State:
+        raw = params.get("value", E.Literal("", "string"))
+        span = node.span
+        if isinstance(raw, E.Literal):
+            # the kernel: a value that starts with `$` stands for the step input
+            value = state.value if str(raw.value).startswith("$") else E.Literal(str(raw.value), "string", span)
+        elif isinstance(raw, E.Template) and raw.parts and isinstance(raw.parts[0], E.Literal) \
+                and str(raw.parts[0].value)[:1] not in ("", "$"):
+            value = self.conv.value(raw, state)
+        elif isinstance(raw, E.Template) and len(raw.parts) == 1 and isinstance(raw.parts[0], E.Ref) \
+                and raw.parts[0].root == "input":
+            value = state.value  # `${input}`: the input, whether or not it starts with `$`
+        else:
+            self.report.finding("TRN102", "an assign value computed at run time stands for the step input when it "
+                                "starts with `$`; WorkflowSkill cannot test that", span)
+            value = self.conv.value(raw, state)
+        target = node.attr("writes")
+        variables = state.variables
+        if isinstance(target, E.Literal) and isinstance(target.value, str) and target.value.strip():
+            variables = {**variables, target.value: value}
+        elif target is not None and not isinstance(target, E.Literal):
+            self.report.finding("TRN101", "an assign target computed at run time has no WorkflowSkill form", span)
+        self.report.lowered("assign", STEP_RULES["assign"], span)
+        return state.evolve(value=value, variables=variables, outputs={**state.outputs, node.id: value})
+
+    def _host_step(self, node: Node, params: dict, canonical: str, state: _State) -> Node:
+        report, conv = self.report, self.conv
         inputs: list[Binding] = []
         if node.op == "call" and _is(node.attr("capability"), "tool"):
             name = node.attr("name")
@@ -114,44 +409,335 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
             else:
                 report.finding("TRN102", "tool_call arguments that are not a constant JSON object are parsed at run "
                                "time by aevatar", node.span)
-                inputs = [Binding("arguments", T.STRING, conv.value(args) if args is not None
-                                  else conv.input_ref(node.span))]
+                inputs = [Binding("arguments", T.STRING, conv.value(args, state) if args is not None
+                                  else state.value)]
             report.finding("TRN102", "an aevatar step's output is text (a tool's JSON result serialised); in "
                            "WorkflowSkill it is the result itself", node.span)
         elif node.op == "call" and _is(node.attr("capability"), "llm"):
             tool = f"llm.{node.actor or 'assistant'}"
             prefix = params.get("prompt_prefix")
-            inputs = [Binding("prompt", T.STRING, conv.input_ref(node.span))]
+            inputs = [Binding("prompt", T.STRING, state.value)]
             if prefix is not None:
-                inputs.insert(0, Binding("prompt_prefix", T.STRING, conv.value(prefix)))
+                inputs.insert(0, Binding("prompt_prefix", T.STRING, conv.value(prefix, state)))
             report.finding("TRN104", "llm_call: WorkflowSkill has no roles or LLM steps; written as a tool step "
-                           f"{tool!r}, which the host is asked for by another name and with other arguments",
-                           node.span)
+                           f"{tool!r}, which the host is asked for with capability `tool` instead of `llm` and "
+                           "with other arguments", node.span)
         else:
-            tool = node.kind.strip().lower()
+            tool = canonical
             report.finding("TRN101", f"{tool}: this aevatar primitive has no WorkflowSkill form; written as a tool "
                            "step of that name", node.span)
         if node.retry is not None:
             report.finding("TRN103", "retry: aevatar retries every failure but a timeout; WorkflowSkill only tool "
                            "errors", node.span)
-        nodes.append(Node(node.id, "call", "tool", node.span, node.description,
-                          attrs=(Attr("capability", E.Literal("tool", "string")), Attr("name", E.Literal(tool))),
-                          inputs=tuple(inputs)))
-        conv.previous = node.id
-    report.current = ""
-    nodes.append(Node(END_NODE_ID, "end", "end", wf.span))
-    edges = tuple(Edge(a.id, b.id, EdgeKind.SEQUENCE) for a, b in itertools.pairwise(nodes))
-    last = path[-1].id if path else None
-    outputs = (Binding("output", T.STRING, E.Ref("steps", (E.Field(last), E.Field("output"))) if last
-                       else E.Ref("inputs", (E.Field("input"),))),)
-    report.lowered("the run's output", "the output `output` (the last step's output)", wf.span)
-    inputs = [Param("input", T.STRING, "", True, "the run prompt")]
-    inputs += [Param(p, T.STRING, "", True, "a run parameter") for p in sorted(conv.params)]
-    return Workflow(name=wf.name, dialect=wf.dialect, semantics="workflowskill", nodes=tuple(nodes), edges=edges,
-                    entry=(nodes[0].id,), terminal=END_NODE_ID, inputs=tuple(inputs), outputs=outputs,
-                    description=wf.description or None,
-                    metadata={"frontmatter": {"name": wf.name, **({"description": wf.description}
-                                                                  if wf.description else {})}}, span=wf.span)
+        return Node(node.id, "call", "tool", node.span, node.description,
+                    attrs=(Attr("capability", E.Literal("tool", "string")), Attr("name", E.Literal(tool))),
+                    inputs=tuple(inputs))
+
+    # ------------------------------------------------------------ branches
+    def branch(self, node: Node, state: _State) -> tuple[dict[str | None, list[str]], list]:
+        """How ``node`` chooses: {target: [key, ...]} in matching order and
+        the tests (key, WorkflowSkill condition) that pick each key; a
+        constant choice has one target and no tests."""
+        from flowc.backends.python import rt_aevatar as rta
+        from flowc.backends.python import rt_aevatar_run as rtr
+
+        params = parameters_of(node)
+        canonical = node.kind.strip().lower()
+        graph = self.graph
+        keys = graph.keys[node.id]
+        subject = state.value
+        if canonical == "conditional":
+            condition = params.get("condition", E.Literal("default", "string"))
+            if not isinstance(condition, E.Literal):
+                self.report.finding("TRN101", "a computed conditional test (read as true/false/1/0 at run time, "
+                                    "else sought in the input) has no WorkflowSkill form; written as `true`",
+                                    node.span)
+                return {graph.route(node.id, "true"): ["true"]}, []
+            c = str(condition.value)
+            if rta.try_parse_bool(c) is not None or c in ("1", "0", ""):
+                key = rta.conditional_test(c, "")
+                self.report.lowered("conditional", "the branch its constant condition always takes", node.span)
+                return {graph.route(node.id, key): [key]}, []
+            if isinstance(subject, E.Literal):
+                key = rta.conditional_test(c, str(subject.value))
+                self.report.lowered("conditional", "the branch its constant input always takes", node.span)
+                return {graph.route(node.id, key): [key]}, []
+            tests = [("true", self._contains(subject, c, node))]
+            self.report.lowered("conditional", STEP_RULES["conditional"], node.span)
+            return self._targets(node.id, ["true", "false"]), tests
+        on = params.get("on")
+        if isinstance(on, E.Literal) and not rta.is_blank(str(on.value)):
+            key = rtr.switch_key(str(on.value), "", keys)
+            self.report.lowered("switch", "the branch its constant key always takes", node.span)
+            return {graph.route(node.id, key): [key]}, []
+        if on is not None and not isinstance(on, E.Literal) and not _is_input(on):
+            self.report.finding("TRN101", "a switch on a computed value (the input when it is blank) has no "
+                                "WorkflowSkill form; the input is tested", node.span)
+        if isinstance(subject, E.Literal):
+            key = rtr.switch_key(None, str(subject.value), keys)
+            self.report.lowered("switch", "the branch its constant input always takes", node.span)
+            return {graph.route(node.id, key): [key]}, []
+        self._keys_exact(keys, node)
+        tests = [(k, self._contains(subject, k, node)) for k in keys if k != "_default"]
+        self.report.lowered("switch", STEP_RULES["switch"], node.span)
+        return self._targets(node.id, [k for k, _ in tests] + ["_default"]), tests
+
+    def _targets(self, sid: str, keys: list[str]) -> dict[str | None, list[str]]:
+        out: dict[str | None, list[str]] = {}
+        for k in keys:
+            out.setdefault(self.graph.route(sid, k), []).append(k)
+        return out
+
+    def _contains(self, subject: E.Expr, needle: str, node: Node) -> E.Expr:
+        """``subject contains needle`` as aevatar finds it: one `contains`
+        per spelling of the needle (:data:`NEEDLE_CHARS`), or a finding."""
+        if not isinstance(subject, E.Ref):
+            self.report.finding("TRN101", "a branch on text a template computes has no WorkflowSkill form (a "
+                                "condition is an expression, not a template)", node.span)
+            return E.Literal(False, "bool")
+        spellings = [needle]
+        if set(needle) <= NEEDLE_CHARS.keys():
+            spellings = ["".join(p) for p in itertools.product(*(NEEDLE_CHARS[c] for c in needle))]
+        if len(spellings) > _MAX_SPELLINGS or not set(needle) <= NEEDLE_CHARS.keys():
+            spellings = [needle]
+            self.report.finding("TRN102", f"{needle!r}: aevatar compares ignoring case by upper-casing, "
+                                "WorkflowSkill's `contains` by lower-casing; they differ on some characters (K "
+                                "and the Kelvin sign, İ and i ...) for keys with characters other than printable "
+                                "ASCII but i and k, or with more than three s", node.span)
+        test: E.Expr | None = None
+        for text in spellings:
+            found = E.Binary("wfs.contains", subject, E.Literal(text, "string"), node.span)
+            test = found if test is None else E.Binary("wfs.or", test, found, node.span)
+        return test
+
+    def _keys_exact(self, keys: list[str], node: Node) -> None:
+        from flowc.backends.python import rt_aevatar as rta
+
+        for k in keys:
+            if k == "_default":
+                continue
+            if k == "" or k[0] in rta.WHITESPACE or k[-1] in rta.WHITESPACE:
+                self.report.finding("TRN102", f"switch key {k!r} is empty or starts or ends with white space; the "
+                                    "switch trims its value, `contains` does not", node.span)
+        upper = [rta.upper(k) for k in keys]
+        for i, a in enumerate(upper):
+            if any(i != j and a in b for j, b in enumerate(upper)):
+                self.report.finding("TRN102", f"switch key {keys[i]!r} is part of another key: the switch prefers a "
+                                    "key equal to its value, `contains` tests take the first key found", node.span)
+                break
+
+    # ------------------------------------------------------------ the walk
+    def walk(self, start: str | None, stop: str | None, state: _State) -> tuple[list[str], _State | None]:
+        """The steps from ``start`` up to ``stop`` (not included) as a list
+        of WorkflowSkill step ids, and the state at ``stop`` (None: every
+        path ended with an exit)."""
+        items: list[str] = []
+        current = start
+        graph = self.graph
+        while current is not None and current != stop:
+            node = graph.by_id[current]
+            if current not in graph.keys:
+                ids, state = self.step(node, state)
+                items += ids
+                current = graph.following(current)
+                continue
+            self.report.current = ""
+            targets, tests = self.branch(node, state)
+            state = state.evolve(outputs={**state.outputs, node.id: state.value})
+            if len(targets) == 1:
+                current = next(iter(targets))
+                continue
+            join = graph.ipdom.get(current)
+            arms: dict[str | None, tuple[list[str], _State | None]] = {
+                t: self.walk(t, join, state) for t in targets}
+            merged = self._merge(node, targets, tests, arms, state, join, stop)
+            items += merged[0]
+            if merged[1] is None:
+                return items, None
+            state = merged[1]
+            current = join
+        if current is None and stop is not None:
+            raise Unstructured(self.graph.by_id[start]) if start else AssertionError("no start")
+        return items, state
+
+    def _merge(self, node: Node, targets, tests, arms, state: _State, join: str | None,
+               stop: str | None) -> tuple[list[str], _State | None]:
+        """The conditional steps of a branch and the state after its join."""
+        ended = [s for _, s in arms.values() if s is None]
+        values = [s.value for _, s in arms.values() if s is not None]
+        if not ended and all(_same(v, values[0]) for v in values):
+            ids = self._chain(node, targets, tests, {t: a[0] for t, a in arms.items()})
+            return ids, self._meet(values[0], [s for _, s in arms.values()])
+        if not ended and all(items and _same(s.value, E.Ref("steps", (E.Field(items[-1]), E.Field("output"))))
+                             for items, s in arms.values()):
+            ids = self._chain(node, targets, tests, {t: a[0] for t, a in arms.items()})
+            self.report.lowered("a join after a branch", "the conditional's output (its arm's last step's output)",
+                                node.span)
+            value = E.Ref("steps", (E.Field(ids[0]), E.Field("output")))
+            return ids, self._meet(value, [s for _, s in arms.values()])
+        if not self._computes_only(join):
+            raise Unstructured(node)
+        # the arms hand on different text and nothing after the join calls the host:
+        # each arm runs on to the end and finishes the run with its own output
+        finished: dict[str | None, list[str]] = {}
+        for t, (items, s) in arms.items():
+            if s is not None:
+                tail, s = self.walk(join, None, s)
+                items = items + tail
+            if s is not None:
+                items = items + [self._exit(s, node)]
+            finished[t] = items
+        self.report.lowered("a branch whose arms hand on different text", "each arm runs on to the end and "
+                            "finishes with an exit carrying the run's output", node.span)
+        return self._chain(node, targets, tests, finished), None
+
+    def _meet(self, value: E.Expr, states: list[_State]) -> _State:
+        """The state after a join: what every arm agrees on."""
+        def agreed(tables: list[dict]) -> dict:
+            keys = set().union(*tables)
+            return {k: (tables[0].get(k) if all(_same(t.get(k), tables[0].get(k)) for t in tables) else None)
+                    for k in keys}
+        return _State(value, agreed([s.variables for s in states]), agreed([s.outputs for s in states]))
+
+    def _computes_only(self, start: str | None) -> bool:
+        """Whether no step from ``start`` on calls the host (each would run once per arm)."""
+        seen: set[str] = set()
+        todo = [start] if start is not None else []
+        while todo:
+            sid = todo.pop()
+            if sid in seen:
+                continue
+            seen.add(sid)
+            node = self.graph.by_id[sid]
+            if sid not in self.graph.keys and node.op != "assign" and not (
+                    node.op == "transform.apply" and node.kind.strip().lower() == "transform"
+                    and self._passes_through(node, parameters_of(node))):
+                return False
+            todo += self.graph.successors(sid)
+        return True
+
+    def _exit(self, state: _State, node: Node) -> str:
+        sid = self.fresh("finish")
+        self.nodes.append(Node(sid, "exit", "exit", node.span, attrs=(
+            Attr("status", E.Literal("success", "string")),
+            Attr("output", E.MapExpr((E.MapEntry(E.Literal("output", "string"), state.value),))))))
+        return sid
+
+    def _chain(self, node: Node, targets: dict, tests: list, arms: dict[str | None, list[str]]) -> list[str]:
+        """Conditional steps testing the keys in order (a key is tested
+        only when the keys before it were not found); the outermost gets
+        the branch step's id. Returns the ids to list where the branch stood."""
+        key_target = {k: t for t, ks in targets.items() for k in ks}
+        default = key_target.get("_default", key_target.get("false"))
+        specs: dict[int, list] = {}
+
+        def build(i: int) -> list[str]:
+            if i == len(tests):
+                return list(arms[default])
+            key, condition = tests[i]
+            then, rest = arms[key_target[key]], build(i + 1)
+            if key_target[key] == default or then == rest or not (then or rest):
+                return rest
+            if not then:  # `then` may not be empty: test that the key is not found
+                condition, then, rest = E.Unary("wfs.not", condition, condition.span), rest, []
+            specs[i] = [condition, then, rest]
+            return [f"\0{i}"]
+
+        items = build(0)
+        names = {f"\0{i}": (node.id if n == 0 and node.id not in self.declared() else self.fresh(node.id))
+                 for n, i in enumerate(sorted(specs))}
+        for i in sorted(specs, reverse=True):   # inner first: each is declared before its arms
+            condition, then, rest = specs[i]
+            self._conditional(names[f"\0{i}"], node, condition, [names.get(t, t) for t in then],
+                              [names.get(t, t) for t in rest])
+        return [names.get(t, t) for t in items]
+
+    def declared(self) -> set[str]:
+        return {n.id for n in self.nodes}
+
+    def _conditional(self, sid: str, node: Node, condition: E.Expr, then: list[str], other: list[str]) -> None:
+        # a branch step must be declared after its conditional: insert before the first arm step
+        if len(self.nodes) > _MAX_STEPS:
+            raise Unstructured(node)
+        first = min((i for i, n in enumerate(self.nodes) if n.id in set(then) | set(other)), default=len(self.nodes))
+        self.nodes.insert(first, Node(sid, "branch", "conditional", node.span, node.description,
+                                      attrs=(Attr("condition", condition),)))
+        for label, ids in (("then", then), ("else", other)):
+            for order, target in enumerate(ids):
+                self.branch_edges.append(Edge(sid, target, EdgeKind.BRANCH, label, order, node.span))
+
+    # ------------------------------------------------------------ the workflow
+    def run(self) -> Workflow:
+        wf, report = self.wf, self.report
+        start = _State(E.Ref("inputs", (E.Field("input"),)))
+        try:
+            if not hasattr(self, "graph"):
+                self.graph = KernelGraph(wf, report)
+            items, end = self.walk(self.graph.order[0] if self.graph.order else None, None, start)
+        except Unstructured as exc:
+            return None, exc.node
+        report.current = ""
+        if not items:
+            # WorkflowSkill needs a step: an exit that ends the run with its output
+            items, end = [self._exit(end, wf)], None
+        nodes = [*self.nodes, Node(END_NODE_ID, "end", "end", wf.span)]
+        exits = {n.id for n in self.nodes if n.op == "exit"}
+        edges = [Edge(a, b, EdgeKind.SEQUENCE) for a, b in itertools.pairwise([*items, END_NODE_ID]) if a not in exits]
+        edges += self.branch_edges
+        if end is not None:
+            outputs = (Binding("output", T.STRING, end.value),)
+            report.lowered("the run's output", "the output `output` (the value the last step hands on)", wf.span)
+        else:
+            outputs = (Binding("output", T.STRING),)
+        inputs = [Param("input", T.STRING, "", True, "the run prompt")]
+        inputs += [Param(p, T.STRING, "", True, "a run parameter") for p in sorted(self.conv.params)]
+        return Workflow(name=wf.name, dialect=wf.dialect, semantics="workflowskill", nodes=tuple(nodes),
+                        edges=tuple(edges), entry=(items[0],), terminal=END_NODE_ID,
+                        inputs=tuple(inputs), outputs=outputs, description=wf.description or None,
+                        metadata={"frontmatter": {"name": wf.name, **({"description": wf.description}
+                                                                      if wf.description else {})}},
+                        span=wf.span), None
+
+    def flat(self) -> Workflow:
+        """The kernel's straight path, branches taken as steps that pass their input on."""
+        self.graph = _StraightPath(self.wf)
+        out, _problem = self.run()
+        return out
+
+
+def _same(a: E.Expr | None, b: E.Expr | None) -> bool:
+    """The same value (wherever in the source it was written)."""
+    if a is None or b is None:
+        return a is b
+    return E.strip_spans(a) == E.strip_spans(b)
+
+
+def _is_input(e: E.Expr) -> bool:
+    """``${input}`` or ``${trim(input)}``: the switch trims its value anyway."""
+    if isinstance(e, E.Template) and len(e.parts) == 1:
+        e = e.parts[0]
+    if isinstance(e, E.Call) and e.func == "aevatar.trim" and len(e.args) == 1:
+        e = e.args[0]
+    return isinstance(e, E.Ref) and e.root == "input" and not e.path
+
+
+def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
+    # the nested form is tried on a report of its own, which is kept only when it succeeds
+    scratch = Report(report.target, report.strict)
+    lowering = _Lowering(wf, scratch)
+    out, problem = lowering.run()
+    if out is None:
+        scratch = Report(report.target, report.strict)
+        scratch.finding("TRN101", f"step {problem.id!r}: a branch whose arms share steps with other branches, or "
+                        "hand on different text to steps that call the host, has no nested WorkflowSkill form; "
+                        "the steps are written in the order the kernel runs them without choices", problem.span)
+        out = _Lowering(wf, scratch).flat()
+    report.diagnostics.extend(scratch.diagnostics)
+    report.lowerings.extend(scratch.lowerings)
+    for node_id, lines in scratch.comments.items():
+        for line in lines:
+            report.comment(node_id, line)
+    return out
 
 
 def _json_object(text):
