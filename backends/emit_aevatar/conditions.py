@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from flowc.backends.python import rt_aevatar
+from flowc.backends.python import rt_aevatar, runtime
 from flowc.ir import expr as E
 
 __all__ = ["RULES", "Conditions"]
@@ -47,6 +47,8 @@ def _number_text(value) -> str | None:
         return None
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 53:
+        value = int(value)
     return str(value) if isinstance(value, int) else repr(value)
 
 
@@ -55,20 +57,25 @@ class Conditions:
     scalar kind of a reference whose aevatar text is that value's text
     (``bool``, ``int``, ``float``, ``string``; None and a reason when
     nothing is known), and ``ref(ref)``, the reference in aevatar form.
-    ``null_is_zero``: WorkflowSkill's ``<`` reads null and missing values
-    as 0 (CEL fails instead, and dialect 3 only reads values that exist)."""
+    ``js``: WorkflowSkill's expressions (JavaScript truthiness; ``<`` reads
+    null, missing values and non-numeric constants as numbers, null as 0);
+    else CEL's (a condition is a boolean, ``<`` compares numbers only and
+    dialect 3 only reads values that exist)."""
 
-    def __init__(self, conv, null_is_zero: bool, truthy_kinds: frozenset[str]) -> None:
+    def __init__(self, conv, js: bool) -> None:
         self.conv = conv
-        self.null_is_zero = null_is_zero
+        self.js = js
         # Declared kinds a bare value may have as a condition: WorkflowSkill
         # judges any value (JavaScript truthiness), CEL only booleans.
-        self.truthy_kinds = truthy_kinds
+        self.truthy_kinds = frozenset({"bool", "int", "string"}) if js else frozenset({"bool"})
 
     def test(self, e: E.Expr) -> Result:
         """``e`` as a condition (its truthiness)."""
         if isinstance(e, E.Literal) and isinstance(e.value, bool):
             return (TRUE if e.value else FALSE), None
+        if isinstance(e, E.Literal) and self.js and (e.value is None or isinstance(e.value, (int, float, str))):
+            # A constant's JavaScript truthiness is known here.
+            return (TRUE if e.value not in (None, 0, "") else FALSE), None
         if isinstance(e, E.Ref):
             return self._truthy_ref(e)
         op = e.op if isinstance(e, (E.Unary, E.Binary)) else None
@@ -97,14 +104,15 @@ class Conditions:
 
     def _number(self, e: E.Expr) -> Result:
         if isinstance(e, E.Literal):
-            text = _number_text(e.value)
+            value = runtime.to_number(e.value) if self.js else e.value
+            text = _number_text(value)
             return (E.Literal(text, "string"), None) if text is not None else \
                 (E.Literal("0", "string"), "a comparison with a constant that is not a number")
         if isinstance(e, E.Ref):
             kind, why = self.conv.scalar(e)
             ref = self.conv.ref(e)
             if kind in ("int", "float"):
-                if self.null_is_zero:
+                if self.js:
                     ref = E.Conditional("aevatar.if", _call("isblank", ref), E.Literal("0", "string"), ref)
                 return ref, None
             return ref, why or "an ordering comparison of a value that is not declared a number"

@@ -23,6 +23,8 @@ end of the run.
 
 from __future__ import annotations
 
+import re
+
 from flowc.backends.emit_aevatar.conditions import Conditions
 from flowc.backends.emit_aevatar.layout import END, Slot, fresh_id, place
 from flowc.backends.emit_aevatar.lower import (
@@ -95,7 +97,7 @@ class _Lowering:
         self.report = report
         self.conv = ToAevatar(report, wf)
         # CEL: a `when` must be a boolean, and it reads only values that exist.
-        self.conds = Conditions(self.conv, null_is_zero=False, truthy_kinds=frozenset({"bool"}))
+        self.conds = Conditions(self.conv, js=False)
         self.by_id = wf.node_map()
         self.deps: dict[str, list[str]] = {}
         for e in wf.edges:
@@ -145,7 +147,7 @@ class _Lowering:
         for label, _t in cases:
             if label == "$default":
                 continue
-            test, why = self.conds._eq(E.Binary("cel.eq", value, E.Literal(label, "string")))
+            test, why = self.conds._eq(E.Binary("cel.eq", value, self._label(value, label)))
             if why is not None:
                 self.report.finding("TRN102", f"the switch may choose another case in aevatar: {why}", node.span)
             tests.append((label, test))
@@ -161,6 +163,17 @@ class _Lowering:
             else:
                 out = _or(out, dict(tests)[label])
         return out
+
+    def _label(self, value: E.Expr, label: str) -> E.Literal:
+        """A case label as the constant the switch value's text is compared
+        with: dialect 3 matches a boolean or an integer by its text
+        (``true``, ``3``)."""
+        kind = self.conv.scalar(value)[0] if isinstance(value, E.Ref) else None
+        if kind == "bool" and label in ("true", "false"):
+            return E.Literal(label == "true", "bool")
+        if kind == "int" and re.fullmatch(r"-?[1-9][0-9]*|0", label):
+            return E.Literal(int(label), "int")
+        return E.Literal(label, "string")
 
     def guard(self, node: Node) -> Live:
         if node.guard is None:

@@ -23,6 +23,7 @@ outputs are a finding.
 
 from __future__ import annotations
 
+import attrs
 from flowc.backends.emit_aevatar.conditions import Conditions
 from flowc.backends.emit_aevatar.layout import END, Slot, fresh_id, place
 from flowc.backends.emit_aevatar.lower import (
@@ -35,6 +36,7 @@ from flowc.backends.emit_aevatar.lower import (
     workflow_of,
 )
 from flowc.backends.emitcore import Report
+from flowc.compiler.analyze.structure import node_expressions
 from flowc.ir import expr as E
 from flowc.ir.workflow import EdgeKind, Node, Workflow
 
@@ -63,14 +65,16 @@ class _Lowering:
         self.wf = wf
         self.report = report
         self.conv = ToAevatar(report, wf)
-        # WorkflowSkill's guards and conditionals judge any value by
-        # JavaScript truthiness; `<` reads null as 0.
-        self.conds = Conditions(self.conv, null_is_zero=True, truthy_kinds=frozenset({"bool", "int", "string"}))
+        self.conds = Conditions(self.conv, js=True)
         self.by_id = wf.node_map()
         self.arms = _arms(wf)
         self.taken = set(self.by_id) | {p.name for p in wf.inputs} | {"input"}
-        self.placed: set[str] = set()
+        # (step id, successor) -> where the step starts: a step listed in
+        # several arms is written once when it goes on to the same step.
+        self.entries: dict[tuple[str, str], str] = {}
         self.output = _run_output(wf)
+        self.read = {r.path[0].name for e in _expressions(wf) for r in E.refs(e)
+                     if r.root == "steps" and r.path and isinstance(r.path[0], E.Field)}
 
     # ------------------------------------------------------------- structure
     def sequence(self, ids: list[str], successor: str) -> tuple[list[Slot], str]:
@@ -86,14 +90,28 @@ class _Lowering:
     def item(self, sid: str, successor: str) -> tuple[list[Slot], str]:
         node = self.by_id[sid]
         self.report.current = sid
-        if sid in self.placed:
-            self.report.finding("TRN101", f"step {sid!r} is listed more than once in conditional arms; aevatar "
-                                "runs each step id in one place, so it runs only where it is first listed",
-                                node.span)
-            return [], successor
-        self.placed.add(sid)
+        if (sid, successor) in self.entries:
+            return [], self.entries[(sid, successor)]
+        arms = sid
+        if any(s == sid for s, _ in self.entries):
+            # Listed again, going on elsewhere: an aevatar step goes on to one
+            # step, so this is a copy under another id -- the same when
+            # nothing reads the step's output (the copy's output has its id).
+            if sid in self.read:
+                self.report.finding("TRN101", f"step {sid!r} is listed in conditional arms that go on to "
+                                    "different steps after it, and its output is read; an aevatar step goes on "
+                                    "to one step, so it runs only where it is first listed", node.span)
+                return [], successor
+            self.report.lowered("a step listed in several arms", "a copy under another id", node.span)
+            node = attrs.evolve(node, id=fresh_id(sid, self.taken))
+        slots, entry = self._item(node, successor, arms)
+        self.entries[(sid, successor)] = entry
+        return slots, entry
+
+    def _item(self, node: Node, successor: str, arms: str) -> tuple[list[Slot], str]:
+        sid = node.id
         if node.op == "branch":
-            return self.branch(node, successor)
+            return self.branch(node, successor, arms)
         if node.op == "exit":
             slots, entry = [Slot(self.exit(node), END)], sid
         else:
@@ -109,8 +127,8 @@ class _Lowering:
             entry = gid
         return slots, entry
 
-    def branch(self, node: Node, successor: str) -> tuple[list[Slot], str]:
-        then_ids, else_ids = self.arms.get(node.id, ([], []))
+    def branch(self, node: Node, successor: str, arms: str) -> tuple[list[Slot], str]:
+        then_ids, else_ids = self.arms.get(arms, ([], []))
         then_slots, then_entry = self.sequence(then_ids, successor)
         else_slots, else_entry = self.sequence(else_ids, successor)
         self.report.current = node.id
@@ -174,6 +192,14 @@ def _exit_value(value: E.Expr | None) -> E.Expr | None:
         inner = value.value.get("output")
         return E.Literal(inner, "string", value.span) if isinstance(inner, str) else None
     return value
+
+
+def _expressions(wf: Workflow):
+    for node in wf.nodes:
+        yield from node_expressions(node)
+    for b in wf.outputs:
+        if b.value is not None:
+            yield b.value
 
 
 def lower_workflowskill(wf: Workflow, report: Report) -> Workflow:
