@@ -98,3 +98,29 @@ def test_finishes_with_and_without_outputs_stay_a_finding():
     assert any("different output keys" in m for m in _messages(emission))
     # between them, the two finishes take every choice of the switch: the run cannot stall
     assert not any("stalled" in m for m in _messages(emission))
+
+
+def test_steps_without_a_form_can_still_be_read():
+    """A foreach with another body and a noop have no WorkflowSkill form; what
+    reads them is still a workflow that checks (found by generated workflows)."""
+    text = """
+name: reads
+steps:
+  start: {kind: manual}
+  quiet: {kind: noop, depends_on: [start]}
+  loop:
+    kind: foreach
+    depends_on: [quiet]
+    over: 'CEL: [1, 2]'
+    body:
+      steps:
+        work: {kind: template, text: 'item {{ item }}'}
+  done:
+    kind: finish
+    depends_on: [loop]
+    output: {a: '{{ steps.quiet.output }}', b: '{{ steps.loop.output }}'}
+"""
+    emission = translate.emit(_compile(text), "workflowskill")
+    assert emission.verdict == "approximate"
+    back = driver.compile_text(emission.text, "flow.md", "workflowskill")
+    assert back.ok, ([d for d in back.diagnostics if d.is_error], emission.text)

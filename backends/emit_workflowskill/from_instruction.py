@@ -154,6 +154,7 @@ class CelToWfs:
                 extra = (E.Field("items"), E.Index(E.Literal(0, "int")), E.Field("value"))
             elif shape == "none":
                 self._finding(f"step {sid!r} has no output in WorkflowSkill", e.span, "TRN101")
+                return E.Literal(None, "null", e.span)
             path = tuple(E.Field(p.name, p.span) if isinstance(p, E.Field) else
                          E.Index(self.expr(p.index), p.span) for p in e.path[2:])
             return E.Ref("steps", (E.Field(wid), E.Field("output")) + extra + path, e.span)
@@ -517,10 +518,14 @@ class _Lowering:
             return self.finish(node)
         if op == "foreach":
             return self.foreach(node)
-        self.report.finding("TRN101", f"{kind} ({op}) has no WorkflowSkill form; written as a tool step named "
-                            f"{kind!r}", node.span)
+        self._no_form(node, f"{kind} ({op}) has no WorkflowSkill form")
+
+    def _no_form(self, node: Node, why: str) -> None:
+        """A finding, and a tool step named after the kind in the step's place
+        (so that what reads the step's output still names a step)."""
+        self.report.finding("TRN101", f"{why}; written as a tool step named {node.kind!r}", node.span)
         self.nodes.append(Node(self.wid(node.id), "call", "tool", node.span, node.description,
-                               attrs=(Attr("capability", _lit("tool")), Attr("name", _lit(kind))),
+                               attrs=(Attr("capability", _lit("tool")), Attr("name", _lit(node.kind))),
                                guard=self._guard(node)))
 
     def _payload_read(self, sid: str) -> bool:
@@ -644,9 +649,7 @@ class _Lowering:
         body = node.regions[0] if node.regions else None
         calls = [n for n in body.nodes if n.op == "call" and n.kind == "tool"] if body else []
         if body is None or len(body.nodes) != 1 or len(calls) != 1 or node.iteration is None:
-            self.report.finding("TRN101", "a foreach whose body is not one tool step has no WorkflowSkill form",
-                                node.span)
-            return
+            return self._no_form(node, "a foreach whose body is not one tool step has no WorkflowSkill form")
         it = node.iteration
         self.cel.params = {it.item_var: "item", "item": "item", "index": "index"}
         over = self.cel.expr(it.over)
