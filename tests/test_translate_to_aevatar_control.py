@@ -257,6 +257,31 @@ def test_an_optional_input_in_when_is_a_finding():
     assert any(d.code == "TRN102" and "may be absent" in d.message for d in _emit(wf).diagnostics)
 
 
+OVERTAKING = """\
+name: overtaking
+inputs:
+  schema: { type: object, required: [flag], properties: { flag: { type: boolean } } }
+steps:
+  start: { kind: manual }
+  s: { kind: switch, depends_on: start, "on": "{{ inputs.flag }}", cases: { "true": a, "false": zz } }
+  a: { kind: tool, name: t0, depends_on: s }
+  zz: { kind: tool, name: t1, depends_on: s }
+  b: { kind: tool, name: t2, depends_on: [zz, start] }
+  y: { kind: tool, name: t3, depends_on: start }
+  fin: { kind: finish, depends_on: [a, b, y], output: { output: "done" } }
+"""
+
+
+def test_an_order_that_depends_on_pruning_is_a_finding():
+    # flag true: the switch prunes zz at once, so b is ready before y and
+    # runs first; flag false: zz runs after y, then b
+    wf = _compile(OVERTAKING, dialect="instruction")
+    assert any(d.code == "TRN102" and "order" in d.message for d in _emit(wf).diagnostics)
+    fixed = OVERTAKING.replace("depends_on: [zz, start]", "depends_on: [zz, y]")
+    _all_compared(_compile(fixed, dialect="instruction"),
+                  [({"flag": f}, {"*": {"output": "ok"}}) for f in (True, False)])
+
+
 # ------------------------------------------------------------------ generated
 def _wfs_with_text_output(doc: dict) -> dict:
     """A generated document whose outputs and exits aevatar can express:

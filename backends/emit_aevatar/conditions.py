@@ -127,7 +127,8 @@ class Conditions:
         (left, lw), (right, rw) = self.test(e.left), self.test(e.right)
         return _call(fn, left, right), lw or rw
 
-    def _eq(self, e: E.Binary, fn: str = "eq") -> Result:
+    def equals(self, e: E.Binary, fn: str = "eq") -> Result:
+        """``value == constant`` as aevatar's eq()."""
         ref, const = (e.left, e.right) if isinstance(e.right, E.Literal) else (e.right, e.left)
         if not isinstance(ref, E.Ref) or not isinstance(const, E.Literal):
             return TRUE, "an equality that is not between a value and a constant"
@@ -142,7 +143,7 @@ class Conditions:
         return _call("eq", aev, E.Literal(text, "string")), None
 
     def _ne(self, e: E.Binary, fn: str) -> Result:
-        inner, why = self._eq(e)
+        inner, why = self.equals(e)
         return _call(fn, inner), why
 
     def _order(self, e: E.Binary, fn: str) -> Result:
@@ -173,7 +174,7 @@ RULES: dict[str, tuple[Callable, str]] = {
     "not": (Conditions._not, "not"),
     "and": (Conditions._both, "and"),
     "or": (Conditions._both, "or"),
-    "eq": (Conditions._eq, "eq"),
+    "eq": (Conditions.equals, "eq"),
     "ne": (Conditions._ne, "not"),
     "lt": (Conditions._order, "lt"),
     "le": (Conditions._order, "lte"),

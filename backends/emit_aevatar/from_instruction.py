@@ -23,6 +23,7 @@ end of the run.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from flowc.backends.emit_aevatar.conditions import Conditions
@@ -91,6 +92,85 @@ def _order(wf: Workflow) -> list[Node]:
     return out
 
 
+_MAX_CHOICES = 12  # pruning outcomes to try: 2**12 short runs at most
+
+
+def _ran_in_order(wf: Workflow, deps: dict[str, list[str]], cases: dict[str, list[tuple[str, str]]],
+                  outcome: dict[str, object]) -> list[str]:
+    """The steps dialect 3 runs, in order, when each guard and switch
+    decides as ``outcome`` says (a step id -> its when's value or the arm
+    its switch chose): its scheduler, without the work."""
+    ids = [n.id for n in wf.nodes]  # sorted by id, as the scheduler scans
+    by_id = wf.node_map()
+    state: dict[str, str] = {}
+    forced: list[str] = []
+    out: list[str] = []
+    triggers = [i for i in ids if by_id[i].op == "trigger"]
+    for t in triggers:
+        state[t] = "done"
+    while True:
+        ready = None
+        progress = True
+        while progress and ready is None:
+            progress = False
+            for sid in ids:
+                if sid in state:
+                    continue
+                d = deps.get(sid, [])
+                if sid in forced:
+                    verdict = "ready"
+                elif not d or any(state.get(x) is None for x in d):
+                    verdict = "wait"
+                else:
+                    verdict = "pruned" if all(state[x] == "pruned" for x in d) else "ready"
+                if verdict == "pruned":
+                    state[sid] = "pruned"
+                    progress = True
+                elif verdict == "ready" and ready is None:
+                    ready = sid
+        if ready is None:
+            return out
+        if ready in forced:
+            forced.remove(ready)
+        node = by_id[ready]
+        if node.guard is not None and not outcome.get(ready, True):
+            state[ready] = "pruned"
+            continue
+        state[ready] = "done"
+        out.append(ready)
+        if node.op == "finish":
+            return out
+        if node.op == "switch":
+            chosen = outcome.get(ready)
+            for _case, target in cases.get(ready, []):
+                if target != chosen and target not in state:
+                    state[target] = "pruned"
+            if chosen is not None and chosen not in state:
+                forced.append(chosen)
+
+
+def _order_is_fixed(wf: Workflow, order: list[str], deps, cases) -> bool | None:
+    """Whether every run runs its steps in ``order`` (skipping the pruned
+    ones), whatever the guards and switches decide: a step pruned because
+    all its dependencies were is settled early, which can let a later step
+    overtake. None: too many outcomes to try."""
+    choices: list[tuple[str, list]] = []
+    for n in wf.nodes:
+        if n.op == "switch":
+            choices.append((n.id, [t for _, t in cases.get(n.id, [])] + [None]))
+        elif n.guard is not None:
+            choices.append((n.id, [True, False]))
+    if len(choices) > _MAX_CHOICES:
+        return None
+    for values in itertools.product(*(c for _, c in choices)):
+        outcome = dict(zip((i for i, _ in choices), values, strict=True))
+        ran = _ran_in_order(wf, deps, cases, outcome)
+        position = {sid: k for k, sid in enumerate(order)}
+        if [position.get(sid, -1) for sid in ran] != sorted(position.get(sid, -1) for sid in ran):
+            return False
+    return True
+
+
 class _Lowering:
     def __init__(self, wf: Workflow, report: Report) -> None:
         self.wf = wf
@@ -147,7 +227,7 @@ class _Lowering:
         for label, _t in cases:
             if label == "$default":
                 continue
-            test, why = self.conds._eq(E.Binary("cel.eq", value, self._label(value, label)))
+            test, why = self.conds.equals(E.Binary("cel.eq", value, self._label(value, label)))
             if why is not None:
                 self.report.finding("TRN102", f"the switch may choose another case in aevatar: {why}", node.span)
             tests.append((label, test))
@@ -216,7 +296,13 @@ class _Lowering:
         wf, report = self.wf, self.report
         items: list[tuple[Node, Node, Live]] = []   # (source node, aevatar step, liveness before it)
         always_finishes = False
-        for node in _order(wf):
+        order = _order(wf)
+        fixed = _order_is_fixed(wf, [n.id for n in order], self.deps, self.cases)
+        if not fixed:
+            report.finding("TRN102", "dialect 3 runs these steps in an order that depends on which steps are "
+                           "pruned" if fixed is False else "too many guards and switches to tell whether dialect "
+                           "3 always runs these steps in one order", wf.span)
+        for node in order:
             if always_finishes:
                 break  # the run has ended: dialect 3 cancels the rest
             report.current = node.id
