@@ -139,6 +139,34 @@ def test_a_step_whose_output_is_read_is_not_copied():
     assert any(d.code == "TRN101" and "listed in conditional arms" in d.message for d in _emit(wf).diagnostics)
 
 
+IGNORED = """\
+outputs:
+  output: { type: string, value: "k=${steps.a.output.k}" }
+steps:
+  - id: a
+    type: tool
+    tool: t0
+    on_error: ignore
+    outputs:
+      k: { type: string }
+  - id: b
+    type: tool
+    tool: t1
+    condition: $steps.a.output.k
+    on_error: ignore
+  - id: c
+    type: tool
+    tool: t2
+"""
+
+
+def test_an_ignored_failure_is_skipped():
+    wf = _compile(IGNORED)
+    answers = ({"output": {"k": "x"}}, {"output": {"k": ""}}, {"error": "e"}, {"throw": "t"})
+    _all_compared(wf, [({}, {"t0": a, "t1": b, "t2": {"output": 2}}) for a in answers for b in answers])
+    assert _emit(wf).text.count("strategy: skip") == 2
+
+
 # One condition on typed values: (declared inputs, the tool's declared output
 # type, the condition, the aevatar condition or None for a finding).
 CONDITIONS = [

@@ -21,13 +21,14 @@ from __future__ import annotations
 import json
 import re
 
+import attrs
 from flowc.backends.emitcore import Report
 from flowc.backends.emitcore.kinds import NUMBER, STRING, Kinds
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.semantics import PROFILES
 from flowc.ir.span import Span
-from flowc.ir.workflow import Attr, Binding, Node, Param, Workflow
+from flowc.ir.workflow import Attr, Binding, ErrorPolicy, Node, Param, Workflow
 
 __all__ = ["STEP_RULES", "ToAevatar", "assign_step", "conditional_step", "lower", "lower_step", "output_step",
            "workflow_of"]
@@ -35,6 +36,7 @@ __all__ = ["STEP_RULES", "ToAevatar", "assign_step", "conditional_step", "lower"
 STEP_RULES = {
     "call tool": "tool_call with JSON arguments",
     "sleep": "delay",
+    "on_error: ignore": "on_error: {strategy: skip}",
     "guard": "a conditional step before the step: true -> the step, false -> the step after it",
     "branch": "a conditional step; each arm's steps follow it, the last one going on with `next`",
     "exit": "an assign of the output text, then the end of the run",
@@ -258,14 +260,22 @@ def lower_step(node: Node, conv: ToAevatar, report: Report) -> Node | None:
     if node.iteration is not None:
         report.finding("TRN101", "iteration (each / foreach) over typed data has no aevatar form",
                        node.iteration.span)
-    if node.on_error.action != "fail":
+    skip = node.on_error.action == "ignore" and node.op == "call" and node.iteration is None
+    if node.on_error.action != "fail" and not skip:
         report.finding("TRN101", f"on_error: {node.on_error.action} has no aevatar form here; a failure fails "
                        "the run", node.on_error.span if node.on_error.span.known else node.span)
     if node.retry is not None:
         report.finding("TRN103", "retry: aevatar retries with max_attempts and a fixed or doubling delay and "
                        "no jitter", node.span)
     rule = _STEP_LOWERINGS.get(node.op, _closest)
-    return rule(node, conv, report)
+    step = rule(node, conv, report)
+    if skip and step is not None:
+        # WorkflowSkill goes on with a null output, aevatar's skip with the
+        # failed step's blank output and no fields: the same text for every
+        # reader (a whole tool result is a finding anyway).
+        report.lowered("on_error: ignore", STEP_RULES["on_error: ignore"], node.on_error.span)
+        step = attrs.evolve(step, on_error=ErrorPolicy("skip"))
+    return step
 
 
 def _closest(node: Node, conv: ToAevatar, report: Report) -> Node:
