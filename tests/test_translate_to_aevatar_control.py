@@ -107,6 +107,12 @@ def test_the_lowered_triage_reads_as_the_kernel_runs_it():
     assert driver.compile_text(text, "flow.yaml", "aevatar").ok
 
 
+def test_an_exit_with_status_failed_fails_the_run():
+    wf = _compile(TRIAGE.replace("    status: success\n", "    status: failed\n"))
+    _all_compared(wf, _triage_cases())
+    assert "type: guard" in _emit(wf).text
+
+
 SHARED = """\
 inputs:
   flag: { type: boolean }
@@ -318,7 +324,6 @@ def _wfs_with_text_output(doc: dict) -> dict:
     for step in doc["steps"]:
         if step.get("type") == "exit":
             step["output"] = {"output": "exit " + step["id"]}
-            step["status"] = "success"
     return doc
 
 

@@ -12,7 +12,8 @@ guarded step whose ``condition`` is false is skipped. In aevatar:
   steps follow it in the document, the last one of each arm going on to
   the step after the conditional (``next`` unless it follows anyway); an
   empty arm branches there directly;
-- an exit is an ``assign`` of the output text that jumps to the end;
+- an exit is an ``assign`` of the output text that jumps to the end; an
+  exit with status ``failed`` a ``guard`` step that always fails;
 - the workflow output ``output`` is an ``assign`` after the last step.
 
 Each condition goes through :mod:`.conditions`; one whose aevatar form may
@@ -31,6 +32,7 @@ from flowc.backends.emit_aevatar.lower import (
     ToAevatar,
     assign_step,
     conditional_step,
+    failing_step,
     lower_step,
     output_step,
     workflow_of,
@@ -151,9 +153,10 @@ class _Lowering:
 
     def exit(self, node: Node) -> Node:
         status = node.attr("status")
-        if not (isinstance(status, E.Literal) and status.value == "success"):
-            self.report.finding("TRN101", "an exit with status failed has no aevatar form; written as an assign",
-                                node.span)
+        if isinstance(status, E.Literal) and status.value == "failed":
+            # The run fails; what a failed run outputs is the dialect's own.
+            self.report.lowered("exit with status failed", STEP_RULES["exit failed"], node.span)
+            return failing_step(node.id, node.span)
         value = node.attr("output")
         if self.output is False:
             return assign_step(node.id, self.conv.text(value) if value is not None else E.Literal("", "string"),

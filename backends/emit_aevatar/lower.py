@@ -30,8 +30,8 @@ from flowc.ir.semantics import PROFILES
 from flowc.ir.span import Span
 from flowc.ir.workflow import Attr, Binding, ErrorPolicy, Node, Param, Workflow
 
-__all__ = ["STEP_RULES", "ToAevatar", "assign_step", "conditional_step", "lower", "lower_step", "output_step",
-           "workflow_of"]
+__all__ = ["STEP_RULES", "ToAevatar", "assign_step", "conditional_step", "failing_step", "lower", "lower_step",
+           "output_step", "workflow_of"]
 
 STEP_RULES = {
     "call tool": "tool_call with JSON arguments",
@@ -40,6 +40,7 @@ STEP_RULES = {
     "guard": "a conditional step before the step: true -> the step, false -> the step after it",
     "branch": "a conditional step; each arm's steps follow it, the last one going on with `next`",
     "exit": "an assign of the output text, then the end of the run",
+    "exit failed": "a guard step whose check never passes: the run fails",
     "output": "the run's output: an assign of the text after the last step",
 }
 
@@ -363,6 +364,13 @@ def output_step(sid: str, value: E.Expr | None, conv: ToAevatar, report: Report,
     else:
         report.finding("TRN102", f"aevatar's run output is one text: {why}", span)
     return assign_step(sid, text, span)
+
+
+def failing_step(sid: str, span: Span) -> Node:
+    """A step that fails whatever its input: a regex check that nothing
+    matches (an empty negative lookahead, in .NET and Python alike)."""
+    params = E.MapExpr((E.MapEntry(_lit("check"), _lit("regex")), E.MapEntry(_lit("pattern"), _lit("(?!)"))))
+    return _step(sid, "guard", params, "assert", span, (Attr("on_fail", _lit("fail")),))
 
 
 def conditional_step(sid: str, condition: E.Expr, span: Span) -> Node:
