@@ -244,3 +244,45 @@ def test_generated_workflows_that_only_compute_run_the_same(data):
     assert back.ok, ([d for d in back.diagnostics if d.is_error], emission.text)
     inputs = data.draw(gen_aevatar.run_inputs(doc))
     cross_dialect(result.workflow, "workflowskill", inputs, data.draw(gen_aevatar.host_scripts(doc)))
+
+
+def test_step_ids_a_reference_cannot_hold_are_renamed():
+    text = """
+name: ids
+steps:
+  - id: fetch-data
+    type: tool_call
+    parameters: {tool: t1}
+  - id: route-it
+    type: conditional
+    parameters: {condition: urgent}
+    branches: {"true": say-yes, "false": say-no}
+  - id: say-yes
+    type: llm_call
+    parameters: {prompt_prefix: "Yes: ${steps.fetch-data.output}"}
+    next: end-step
+  - id: say-no
+    type: llm_call
+  - id: end-step
+    type: assign
+    parameters: {target: x, value: "done ${input}"}
+"""
+    emission = translate.emit(_compile(text), "workflowskill")
+    back = driver.compile_text(emission.text, "flow.md", "workflowskill")
+    assert back.ok, ([d for d in back.diagnostics if d.is_error], emission.text)
+    assert "${steps.fetch_data.output}" in emission.text and "then: [say_yes]" in emission.text
+
+
+def test_an_assign_of_known_text_is_not_taken_for_the_input():
+    text = """
+name: known
+steps:
+  - id: a
+    type: assign
+    parameters: {target: x, value: "plain"}
+  - id: b
+    type: assign
+    parameters: {target: y, value: "${x} and ${input}"}
+"""
+    out = _same_everywhere(text)
+    assert 'output: plain and plain' in out   # b's input is a's output

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import string
 
 import attrs
@@ -65,6 +66,7 @@ NEEDLE_CHARS: dict[str, tuple[str, ...]] = {
 }
 # A key is sought as every spelling of it (one `contains` each): a bound.
 _MAX_SPELLINGS = 8
+_WFS_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # An op of the transform primitive that returns its input unchanged (the
 # engine returns the input for an op it does not know).
 _PASS_THROUGH_OPS = frozenset({"identity"})
@@ -332,6 +334,21 @@ class _Lowering:
         self.branch_edges: list[Edge] = []
         self.ids = {n.id for n in wf.nodes}
         self.emitted: set[str] = set()
+        self.wfs_ids: dict[str, str] = {}
+
+    def wid(self, sid: str) -> str:
+        """The WorkflowSkill id of an aevatar step: the same, or with the
+        characters a `$steps.<id>` reference cannot hold replaced."""
+        if sid not in self.wfs_ids:
+            new = sid
+            if not _WFS_ID.match(sid):
+                new = re.sub(r"[^A-Za-z0-9_]", "_", sid)
+                new = new if re.match(r"[A-Za-z_]", new) else "s_" + new
+                new = new if new not in self.ids else self.fresh(new)
+                self.ids.add(new)
+                self.report.lowered("step id", f"{sid!r} -> {new!r}")
+            self.wfs_ids[sid] = new
+        return self.wfs_ids[sid]
 
     def fresh(self, base: str) -> str:
         for i in itertools.count(2):
@@ -358,8 +375,8 @@ class _Lowering:
         self.emitted.add(node.id)
         wfs = self._host_step(node, params, canonical, state)
         self.nodes.append(wfs)
-        out = E.Ref("steps", (E.Field(node.id), E.Field("output")))
-        return [node.id], state.evolve(value=out, outputs={**state.outputs, node.id: out})
+        out = E.Ref("steps", (E.Field(wfs.id), E.Field("output")))
+        return [wfs.id], state.evolve(value=out, outputs={**state.outputs, node.id: out})
 
     def _passes_through(self, node: Node, params: dict) -> bool:
         from flowc.ir.semantics import AEVATAR_TRANSFORM_OPS
@@ -372,20 +389,19 @@ class _Lowering:
 
     def _assign(self, node: Node, params: dict, state: _State) -> _State:
         raw = params.get("value", E.Literal("", "string"))
-        span = node.span
-        if isinstance(raw, E.Literal):
-            # the kernel: a value that starts with `$` stands for the step input
-            value = state.value if str(raw.value).startswith("$") else E.Literal(str(raw.value), "string", span)
-        elif isinstance(raw, E.Template) and raw.parts and isinstance(raw.parts[0], E.Literal) \
-                and str(raw.parts[0].value)[:1] not in ("", "$"):
-            value = self.conv.value(raw, state)
-        elif isinstance(raw, E.Template) and len(raw.parts) == 1 and isinstance(raw.parts[0], E.Ref) \
-                and raw.parts[0].root == "input":
-            value = state.value  # `${input}`: the input, whether or not it starts with `$`
+        # the kernel: a value that starts with `$` stands for the step input
+        value = self.conv.value(raw, state)
+        first = value.parts[0] if isinstance(value, E.Template) else value
+        if isinstance(first, E.Literal) and str(first.value)[:1] != "$" and (str(first.value) or first is value):
+            pass                       # text that does not start with `$`
+        elif isinstance(first, E.Literal) and str(first.value).startswith("$"):
+            value = state.value
+        elif _same(value, state.value):
+            pass                       # the input itself, whether or not it starts with `$`
         else:
             self.report.finding("TRN102", "an assign value computed at run time stands for the step input when it "
-                                "starts with `$`; WorkflowSkill cannot test that", span)
-            value = self.conv.value(raw, state)
+                                "starts with `$`; WorkflowSkill cannot test that", node.span)
+        span = node.span
         target = node.attr("writes")
         variables = state.variables
         if isinstance(target, E.Literal) and isinstance(target.value, str) and target.value.strip():
@@ -429,7 +445,7 @@ class _Lowering:
         if node.retry is not None:
             report.finding("TRN103", "retry: aevatar retries every failure but a timeout; WorkflowSkill only tool "
                            "errors", node.span)
-        return Node(node.id, "call", "tool", node.span, node.description,
+        return Node(self.wid(node.id), "call", "tool", node.span, node.description,
                     attrs=(Attr("capability", E.Literal("tool", "string")), Attr("name", E.Literal(tool))),
                     inputs=tuple(inputs))
 
@@ -447,7 +463,7 @@ class _Lowering:
         keys = graph.keys[node.id]
         subject = state.value
         if canonical == "conditional":
-            condition = params.get("condition", E.Literal("default", "string"))
+            condition = self._resolved(params.get("condition", E.Literal("default", "string")), state)
             if not isinstance(condition, E.Literal):
                 self.report.finding("TRN101", "a computed conditional test (read as true/false/1/0 at run time, "
                                     "else sought in the input) has no WorkflowSkill form; written as `true`",
@@ -466,11 +482,12 @@ class _Lowering:
             self.report.lowered("conditional", STEP_RULES["conditional"], node.span)
             return self._targets(node.id, ["true", "false"]), tests
         on = params.get("on")
+        on = None if on is None or _is_input(on) else self._resolved(on, state)
         if isinstance(on, E.Literal) and not rta.is_blank(str(on.value)):
             key = rtr.switch_key(str(on.value), "", keys)
             self.report.lowered("switch", "the branch its constant key always takes", node.span)
             return {graph.route(node.id, key): [key]}, []
-        if on is not None and not isinstance(on, E.Literal) and not _is_input(on):
+        if on is not None and not isinstance(on, E.Literal) and not _same(on, subject):
             self.report.finding("TRN101", "a switch on a computed value (the input when it is blank) has no "
                                 "WorkflowSkill form; the input is tested", node.span)
         if isinstance(subject, E.Literal):
@@ -481,6 +498,17 @@ class _Lowering:
         tests = [(k, self._contains(subject, k, node)) for k in keys if k != "_default"]
         self.report.lowered("switch", STEP_RULES["switch"], node.span)
         return self._targets(node.id, [k for k, _ in tests] + ["_default"]), tests
+
+    def _resolved(self, e: E.Expr, state: _State) -> E.Expr:
+        """A parameter's text as far as it is known here (a literal when it
+        is constant on this path), without findings for what has no form."""
+        scratch = Report(self.report.target)
+        conv, self.conv.report = self.conv.report, scratch
+        try:
+            value = self.conv.value(e, state)
+        finally:
+            self.conv.report = conv
+        return value if not scratch.diagnostics else e
 
     def _targets(self, sid: str, keys: list[str]) -> dict[str | None, list[str]]:
         out: dict[str | None, list[str]] = {}
@@ -644,7 +672,8 @@ class _Lowering:
             return [f"\0{i}"]
 
         items = build(0)
-        names = {f"\0{i}": (node.id if n == 0 and node.id not in self.declared() else self.fresh(node.id))
+        first = self.wid(node.id)
+        names = {f"\0{i}": (first if n == 0 and first not in self.declared() else self.fresh(first))
                  for n, i in enumerate(sorted(specs))}
         for i in sorted(specs, reverse=True):   # inner first: each is declared before its arms
             condition, then, rest = specs[i]
