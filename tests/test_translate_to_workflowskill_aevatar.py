@@ -286,3 +286,24 @@ steps:
 """
     out = _same_everywhere(text)
     assert 'output: plain and plain' in out   # b's input is a's output
+
+
+def test_arms_handing_different_text_to_a_host_call_fall_back_to_the_straight_path():
+    text = """
+name: fallback
+steps:
+  - id: route
+    type: conditional
+    parameters: {condition: urgent}
+    branches: {"true": mark, "false": ask}
+  - id: mark
+    type: assign
+    parameters: {target: x, value: "URGENT"}
+    next: ask
+  - id: ask
+    type: llm_call
+"""
+    emission = translate.emit(_compile(text), "workflowskill")
+    assert any("no nested WorkflowSkill form" in d.message for d in emission.diagnostics)
+    back = driver.compile_text(emission.text, "flow.md", "workflowskill")
+    assert back.ok, ([d for d in back.diagnostics if d.is_error], emission.text)

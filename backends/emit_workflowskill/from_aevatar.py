@@ -35,7 +35,7 @@ import string
 
 import attrs
 from flowc.backends.emitcore import Report
-from flowc.backends.emitcore.kernel import parameters_of, straight_path, variable_sources
+from flowc.backends.emitcore.kernel import parameters_of, variable_sources
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.ops import END_NODE_ID
@@ -79,8 +79,8 @@ class Unstructured(Exception):
     """The kernel's graph has no nested form (a step shared by the arms of
     different branches); it is written on the straight path instead."""
 
-    def __init__(self, node: Node) -> None:
-        super().__init__(node.id)
+    def __init__(self, node: Node | None) -> None:
+        super().__init__(node.id if node else "")
         self.node = node
 
 
@@ -293,13 +293,13 @@ class KernelGraph:
 
 
 class _StraightPath:
-    """The kernel's path when every branch is ignored (its plain ``next``
-    or document order), as a graph without choices."""
+    """The steps the kernel can run, one after the other in an order where
+    each comes after every step that can precede it: a graph without
+    choices, for a workflow whose branches have no nested form."""
 
-    def __init__(self, wf: Workflow) -> None:
-        path, _problems = straight_path(wf)
+    def __init__(self, wf: Workflow, order: list[str]) -> None:
         self.by_id = wf.node_map()
-        self.order = [n.id for n in path]
+        self.order = order
         self.next = dict(itertools.pairwise(self.order))
         self.keys: dict[str, list[str]] = {}
         self.ipdom: dict[str, str | None] = {}
@@ -362,17 +362,20 @@ class _Lowering:
     def step(self, node: Node, state: _State) -> tuple[list[str], _State]:
         """The WorkflowSkill step ids for ``node`` (none for a step that
         only computes text) and the state after it."""
-        self.report.current = node.id
+        self.report.current = ""       # a step written as no step: its findings go on the document
         params = parameters_of(node)
         canonical = node.kind.strip().lower()
         if node.op == "assign":
             return [], self._assign(node, params, state)
+        if canonical in ("switch", "conditional") and node.op in ("switch", "branch"):
+            return [], state.evolve(outputs={**state.outputs, node.id: state.value})   # (unbranched) passes on
         if node.op == "transform.apply" and canonical == "transform" and self._passes_through(node, params):
             self.report.lowered("transform", STEP_RULES["transform"], node.span)
             return [], state.evolve(outputs={**state.outputs, node.id: state.value})
         if node.id in self.emitted:
             raise Unstructured(node)
         self.emitted.add(node.id)
+        self.report.current = self.wid(node.id)
         wfs = self._host_step(node, params, canonical, state)
         self.nodes.append(wfs)
         out = E.Ref("steps", (E.Field(wfs.id), E.Field("output")))
@@ -578,18 +581,17 @@ class _Lowering:
             join = graph.ipdom.get(current)
             arms: dict[str | None, tuple[list[str], _State | None]] = {
                 t: self.walk(t, join, state) for t in targets}
-            merged = self._merge(node, targets, tests, arms, state, join, stop)
+            merged = self._merge(node, targets, tests, arms, join)
             items += merged[0]
             if merged[1] is None:
                 return items, None
             state = merged[1]
             current = join
         if current is None and stop is not None:
-            raise Unstructured(self.graph.by_id[start]) if start else AssertionError("no start")
+            raise Unstructured(self.graph.by_id.get(start or ""))   # a path that misses the join
         return items, state
 
-    def _merge(self, node: Node, targets, tests, arms, state: _State, join: str | None,
-               stop: str | None) -> tuple[list[str], _State | None]:
+    def _merge(self, node: Node, targets, tests, arms, join: str | None) -> tuple[list[str], _State | None]:
         """The conditional steps of a branch and the state after its join."""
         ended = [s for _, s in arms.values() if s is None]
         values = [s.value for _, s in arms.values() if s is not None]
@@ -696,15 +698,12 @@ class _Lowering:
                 self.branch_edges.append(Edge(sid, target, EdgeKind.BRANCH, label, order, node.span))
 
     # ------------------------------------------------------------ the workflow
-    def run(self) -> Workflow:
+    def run(self, graph: KernelGraph | _StraightPath) -> Workflow:
+        """The workflow, or :class:`Unstructured` when ``graph`` has no nested form."""
         wf, report = self.wf, self.report
+        self.graph = graph
         start = _State(E.Ref("inputs", (E.Field("input"),)))
-        try:
-            if not hasattr(self, "graph"):
-                self.graph = KernelGraph(wf, report)
-            items, end = self.walk(self.graph.order[0] if self.graph.order else None, None, start)
-        except Unstructured as exc:
-            return None, exc.node
+        items, end = self.walk(graph.order[0] if graph.order else None, None, start)
         report.current = ""
         if not items:
             # WorkflowSkill needs a step: an exit that ends the run with its output
@@ -725,13 +724,7 @@ class _Lowering:
                         inputs=tuple(inputs), outputs=outputs, description=wf.description or None,
                         metadata={"frontmatter": {"name": wf.name, **({"description": wf.description}
                                                                       if wf.description else {})}},
-                        span=wf.span), None
-
-    def flat(self) -> Workflow:
-        """The kernel's straight path, branches taken as steps that pass their input on."""
-        self.graph = _StraightPath(self.wf)
-        out, _problem = self.run()
-        return out
+                        span=wf.span)
 
 
 def _same(a: E.Expr | None, b: E.Expr | None) -> bool:
@@ -753,14 +746,17 @@ def _is_input(e: E.Expr) -> bool:
 def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
     # the nested form is tried on a report of its own, which is kept only when it succeeds
     scratch = Report(report.target, report.strict)
-    lowering = _Lowering(wf, scratch)
-    out, problem = lowering.run()
-    if out is None:
+    try:
+        out = _Lowering(wf, scratch).run(KernelGraph(wf, scratch))
+    except Unstructured as exc:
         scratch = Report(report.target, report.strict)
-        scratch.finding("TRN101", f"step {problem.id!r}: a branch whose arms share steps with other branches, or "
-                        "hand on different text to steps that call the host, has no nested WorkflowSkill form; "
-                        "the steps are written in the order the kernel runs them without choices", problem.span)
-        out = _Lowering(wf, scratch).flat()
+        graph = KernelGraph(wf, scratch)   # its findings (loops, fallbacks) still hold
+        where = exc.node or wf
+        scratch.finding("TRN101", f"step {where.id if exc.node else wf.name!r}: a branch whose arms share steps with "
+                        "other branches, or hand on different text to steps that call the host, has no nested "
+                        "WorkflowSkill form; the steps are written in the order the kernel runs them without choices "
+                        "(a branch passes its input on)", where.span)
+        out = _Lowering(wf, scratch).run(_StraightPath(wf, graph.order))
     report.diagnostics.extend(scratch.diagnostics)
     report.lowerings.extend(scratch.lowerings)
     for node_id, lines in scratch.comments.items():
