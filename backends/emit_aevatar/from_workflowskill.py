@@ -193,7 +193,8 @@ def _exit_value(value: E.Expr | None) -> E.Expr | None:
         return None
     if isinstance(value, E.Literal) and isinstance(value.value, dict):
         inner = value.value.get("output")
-        return E.Literal(inner, "string", value.span) if isinstance(inner, str) else None
+        return E.Literal(inner, "string" if isinstance(inner, str) else "auto", value.span) \
+            if inner is not None else None
     return value
 
 
