@@ -108,8 +108,23 @@ steps:
 """
 
 
-@pytest.mark.parametrize("text", [SWITCH_ASSIGNS, CONDITIONAL_PASS_THROUGH, CONSTANT_KEYS],
-                         ids=["switch", "conditional", "constant"])
+GUARDS = """
+name: guards
+steps:
+  - id: must
+    type: guard
+    parameters: {check: contains, keyword: urgent}
+  - id: may
+    type: guard
+    parameters: {check: contains, keyword: normal, on_fail: skip}
+  - id: out
+    type: assign
+    parameters: {target: x, value: "checked: ${input}"}
+"""
+
+
+@pytest.mark.parametrize("text", [SWITCH_ASSIGNS, CONDITIONAL_PASS_THROUGH, CONSTANT_KEYS, GUARDS],
+                         ids=["switch", "conditional", "constant", "guard"])
 def test_branches_and_assigns_run_the_same(text):
     _same_everywhere(text)
     _same_everywhere(text, {"level": "preset", "topic": "t"})
@@ -161,7 +176,8 @@ steps:
     (CONDITIONAL_PASS_THROUGH.replace('condition: "yes"', 'condition: "${input}"'), "TRN101"),
     (SWITCH_ASSIGNS.replace('value: "high"', 'value: "${level}"'), "TRN102"),   # may start with `$`
     (SWITCH_ASSIGNS.replace("    next: done\n", "    next: route\n", 1), "TRN101"),   # a loop
-], ids=["kelvin", "nested-key", "computed-on", "computed-condition", "dollar", "loop"])
+    (GUARDS.replace("check: contains, keyword: urgent", "check: not_empty"), "TRN101"),   # white space
+], ids=["kelvin", "nested-key", "computed-on", "computed-condition", "dollar", "loop", "blank-guard"])
 def test_what_workflowskill_cannot_say_stays_a_finding(text, finding):
     emission = translate.emit(_compile(text), "workflowskill")
     assert finding in {d.code for d in emission.diagnostics}
@@ -229,7 +245,7 @@ def test_the_spellings_agree_with_aevatar_on_tricky_text(text, key):
 
 
 # ------------------------------------------------------------------ generated workflows
-COMPUTING = frozenset({"assign", "transform", "conditional", "switch", "templates", "functions"})
+COMPUTING = frozenset({"assign", "transform", "conditional", "switch", "guard", "templates", "functions"})
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))

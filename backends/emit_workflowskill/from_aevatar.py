@@ -52,6 +52,8 @@ STEP_RULES = {
     "transform": "no step for an op that returns its input (`identity`, an unknown op): the input is read on",
     "switch": "conditional steps, one per key in matching order: `contains` the key; the input is read on",
     "conditional": "a conditional step: `contains` the condition, or the branch a constant condition takes",
+    "guard": "a check that the input contains a keyword: a conditional step whose arm is an exit that fails the "
+             "run",
 }
 # How a key's characters are sought with WorkflowSkill's `contains` (both
 # sides lower-cased) so that it finds what aevatar's ignore-case comparison
@@ -367,6 +369,10 @@ class _Lowering:
         canonical = node.kind.strip().lower()
         if node.op == "assign":
             return [], self._assign(node, params, state)
+        if canonical == "guard" and node.op == "assert":
+            guarded = self._guard(node, params, state)
+            if guarded is not None:
+                return guarded
         if canonical in ("switch", "conditional") and node.op in ("switch", "branch"):
             return [], state.evolve(outputs={**state.outputs, node.id: state.value})   # (unbranched) passes on
         if node.op == "transform.apply" and canonical == "transform" and self._passes_through(node, params):
@@ -380,6 +386,38 @@ class _Lowering:
         self.nodes.append(wfs)
         out = E.Ref("steps", (E.Field(wfs.id), E.Field("output")))
         return [wfs.id], state.evolve(value=out, outputs={**state.outputs, node.id: out})
+
+    def _guard(self, node: Node, params: dict, state: _State) -> tuple[list[str], _State] | None:
+        """A guard that the input contains a keyword (ignoring case): a
+        conditional that ends the run `failed` when it does not, as the
+        guard fails it (``on_fail: skip`` lets it pass). Other checks
+        (blank text, a length in UTF-16 units, a regular expression, JSON)
+        have no WorkflowSkill form: None."""
+        from flowc.backends.python import rt_aevatar as rta
+
+        check, keyword, on_fail = params.get("check"), params.get("keyword"), params.get("on_fail")
+        if not (isinstance(check, E.Literal) and str(check.value).lower() == "contains"
+                and isinstance(keyword, E.Literal) and not rta.is_blank(str(keyword.value))
+                and (on_fail is None or isinstance(on_fail, E.Literal) and on_fail.value != "branch")
+                and node.retry is None):
+            return None
+        passed = state.evolve(outputs={**state.outputs, node.id: state.value})
+        word = str(keyword.value)
+        if on_fail is not None and on_fail.value == "skip":
+            self.report.lowered("guard", "nothing: a failed check is skipped", node.span)
+            return [], passed
+        self.report.lowered("guard", STEP_RULES["guard"], node.span)
+        if isinstance(state.value, E.Literal):
+            if rta.upper(word) in rta.upper(str(state.value.value)):
+                return [], passed
+            return [self._exit(None, node)], passed
+        if node.id in self.emitted:
+            raise Unstructured(node)
+        self.emitted.add(node.id)
+        sid = self.wid(node.id)
+        missing = E.Unary("wfs.not", self._contains(state.value, word, node), node.span)
+        self._conditional(sid, node, missing, [self._exit(None, node)], [])
+        return [sid], passed
 
     def _passes_through(self, node: Node, params: dict) -> bool:
         from flowc.ir.semantics import AEVATAR_TRANSFORM_OPS
@@ -646,11 +684,16 @@ class _Lowering:
             todo += self.graph.successors(sid)
         return True
 
-    def _exit(self, state: _State, node: Node) -> str:
-        sid = self.fresh("finish")
-        self.nodes.append(Node(sid, "exit", "exit", node.span, attrs=(
-            Attr("status", E.Literal("success", "string")),
-            Attr("output", E.MapExpr((E.MapEntry(E.Literal("output", "string"), state.value),))))))
+    def _exit(self, state: _State | None, node: Node) -> str:
+        """An exit that ends the run with ``state``'s value as its output
+        (None: an exit that fails the run)."""
+        sid = self.fresh("finish" if state is not None else "fail")
+        if state is None:
+            attrs = (Attr("status", E.Literal("failed", "string")),)
+        else:
+            attrs = (Attr("status", E.Literal("success", "string")),
+                     Attr("output", E.MapExpr((E.MapEntry(E.Literal("output", "string"), state.value),))))
+        self.nodes.append(Node(sid, "exit", "exit", node.span, attrs=attrs))
         return sid
 
     def _chain(self, node: Node, targets: dict, tests: list, arms: dict[str | None, list[str]]) -> list[str]:
