@@ -90,7 +90,8 @@ class Conditions:
         kind, why = self.conv.scalar(e)
         ref = self.conv.ref(e)
         if kind not in self.truthy_kinds:
-            return _if(ref), why or f"a {kind or 'value whose type is not declared'} as a condition"
+            return _if(ref), why or (f"a value of type {kind} as a condition" if kind else
+                                    "a value whose type is not declared as a condition")
         if kind in ("bool", "int"):
             # true/false/blank, or an integer's text: aevatar's truthiness is
             # the source's (null and missing are blank: false).
@@ -129,6 +130,9 @@ class Conditions:
 
     def equals(self, e: E.Binary, fn: str = "eq") -> Result:
         """``value == constant`` as aevatar's eq()."""
+        folded = _fold_equal(e.left, e.right)
+        if folded is not None:
+            return (TRUE if folded else FALSE), None
         ref, const = (e.left, e.right) if isinstance(e.right, E.Literal) else (e.right, e.left)
         if not isinstance(ref, E.Ref) or not isinstance(const, E.Literal):
             return TRUE, "an equality that is not between a value and a constant"
@@ -149,6 +153,25 @@ class Conditions:
     def _order(self, e: E.Binary, fn: str) -> Result:
         (left, lw), (right, rw) = self._number(e.left), self._number(e.right)
         return _call(fn, left, right), lw or rw
+
+
+def _category(v) -> str | None:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number" if not (isinstance(v, float) and math.isnan(v)) else None
+    return "string" if isinstance(v, str) else None
+
+
+def _fold_equal(a: E.Expr, b: E.Expr) -> bool | None:
+    """Two constants of one kind are equal or not in every dialect (numbers
+    by value, text and booleans as they are); None otherwise."""
+    if not (isinstance(a, E.Literal) and isinstance(b, E.Literal)):
+        return None
+    kind = _category(a.value)
+    if kind is None or kind != _category(b.value):
+        return None
+    return a.value == b.value
 
 
 def _equal_text(kind: str | None, value) -> str | None:

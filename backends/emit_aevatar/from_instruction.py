@@ -315,6 +315,8 @@ class _Lowering:
                 self.live[node.id] = live
                 continue
             self.live[node.id] = True if live is True else _ran(node.id)
+            if live is True:
+                self.conv.always_run.add(node.id)
             items.append((node, step, live))
             always_finishes = node.op == "finish" and live is True
         report.current = ""

@@ -37,6 +37,7 @@ STEP_RULES = {
     "call tool": "tool_call with JSON arguments",
     "sleep": "delay",
     "on_error: ignore": "on_error: {strategy: skip}",
+    "text": "assign of the text",
     "guard": "a conditional step before the step: true -> the step, false -> the step after it",
     "branch": "a conditional step; each arm's steps follow it, the last one going on with `next`",
     "exit": "an assign of the output text, then the end of the run",
@@ -73,6 +74,12 @@ class ToAevatar:
         self.absent_fails = wf.semantics == "instruction"
         self.required = set(required) if isinstance(required, list) else set()
         self.branch_nodes = {n.id for n in wf.nodes if n.op == "branch"}
+        # Steps whose output is text that aevatar writes the same (an assign
+        # or template of exact text), and the steps that run in every run
+        # (the structure module fills it in as it goes): reading the whole
+        # output of such a step is reading text, never null.
+        self.text_steps: set[str] = set()
+        self.always_run: set[str] = set()
 
     def _finding(self, message: str, span: Span, code: str = "TRN102") -> None:
         self.report.finding(code, message, span)
@@ -104,7 +111,7 @@ class ToAevatar:
                 self._finding(f"the output of conditional {sid!r} (its arm's last listed step) has no aevatar "
                               "form: an aevatar conditional outputs its input", e.span)
             if len(e.path) == 2:
-                if sid not in self.branch_nodes:
+                if sid not in self.branch_nodes and self.scalar(e)[0] != "string":
                     self._finding("a step's whole output is its JSON text in aevatar (fields stay readable as "
                                   "${steps.<id>.json.<field>})", e.span)
                 return E.Ref("steps", e.path[:2], e.span)
@@ -128,6 +135,9 @@ class ToAevatar:
                 return None, (f"aevatar trims run parameters: the text input {name!r} loses surrounding "
                               "white space")
             return param.type.kind, None
+        if e.root == "steps" and len(path) == 2 and all(isinstance(s, E.Field) for s in path) \
+                and path[1].name == "output" and path[0].name in self.text_steps & self.always_run:
+            return "string", None
         if e.root == "steps" and len(path) == 3 and all(isinstance(s, E.Field) for s in path) \
                 and path[1].name == "output":
             node = self.nodes.get(path[0].name)
@@ -181,9 +191,10 @@ class ToAevatar:
         if kind in _TEXT_KINDS and not (whole and kind != "string"):
             return
         if kind in _TEXT_KINDS:
-            self._finding(f"a {kind} value on its own keeps its type in the source and is text in aevatar", e.span)
+            self._finding(f"a value of type {kind} on its own keeps its type in the source and is text in aevatar",
+                          e.span)
             return
-        self._finding((why or f"a {kind} value") + ": its aevatar text may differ from the source's", e.span)
+        self._finding((why or f"a value of type {kind}") + ": its aevatar text may differ from the source's", e.span)
 
     def json_arguments(self, pairs: list[tuple[str, E.Expr]], span: Span) -> E.Expr:
         """A tool's arguments as the JSON text aevatar parses before the call."""
@@ -322,10 +333,21 @@ def _sleep(node: Node, conv: ToAevatar, report: Report) -> Node:
 
 
 def _assign(node: Node, conv: ToAevatar, report: Report) -> Node:
-    value = node.attr("value")
-    text = conv.text(value) if value is not None else _lit("")
-    report.finding("TRN102", "aevatar values are text; the assigned value is written as text", node.span)
-    return assign_step(node.id, text, node.span, node.id)
+    """A dialect-3 ``assign`` or ``template``: an assign of the value's
+    text. Exact when the value is text aevatar writes the same and nothing
+    else (run variables) is written."""
+    value = node.attr("value") if node.attr("value") is not None else node.attr("text")
+    writes = node.attr("writes")
+    text, why = conv.output_text(value, node.span)
+    if writes is not None:
+        why = "the run variable it writes has no aevatar form"
+    if why is None:
+        report.lowered(node.kind, STEP_RULES["text"], node.span)
+        conv.text_steps.add(node.id)
+    else:
+        report.finding("TRN102", f"aevatar values are text; the assigned value is written as text: {why}",
+                       node.span)
+    return assign_step(node.id, text, node.span)
 
 
 def _nothing(node: Node, conv: ToAevatar, report: Report) -> None:
