@@ -124,3 +124,29 @@ steps:
     assert emission.verdict == "approximate"
     back = driver.compile_text(emission.text, "flow.md", "workflowskill")
     assert back.ok, ([d for d in back.diagnostics if d.is_error], emission.text)
+
+
+CONSTANTS = """
+name: constants
+steps:
+  start: {kind: manual}
+  word: {kind: assign, depends_on: [start], value: hello}
+  number: {kind: assign, depends_on: [word], value: 3}
+  record: {kind: assign, depends_on: [number], value: {a: x, b: [1, "$y"]}}
+  done:
+    kind: finish
+    depends_on: [record]
+    output: {w: '{{ steps.word.output }}', n: '{{ steps.number.output }}', r: '{{ steps.record.output }}'}
+"""
+
+
+def test_assigned_constants_run_the_same():
+    source = _compile(CONSTANTS)
+    emission = translate.emit(source, "workflowskill")
+    assert emission.verdict == "lowered", _messages(emission)
+    assert cross_dialect(source, "workflowskill", {}, {"*": {"output": "ok"}}), emission.text
+
+
+def test_an_assigned_constant_starting_with_a_dollar_stays_a_finding():
+    source = _compile(CONSTANTS.replace("value: hello", "value: $hello"))
+    assert any("map expression value" in m for m in _messages(translate.emit(source, "workflowskill")))

@@ -207,6 +207,18 @@ def _label_is_exact(label: str) -> bool:
         and js_to_number(label) != js_to_number(label)
 
 
+def _verbatim_in_map(v) -> bool:
+    """Whether a constant is itself as a map expression value: WorkflowSkill
+    reads a string that starts with `$` there as an expression (also inside
+    an object, which it reads member by member); arrays and other constants
+    are copied as they are."""
+    if isinstance(v, str):
+        return not v.startswith("$")
+    if isinstance(v, dict):
+        return all(_verbatim_in_map(x) for x in v.values())
+    return True
+
+
 def _lit(v, kind="string") -> E.Literal:
     return E.Literal(v, kind)
 
@@ -545,9 +557,10 @@ class _Lowering:
         self.cel.shapes[node.id] = "value"
         self.report.lowered(node.kind, "a map transform over one item", node.span)
         expr = self.cel.expr(value)
-        if not isinstance(expr, E.Ref):
-            self.report.finding("TRN101", "a map expression value must be a `$` reference in WorkflowSkill; this "
-                                "computed value has no form there", value.span if value.span.known else node.span)
+        if not (isinstance(expr, E.Ref) or (isinstance(expr, E.Literal) and _verbatim_in_map(expr.value))):
+            self.report.finding("TRN101", "a map expression value must be a `$` reference or a constant in "
+                                "WorkflowSkill; this computed value has no form there",
+                                value.span if value.span.known else node.span)
         self.nodes.append(Node(self.wid(node.id), "transform.map", "transform", node.span, node.description,
                                attrs=(Attr("expression", E.MapExpr((E.MapEntry(_lit("value"), expr),))),),
                                inputs=(Binding("items", T.ARRAY, E.Literal([0], "list")),),
