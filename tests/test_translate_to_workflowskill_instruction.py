@@ -150,3 +150,21 @@ def test_assigned_constants_run_the_same():
 def test_an_assigned_constant_starting_with_a_dollar_stays_a_finding():
     source = _compile(CONSTANTS.replace("value: hello", "value: $hello"))
     assert any("map expression value" in m for m in _messages(translate.emit(source, "workflowskill")))
+
+
+def test_a_list_constant_is_a_transforms_items():
+    text = """
+name: lists
+steps:
+  start: {kind: manual}
+  big: {kind: map, depends_on: [start], over: 'CEL: [1, "a", [2]]', expr: '{"v": item}'}
+  done:
+    kind: finish
+    depends_on: [big]
+    output: {r: '{{ steps.big.output }}'}
+"""
+    source = _compile(text)
+    emission = translate.emit(source, "workflowskill")
+    assert emission.verdict == "lowered", _messages(emission)
+    assert "          - a\n" in emission.text   # the list, written as it is
+    assert cross_dialect(source, "workflowskill", {}, {"*": {"output": "ok"}}), emission.text

@@ -94,6 +94,8 @@ class CelToWfs:
             return self.binary(e)
         if isinstance(e, E.Template):
             return self.template(e)
+        if isinstance(e, E.ListExpr) and _constant(e) is not _NOT_CONSTANT:
+            return E.Literal(_constant(e), "list", e.span)   # a list of constants is a constant
         if isinstance(e, E.MapExpr) and all(isinstance(m.key, E.Literal) for m in e.entries):
             return E.MapExpr(tuple(E.MapEntry(m.key, self.expr(m.value), m.span) for m in e.entries), e.span)
         if isinstance(e, E.Call) and e.func == "cel.size" and len(e.args) == 1:
@@ -205,6 +207,19 @@ def _label_is_exact(label: str) -> bool:
 
     return label not in ("true", "false", "null") and label[:1] not in ("[", "{") \
         and js_to_number(label) != js_to_number(label)
+
+
+_NOT_CONSTANT = object()
+
+
+def _constant(e: E.Expr):
+    """The value of a list of constants (nested lists too), else _NOT_CONSTANT."""
+    if isinstance(e, E.Literal) and e.kind not in ("uint", "bytes"):
+        return e.value
+    if isinstance(e, E.ListExpr):
+        items = [_constant(i) for i in e.items]
+        return _NOT_CONSTANT if any(i is _NOT_CONSTANT for i in items) else items
+    return _NOT_CONSTANT
 
 
 def _verbatim_in_map(v) -> bool:
@@ -666,6 +681,10 @@ class _Lowering:
         it = node.iteration
         self.cel.params = {it.item_var: "item", "item": "item", "index": "index"}
         over = self.cel.expr(it.over)
+        if isinstance(over, E.Literal) and over.kind == "list":
+            self.report.finding("TRN101", "`each` over a list constant has no WorkflowSkill form (`each` is an "
+                                "expression, and expressions have no list constants)", it.span)
+            over = E.Literal(None, "null", it.span)
         if it.max_parallel != 1:
             self.report.note("TRN202", "foreach lanes run items one at a time in both dialects", node.span)
         self.report.lowered("foreach", "each on its tool step", node.span)
