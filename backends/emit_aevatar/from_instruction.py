@@ -28,7 +28,7 @@ import re
 
 from flowc.backends.emit_aevatar.conditions import Conditions
 from flowc.backends.emit_aevatar.layout import END, Slot, fresh_id, place
-from flowc.backends.emit_aevatar.lower import (
+from flowc.backends.emit_aevatar.steps import (
     ToAevatar,
     assign_step,
     conditional_step,

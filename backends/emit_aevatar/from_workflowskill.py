@@ -27,7 +27,7 @@ from __future__ import annotations
 import attrs
 from flowc.backends.emit_aevatar.conditions import Conditions
 from flowc.backends.emit_aevatar.layout import END, Slot, fresh_id, place
-from flowc.backends.emit_aevatar.lower import (
+from flowc.backends.emit_aevatar.steps import (
     STEP_RULES,
     ToAevatar,
     assign_step,
@@ -38,7 +38,6 @@ from flowc.backends.emit_aevatar.lower import (
     workflow_of,
 )
 from flowc.backends.emitcore import Report
-from flowc.compiler.analyze.structure import node_expressions
 from flowc.ir import expr as E
 from flowc.ir.workflow import EdgeKind, Node, Workflow
 
@@ -199,11 +198,16 @@ def _exit_value(value: E.Expr | None) -> E.Expr | None:
 
 
 def _expressions(wf: Workflow):
+    """Every expression the workflow evaluates (guards, attributes,
+    bindings, workflow outputs)."""
     for node in wf.nodes:
-        yield from node_expressions(node)
-    for b in wf.outputs:
-        if b.value is not None:
-            yield b.value
+        if node.guard is not None:
+            yield node.guard.expr
+        if node.iteration is not None:
+            yield node.iteration.over
+        yield from (a.value for a in node.attrs)
+        yield from (b.value for b in (*node.inputs, *node.outputs) if b.value is not None)
+    yield from (b.value for b in wf.outputs if b.value is not None)
 
 
 def lower_workflowskill(wf: Workflow, report: Report) -> Workflow:
