@@ -323,3 +323,23 @@ steps:
     assert any("no nested WorkflowSkill form" in d.message for d in emission.diagnostics)
     back = driver.compile_text(emission.text, "flow.md", "workflowskill")
     assert back.ok, ([d for d in back.diagnostics if d.is_error], emission.text)
+
+
+def test_a_key_leading_where_the_default_leads_still_stops_the_later_keys():
+    text = """
+name: first
+steps:
+  - id: route
+    type: switch
+    branches: {alpha: plain, beta: other, _default: plain}
+  - id: other
+    type: assign
+    parameters: {target: x, value: "B"}
+    next: plain
+  - id: plain
+    type: assign
+    parameters: {target: y, value: "got ${input}"}
+"""
+    source = _compile(text)
+    for prompt in ("alpha beta", "beta", "Alpha", "none"):
+        assert cross_dialect(source, "workflowskill", {"input": prompt}, {}), prompt

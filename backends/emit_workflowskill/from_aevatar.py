@@ -709,7 +709,7 @@ class _Lowering:
                 return list(arms[default])
             key, condition = tests[i]
             then, rest = arms[key_target[key]], build(i + 1)
-            if key_target[key] == default or then == rest or not (then or rest):
+            if then == rest:   # (a key that leads to the default is still tested: it stops the later tests)
                 return rest
             if not then:  # `then` may not be empty: test that the key is not found
                 condition, then, rest = E.Unary("wfs.not", condition, condition.span), rest, []
