@@ -343,3 +343,26 @@ steps:
     source = _compile(text)
     for prompt in ("alpha beta", "beta", "Alpha", "none"):
         assert cross_dialect(source, "workflowskill", {"input": prompt}, {}), prompt
+
+
+@st.composite
+def _switches(draw):
+    """A switch with keys that may lead to the same step, to the join or to the default's step."""
+    keys = draw(st.lists(st.sampled_from(["ab", "cd", "ef", "x y", "ba", "dC"]), min_size=1, max_size=4, unique=True))
+    targets = ["t0", "t1", "join"]
+    routes = {k: draw(st.sampled_from(targets)) for k in keys + ["_default"]}
+    lines = ["name: generated", "steps:", "  - id: route", "    type: switch",
+             "    branches: {" + ", ".join(f'"{k}": {t}' for k, t in routes.items()) + "}"]
+    for t in targets[:2]:
+        lines += [f"  - id: {t}", "    type: assign", f"    parameters: {{target: v, value: \"{t.upper()}\"}}",
+                  "    next: join"]
+    lines += ["  - id: join", "    type: assign", "    parameters: {target: w, value: \"got ${input}\"}"]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_switches(), st.lists(st.sampled_from(["ab", "cd", "EF", "x y", "ba", "dc", "ſ", " ", "q"]),
+                             max_size=4).map("".join))
+def test_generated_switches_take_the_branch_aevatar_takes(text, prompt):
+    source = _compile(text)
+    cross_dialect(source, "workflowskill", {"input": prompt}, {})
