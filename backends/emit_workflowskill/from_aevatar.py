@@ -15,9 +15,11 @@ first step every path from it meets. After the join the value is the one
 every arm hands on, or the conditional's output (the output of the arm's
 last listed step); where the arms hand on different texts and no step
 after the join calls the host, each arm runs on to the end and finishes
-with an ``exit`` that carries the run's output. Loops back, error
-fallbacks and graphs that are not nested this way are findings, and the
-steps are then written on the kernel's straight path.
+with an ``exit`` that carries the run's output. A guard that the input
+contains a keyword is a conditional whose arm is an exit that fails the
+run. Loops back (the body runs once) and error fallbacks are findings; a
+graph that is not nested this way is a finding too, and is written in the
+kernel's order with its branches passing their input on.
 
 Every aevatar value is text, so a construct is lowered only where the
 WorkflowSkill form gives the same text for every text the source allows:
@@ -78,8 +80,9 @@ _MAX_STEPS = 400
 
 
 class Unstructured(Exception):
-    """The kernel's graph has no nested form (a step shared by the arms of
-    different branches); it is written on the straight path instead."""
+    """The kernel's graph has no nested form (a step that calls the host
+    shared by the arms of different branches, or after a join the arms
+    hand different text to); it is written in the kernel's order instead."""
 
     def __init__(self, node: Node | None) -> None:
         super().__init__(node.id if node else "")
