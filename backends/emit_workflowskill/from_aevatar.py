@@ -480,8 +480,8 @@ class _Lowering:
             if prefix is not None:
                 inputs.insert(0, Binding("prompt_prefix", T.STRING, conv.value(prefix, state)))
             report.finding("TRN104", "llm_call: WorkflowSkill has no roles or LLM steps; written as a tool step "
-                           f"{tool!r}, which the host is asked for with capability `tool` instead of `llm` and "
-                           "with other arguments", node.span)
+                           f"{tool!r}, which the host is asked for by another name and with other arguments",
+                           node.span)
         else:
             tool = canonical
             report.finding("TRN101", f"{tool}: this aevatar primitive has no WorkflowSkill form; written as a tool "
