@@ -112,9 +112,6 @@ def _inputs_have_declared_shapes(workflow, inputs: dict) -> bool:
     return True
 
 
-@pytest.mark.xfail(strict=False, reason="open translation finding (flowc fuzz reproduces it): a field of a value "
-                   "that is not an object ($item.name over [1, 2]) is missing in WorkflowSkill but an error in "
-                   "CEL, and the WorkflowSkill -> instruction translation still calls that exact")
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_exact_translations_run_the_same(dialect):
     @settings(SOME, phases=(Phase.explicit, Phase.reuse, Phase.generate))

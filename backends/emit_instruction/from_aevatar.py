@@ -31,7 +31,8 @@ STEP_RULES = {
     "assign": "assign with `writes` (the value is text)",
     "delay": "sleep, then the input passed through",
     "tool_call": "tool (arguments that are a JSON object become args)",
-    "llm_call": "agent: the role's system prompt and model as `system` and `model`, the prompt as `instruction`",
+    "llm_call": "agent: the role's system prompt and model as `system` and `model`, the prompt as `instruction`; "
+                "a template makes the answer text",
     "switch": "a switch on the branch key aevatar computes, a noop entry per target",
     "conditional": "a switch on 'true'/'false', a noop entry per target",
 }
@@ -235,7 +236,11 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
                 Attr("capability", _lit("tool")), Attr("name", name or _lit("")), Attr("name", name or _lit("")),
                 Attr("args", args))), deps)
         elif node.op == "call" and _is(node.attr("capability"), "llm") and canonical == "llm_call":
-            graph.add(llm.agent(node, params, cel), deps)
+            # aevatar makes the answer text (a structured one as JSON); a template's text does the same
+            answer = graph.fresh(f"{node.id}_answer")
+            graph.add(llm.agent(node, params, cel, answer), deps)
+            graph.add(Node(node.id, "assign", "template", node.span, attrs=(Attr("text", E.Template(
+                (E.Ref("steps", (E.Field(answer), E.Field("output"))),), "json", False, node.span)),)), [answer])
         else:
             report.finding("TRN101", f"{canonical}: this aevatar primitive has no instruction form; written as a "
                            "noop", node.span)
@@ -586,7 +591,7 @@ class _LlmRoles:
         s = self._settings(role)
         return tuple(repr(getattr(s.get(k), "value", None)) for k in _ROLE_FIELDS)
 
-    def agent(self, node: Node, params: dict, cel: AevatarToCel) -> Node:
+    def agent(self, node: Node, params: dict, cel: AevatarToCel, step_id: str) -> Node:
         from flowc.backends.python import rt_aevatar as rta
         from flowc.backends.python.rt_aevatar_run import _rstrip_ws
 
@@ -623,4 +628,4 @@ class _LlmRoles:
             if isinstance(value, E.Literal) and isinstance(value.value, str):
                 attrs.append(Attr(field, _lit(value.value)))
         report.lowered("llm_call", STEP_RULES["llm_call"], node.span)
-        return Node(node.id, "call", "agent", node.span, attrs=tuple(attrs))
+        return Node(step_id, "call", "agent", node.span, attrs=tuple(attrs))
