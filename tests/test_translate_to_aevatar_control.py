@@ -315,6 +315,14 @@ def test_templates_of_text_are_assigns():
     assert _emit(_compile(pruned, dialect="instruction")).verdict == "approximate"
 
 
+def test_reading_a_step_that_is_not_written_is_a_finding_and_still_checks():
+    wf = _compile(ROUTED.replace('output: { output: "finished" }', 'output: { output: "on {{ steps.pick.output }}" }'),
+                  dialect="instruction")
+    emission = _emit(wf)
+    assert any(d.code == "TRN101" and "'pick' has no aevatar step" in d.message for d in emission.diagnostics)
+    assert driver.compile_text(emission.text, "flow.yaml", "aevatar").ok
+
+
 OVERTAKING = """\
 name: overtaking
 inputs:

@@ -313,6 +313,7 @@ class _Lowering:
                 report.lowered("a step that never runs", "left out", node.span)
             if step is None:
                 self.live[node.id] = live
+                self.conv.unwritten.add(node.id)
                 continue
             self.live[node.id] = True if live is True else _ran(node.id)
             if live is True:

@@ -73,6 +73,9 @@ class ToAevatar:
         # output of such a step is reading text, never null.
         self.text_steps: set[str] = set()
         self.always_run: set[str] = set()
+        # Source steps with no aevatar step (a dialect-3 switch or noop, a
+        # step that never runs): nothing can read their output.
+        self.unwritten: set[str] = set()
 
     def _finding(self, message: str, span: Span, code: str = "TRN102") -> None:
         self.report.finding(code, message, span)
@@ -100,6 +103,10 @@ class ToAevatar:
         if e.root == "steps" and len(e.path) >= 2 and all(isinstance(s, E.Field) for s in e.path) \
                 and e.path[1].name == "output":
             sid = e.path[0].name
+            if sid in self.unwritten:
+                self._finding(f"step {sid!r} has no aevatar step (a switch, a noop or a step that never runs), so "
+                              "its output has no aevatar form", e.span, "TRN101")
+                return E.Literal("", "string", e.span)
             if sid in self.branch_nodes:
                 self._finding(f"the output of conditional {sid!r} (its arm's last listed step) has no aevatar "
                               "form: an aevatar conditional outputs its input", e.span)
