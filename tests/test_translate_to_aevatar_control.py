@@ -310,6 +310,8 @@ steps:
 def test_templates_of_text_are_assigns():
     wf = _compile(TEXTS, dialect="instruction")
     _all_compared(wf, [({"flag": f}, {"*": {"output": "ok"}}) for f in (True, False)])
+    whole = _compile(TEXTS.replace("end: {{ steps.d.output }}", "{{ steps.d.output }}"), dialect="instruction")
+    _all_compared(whole, [({"flag": f}, {"*": {"output": "ok"}}) for f in (True, False)])
     # c may not run, so its output is not text for sure: reading it is a finding
     pruned = TEXTS.replace("end: {{ steps.d.output }}", "end: {{ steps.c.output }}")
     assert _emit(_compile(pruned, dialect="instruction")).verdict == "approximate"

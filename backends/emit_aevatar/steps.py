@@ -257,6 +257,13 @@ class ToAevatar:
             if value.value.startswith("$"):
                 return value, "aevatar's assign outputs its input instead of a value that starts with `$`"
             return value, None
+        inner = value.parts[0] if isinstance(value, E.Template) and value.typed_whole and len(value.parts) == 1 \
+            else value
+        if isinstance(inner, E.Ref) and inner.root == "steps" and len(inner.path) == 2 \
+                and self.scalar(inner)[0] == "string":
+            # the text of a step that runs in every run and whose text starts
+            # with constant text (an assign or template): never null or `$...`
+            return E.Template((self.ref(inner),), "aevatar", False, value.span), None
         text = self.text(value)
         first = value.parts[0] if isinstance(value, E.Template) and not value.typed_whole else None
         if not (isinstance(first, E.Literal) and isinstance(first.value, str) and first.value
