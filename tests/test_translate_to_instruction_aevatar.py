@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from flowc import driver, translate
 from flowc.testing.translation import cross_dialect
 
@@ -47,3 +49,86 @@ def test_an_llm_answer_of_any_shape_becomes_text():
         """, [{"llm:assistant": [{"output": a}, {"output": "done"}]} for a in ANSWERS]
         + [{"llm:assistant": {"echo": True}}, {"llm:assistant": {"error": "down"}}])
     assert "text: \"{{ steps.first_answer.output }}\"" in text
+
+
+def test_a_tool_result_becomes_text():
+    """A tool_call's output is its result as text; so is the translation's."""
+    _exact_and_same("""\
+        name: tools
+        steps:
+          - id: fetch
+            type: tool_call
+            parameters:
+              tool: search
+              arguments: '{"q": "x", "n": 2}'
+          - id: answer
+            type: llm_call
+        """, [{"tool:search": {"output": a}, "llm:assistant": {"echo": True}} for a in ANSWERS]
+        + [{"tool:search": {"error": "down"}, "llm:assistant": {"output": "x"}}])
+
+
+@pytest.mark.parametrize("op", ["identity", " Identity ", "rot13", ""])
+def test_a_transform_that_keeps_its_input(op):
+    text = _exact_and_same(f"""\
+        name: passthrough
+        steps:
+          - id: shape
+            type: transform
+            parameters:
+              op: "{op}"
+          - id: answer
+            type: llm_call
+        """, [{"llm:assistant": {"echo": True}}])
+    assert "kind: noop" not in text
+
+
+def test_a_transform_that_changes_its_input_stays_a_finding():
+    emission = translate.emit(_workflow("""\
+        name: upper
+        steps:
+          - id: shape
+            type: transform
+            parameters:
+              op: uppercase
+        """), "instruction")
+    assert "TRN101" in {d.code for d in emission.diagnostics}
+
+
+@pytest.mark.parametrize(("parameters", "fails_on"), [
+    ({"check": "not_empty"}, {"", "  "}),
+    ({"check": "not_empty", "on_fail": "fail"}, {"", "  "}),
+    ({"check": "contains", "keyword": "BUG"}, {"", "urgent: the server is down"}),
+    ({"check": "contains", "keyword": "ß@"}, None),
+    ({"check": "json_valid", "on_fail": "skip"}, set()),
+])
+def test_a_guard(parameters, fails_on):
+    """A guard that fails the run is an assert before the pass-through;
+    with on_fail: skip it never fails."""
+    lines = "\n".join(f"              {k}: \"{v}\"" for k, v in parameters.items())
+    text = f"""\
+        name: guarded
+        steps:
+          - id: check
+            type: guard
+            parameters:
+{lines}
+          - id: answer
+            type: llm_call
+        """
+    _exact_and_same(text, [{"llm:assistant": {"echo": True}}])
+    if fails_on is None:
+        return
+    wf = _workflow(text)
+    from flowc.backends.python import compile_workflow, load_module
+
+    for prompt in PROMPTS:
+        record = load_module(compile_workflow(wf)).run({"input": prompt}, _Host())
+        assert (record["status"] == "failed") == (prompt in fails_on), (prompt, record["status"])
+
+
+class _Host:
+    def call(self, capability, name, args):
+        return "ok"
+
+    def sleep(self, ms) -> None:
+        pass

@@ -30,7 +30,10 @@ __all__ = ["STEP_RULES", "lower_aevatar"]
 STEP_RULES = {
     "assign": "assign with `writes` (the value is text)",
     "delay": "sleep, then the input passed through",
-    "tool_call": "tool (arguments that are a JSON object become args)",
+    "tool_call": "tool (arguments that are a JSON object become args), then a template that makes the result text",
+    "transform": "a template that passes the input through (op identity, or an op aevatar does not know)",
+    "guard": "an assert (not_empty, contains), then a template that passes the input through; on_fail skip: the "
+             "template alone",
     "llm_call": "agent: the role's system prompt and model as `system` and `model`, the prompt as `instruction`; "
                 "a template makes the answer text",
     "switch": "a switch on the branch key aevatar computes, a noop entry per target",
@@ -197,8 +200,8 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
                     and str(raw.parts[0].value)[:1] not in ("", "$"):
                 value = cel.value(raw)
             else:
-                text = cel.value(raw)
-                value = E.Conditional("cel.ternary", E.Call("cel.startsWith", (_plain(text), _lit("$"))),
+                text = _plain(cel.value(raw))
+                value = E.Conditional("cel.ternary", E.Call("cel.startsWith", (text, _lit("$"))),
                                       cel.input_ref(node.span), text, node.span)
             attrs = [Attr("value", value)]
             if isinstance(target, E.Literal):
@@ -230,17 +233,29 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
                                "or text with placeholders) are parsed at run time by aevatar; dialect 3 passes "
                                "them as written", node.span)
                 args = E.MapExpr((E.MapEntry(_lit("arguments"), cel.value(args_text or E.Ref("input", ()))),))
-            report.finding("TRN102", "an aevatar step's output is text (a tool's JSON result serialised); in "
-                           "dialect 3 it is the result itself", node.span)
-            graph.add(Node(node.id, "call", "tool", node.span, attrs=(
+            call = graph.fresh(f"{node.id}_call")
+            graph.add(Node(call, "call", "tool", node.span, attrs=(
                 Attr("capability", _lit("tool")), Attr("name", name or _lit("")), Attr("name", name or _lit("")),
                 Attr("args", args))), deps)
+            graph.add(_as_text(node, call), [call])
+            report.lowered("tool_call result", "a template that makes the result text", node.span)
         elif node.op == "call" and _is(node.attr("capability"), "llm") and canonical == "llm_call":
             # aevatar makes the answer text (a structured one as JSON); a template's text does the same
             answer = graph.fresh(f"{node.id}_answer")
             graph.add(llm.agent(node, params, cel, answer), deps)
-            graph.add(Node(node.id, "assign", "template", node.span, attrs=(Attr("text", E.Template(
-                (E.Ref("steps", (E.Field(answer), E.Field("output"))),), "json", False, node.span)),)), [answer])
+            graph.add(_as_text(node, answer), [answer])
+        elif (check := _text_check(canonical, params, cel.input_ref(node.span))) is not None:
+            # transform / guard: the output is the input; a guard that can fail is an assert before it
+            rule, condition = check
+            before = deps
+            if condition is not None:
+                before = [graph.fresh(f"{node.id}_check")]
+                graph.add(Node(before[0], "assert", "assert", node.span, attrs=(
+                    Attr("condition", condition), Attr("message", _lit(f"step {node.id!r}: {canonical} failed")))),
+                    deps)
+            graph.add(Node(node.id, "assign", "template", node.span,
+                           attrs=(Attr("value", cel.input_ref(node.span)),)), before)
+            report.lowered(canonical, rule, node.span)
         else:
             report.finding("TRN101", f"{canonical}: this aevatar primitive has no instruction form; written as a "
                            "noop", node.span)
@@ -285,6 +300,58 @@ def _live_value(preds: list[tuple[str, str | None]]) -> E.Expr | None:
         ran = E.Binary("cel.eq", E.Ref("steps", (E.Field(dep), E.Field("status"))), _lit("done"))
         out = E.Conditional("cel.ternary", ran, value, out)
     return out
+
+
+def _as_text(node: Node, source: str) -> Node:
+    """The step ``node``: the output of ``source`` as text, as aevatar makes
+    every result (null as '', data as compact JSON), which a template's text does too."""
+    return Node(node.id, "assign", "template", node.span, attrs=(Attr("text", E.Template(
+        (E.Ref("steps", (E.Field(source), E.Field("output"))),), "json", False, node.span)),))
+
+
+# The transform ops that change the text (rt_aevatar_run.transform); any other op passes it through.
+_TRANSFORM_OPS = frozenset({"count", "count_words", "take", "take_last", "join", "split", "distinct", "uppercase",
+                            "lowercase", "trim", "reverse_lines", "json_extract", "json_parse"})
+
+
+def _param_text(params: dict, key: str) -> str | None:
+    """A parameter's constant text ('' when absent); None when computed."""
+    value = params.get(key)
+    if value is None:
+        return ""
+    return str(value.value) if isinstance(value, E.Literal) else None
+
+
+def _text_check(canonical: str, params: dict, text: E.Expr) -> tuple[str, E.Expr | None] | None:
+    """A transform or guard that passes its input through: (how it is
+    written, the condition a guard asserts or None). None: no exact form."""
+    from flowc.backends.python import rt_aevatar as rta
+
+    if canonical == "transform":
+        op = _param_text(params, "op")
+        if op is None or rta.trim(op).lower() in _TRANSFORM_OPS:
+            return None
+        return "a template that passes the input through (op identity or unknown)", None
+    if canonical != "guard":
+        return None
+    on_fail, check = _param_text(params, "on_fail"), _param_text(params, "check")
+    if on_fail is None or check is None:
+        return None
+    if on_fail == "skip":
+        return "a template that passes the input through (on_fail: skip)", None
+    if on_fail == "branch":
+        return None
+    check = "not_empty" if rta.is_blank(check) else check.lower()
+    if check == "not_empty":
+        blank = E.Call("cel.matches", (text, _lit("^" + _ws_class() + "*$")))
+        return "an assert that the input is not blank, then the input", E.Unary("cel.not", blank)
+    keyword = _param_text(params, "keyword")
+    if check == "contains" and keyword is not None:
+        # aevatar compares upper-cased text; the pattern takes every character with the same upper case
+        found = E.Call("cel.matches", (text, _lit("".join(_upper_class(ch) for ch in keyword)))) if keyword \
+            else E.Literal(False, "bool")
+        return "an assert that the input contains the keyword (ignoring case), then the input", found
+    return None
 
 
 def _plain(e: E.Expr) -> E.Expr:
