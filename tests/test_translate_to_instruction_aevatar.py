@@ -11,8 +11,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from flowc import driver, translate
+from flowc.backends.python import compile_workflow, load_module
 from flowc.testing.translation import cross_dialect
 
 PROMPTS = ("", "urgent: the server is down", "  BUG  ")
@@ -119,8 +119,6 @@ def test_a_guard(parameters, fails_on):
     if fails_on is None:
         return
     wf = _workflow(text)
-    from flowc.backends.python import compile_workflow, load_module
-
     for prompt in PROMPTS:
         record = load_module(compile_workflow(wf)).run({"input": prompt}, _Host())
         assert (record["status"] == "failed") == (prompt in fails_on), (prompt, record["status"])
