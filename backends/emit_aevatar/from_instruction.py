@@ -92,7 +92,7 @@ def _order(wf: Workflow) -> list[Node]:
     return out
 
 
-_MAX_CHOICES = 12  # pruning outcomes to try: 2**12 short runs at most
+_MAX_CHOICES = 8  # pruning outcomes to try: 2**8 short runs at most
 
 
 def _ran_in_order(wf: Workflow, deps: dict[str, list[str]], cases: dict[str, list[tuple[str, str]]],
