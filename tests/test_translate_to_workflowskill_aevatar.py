@@ -50,7 +50,7 @@ steps:
   - id: route
     type: switch
     parameters: {on: "${input}"}
-    branches: {urgent: hot, normal: calm, _default: done}
+    branches: {urgent: hot, normal: calm, _default: other}
   - id: hot
     type: assign
     parameters: {target: level, value: "high"}
@@ -58,6 +58,10 @@ steps:
   - id: calm
     type: assign
     parameters: {target: level, value: "low"}
+    next: done
+  - id: other
+    type: assign
+    parameters: {target: level, value: "unknown"}
     next: done
   - id: done
     type: assign
@@ -127,7 +131,7 @@ steps:
                          ids=["switch", "conditional", "constant", "guard"])
 def test_branches_and_assigns_run_the_same(text):
     _same_everywhere(text)
-    _same_everywhere(text, {"level": "preset", "topic": "t"})
+    _same_everywhere(text, {"level": "preset", "topic": " t "})   # variables the workflow assigns
 
 
 def test_a_switch_is_a_chain_of_conditionals_seeking_every_spelling():
@@ -138,7 +142,9 @@ def test_a_switch_is_a_chain_of_conditionals_seeking_every_spelling():
 
 
 def test_arms_that_hand_on_the_same_text_rejoin():
-    text = SWITCH_ASSIGNS.replace('value: "high"', 'value: "$input"').replace('value: "low"', 'value: "$input"')
+    text = SWITCH_ASSIGNS
+    for level in ("high", "low", "unknown"):
+        text = text.replace(f'value: "{level}"', 'value: "$input"')
     out = _same_everywhere(text.replace("level ${level} for ", ""))
     # no conditional is left, and the one exit (a workflow needs a step) carries the input
     assert "conditional" not in out and out.count("type: exit") == 1 and 'output: "$inputs.input"' in out
@@ -177,7 +183,9 @@ steps:
     (SWITCH_ASSIGNS.replace('value: "high"', 'value: "${level}"'), "TRN102"),   # may start with `$`
     (SWITCH_ASSIGNS.replace("    next: done\n", "    next: route\n", 1), "TRN101"),   # a loop
     (GUARDS.replace("check: contains, keyword: urgent", "check: not_empty"), "TRN101"),   # white space
-], ids=["kelvin", "nested-key", "computed-on", "computed-condition", "dollar", "loop", "blank-guard"])
+    (CONDITIONAL_PASS_THROUGH.replace("${topic}", "${subject}"), "TRN102"),   # a run parameter: trimmed
+], ids=["kelvin", "nested-key", "computed-on", "computed-condition", "dollar", "loop", "blank-guard",
+        "run-parameter"])
 def test_what_workflowskill_cannot_say_stays_a_finding(text, finding):
     emission = translate.emit(_compile(text), "workflowskill")
     assert finding in {d.code for d in emission.diagnostics}
@@ -366,3 +374,18 @@ def _switches(draw):
 def test_generated_switches_take_the_branch_aevatar_takes(text, prompt):
     source = _compile(text)
     cross_dialect(source, "workflowskill", {"input": prompt}, {})
+
+
+def test_functions_of_text_known_on_the_path_are_computed():
+    text = """
+name: fold
+steps:
+  - id: a
+    type: assign
+    parameters: {target: x, value: "hello world"}
+  - id: b
+    type: assign
+    parameters: {target: y, value: "n=${length(input)} ${upper(x)} ${if(eq(x, 'hello world'), 'same', 'other')}"}
+"""
+    out = _same_everywhere(text)
+    assert "n=11 HELLO WORLD same" in out

@@ -109,7 +109,7 @@ class AevatarToWfs:
     def __init__(self, report: Report, wf: Workflow) -> None:
         self.report = report
         self.step_ids, self.targets = variable_sources(wf)
-        self.params: set[str] = set()
+        self.params: set[str] = set()   # run parameters: an input each (absent: the engine's fallback text)
 
     def _finding(self, message: str, span: Span, code: str = "TRN101") -> None:
         self.report.finding(code, message, span)
@@ -140,7 +140,11 @@ class AevatarToWfs:
                 return self._known(state.variables, name, f"variable {name!r}", e.span)
             if name in self.step_ids:
                 return self._known(state.outputs, name, f"step {name!r}", e.span)
+            # a run parameter: the engine trims it and leaves it out when empty (then a name that
+            # reads as a number or boolean is that text, any other ''), the input is read as given
             self.params.add(name)
+            self._finding(f"run parameter {name!r}: aevatar trims it and reads an empty one as absent; "
+                          "WorkflowSkill reads the input as it is given", e.span, "TRN102")
             return E.Ref("inputs", (E.Field(name),), e.span)
         self._finding(f"{e.root} {'.'.join(getattr(s, 'name', '[]') for s in e.path)} has no WorkflowSkill form",
                       e.span)
@@ -161,9 +165,51 @@ class AevatarToWfs:
             # every argument is text, so the concatenation is a template of them
             self.report.lowered("concat()", "the arguments side by side in a template", e.span)
             return [p for a in e.args for p in self._parts(a, state)]
+        folded = self._folded(e, state)
+        if folded is not None:
+            self.report.lowered("a function of text known here", "its text, computed as the engine does", e.span)
+            return [folded]
         name = getattr(e, "func", None) or getattr(e, "op", None) or type(e).__name__
         self._finding(f"{name} has no WorkflowSkill form (WorkflowSkill has no functions)", e.span)
         return [E.Literal("", "string", e.span)]
+
+    def _folded(self, e: E.Expr, state: _State) -> E.Literal | None:
+        """A function call whose arguments are text known on this path (a
+        literal, or a reference to one): its text, as the engine's
+        evaluator computes it. None when something is not known, or when
+        the engine would throw."""
+        from flowc.backends.python import aevatar_expr, rt_aevatar
+
+        scratch = Report(self.report.target)
+        report, self.report = self.report, scratch
+        try:
+            constant = self._constant(e, state)
+        finally:
+            self.report = report
+        if constant is None or scratch.diagnostics:
+            return None
+        try:
+            return E.Literal(aevatar_expr.evaluate(constant, {}), "string", e.span)
+        except (rt_aevatar.AevatarError, aevatar_expr.AevatarCompileError):
+            return None
+
+    def _constant(self, e: E.Expr, state: _State) -> E.Expr | None:
+        """``e`` with every reference replaced by the literal it reads, or None."""
+        if isinstance(e, E.Literal):
+            return e
+        if isinstance(e, E.Ref):
+            value = self.ref(e, state)
+            return value if isinstance(value, E.Literal) else None
+        parts = [self._constant(c, state) for c in e.children()]
+        if any(p is None for p in parts):
+            return None
+        if isinstance(e, E.Call):
+            return attrs.evolve(e, args=tuple(parts))
+        if isinstance(e, E.Conditional):
+            return attrs.evolve(e, test=parts[0], then=parts[1], otherwise=parts[2])
+        if isinstance(e, E.Template):
+            return attrs.evolve(e, parts=tuple(parts))
+        return None
 
 
 def _parts_of(value: E.Expr) -> list[E.Expr]:
@@ -746,6 +792,8 @@ class _Lowering:
     # ------------------------------------------------------------ the workflow
     def run(self, graph: KernelGraph | _StraightPath) -> Workflow:
         """The workflow, or :class:`Unstructured` when ``graph`` has no nested form."""
+        from flowc.backends.python import rt_aevatar as rta  # a missing run parameter: the engine's text
+
         wf, report = self.wf, self.report
         self.graph = graph
         start = _State(E.Ref("inputs", (E.Field("input"),)))
@@ -764,7 +812,7 @@ class _Lowering:
         else:
             outputs = (Binding("output", T.STRING),)
         inputs = [Param("input", T.STRING, "", True, "the run prompt")]
-        inputs += [Param(p, T.STRING, "", True, "a run parameter") for p in sorted(self.conv.params)]
+        inputs += [Param(p, T.STRING, rta.var({}, p), True, "a run parameter") for p in sorted(self.conv.params)]
         return Workflow(name=wf.name, dialect=wf.dialect, semantics="workflowskill", nodes=tuple(nodes),
                         edges=tuple(edges), entry=(items[0],), terminal=END_NODE_ID,
                         inputs=tuple(inputs), outputs=outputs, description=wf.description or None,
