@@ -130,3 +130,52 @@ class _Host:
 
     def sleep(self, ms) -> None:
         pass
+
+
+RECOVERY = """\
+    name: recover
+    steps:
+      - id: ask
+        type: llm_call
+        on_error: {strategy: fallback, fallback_step: sorry}
+      - id: polish
+        type: tool_call
+        parameters: {tool: polish, arguments: '{"style": "short"}'}
+        on_error: {strategy: skip%s}
+      - id: done
+        type: assign
+        parameters: {value: "$input"}
+        next: end_
+      - id: sorry
+        type: llm_call
+        parameters: {prompt_prefix: "apologise for"}
+      - id: end_
+        type: llm_call
+    """
+FAILURES = ({"error": "down"}, {"error": "TIMEOUT"}, {"error": "request timed out after 30 s"},
+            {"error": "timeouts are rare"}, {"throw": "adapter exploded"})
+
+
+@pytest.mark.parametrize("default", ["", ", default_output: n/a"])
+def test_on_error_skip_and_fallback(default):
+    """skip goes on to the next step with default_output (else ''), fallback
+    to its target with the error message; a timeout fails the run."""
+    outcomes = [{"output": "fine"}, {"output": {"k": 1}}, *FAILURES]
+    scripts = [{"llm:assistant": [first, {"output": "second"}, {"echo": True}], "tool:polish": tool}
+               for first in outcomes for tool in outcomes]
+    text = _exact_and_same(RECOVERY % default, scripts)
+    assert "on_error: continue" in text
+
+
+def test_on_error_of_a_guard_stays_a_finding():
+    emission = translate.emit(_workflow("""\
+        name: lost
+        steps:
+          - id: ask
+            type: llm_call
+            on_error: {strategy: skip}
+          - id: check
+            type: guard
+            on_error: {strategy: skip}
+        """), "instruction")
+    assert any("on_error skip" in d.message for d in emission.diagnostics)

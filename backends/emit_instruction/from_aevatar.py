@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import json
 
+from attrs import evolve as attrs_evolve
 from flowc.backends.emitcore import Report
 from flowc.backends.emitcore.kernel import parameters_of, variable_sources
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.span import Span
-from flowc.ir.workflow import Attr, Edge, EdgeKind, Node, Param, Workflow
+from flowc.ir.workflow import Attr, Edge, EdgeKind, ErrorPolicy, Guard, Node, Param, Workflow
 
 __all__ = ["STEP_RULES", "lower_aevatar"]
 
@@ -236,14 +237,22 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
             call = graph.fresh(f"{node.id}_call")
             graph.add(Node(call, "call", "tool", node.span, attrs=(
                 Attr("capability", _lit("tool")), Attr("name", name or _lit("")), Attr("name", name or _lit("")),
-                Attr("args", args))), deps)
-            graph.add(_as_text(node, call), [call])
+                Attr("args", args)), on_error=_continue_if(node, kernel)), deps)
             report.lowered("tool_call result", "a template that makes the result text", node.span)
+            if node.id in kernel.recovers:
+                _recover(graph, node, call, kernel, link, report)
+                cel.previous = node.id
+                continue
+            graph.add(_as_text(node.id, node.span, call), [call])
         elif node.op == "call" and _is(node.attr("capability"), "llm") and canonical == "llm_call":
             # aevatar makes the answer text (a structured one as JSON); a template's text does the same
             answer = graph.fresh(f"{node.id}_answer")
-            graph.add(llm.agent(node, params, cel, answer), deps)
-            graph.add(_as_text(node, answer), [answer])
+            graph.add(attrs_evolve(llm.agent(node, params, cel, answer), on_error=_continue_if(node, kernel)), deps)
+            if node.id in kernel.recovers:
+                _recover(graph, node, answer, kernel, link, report)
+                cel.previous = node.id
+                continue
+            graph.add(_as_text(node.id, node.span, answer), [answer])
         elif (check := _text_check(canonical, params, cel.input_ref(node.span))) is not None:
             # transform / guard: the output is the input; a guard that can fail is an assert before it
             rule, condition = check
@@ -290,10 +299,10 @@ def _live_value(preds: list[tuple[str, str | None]]) -> E.Expr | None:
         return None
     if len({v for _, v in values}) == 1:
         v = values[0][1]
-        return None if v is None else E.Ref("steps", (E.Field(v), E.Field("output")))
+        return None if v is None else _value_of(v)
     out: E.Expr | None = None
     for dep, v in reversed(values):
-        value = E.Ref("inputs", (E.Field("input"),)) if v is None else E.Ref("steps", (E.Field(v), E.Field("output")))
+        value = E.Ref("inputs", (E.Field("input"),)) if v is None else _value_of(v)
         if out is None:
             out = value
             continue
@@ -302,11 +311,11 @@ def _live_value(preds: list[tuple[str, str | None]]) -> E.Expr | None:
     return out
 
 
-def _as_text(node: Node, source: str) -> Node:
-    """The step ``node``: the output of ``source`` as text, as aevatar makes
-    every result (null as '', data as compact JSON), which a template's text does too."""
-    return Node(node.id, "assign", "template", node.span, attrs=(Attr("text", E.Template(
-        (E.Ref("steps", (E.Field(source), E.Field("output"))),), "json", False, node.span)),))
+def _as_text(step_id: str, span: Span, source: str) -> Node:
+    """A template step ``step_id``: the output of ``source`` as text, as aevatar
+    makes every result (null as '', data as compact JSON), which a template's text does too."""
+    return Node(step_id, "assign", "template", span, attrs=(Attr("text", E.Template(
+        (E.Ref("steps", (E.Field(source), E.Field("output"))),), "json", False, span)),))
 
 
 # The transform ops that change the text (rt_aevatar_run.transform); any other op passes it through.
@@ -352,6 +361,84 @@ def _text_check(canonical: str, params: dict, text: E.Expr) -> tuple[str, E.Expr
             else E.Literal(False, "bool")
         return "an assert that the input contains the keyword (ignoring case), then the input", found
     return None
+
+
+def _value_of(v: str | E.Expr) -> E.Expr:
+    """The aevatar input a link carries: a step's output, or a value (the error text of a fallback)."""
+    return v if isinstance(v, E.Expr) else E.Ref("steps", (E.Field(v), E.Field("output")))
+
+
+# ------------------------------------------------------------------ on_error: skip / fallback
+# aevatar's timeout test (rt_aevatar_run._is_timeout): a timeout fails the run whatever on_error says.
+# Letters as classes (not (?i)) so that only ASCII letters match, as after aevatar's lower().
+_TIMEOUT = ("(^|\\W)" + "".join(f"[{c}{c.upper()}]" for c in "timeout") + "(\\W|$)"
+            "|(^|[\\W_])" + "".join(f"[{c}{c.upper()}]" if c != " " else " " for c in "timed out after")
+            + "\\s*[0-9]+\\s*(" + "|".join(
+                "".join(f"[{c}{c.upper()}]" for c in u) for u in (
+                    "milliseconds", "millisecond", "minutes", "minute", "seconds", "second", "hours", "hour",
+                    "mins", "secs", "hrs", "min", "sec", "hr", "ms", "s", "m", "h")) + ")(\\W|$)")
+
+
+def _recoverable(node: Node, by_id: dict) -> bool:
+    """Is ``node``'s on_error translated? For an llm_call or a tool_call
+    (with a tool name), whose only failures are the host's: aevatar's
+    output is then '' and its error the host's message, as dialect 3's."""
+    policy = node.on_error
+    if policy.action == "fallback" and policy.target not in by_id:
+        return False
+    if policy.action not in ("skip", "fallback"):
+        return False
+    canonical = node.kind.strip().lower()
+    if canonical == "llm_call":
+        return _is(node.attr("capability"), "llm")
+    if canonical == "tool_call" and _is(node.attr("capability"), "tool"):
+        name = node.attr("name")
+        return isinstance(name, E.Literal) and isinstance(name.value, str) and name.value.strip() != ""
+    return False
+
+
+def _continue_if(node: Node, kernel: KernelGraph) -> ErrorPolicy:
+    return ErrorPolicy("continue") if node.id in kernel.recovers else ErrorPolicy()
+
+
+def _recover(graph, node: Node, call: str, kernel: KernelGraph, link, report: Report) -> None:
+    """``call`` (on_error: continue) failed or not, as aevatar's on_error
+    goes on: the step's output is the answer as text, or '' after a
+    failure; a timeout fails the run; ``skip`` continues to the next step
+    with ``default_output`` (else ''), ``fallback`` to its target with the
+    error message."""
+    error = E.Ref("steps", (E.Field(call), E.Field("error")))
+    failed = E.Binary("cel.ne", error, E.Literal(None, "null"))
+    text = graph.fresh(f"{node.id}_text")
+    graph.add(_as_text(text, node.span, call), [call])
+    graph.add(Node(node.id, "assign", "template", node.span, attrs=(Attr("value", E.Conditional(
+        "cel.ternary", failed, _lit(""), E.Ref("steps", (E.Field(text), E.Field("output"))))),)), [text])
+    not_timeout = E.Unary("cel.not", E.Call("cel.matches", (error, _lit(_TIMEOUT))))
+    message = _lit(f"step {node.id!r} timed out")
+    policy = kernel.recovers[node.id]
+    if policy.action == "skip":
+        check = graph.fresh(f"{node.id}_check")
+        graph.add(Node(check, "assert", "assert", node.span, attrs=(
+            Attr("condition", E.Binary("cel.or", E.Unary("cel.not", failed), not_timeout)),
+            Attr("message", message))), [node.id])
+        default = node.attr("default_output")
+        out: str | E.Expr = node.id if default is None else E.Conditional(
+            "cel.ternary", failed, default, E.Ref("steps", (E.Field(node.id), E.Field("output"))))
+        link(check, out, kernel.following(node))
+        report.lowered("on_error: skip", "on_error: continue, an assert that the failure is no timeout, the next "
+                       "step with default_output (else '')", node.span)
+        return
+    ok = graph.fresh(f"{node.id}_ok")
+    graph.add(Node(ok, "noop", "noop", node.span, guard=Guard(E.Unary("cel.not", failed), "cel_bool", node.span,
+                                                              on_false="prune")), [node.id])
+    link(ok, node.id, kernel.following(node))
+    fallback = graph.fresh(f"{node.id}_failed")
+    graph.add(Node(fallback, "assert", "assert", node.span, attrs=(Attr("condition", not_timeout),
+                                                                   Attr("message", message)),
+                   guard=Guard(failed, "cel_bool", node.span, on_false="prune")), [call])
+    link(fallback, error, kernel.fallback(node))
+    report.lowered("on_error: fallback", "on_error: continue; the next step when the call succeeded, else an "
+                   "assert that the failure is no timeout and the fallback step with the error message", node.span)
 
 
 def _plain(e: E.Expr) -> E.Expr:
@@ -427,13 +514,15 @@ class KernelGraph:
             key = _static_key(self.by_id[sid], parameters_of(self.by_id[sid]), keys)
             if key is not None:
                 self.static[sid] = key
+        # steps whose on_error (skip, fallback) is translated: see _recover
+        self.recovers = {n.id: n.on_error for n in wf.nodes if _recoverable(n, self.by_id)}
         for e in wf.edges:
-            if e.kind is EdgeKind.ERROR:
+            if e.kind is EdgeKind.ERROR and e.source not in self.recovers:
                 report.current = e.source
                 report.finding("TRN101", f"step {e.source!r}: an error fallback has no translation; a failure "
                                "fails the run", self.by_id[e.source].span if e.source in self.by_id else e.span)
         for n in wf.nodes:
-            if n.on_error.action not in ("fail", "fallback"):
+            if n.on_error.action not in ("fail", "fallback") and n.id not in self.recovers:
                 report.current = n.id
                 report.finding("TRN101", f"step {n.id!r}: on_error {n.on_error.action} has no translation; a "
                                "failure fails the run", n.span)
@@ -464,7 +553,15 @@ class KernelGraph:
             out = [self.route(node, k) for k in _keys_out(self.routes[node.id])]
         else:
             out = [self.following(node)]
+        out.append(self.fallback(node))
         return list(dict.fromkeys(t for t in out if t is not None))
+
+    def fallback(self, node: Node) -> str | None:
+        """The step a translated on_error fallback goes to."""
+        policy = self.recovers.get(node.id)
+        if policy is None or policy.action != "fallback" or (node.id, policy.target) in self.cut:
+            return None
+        return policy.target
 
     def _order(self, report: Report) -> list[Node]:
         if not self.wf.entry or self.wf.entry[0] not in self.by_id:
