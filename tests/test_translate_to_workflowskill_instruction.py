@@ -168,3 +168,11 @@ steps:
     assert emission.verdict == "lowered", _messages(emission)
     assert "          - a\n" in emission.text   # the list, written as it is
     assert cross_dialect(source, "workflowskill", {}, {"*": {"output": "ok"}}), emission.text
+
+
+def test_inputs_dialect_3_refuses_are_not_compared():
+    # dialect 3 refuses a run whose typed input is null; WorkflowSkill takes null for any type.
+    # Such inputs are not values the source allows, so the runs are not compared.
+    source = _compile(SWITCH.replace("mode: {}", "mode: {type: string}"))
+    assert cross_dialect(source, "workflowskill", {"mode": None}, {"*": {"output": "ok"}}) is False
+    assert cross_dialect(source, "workflowskill", {"mode": "fast"}, {"*": {"output": "ok"}}) is True
