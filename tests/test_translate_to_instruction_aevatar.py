@@ -179,3 +179,34 @@ def test_on_error_of_a_guard_stays_a_finding():
             on_error: {strategy: skip}
         """), "instruction")
     assert any("on_error skip" in d.message for d in emission.diagnostics)
+
+
+def test_a_computed_prompt_prefix_ending_in_text():
+    """aevatar trims the end of the evaluated prefix; when it ends in text
+    that is not white space, that is the template with its text trimmed."""
+    text = _exact_and_same("""\
+        name: prefixed
+        steps:
+          - id: topic
+            type: assign
+            parameters: {target: topic, value: "  birds  "}
+          - id: ask
+            type: llm_call
+            parameters:
+              prompt_prefix: |
+                Write about ${topic} for ${audience}${empty}.
+                Be brief.   \t
+        """, [{"llm:assistant": {"echo": True}}])
+    assert "Be brief.\\n\\n" in text or "Be brief.\n\n" in text
+
+
+def test_a_computed_prompt_prefix_ending_in_a_value_stays_a_finding():
+    emission = translate.emit(_workflow("""\
+        name: prefixed
+        steps:
+          - id: ask
+            type: llm_call
+            parameters:
+              prompt_prefix: "About: ${topic}"
+        """), "instruction")
+    assert any("prompt_prefix" in d.message for d in emission.diagnostics)

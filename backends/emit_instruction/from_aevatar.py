@@ -5,8 +5,10 @@ conditional) becomes ``depends_on`` edges after a ``manual`` trigger where
 it is acyclic: a run is one path, and dialect 3's pruning runs exactly that
 path (a switch on the branch key the kernel computes, a noop entry per
 target). The run prompt is the input ``input``; a step's ``${input}`` is
-the output of the step that ran before it. Loops and error fallbacks are
-findings. An ``llm_call`` is an ``agent`` step (docs/host.md, "LLM requests").
+the output of the step that ran before it. Loops are findings; the
+on_error skip and fallback of an llm_call or tool_call are translated
+(:func:`_recover`), other error handling is a finding. An ``llm_call`` is an
+``agent`` step (docs/host.md, "LLM requests"), its answer made text.
 Steps with an equivalent catalog kind translate by :data:`STEP_RULES`;
 the others are written as the closest kind with a comment and a finding.
 Every aevatar value is text, so an expression translates exactly only
@@ -361,6 +363,28 @@ def _text_check(canonical: str, params: dict, text: E.Expr) -> tuple[str, E.Expr
             else E.Literal(False, "bool")
         return "an assert that the input contains the keyword (ignoring case), then the input", found
     return None
+
+
+def _computed_head(prefix: E.Expr | None, cel: AevatarToCel) -> E.Expr | None:
+    """A computed ``prompt_prefix`` as aevatar uses it (trailing white space
+    trimmed, then a blank line), when its last part is text that is not all
+    white space: then the trim stops inside that text. None otherwise."""
+    from flowc.backends.python.rt_aevatar_run import _rstrip_ws
+
+    if not (isinstance(prefix, E.Template) and prefix.parts and isinstance(prefix.parts[-1], E.Literal)):
+        return None
+    tail = _rstrip_ws(str(prefix.parts[-1].value))
+    if not tail:
+        return None
+    return cel.value(E.Template(prefix.parts[:-1] + (_lit(tail + "\n\n"),), prefix.stringify, False,
+                                prefix.span))
+
+
+def _concat(head: E.Expr, text: E.Expr) -> E.Expr:
+    """Text ``head`` followed by text ``text``: one template when both are, else CEL ``+``."""
+    if isinstance(head, E.Template) and isinstance(text, (E.Ref, E.Literal)):
+        return E.Template(head.parts + (text,), "json", False, head.span)
+    return E.Binary("cel.add", _plain(head), text)
 
 
 def _value_of(v: str | E.Expr) -> E.Expr:
@@ -783,6 +807,11 @@ class _LlmRoles:
                     instruction = E.Template((head, text), "json", False)
                 else:
                     instruction = E.Binary("cel.add", head, text)
+        elif (head := _computed_head(prefix, cel)) is not None:
+            # the prefix ends in text that is not white space, so trimming its end trims that text only
+            instruction = _concat(head, text)
+            report.lowered("computed prompt_prefix", "the prefix's template, its end trimmed, a blank line and "
+                           "the input", node.span)
         elif prefix is not None:
             report.finding("TRN101", "a computed prompt_prefix (trimmed at run time) has no agent form; the "
                            "prompt is the input", node.span)
