@@ -210,3 +210,31 @@ def test_a_computed_prompt_prefix_ending_in_a_value_stays_a_finding():
               prompt_prefix: "About: ${topic}"
         """), "instruction")
     assert any("prompt_prefix" in d.message for d in emission.diagnostics)
+
+
+@pytest.mark.parametrize("session", [None, "", "  ", "s-1"])
+def test_if_on_isblank(session):
+    """``if(isBlank(x), a, b)``: a ternary on a white-space-only test."""
+    text = """\
+        name: profile
+        steps:
+          - id: derive
+            type: assign
+            parameters:
+              target: profile
+              value: "${if(isBlank(session_id), 'openclaw', concat('openclaw-', session_id))}"
+          - id: flag
+            type: assign
+            parameters:
+              target: flag
+              value: "${not(isBlank(session_id))}"
+          - id: ask
+            type: llm_call
+            parameters:
+              prompt_prefix: "Profile ${profile}, session given: ${flag}."
+        """
+    wf = _workflow(text)
+    emission = translate.emit(wf, "instruction")
+    assert emission.verdict != "approximate", [d.message for d in emission.diagnostics]
+    inputs = {"input": "go"} if session is None else {"input": "go", "session_id": session}
+    assert cross_dialect(wf, "instruction", inputs, {"llm:assistant": {"echo": True}})

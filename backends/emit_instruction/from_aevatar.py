@@ -125,9 +125,33 @@ class AevatarToCel:
             test = E.Binary("cel.eq", E.Call("cel.string", (self.expr(e.args[0]),)),
                             E.Call("cel.string", (self.expr(e.args[1]),)), e.span)
             return E.Conditional("cel.ternary", test, E.Literal("true", "string"), E.Literal("false", "string"))
+        test = self.test(e)
+        if test is not None:
+            return E.Conditional("cel.ternary", test, E.Literal("true", "string"), E.Literal("false", "string"),
+                                 e.span)
+        if isinstance(e, E.Conditional) and e.op == "aevatar.if" and (test := self.test(e.test)) is not None:
+            self.report.lowered("if()", "`?:` on a test that gives 'true'/'false'", e.span)
+            return E.Conditional("cel.ternary", test, self.text(e.then), self.text(e.otherwise), e.span)
         name = getattr(e, "func", None) or getattr(e, "op", None) or type(e).__name__
         self._finding(f"{name} has no instruction form that keeps aevatar's text semantics", e.span)
         return E.Literal("", "string", e.span)
+
+    def text(self, e: E.Expr) -> E.Expr:
+        """``e`` as CEL text (a template becomes concatenation)."""
+        return _plain(self.value(e)) if isinstance(e, E.Template) else self.expr(e)
+
+    def test(self, e: E.Expr) -> E.Expr | None:
+        """A CEL bool that holds when aevatar's ``e`` gives 'true' (it gives
+        'false' otherwise), for the functions whose result is only ever one
+        of those; None for others."""
+        if not isinstance(e, E.Call):
+            return None
+        if e.func == "aevatar.isblank" and len(e.args) == 1:
+            self.report.lowered("isBlank()", "matches() of white space only", e.span)
+            return E.Call("cel.matches", (self.text(e.args[0]), _lit("^" + _ws_class() + "*$")), e.span)
+        if e.func == "aevatar.not" and len(e.args) == 1 and (inner := self.test(e.args[0])) is not None:
+            return E.Unary("cel.not", inner, e.span)
+        return None
 
 
 def _numeric(text) -> bool:
