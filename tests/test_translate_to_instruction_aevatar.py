@@ -238,3 +238,36 @@ def test_if_on_isblank(session):
     assert emission.verdict != "approximate", [d.message for d in emission.diagnostics]
     inputs = {"input": "go"} if session is None else {"input": "go", "session_id": session}
     assert cross_dialect(wf, "instruction", inputs, {"llm:assistant": {"echo": True}})
+
+
+@pytest.mark.parametrize("condition", ["${eq(mode, 'fast')}", "${isBlank(mode)}", "${not(eq(input, 'BUG'))}"])
+def test_a_conditional_on_a_computed_flag(condition):
+    """A condition that evaluates to 'true'/'false' decides the branch as that flag."""
+    text = f"""\
+        name: routed
+        steps:
+          - id: pick
+            type: conditional
+            parameters:
+              condition: "{condition}"
+            branches:
+              "true": quick
+              "false": slow
+          - id: quick
+            type: llm_call
+            parameters: {{prompt_prefix: quick}}
+            next: end_
+          - id: slow
+            type: llm_call
+            parameters: {{prompt_prefix: slow}}
+          - id: end_
+            type: assign
+            parameters: {{value: "$input"}}
+        """
+    wf = _workflow(text)
+    emission = translate.emit(wf, "instruction")
+    assert emission.verdict != "approximate", [d.message for d in emission.diagnostics]
+    for mode in (None, "fast", "slow", " "):
+        for prompt in PROMPTS + ("BUG",):
+            inputs = {"input": prompt} if mode is None else {"input": prompt, "mode": mode}
+            assert cross_dialect(wf, "instruction", inputs, {"llm:assistant": {"echo": True}})

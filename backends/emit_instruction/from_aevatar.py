@@ -119,12 +119,6 @@ class AevatarToCel:
                     piece = E.Call("cel.string", (piece,), a.span)
                 out = piece if out is None else E.Binary("cel.add", out, piece, e.span)
             return out
-        if isinstance(e, E.Call) and e.func == "aevatar.eq" and any(
-                isinstance(a, E.Literal) and not _numeric(a.value) for a in e.args):
-            self.report.lowered("eq()", "`==` on text, as 'true'/'false'", e.span)
-            test = E.Binary("cel.eq", E.Call("cel.string", (self.expr(e.args[0]),)),
-                            E.Call("cel.string", (self.expr(e.args[1]),)), e.span)
-            return E.Conditional("cel.ternary", test, E.Literal("true", "string"), E.Literal("false", "string"))
         test = self.test(e)
         if test is not None:
             return E.Conditional("cel.ternary", test, E.Literal("true", "string"), E.Literal("false", "string"),
@@ -151,6 +145,11 @@ class AevatarToCel:
             return E.Call("cel.matches", (self.text(e.args[0]), _lit("^" + _ws_class() + "*$")), e.span)
         if e.func == "aevatar.not" and len(e.args) == 1 and (inner := self.test(e.args[0])) is not None:
             return E.Unary("cel.not", inner, e.span)
+        if e.func == "aevatar.eq" and len(e.args) == 2 and any(
+                isinstance(a, E.Literal) and not _numeric(a.value) for a in e.args):
+            self.report.lowered("eq()", "`==` on text, as 'true'/'false'", e.span)
+            return E.Binary("cel.eq", E.Call("cel.string", (self.expr(e.args[0]),)),
+                            E.Call("cel.string", (self.expr(e.args[1]),)), e.span)
         return None
 
 
@@ -732,6 +731,10 @@ def _branch_key(node: Node, params: dict, keys: list[str], cel: AevatarToCel,
     text = cel.input_ref(node.span)
     if node.kind.strip().lower() == "conditional":
         condition = params.get("condition", _lit("default"))
+        if isinstance(condition, E.Template) and len(condition.parts) == 1 \
+                and (test := cel.test(condition.parts[0])) is not None:
+            # a function that gives 'true' or 'false', which the conditional reads as that flag
+            return E.Conditional("cel.ternary", test, _lit("true"), _lit("false"), node.span)
         if not isinstance(condition, E.Literal):
             report.finding("TRN101", "a computed conditional test (parsed as true/false/1/0 at run time, else "
                            "sought in the input) has no instruction form", node.span)
