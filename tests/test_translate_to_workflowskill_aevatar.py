@@ -389,3 +389,27 @@ steps:
 """
     out = _same_everywhere(text)
     assert "n=11 HELLO WORLD same" in out
+
+
+@pytest.mark.parametrize("op", ["uppercase", "count", "take", "trim", "split", "distinct", "reverse_lines"])
+def test_a_transform_of_text_known_on_the_path_is_computed(op):
+    text = f"""
+name: fold
+steps:
+  - id: a
+    type: assign
+    parameters: {{target: x, value: " Hello  World\\nb,c\\nb,c "}}
+  - id: b
+    type: transform
+    parameters: {{op: {op}, n: "1", separator: ","}}
+"""
+    assert "type: transform" not in _same_everywhere(text)
+
+
+def test_a_transform_the_kernel_reads_otherwise_stays_a_finding():
+    # flowc's kernel reads `op` only, and approximates json_extract's pretty-printing
+    for params in ("{operation: uppercase}", "{op: json_extract, path: a}"):
+        text = ("name: x\nsteps:\n  - id: a\n    type: assign\n    parameters: {target: v, value: '{\"a\": 1}'}\n"
+                f"  - id: b\n    type: transform\n    parameters: {params}\n")
+        emission = translate.emit(_compile(text), "workflowskill")
+        assert emission.verdict == "approximate", params

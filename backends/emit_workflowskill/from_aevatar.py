@@ -74,6 +74,11 @@ _WFS_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # An op of the transform primitive that returns its input unchanged (the
 # engine returns the input for an op it does not know).
 _PASS_THROUGH_OPS = frozenset({"identity"})
+# Transform ops computed at translation time when their input is known:
+# those flowc's kernel implements as the engine does (json_extract's
+# pretty-printing and the newer generation's ops are approximations).
+_COMPUTED_OPS = frozenset({"count", "count_words", "take", "take_last", "join", "split", "distinct", "uppercase",
+                           "lowercase", "trim", "reverse_lines"})
 # Arms that each run on to the end repeat the steps after their join: a
 # bound on the steps that may give.
 _MAX_STEPS = 400
@@ -427,6 +432,12 @@ class _Lowering:
         if node.op == "transform.apply" and canonical == "transform" and self._passes_through(node, params):
             self.report.lowered("transform", STEP_RULES["transform"], node.span)
             return [], state.evolve(outputs={**state.outputs, node.id: state.value})
+        if node.op == "transform.apply" and canonical == "transform":
+            text = self._transformed(params, state)
+            if text is not None:
+                self.report.lowered("transform", "of text known on the path: its text, computed as the engine "
+                                    "does", node.span)
+                return [], state.evolve(value=text, outputs={**state.outputs, node.id: text})
         if node.id in self.emitted:
             raise Unstructured(node)
         self.emitted.add(node.id)
@@ -467,6 +478,25 @@ class _Lowering:
         missing = E.Unary("wfs.not", self._contains(state.value, word, node), node.span)
         self._conditional(sid, node, missing, [self._exit(None, node)], [])
         return [sid], passed
+
+    def _transformed(self, params: dict, state: _State) -> E.Literal | None:
+        """The transform's output when its input and parameters are text
+        known on this path (None: not known, or the engine fails the step)."""
+        from flowc.backends.python import rt_aevatar_run as rtr
+
+        known = {k: self.conv._folded(v, state) if not isinstance(v, E.Literal) else v for k, v in params.items()}
+        if not isinstance(state.value, E.Literal) or any(v is None for v in known.values()) or (
+                "operation" in known and "op" not in known):
+            return None   # (flowc's kernel reads `op` only; the guide also names `operation`)
+        op = known.get("op")
+        if op is None or str(op.value).strip().lower() not in _COMPUTED_OPS:
+            return None
+        try:
+            text = rtr.transform(str(op.value), str(state.value.value),
+                                 {k: str(v.value) for k, v in known.items()})
+        except rtr.StepFailure:
+            return None
+        return E.Literal(text, "string", state.value.span)
 
     def _passes_through(self, node: Node, params: dict) -> bool:
         from flowc.ir.semantics import AEVATAR_TRANSFORM_OPS
