@@ -868,7 +868,7 @@ steps:
     "TRN102": Example(
         wrong="""\
 inputs:
-  limit: { type: int }
+  limit: { type: string }
 steps:
   - id: fetch
     type: tool

@@ -197,6 +197,21 @@ def test_exit_outputs(output):
         """, {})
 
 
+def test_a_null_input_compares_as_zero():
+    """WorkflowSkill's `<` reads null as 0 (CEL would fail on it)."""
+    text = """\
+        inputs:
+          limit: {type: int}
+        steps:
+          - id: s0
+            type: tool
+            tool: t0
+            condition: $inputs.limit >= 0
+        """
+    for limit in (None, -1, 0, 2):
+        _exact_and_same(text, {"limit": limit}, answers=[{"output": 1}])
+
+
 def test_an_input_given_as_null_is_accepted():
     """WorkflowSkill lets null stand for every declared type; the schema says so too."""
     _exact_and_same("""\
@@ -219,7 +234,9 @@ def test_an_input_given_as_null_is_accepted():
     ('$steps.s0.output.rows[0] == "a"', False),
     ("$steps.s0.output.total == null", True),
     ("$steps.s0.output.total == $steps.s0.output.rows", True),
-    ("$steps.s0.output.total > 1", True),
+    ("$steps.s0.output.total > 1", False),
+    ("$steps.s0.output.total <= $steps.s0.output.rows.length", False),
+    ("$steps.s0.output.rows > 1", True),
 ])
 def test_comparisons_with_an_undefined_side(condition, approximate):
     """Undefined reads as null where that keeps the meaning (against a

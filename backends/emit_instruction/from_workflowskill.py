@@ -152,11 +152,7 @@ class WfsToCel:
                               "to rule that out", e.span)
             return E.Binary(target, left, right, e.span)
         if rule == "numbers":
-            if not (left_kinds <= NUMBER and right_kinds <= NUMBER):  # undefined kinds include null
-                self._finding(f"`{_SYMBOLS[e.op]}`: WorkflowSkill compares numbers only (text becomes a number, "
-                              "or 0); CEL compares text as text; the operands are not known to be numbers",
-                              e.span)
-            return E.Binary(target, left, right, e.span)
+            return self.compare(e, target, left, right)
         if rule == "contains":
             return self.contains(e, left, right, left_kinds)
         self._finding(f"operator {e.op} has no instruction form", e.span, "TRN101")
@@ -199,6 +195,24 @@ class WfsToCel:
         test = E.Conditional("cel.ternary", absent.type_is(left, "list"), member, text, e.span) \
             if "array" in values else text
         return _and_not_null(left, test, left_kinds, e.span)
+
+    def compare(self, e: E.Binary, target: str, left: E.Expr, right: E.Expr) -> E.Expr:
+        """``<`` ``<=`` ``>`` ``>=``: WorkflowSkill compares numbers, null
+        and undefined as 0 (runtime.to_number)."""
+        sides = []
+        for side, out in ((e.left, left), (e.right, right)):
+            kinds = self.kinds_of(side)
+            if not kinds <= NUMBER | {"null"}:
+                self._finding(f"`{_SYMBOLS[e.op]}`: WorkflowSkill compares numbers only (text becomes a number, "
+                              "or 0); CEL compares text as text; the operands are not known to be numbers",
+                              e.span)
+                return E.Binary(target, left, right, e.span)
+            if "null" in kinds:
+                self.report.lowered(e.op, "null and undefined as 0", e.span)
+                out = E.Conditional("cel.ternary", E.Binary("cel.eq", out, E.Literal(None, "null")),
+                                    E.Literal(0, "int"), out, out.span)
+            sides.append(out)
+        return E.Binary(target, sides[0], sides[1], e.span)
 
     def _undefined_same(self, left: E.Expr, right: E.Expr) -> bool:
         """Does reading undefined as null keep ``left == right``? Yes when
