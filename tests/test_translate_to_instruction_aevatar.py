@@ -190,11 +190,14 @@ def test_a_computed_prompt_prefix_ending_in_text():
           - id: topic
             type: assign
             parameters: {target: topic, value: "  birds  "}
+          - id: nothing
+            type: assign
+            parameters: {target: empty, value: ""}
           - id: ask
             type: llm_call
             parameters:
               prompt_prefix: |
-                Write about ${topic} for ${audience}${empty}.
+                Write about ${topic} for ${input}${empty}.
                 Be brief.   \t
         """, [{"llm:assistant": {"echo": True}}])
     assert "Be brief.\\n\\n" in text or "Be brief.\n\n" in text
@@ -222,7 +225,7 @@ def test_if_on_isblank(session):
             type: assign
             parameters:
               target: profile
-              value: "${if(isBlank(session_id), 'openclaw', concat('openclaw-', session_id))}"
+              value: "${if(isBlank(input), 'openclaw', concat('openclaw-', input))}"
           - id: flag
             type: assign
             parameters:
@@ -236,11 +239,24 @@ def test_if_on_isblank(session):
     wf = _workflow(text)
     emission = translate.emit(wf, "instruction")
     assert emission.verdict != "approximate", [d.message for d in emission.diagnostics]
-    inputs = {"input": "go"} if session is None else {"input": "go", "session_id": session}
+    inputs = {"input": "go"} if session is None else {"input": session, "session_id": session}
     assert cross_dialect(wf, "instruction", inputs, {"llm:assistant": {"echo": True}})
 
 
-@pytest.mark.parametrize("condition", ["${eq(mode, 'fast')}", "${isBlank(mode)}", "${not(eq(input, 'BUG'))}"])
+def test_a_run_parameter_is_read_exactly_only_by_isblank():
+    """aevatar trims a run parameter and drops it when blank; isBlank() of
+    it reads the same as given, anything else is a finding."""
+    emission = translate.emit(_workflow("""\
+        name: params
+        steps:
+          - id: a
+            type: assign
+            parameters: {value: "${concat('id-', session_id)}"}
+        """), "instruction")
+    assert any("run parameter 'session_id'" in d.message for d in emission.diagnostics)
+
+
+@pytest.mark.parametrize("condition", ["${eq(input, 'fast')}", "${isBlank(mode)}", "${not(eq(input, 'BUG'))}"])
 def test_a_conditional_on_a_computed_flag(condition):
     """A condition that evaluates to 'true'/'false' decides the branch as that flag."""
     text = f"""\
@@ -268,6 +284,6 @@ def test_a_conditional_on_a_computed_flag(condition):
     emission = translate.emit(wf, "instruction")
     assert emission.verdict != "approximate", [d.message for d in emission.diagnostics]
     for mode in (None, "fast", "slow", " "):
-        for prompt in PROMPTS + ("BUG",):
+        for prompt in PROMPTS + ("BUG", "fast"):
             inputs = {"input": prompt} if mode is None else {"input": prompt, "mode": mode}
             assert cross_dialect(wf, "instruction", inputs, {"llm:assistant": {"echo": True}})

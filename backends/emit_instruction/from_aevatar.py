@@ -51,6 +51,7 @@ class AevatarToCel:
         self.previous: str | None = None
         self.input_expr: E.Expr | None = None   # the current step's aevatar input (None: the run prompt)
         self.params: set[str] = set()
+        self.in_blank_test = False               # inside isBlank(), where trimming changes nothing
 
     def _finding(self, message: str, span: Span, code: str = "TRN102") -> None:
         self.report.finding(code, message, span)
@@ -79,6 +80,10 @@ class AevatarToCel:
             if name in self.targets:
                 return E.Ref("vars", (E.Field(name),), e.span)
             self.params.add(name)
+            if not self.in_blank_test:
+                # isBlank() reads the same either way: trimming keeps a blank value blank
+                self._finding(f"run parameter {name!r}: aevatar trims it and drops it when blank; dialect 3 reads "
+                              "it as given", e.span)
             return E.Ref("inputs", (E.Field(name),), e.span)
         self._finding(f"reference {e.root} has no instruction form", e.span, "TRN101")
         return E.Literal("", "string", e.span)
@@ -142,7 +147,12 @@ class AevatarToCel:
             return None
         if e.func == "aevatar.isblank" and len(e.args) == 1:
             self.report.lowered("isBlank()", "matches() of white space only", e.span)
-            return E.Call("cel.matches", (self.text(e.args[0]), _lit("^" + _ws_class() + "*$")), e.span)
+            saved, self.in_blank_test = self.in_blank_test, True
+            try:
+                arg = self.text(e.args[0])
+            finally:
+                self.in_blank_test = saved
+            return E.Call("cel.matches", (arg, _lit("^" + _ws_class() + "*$")), e.span)
         if e.func == "aevatar.not" and len(e.args) == 1 and (inner := self.test(e.args[0])) is not None:
             return E.Unary("cel.not", inner, e.span)
         if e.func == "aevatar.eq" and len(e.args) == 2 and any(
