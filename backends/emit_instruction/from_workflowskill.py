@@ -21,6 +21,12 @@ keep the source step's id (so ``steps.<id>.output`` means the same):
   listed step of the arm that ran;
 - an exit: ``finish`` with the declared outputs; the end: a ``finish``
   that resolves the workflow outputs as WorkflowSkill does.
+
+A path WorkflowSkill may read as *undefined* (a field of a value that is
+not an object, an absent key, a step that has not run) is written with a
+test and read as null otherwise (:mod:`.absent`); an undefined argument or
+object key is left out, as WorkflowSkill leaves it out. Declared step
+output types are checked after the call, as WorkflowSkill checks them.
 """
 
 from __future__ import annotations
