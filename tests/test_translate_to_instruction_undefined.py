@@ -259,3 +259,40 @@ def test_comparisons_with_an_undefined_side(condition, approximate):
         assert "TRN102" in {d.code for d in emission.diagnostics}
     else:
         _exact_and_same(text, {})
+
+
+def test_outputs_of_steps_that_did_not_run():
+    """A step of the arm a conditional did not take is undefined where it
+    is read; a skipped step's output is null."""
+    text = """\
+        inputs:
+          go: {type: boolean}
+        steps:
+          - id: s0
+            type: tool
+            tool: t0
+          - id: pick
+            type: conditional
+            condition: $inputs.go
+            then: [yes]
+            else: [no]
+          - id: yes
+            type: tool
+            tool: t1
+          - id: no
+            type: tool
+            tool: t1
+            condition: $inputs.go
+            inputs:
+              other: {type: object, value: $steps.yes.output}
+          - id: after
+            type: tool
+            tool: t1
+            inputs:
+              yes: {type: object, value: $steps.yes.output}
+              no: {type: object, value: $steps.no.output}
+              rows: {type: array, value: $steps.yes.output.rows}
+              picked: {type: object, value: $steps.pick.output}
+        """
+    for go in (True, False):
+        _exact_and_same(text, {"go": go}, answers=ANSWERS[:3])
