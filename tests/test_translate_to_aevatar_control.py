@@ -236,10 +236,18 @@ def test_a_condition_is_lowered_only_where_aevatar_takes_the_same_branch(inputs,
 
 
 def test_outputs_other_than_one_text_output_are_findings():
-    for outputs in ("outputs:\n  result: { type: string, value: \"x\" }\n",
+    for outputs in ("outputs:\n  a: { type: string, value: \"x\" }\n  b: { type: string, value: \"y\" }\n",
                     "outputs:\n  output: { type: string, value: \"$steps.s0.output.x\" }\n", ""):
         wf = _compile("inputs:\n  n: { type: int }\n" + outputs + "steps:\n  - id: s0\n    type: tool\n    tool: t\n")
         assert any(d.code == "TRN102" and "output" in d.message for d in _emit(wf).diagnostics), outputs
+
+
+def test_one_output_of_any_name_is_the_run_output():
+    wf = _compile(TRIAGE.replace("outputs:\n  output:", "outputs:\n  summary:")
+                  .replace("output: { output: ", "output: { summary: "))
+    emission = _emit(wf)
+    assert not emission.diagnostics and any("aevatar's run output" in lo.how for lo in emission.lowerings)
+    _all_compared(wf, _triage_cases())
 
 
 # ------------------------------------------------------------------ dialect 3
@@ -275,6 +283,18 @@ def test_when_switch_and_finish_run_the_same():
     assert "condition: \"${eq(steps.a.success, 'true')}\"" in text
     assert "condition: \"${and(eq(steps.c.success, 'true'), eq(flag, 'false'))}\"" in text
     assert "id: zz" in text and "pick" not in text  # the switch is conditions on its arms
+
+
+def test_a_finish_output_of_any_one_name_is_the_run_output():
+    wf = _compile(ROUTED.replace('output: { output: "finished" }', 'output: { verdict: "finished" }'),
+                  dialect="instruction")
+    emission = _emit(wf)
+    assert not emission.diagnostics and any("aevatar's run output" in lo.how for lo in emission.lowerings)
+    _all_compared(wf, [({"flag": flag, "n": 7}, {"*": {"output": "ok"}}) for flag in (True, False)])
+    two = ROUTED.replace('output: { output: "finished" }', 'output: { verdict: "finished" }').replace(
+        "  zz: {", '  yy: { kind: finish, depends_on: d, output: { other: "x" } }\n  zz: {')
+    assert any(d.code == "TRN102" and "same name" in d.message
+               for d in _emit(_compile(two, dialect="instruction")).diagnostics)
 
 
 def test_a_constant_switch_leaves_out_the_arms_it_never_takes():

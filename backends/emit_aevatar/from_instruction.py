@@ -18,7 +18,8 @@ one). A step that ran has ``steps.<id>.success`` = ``true``; a switch and a
 A switch's choice is exact for a constant ``on`` (then the arms it never
 takes are left out) and for a value compared as :mod:`.conditions`
 compares. A finish is an ``assign`` of the output text that jumps to the
-end of the run.
+end of the run; aevatar's run output has no name, so every finish must
+output ``{<name>: <text>}`` with the same name.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import re
 from flowc.backends.emit_aevatar.conditions import Conditions
 from flowc.backends.emit_aevatar.layout import END, Slot, fresh_id, place
 from flowc.backends.emit_aevatar.steps import (
+    OUTPUT_RENAMED,
     ToAevatar,
     assign_step,
     conditional_step,
@@ -191,6 +193,9 @@ class _Lowering:
         self.arm_of = {t: s for s, cases in self.cases.items() for _, t in cases}
         self.taken = set(self.by_id) | {p.name for p in wf.inputs} | {"input"}
         self.live: dict[str, Live] = {}
+        # The one key every finish output has: aevatar's unnamed run output.
+        keys = {_output_key(n.attr("output")) for n in wf.nodes if n.op == "finish"}
+        self.output_key = keys.pop() if len(keys) == 1 else None
 
     # ------------------------------------------------------------- liveness
     def reach(self, node: Node) -> Live:
@@ -283,12 +288,14 @@ class _Lowering:
             self.report.finding("TRN101", "a finish with a status other than completed has no aevatar form; "
                                 "written as an assign", node.span)
         value = node.attr("output")
-        text = _output_value(value)
+        text = _output_value(value, self.output_key)
         if text is False:
             self.report.finding("TRN102", "aevatar has one text output; a finish output other than "
-                                "{output: <text>} is not kept", node.span)
+                                "{<name>: <text>}, with the same name at every finish, is not kept", node.span)
             return assign_step(node.id, self.conv.text(value) if value is not None else E.Literal("", "string"),
                                node.span)
+        if self.output_key != "output":
+            self.report.lowered("output name", OUTPUT_RENAMED, node.span)
         return output_step(node.id, text, self.conv, self.report, node.span, "finish")
 
     # ------------------------------------------------------------- the whole
@@ -343,16 +350,25 @@ class _Lowering:
         return workflow_of(wf, nodes, edges)
 
 
-def _output_value(value: E.Expr | None) -> E.Expr | None | bool:
-    """The text of a finish output ``{output: <text>}``; False for any
-    other output (dialect 3's run output is the finish's whole value)."""
+def _output_key(value: E.Expr | None) -> str | None:
+    """The name of a finish output ``{<name>: <value>}``; None for any other."""
     if isinstance(value, E.MapExpr) and len(value.entries) == 1:
-        entry = value.entries[0]
-        if isinstance(entry.key, E.Literal) and entry.key.value == "output":
-            return entry.value
-    if isinstance(value, E.Literal) and isinstance(value.value, dict) and list(value.value) == ["output"] \
-            and isinstance(value.value["output"], str):
-        return E.Literal(value.value["output"], "string", value.span)
+        key = value.entries[0].key
+        return key.value if isinstance(key, E.Literal) and isinstance(key.value, str) else None
+    if isinstance(value, E.Literal) and isinstance(value.value, dict) and len(value.value) == 1:
+        return next(iter(value.value))
+    return None
+
+
+def _output_value(value: E.Expr | None, key: str | None) -> E.Expr | None | bool:
+    """The text of a finish output ``{<key>: <text>}``; False for any
+    other output (dialect 3's run output is the finish's whole value)."""
+    if key is None or _output_key(value) != key:
+        return False
+    if isinstance(value, E.MapExpr):
+        return value.entries[0].value
+    if isinstance(value, E.Literal) and isinstance(value.value[key], str):
+        return E.Literal(value.value[key], "string", value.span)
     return False
 
 

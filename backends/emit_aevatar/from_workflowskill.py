@@ -14,12 +14,12 @@ guarded step whose ``condition`` is false is skipped. In aevatar:
   empty arm branches there directly;
 - an exit is an ``assign`` of the output text that jumps to the end; an
   exit with status ``failed`` a ``guard`` step that always fails;
-- the workflow output ``output`` is an ``assign`` after the last step.
+- the workflow's one output is an ``assign`` after the last step.
 
 Each condition goes through :mod:`.conditions`; one whose aevatar form may
-take another branch is a finding. aevatar's single run output is compared
-with a workflow that declares exactly one output, named ``output``: other
-outputs are a finding.
+take another branch is a finding. aevatar's single run output has no
+name: a workflow that declares exactly one output, whatever its name,
+writes it there (a lowering); no outputs or several are a finding.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import attrs
 from flowc.backends.emit_aevatar.conditions import Conditions
 from flowc.backends.emit_aevatar.layout import END, Slot, fresh_id, place
 from flowc.backends.emit_aevatar.steps import (
+    OUTPUT_RENAMED,
     STEP_RULES,
     ToAevatar,
     assign_step,
@@ -54,9 +55,9 @@ def _arms(wf: Workflow) -> dict[str, tuple[list[str], list[str]]]:
 
 
 def _run_output(wf: Workflow) -> E.Expr | None | bool:
-    """The value of the one output named ``output``; False when the
-    outputs are not that."""
-    if len(wf.outputs) == 1 and wf.outputs[0].name == "output":
+    """The value of the workflow's one output, whatever its name (aevatar's
+    single run output has none); False when there is not exactly one."""
+    if len(wf.outputs) == 1:
         return wf.outputs[0].value
     return False
 
@@ -160,7 +161,7 @@ class _Lowering:
         if self.output is False:
             return assign_step(node.id, self.conv.text(value) if value is not None else E.Literal("", "string"),
                                node.span)
-        return output_step(node.id, _exit_value(value), self.conv, self.report, node.span, "exit")
+        return output_step(node.id, _exit_value(value, self.wf.outputs[0].name), self.conv, self.report, node.span, "exit")
 
     # ------------------------------------------------------------- the whole
     def workflow(self) -> Workflow:
@@ -170,9 +171,11 @@ class _Lowering:
         tail: list[Slot] = []
         successor = END
         if self.output is False:
-            report.finding("TRN102", "aevatar has one text output; the source declares no outputs, or outputs "
-                           "other than one named `output`, which are not kept", wf.span)
+            report.finding("TRN102", "aevatar has one text output; the source declares no outputs, or several, "
+                           "which are not kept", wf.span)
         else:
+            if wf.outputs[0].name != "output":
+                report.lowered("output name", OUTPUT_RENAMED, wf.outputs[0].span)
             out_id = fresh_id("output", self.taken)
             tail = [Slot(output_step(out_id, self.output, self.conv, report, wf.outputs[0].span, "output"), END)]
             successor = out_id
@@ -182,16 +185,16 @@ class _Lowering:
         return workflow_of(wf, nodes, edges)
 
 
-def _exit_value(value: E.Expr | None) -> E.Expr | None:
-    """What an exit gives the output ``output``: the object's ``output``
-    (missing: null), or the whole value when it is not an object."""
+def _exit_value(value: E.Expr | None, name: str) -> E.Expr | None:
+    """What an exit gives the workflow's one output ``name``: the object's
+    ``name`` (missing: null), or the whole value when it is not an object."""
     if isinstance(value, E.MapExpr):
         for entry in value.entries:
-            if isinstance(entry.key, E.Literal) and entry.key.value == "output":
+            if isinstance(entry.key, E.Literal) and entry.key.value == name:
                 return entry.value
         return None
     if isinstance(value, E.Literal) and isinstance(value.value, dict):
-        inner = value.value.get("output")
+        inner = value.value.get(name)
         return E.Literal(inner, "string" if isinstance(inner, str) else "auto", value.span) \
             if inner is not None else None
     return value

@@ -23,7 +23,7 @@ from flowc.ir import types as T
 from flowc.ir.span import Span
 from flowc.ir.workflow import Attr, Binding, ErrorPolicy, Node, Param, Workflow
 
-__all__ = ["STEP_RULES", "ToAevatar", "assign_step", "conditional_step", "failing_step", "lower_step",
+__all__ = ["OUTPUT_RENAMED", "STEP_RULES", "ToAevatar", "assign_step", "conditional_step", "failing_step", "lower_step",
            "output_step", "workflow_of"]
 
 STEP_RULES = {
@@ -37,6 +37,8 @@ STEP_RULES = {
     "exit failed": "a guard step whose check never passes: the run fails",
     "output": "the run's output: an assign of the text after the last step",
 }
+# aevatar's run output is one unnamed text (a record's `output`).
+OUTPUT_RENAMED = "the source's one output, whatever its name, is aevatar's run output"
 
 # Variable names aevatar's evaluator reads otherwise: `input` is the step
 # input, a number or true/false is itself when no variable has that name.
