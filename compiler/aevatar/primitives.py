@@ -471,9 +471,11 @@ def markdown_table() -> str:
             if p.alias_of:
                 continue
             text = f"`{p.name}`" + ("*" if p.required else "")
-            alias_names = [q.name for q in prim.params if q.alias_of == p.name]
+            # An alias only the newer engine reads is marked on its own.
+            alias_names = [f"`{q.name}`" + (" *newer*" if q.since == NEWER and p.since != NEWER else "")
+                           for q in prim.params if q.alias_of == p.name]
             if alias_names:
-                text += "/" + "/".join(f"`{a}`" for a in alias_names)
+                text += "/" + "/".join(alias_names)
             if p.default is not None:
                 text += " (" + (p.default or '""') + ")"
             if p.since == NEWER:
