@@ -36,7 +36,7 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from flowc.testing import mutants, properties
+from flowc.testing import mutants, properties, translation
 from flowc.testing import strategies as wst
 from flowc.testing.properties import PROPERTIES, PropertyFailure
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
@@ -163,28 +163,11 @@ def check_valid_case(case: wst.Runnable, enabled: set[str], checked: Counter,
     run("bytecode-round-trip", properties.bytecode_round_trip, workflow)
     run("determinism", properties.determinism, text, name, dialect)
     run("translate-round-trip", properties.translate_round_trip, workflow, dialect, name)
-    if "cross-dialect" in enabled and _inputs_have_declared_shapes(workflow, case.inputs):
+    if "cross-dialect" in enabled and translation.inputs_have_declared_shapes(workflow, case.inputs):
         compared = [properties.cross_dialect(workflow, target, case.inputs, case.host_script)
                     for target in properties.translation_targets(workflow)]
         if any(compared):
             checked["cross-dialect"] += 1
-
-
-def _inputs_have_declared_shapes(workflow, inputs: dict) -> bool:
-    """The translation guarantee (docs/translation.md) covers runs whose
-    inputs have the declared shapes: every input without a default is given,
-    with a value of its declared type (an absent input is undefined in
-    WorkflowSkill, an error in CEL). tests/test_properties.py assumes the same."""
-    from flowc.ir import types as T
-
-    for param in workflow.inputs:
-        if param.name not in inputs:
-            if not param.has_default:
-                return False
-            continue
-        if not T.is_assignable(T.of_value(inputs[param.name]), param.type):
-            return False
-    return True
 
 
 def check_malformed_case(text: wst.WorkflowText, checked: Counter) -> None:

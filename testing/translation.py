@@ -18,7 +18,7 @@ import json
 
 from flowc.testing.failures import PropertyFailure, _canonical, _crash
 
-__all__ = ["available", "cross_dialect", "round_trip", "targets", "unavailable"]
+__all__ = ["available", "cross_dialect", "inputs_have_declared_shapes", "round_trip", "targets", "unavailable"]
 
 
 def _translate():
@@ -211,6 +211,23 @@ def _run(workflow, inputs: dict, host, prop: str, what: str) -> dict:
         return load_module(compile_workflow(workflow)).run(inputs, host)
     except Exception as exc:  # noqa: BLE001
         _crash(prop, f"running the {what}", exc)
+
+
+def inputs_have_declared_shapes(workflow, inputs: dict) -> bool:
+    """The translation guarantee (docs/translation.md) covers runs whose
+    inputs have the declared shapes: every input without a default is given,
+    with a value of its declared type. (An absent input is undefined in
+    WorkflowSkill, an error in CEL; the dialects are allowed to differ there.)"""
+    from flowc.ir import types as T
+
+    for param in workflow.inputs:
+        if param.name not in inputs:
+            if not param.has_default:
+                return False
+            continue
+        if not T.is_assignable(T.of_value(inputs[param.name]), param.type):
+            return False
+    return True
 
 
 def _unnamed_output(result: dict) -> dict:

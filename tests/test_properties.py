@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 from flowc import cli, driver
-from flowc.ir import types as T
-from flowc.testing import campaign, properties
+from flowc.testing import campaign, properties, translation
 from flowc.testing import strategies as wst
 from flowc.testing.properties import PropertyFailure
 from hypothesis import HealthCheck, Phase, assume, given, settings
@@ -97,28 +96,13 @@ def test_translation_to_the_own_dialect_round_trips(dialect):
     check()
 
 
-def _inputs_have_declared_shapes(workflow, inputs: dict) -> bool:
-    """The translation guarantee (docs/translation.md) covers runs whose
-    inputs have the declared shapes: every input without a default is given,
-    with a value of its declared type. (An absent input is undefined in
-    WorkflowSkill, an error in CEL; the dialects are allowed to differ there.)"""
-    for param in workflow.inputs:
-        if param.name not in inputs:
-            if not param.has_default:
-                return False
-            continue
-        if not T.is_assignable(T.of_value(inputs[param.name]), param.type):
-            return False
-    return True
-
-
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_exact_translations_run_the_same(dialect):
     @settings(SOME, phases=(Phase.explicit, Phase.reuse, Phase.generate))
     @given(wst.runnable_workflows(dialect))
     def check(case):
         workflow = case.workflow()
-        assume(_inputs_have_declared_shapes(workflow, case.inputs))
+        assume(translation.inputs_have_declared_shapes(workflow, case.inputs))
         for target in properties.translation_targets(workflow):
             properties.cross_dialect(workflow, target, case.inputs, case.host_script)
 

@@ -156,7 +156,7 @@ class _Printer:
         if "inputs_schema" in meta:
             doc["inputs"] = {"schema": meta["inputs_schema"]}
         elif wf.inputs:
-            doc["inputs"] = {"schema": _schema_of(wf)}
+            doc["inputs"] = {"schema": P.inputs_schema(wf)}
         if "outputs_schema" in meta:
             doc["outputs"] = {"schema": meta["outputs_schema"]}
         for key in _TOP_META[2:]:
@@ -324,17 +324,3 @@ def _plain(e: E.Expr):
     raise Untranslatable("a computed value where the dialect takes data")
 
 
-def _schema_of(wf: Workflow) -> dict:
-    props = {}
-    for p in wf.inputs:
-        prop: dict = {}
-        name = {"string": "string", "int": "integer", "float": "number", "bool": "boolean", "array": "array",
-                "object": "object"}.get(p.type.kind)
-        if name is not None:
-            prop["type"] = name
-        if p.description:
-            prop["description"] = p.description
-        if p.has_default:
-            prop["default"] = p.default
-        props[p.name] = prop
-    return {"type": "object", "properties": props}

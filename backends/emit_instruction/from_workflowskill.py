@@ -36,6 +36,7 @@ from collections.abc import Callable
 
 import attrs
 from flowc.backends.emit_instruction import absent
+from flowc.backends.emit_instruction import printer as P
 from flowc.backends.emitcore import Report
 from flowc.backends.emitcore.kinds import ANY, ARRAY, BOOL, NUMBER, OBJECT, STRING, Kinds
 from flowc.ir import expr as E
@@ -596,7 +597,7 @@ class _Lowering:
         params = tuple(Param(p.name, p.type, p.default, p.has_default, p.description, p.span) for p in wf.inputs)
         meta = {"carrier": "standalone", "armed": True}
         if wf.inputs:
-            meta["inputs_schema"] = _inputs_schema(wf)
+            meta["inputs_schema"] = P.inputs_schema(wf, nullable=True)
         return Workflow(name=_workflow_name(wf.name, self.report, wf.span), dialect=wf.dialect,
                         semantics="instruction", nodes=tuple(sorted(graph.nodes, key=lambda n: n.id)),
                         edges=tuple(graph.edges), entry=(start,), terminal=None, inputs=params, outputs=(),
@@ -1048,27 +1049,6 @@ def _args_value(args: E.Expr) -> E.Expr:
     if all(isinstance(m.value, E.Literal) and m.value.kind not in ("uint", "bytes") for m in args.entries):
         return E.Literal({m.key.value: m.value.value for m in args.entries}, "object", args.span)
     return args
-
-
-_SCHEMA_TYPES = {"string": "string", "int": "integer", "float": "number", "bool": "boolean", "array": "array",
-                 "object": "object"}
-
-
-def _inputs_schema(wf: Workflow) -> dict:
-    """The inputs as a JSON schema. WorkflowSkill lets null stand for a
-    value of every declared type, so each type also admits null."""
-    props = {}
-    for p in wf.inputs:
-        prop: dict = {}
-        name = _SCHEMA_TYPES.get(p.type.kind)
-        if name is not None:
-            prop["type"] = [name, "null"]
-        if p.description:
-            prop["description"] = p.description
-        if p.has_default:
-            prop["default"] = p.default
-        props[p.name] = prop
-    return {"type": "object", "properties": props}
 
 
 def _workflow_name(name: str, report: Report, span: Span) -> str:

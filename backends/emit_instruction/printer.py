@@ -14,8 +14,9 @@ import re
 
 from flowc.backends.emitcore import Untranslatable
 from flowc.ir import expr as E
+from flowc.ir.workflow import Workflow
 
-__all__ = ["cel", "template"]
+__all__ = ["cel", "inputs_schema", "template"]
 
 _BINARY = {
     "cel.or": ("||", 2), "cel.and": ("&&", 3),
@@ -256,3 +257,25 @@ def template(e: E.Template) -> str:
         if a.endswith("{") and b.startswith("{{"):
             raise Untranslatable("a `{` right before a placeholder has no instruction spelling", e.span)
     return text
+
+
+_SCHEMA_TYPES = {"string": "string", "int": "integer", "float": "number", "bool": "boolean", "array": "array",
+                 "object": "object"}
+
+
+def inputs_schema(wf: Workflow, nullable: bool = False) -> dict:
+    """The workflow's inputs as the JSON schema of dialect 3's
+    ``inputs.schema``; ``nullable``: each type also admits null (as
+    WorkflowSkill lets null stand for a value of every declared type)."""
+    props = {}
+    for p in wf.inputs:
+        prop: dict = {}
+        name = _SCHEMA_TYPES.get(p.type.kind)
+        if name is not None:
+            prop["type"] = [name, "null"] if nullable else name
+        if p.description:
+            prop["description"] = p.description
+        if p.has_default:
+            prop["default"] = p.default
+        props[p.name] = prop
+    return {"type": "object", "properties": props}
