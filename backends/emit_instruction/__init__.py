@@ -184,7 +184,7 @@ class _Printer:
         if deps:
             out["depends_on"] = Flow([e.source for e in deps])
         if node.guard is not None:
-            out["when"] = self._try(P.cel, node.guard.expr, node.guard.span, "false")
+            out["when"] = self._try(_cel_text, node.guard.expr, node.guard.span, "false")
         if node.inputs:
             out["inputs"] = {b.name: self.value(b.value) for b in node.inputs}
         if node.iteration is not None and node.kind == "foreach":
@@ -233,7 +233,7 @@ class _Printer:
                     out["as"] = item
                 if kind == "reduce" and v.params[0] != "acc":
                     out["acc"] = v.params[0]
-                out["expr"] = self._try(P.cel, v.body, a.span, "null")
+                out["expr"] = self._try(_cel_text, v.body, a.span, "null")
             elif kind == "sort" and name == "direction" and isinstance(v, E.Literal):
                 if v.value != "asc":
                     out["order"] = v.value
@@ -245,12 +245,12 @@ class _Printer:
                                                                    and not isinstance(v.value, str)):
                     out["text"] = self.value(v, force_string=True)
                 else:  # `text` must be a string in YAML: a computed or typed one is CEL
-                    out["text"] = "CEL: " + self._try(P.cel, v, a.span, "null")
+                    out["text"] = self._try(_prefixed_cel, v, a.span, "CEL: null")
             elif (kind, name) in CEL_FIELDS:
                 if isinstance(v, E.Literal) and isinstance(v.value, bool):
                     out[name] = v.value
                 else:
-                    out[name] = self._try(P.cel, v, a.span, "null")
+                    out[name] = self._try(_cel_text, v, a.span, "null")
             else:
                 out[name] = self.value(v)
 
@@ -283,7 +283,7 @@ class _Printer:
             return None
         if isinstance(e, E.Literal):
             if e.kind in ("uint", "bytes"):
-                return "CEL: " + self._try(P.cel, e, e.span, "null")
+                return self._try(_prefixed_cel, e, e.span, "CEL: null")
             if isinstance(e.value, str) and (e.value.lstrip().startswith("CEL:") or
                                              ("{{" in e.value and not _passthrough_only(e.value))):
                 # Text that would read as CEL or as a template: write it as a CEL string.
@@ -300,7 +300,24 @@ class _Printer:
             return {m.key.value: self.value(m.value) for m in e.entries}
         if isinstance(e, E.ListExpr) and any(not isinstance(i, E.Literal) for i in e.items):
             return [self.value(i) for i in e.items]
-        return "CEL: " + self._try(P.cel, e, e.span, "null")
+        return self._try(_prefixed_cel, e, e.span, "CEL: null")
+
+
+def _cel_text(e: E.Expr, prefix: str = "") -> str:
+    """``prefix`` and ``e`` in CEL: one line when short, else laid out over
+    several lines (printer.cel_lines), which the YAML writer puts in a
+    literal block (``|-``) where a reader gets the same string back."""
+    lines = P.cel_lines(e, len(prefix))
+    text = prefix + "\n".join(lines)
+    if len(lines) > 1 and not yamlout.is_block_safe(text):
+        # Characters a literal block cannot hold would make the writer
+        # quote the text with `\n` escapes: one line reads better.
+        return prefix + P.cel(e)
+    return text
+
+
+def _prefixed_cel(e: E.Expr) -> str:
+    return _cel_text(e, "CEL: ")
 
 
 def _passthrough_only(text: str) -> bool:

@@ -16,7 +16,7 @@ from flowc.backends.emitcore import Untranslatable
 from flowc.ir import expr as E
 from flowc.ir.workflow import Workflow
 
-__all__ = ["cel", "inputs_schema", "template"]
+__all__ = ["cel", "cel_lines", "inputs_schema", "template"]
 
 _BINARY = {
     "cel.or": ("||", 2), "cel.and": ("&&", 3),
@@ -121,6 +121,166 @@ def _call(e: E.Call) -> str:
             return f"{_wrap(rest[0], 8)}.has(" + ", ".join(cel(a) for a in rest[1:]) + ")"
         return name + "(" + ", ".join(cel(a) for a in rest) + ")"
     raise Untranslatable(f"function {e.func} has no CEL spelling", e.span)
+
+
+# ------------------------------------------------------------------ layout
+# A long expression is laid out over several lines so a person can read it:
+# a conditional as its test, then `? then` and `: otherwise` on their own
+# lines; an `&&`/`||` chain one operand a line; a list or map literal, or a
+# call's arguments, one a line. Every part that is broken keeps its lines in
+# its own column, so the layout shows the tree. Only white space between
+# tokens changes (CEL reads a line break as a space), so the text parses to
+# the same tree as the one-line form, and literals (strings included) are
+# never split. The layout depends on the expression alone, never on where
+# the field sits in the document: the same tree always gives the same text.
+LIMIT = 88  # an expression (with its prefix) longer than this is broken
+STEP = 2  # the indentation of a broken part's lines under its first
+
+
+def cel_lines(e: E.Expr, lead: int = 0) -> list[str]:
+    """``e`` as lines of CEL: one line when ``lead`` characters (a prefix
+    such as ``CEL: ``) and the one-line form fit in :data:`LIMIT`, else
+    broken at its top-level structure. Later lines are indented relative
+    to the start of the first line's prefix."""
+    return _layout(e, lead)
+
+
+def _layout(e: E.Expr, col: int) -> list[str]:
+    """The lines of ``e`` starting at column ``col``; later lines are
+    indented relative to ``col``."""
+    flat = cel(e)
+    if col + len(flat) <= LIMIT:
+        return [flat]
+    if isinstance(e, E.Conditional) and e.op == "cel.ternary":
+        return _conditional(e, col)
+    if isinstance(e, E.Binary) and e.op in _BINARY:
+        return _chain(e, col)
+    if isinstance(e, E.Binary) and e.op in ("cel.select", "cel.index"):
+        suffix = flat[len(_wrap(e.left, 8)):]  # `.name` or `[index]`, kept whole
+        lines = _wrap_lines(e.left, 8, col)
+        return [*lines[:-1], lines[-1] + suffix]
+    if isinstance(e, E.ListExpr) and e.items:
+        return _entries("[", [("", i) for i in e.items], "]", col)
+    if isinstance(e, E.MapExpr) and e.entries:
+        return _entries("{", [(cel(m.key) + ": ", m.value) for m in e.entries], "}", col)
+    if isinstance(e, E.Unary) and e.op == "cel.not":
+        return _prefixed("!", _wrap_lines(e.operand, 8, col + 1))
+    if isinstance(e, E.Call):
+        return _call_lines(e, col, flat)
+    return [flat]
+
+
+def _wrap_lines(e: E.Expr, at_least: int, col: int) -> list[str]:
+    """As :func:`_wrap`: in parentheses where CEL's precedence needs them."""
+    if _level(e) >= at_least:
+        return _layout(e, col)
+    lines = _prefixed("(", _layout(e, col + 1))
+    lines[-1] += ")"
+    return lines
+
+
+def _prefixed(prefix: str, lines: list[str]) -> list[str]:
+    """``prefix`` before ``lines``, whose later lines move under the first."""
+    return [prefix + lines[0], *_indented(lines[1:], len(prefix))]
+
+
+def _indented(lines: list[str], by: int) -> list[str]:
+    return [" " * by + ln for ln in lines]
+
+
+def _hung(e: E.Expr, lines: list[str]) -> list[str]:
+    """The lines of a conditional's test or a chain's first operand: when
+    that is itself a broken chain, its operators hang deeper than the ones
+    that follow, so `a && b || c` or `a && b ? c : d` does not read as one
+    chain. (A bracketed form needs no such help: its lines close it.)"""
+    if isinstance(e, E.Binary) and e.op in _BINARY:
+        return [lines[0], *_indented(lines[1:], STEP)]
+    return lines
+
+
+def _conditional(e: E.Conditional, col: int) -> list[str]:
+    test = _hung(e.test, _wrap_lines(e.test, 2, col))
+    then = _prefixed("? ", _wrap_lines(e.then, 2, col + STEP + 2))
+    otherwise = _prefixed(": ", _layout(e.otherwise, col + STEP + 2))
+    return [*test, *_indented(then, STEP), *_indented(otherwise, STEP)]
+
+
+def _chain(e: E.Binary, col: int) -> list[str]:
+    """``a && b && c``, ``a + b - c``: the operators of one precedence along
+    the left-nested spine, one operand a line."""
+    level = _BINARY[e.op][1]
+    rights: list[tuple[str, E.Expr]] = []
+    left: E.Expr = e
+    while isinstance(left, E.Binary) and _BINARY.get(left.op, ("", 0))[1] == level:
+        rights.append((_BINARY[left.op][0], left.right))
+        left = left.left
+    lines = _hung(left, _wrap_lines(left, level, col))
+    for symbol, right in reversed(rights):
+        prefix = symbol + " "
+        more = _wrap_lines(right, level + 1, col + STEP + len(prefix))
+        lines += _indented(_prefixed(prefix, more), STEP)
+    return lines
+
+
+def _entries(opener: str, entries: list[tuple[str, E.Expr]], closer: str, col: int) -> list[str]:
+    """A list or map literal: one entry (``head`` and value) a line."""
+    lines = [opener]
+    for n, (head, value) in enumerate(entries):
+        # A value's later lines hang under its key, not after it: a key can be long.
+        value_lines = _layout(value, col + STEP + len(head))
+        entry = [head + value_lines[0], *_indented(value_lines[1:], STEP if head else 0)]
+        if n < len(entries) - 1:
+            entry[-1] += ","
+        lines += _indented(entry, STEP)
+    return [*lines, closer]
+
+
+def _call_lines(e: E.Call, col: int, flat: str) -> list[str]:
+    """A call whose receiver or arguments are long: the receiver laid out,
+    then the arguments, one a line when they do not fit after it."""
+    args = list(e.args)
+    if e.func in _GLOBAL:
+        return _applied(None, _GLOBAL[e.func] + "(", None, args, col)
+    if e.func == "cel.has" and len(args) == 1:
+        return _applied(None, "has(", None, args, col)
+    if e.func in _METHOD and args:
+        return _applied(_wrap_lines(args[0], 8, col), f".{_METHOD[e.func]}(", None, args[1:], col)
+    if e.func in _MACRO and len(args) >= 2 and all(isinstance(a, E.Lambda) for a in args[1:]):
+        var = args[1].params[0] if args[1].params else "x"
+        return _applied(_wrap_lines(args[0], 8, col), f".{_MACRO[e.func]}({var},", var,
+                        [a.body for a in args[1:]], col)
+    if e.func == "cel.unbound" and args and isinstance(args[0], E.Literal) and isinstance(args[0].value, str):
+        name, rest = args[0].value, args[1:]
+        if name == "has" and rest:  # a method call, as in cel()
+            return _applied(_wrap_lines(rest[0], 8, col), ".has(", None, rest[1:], col)
+        return _applied(None, name + "(", None, rest, col)
+    return [flat]
+
+
+def _applied(receiver: list[str] | None, head: str, var: str | None, args: list[E.Expr],
+             col: int) -> list[str]:
+    """``receiver``, ``head``, the arguments and ``)``: on one line when they
+    fit after the receiver, else one argument a line under the head (a
+    macro's variable stays in the head: ``.all(x,``)."""
+    start = receiver or [""]
+    one_line = head + (" " if var is not None else "") + ", ".join(cel(a) for a in args) + ")"
+    if not args or col + len(start[-1]) + len(one_line) <= LIMIT or _unbreakable(args):
+        return [*start[:-1], start[-1] + one_line]
+    # The arguments hang under the line that opens them.
+    opening = start[-1] + head
+    pad = len(opening) - len(opening.lstrip(" "))
+    lines = [*start[:-1], opening]
+    for n, arg in enumerate(args):
+        entry = _layout(arg, col + pad + STEP)
+        if n < len(args) - 1:
+            entry[-1] += ","
+        lines += _indented(entry, pad + STEP)
+    return [*lines, " " * pad + ")"]
+
+
+def _unbreakable(args: list[E.Expr]) -> bool:
+    """One literal argument: a line of its own would be as long."""
+    return len(args) == 1 and isinstance(args[0], (E.Literal, E.Ref))
 
 
 def ref(e: E.Ref) -> str:

@@ -32,7 +32,7 @@ from typing import Any
 import attrs
 import yaml
 
-__all__ = ["Comment", "Flow", "Spaced", "dump", "is_plain_safe", "scalar"]
+__all__ = ["Comment", "Flow", "Spaced", "dump", "is_block_safe", "is_plain_safe", "scalar"]
 
 INDENT = 2
 WIDTH = 100
@@ -162,6 +162,11 @@ def _block_literal(text: str) -> bool:
     # also keep any blank line that follows the block.
     return "\n" in text and text.strip() != "" and not _NOT_PRINTABLE.search(text) and "\r" not in text \
         and not text.endswith("\n\n")
+
+
+def is_block_safe(text: str) -> bool:
+    """Is multi-line ``text`` written as a literal block (not a quoted scalar)?"""
+    return _block_literal(text)
 
 
 def _literal_lines(text: str, indent: int) -> list[str]:
