@@ -6,7 +6,8 @@ engine's kernel, string parameters, ``aevatar.*`` functions), recording
 lowerings and reporting what has no aevatar form: :mod:`.from_workflowskill`
 and :mod:`.from_instruction` rebuild the control flow on the kernel's path
 (:mod:`.layout`), :mod:`.conditions` writes conditions that take the
-source's branch, :mod:`.steps` the steps that do work. The printer here writes
+source's branch, :mod:`.steps` the steps that do work (:mod:`.llm` a
+dialect-3 agent step as an ``llm_call`` on a generated role). The printer here writes
 such a workflow the way the seed writes them: ``name``, ``description``,
 ``roles``, ``steps``; each step ``id``, ``type``, ``target_role``,
 ``parameters`` (every value a string), ``next``, ``branches``, then the

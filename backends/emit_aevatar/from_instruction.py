@@ -192,6 +192,7 @@ class _Lowering:
             self.cases.setdefault(e.source, []).append((e.label or "", e.target))
         self.arm_of = {t: s for s, cases in self.cases.items() for _, t in cases}
         self.taken = set(self.by_id) | {p.name for p in wf.inputs} | {"input"}
+        self.conv.taken = self.taken
         self.live: dict[str, Live] = {}
         # The one key every finish output has: aevatar's unnamed run output.
         keys = {_output_key(n.attr("output")) for n in wf.nodes if n.op == "finish"}
@@ -274,12 +275,14 @@ class _Lowering:
         return test
 
     # ------------------------------------------------------------- steps
-    def step(self, node: Node) -> Node | None:
+    def step(self, node: Node) -> tuple[Node, ...]:
+        """The aevatar steps of ``node``, in the kernel's order (the last one
+        under its id); none for a step that only steers."""
         if node.op == "finish":
-            return self.finish(node)
+            return (self.finish(node),)
         if node.op == "switch":
             self.report.lowered("switch", "conditions on the case targets", node.span)
-            return None
+            return ()
         return lower_step(node, self.conv, self.report)
 
     def finish(self, node: Node) -> Node:
@@ -301,7 +304,7 @@ class _Lowering:
     # ------------------------------------------------------------- the whole
     def workflow(self) -> Workflow:
         wf, report = self.wf, self.report
-        items: list[tuple[Node, Node, Live]] = []   # (source node, aevatar step, liveness before it)
+        items: list[tuple[Node, tuple[Node, ...], Live]] = []   # (source node, aevatar steps, liveness before them)
         always_finishes = False
         order = _order(wf)
         fixed = _order_is_fixed(wf, [n.id for n in order], self.deps, self.cases)
@@ -315,17 +318,17 @@ class _Lowering:
             report.current = node.id
             reach = self.reach(node)
             live = _and(reach, self.guard(node)) if reach is not False else False
-            step = self.step(node) if live is not False else None
+            steps = self.step(node) if live is not False else ()
             if live is False and node.op not in ("trigger",):
                 report.lowered("a step that never runs", "left out", node.span)
-            if step is None:
+            if not steps:
                 self.live[node.id] = live
                 self.conv.unwritten.add(node.id)
                 continue
             self.live[node.id] = True if live is True else _ran(node.id)
             if live is True:
                 self.conv.always_run.add(node.id)
-            items.append((node, step, live))
+            items.append((node, steps, live))
             always_finishes = node.op == "finish" and live is True
         report.current = ""
         if not always_finishes:
@@ -333,13 +336,15 @@ class _Lowering:
                            wf.span)
         slots: list[Slot] = []
         successor = END
-        for node, step, live in reversed(items):
-            here = [Slot(step, END if node.op == "finish" else successor)]
-            entry = node.id
+        for node, steps, live in reversed(items):
+            # the steps of one source step run one after the other
+            here = [Slot(s, nxt.id) for s, nxt in itertools.pairwise(steps)]
+            here.append(Slot(steps[-1], END if node.op == "finish" else successor))
+            entry = steps[0].id
             if live is not True:
                 gid = fresh_id(f"{node.id}_if", self.taken)
                 here.insert(0, Slot(conditional_step(gid, live, node.span),
-                                    branches=(("true", node.id), ("false", successor))))
+                                    branches=(("true", entry), ("false", successor))))
                 entry = gid
             slots = here + slots
             successor = entry
@@ -347,7 +352,7 @@ class _Lowering:
         if not nodes:
             nodes, edges = place([Slot(assign_step(fresh_id("end", self.taken), E.Literal("", "string"),
                                                    wf.span))], self.taken)
-        return workflow_of(wf, nodes, edges)
+        return workflow_of(wf, nodes, edges, tuple(self.conv.roles.values()))
 
 
 def _output_key(value: E.Expr | None) -> str | None:

@@ -24,6 +24,8 @@ writes it there (a lowering); no outputs or several are a finding.
 
 from __future__ import annotations
 
+import itertools
+
 import attrs
 from flowc.backends.emit_aevatar.conditions import Conditions
 from flowc.backends.emit_aevatar.layout import END, Slot, fresh_id, place
@@ -71,6 +73,7 @@ class _Lowering:
         self.by_id = wf.node_map()
         self.arms = _arms(wf)
         self.taken = set(self.by_id) | {p.name for p in wf.inputs} | {"input"}
+        self.conv.taken = self.taken
         # (step id, successor) -> where the step starts: a step listed in
         # several arms is written once when it goes on to the same step.
         self.entries: dict[tuple[str, str], str] = {}
@@ -117,10 +120,11 @@ class _Lowering:
         if node.op == "exit":
             slots, entry = [Slot(self.exit(node), END)], sid
         else:
-            step = lower_step(node, self.conv, self.report)
-            if step is None:
+            steps = lower_step(node, self.conv, self.report)
+            if not steps:
                 return [], successor
-            slots, entry = [Slot(step, successor)], sid
+            slots = [Slot(s, nxt.id) for s, nxt in itertools.pairwise(steps)] + [Slot(steps[-1], successor)]
+            entry = steps[0].id
         if node.guard is not None:
             gid = fresh_id(f"{sid}_if", self.taken)
             test = self.condition(node.guard.expr, node.guard.span, "guard")
@@ -182,7 +186,7 @@ class _Lowering:
         slots, _entry = self.sequence(top, successor)
         report.current = ""
         nodes, edges = place(slots + tail, self.taken)
-        return workflow_of(wf, nodes, edges)
+        return workflow_of(wf, nodes, edges, tuple(self.conv.roles.values()))
 
 
 def _exit_value(value: E.Expr | None, name: str) -> E.Expr | None:

@@ -5,9 +5,10 @@ text and knows what the aevatar text of a source value is (``scalar``);
 :func:`lower_step` writes one step that does work (no control flow): tool
 calls become ``tool_call`` steps whose JSON ``arguments`` hold the inputs,
 references ``${...}`` placeholders (``${steps.<id>.json.<f>}`` for a field
-of a tool's result). What has no aevatar form (typed outputs, transforms
-of typed data) is reported with its span, and the closest step is written
-with a comment. :data:`STEP_RULES` lists the translations.
+of a tool's result), LLM steps :mod:`.llm`'s ``llm_call`` steps. What has
+no aevatar form (typed outputs, transforms of typed data) is reported with
+its span, and the closest step is written with a comment. :data:`STEP_RULES`
+lists the translations.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ import json
 import re
 
 import attrs
+from flowc.backends.emit_aevatar.llm import AGENT_RULE, lower_llm
 from flowc.backends.emitcore import Report
 from flowc.backends.emitcore.kinds import NUMBER, STRING, Kinds
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.span import Span
-from flowc.ir.workflow import Attr, Binding, ErrorPolicy, Node, Param, Workflow
+from flowc.ir.workflow import Actor, Attr, Binding, ErrorPolicy, Node, Param, Workflow
 
 __all__ = ["OUTPUT_RENAMED", "STEP_RULES", "ToAevatar", "assign_step", "conditional_step", "failing_step", "lower_step",
            "output_step", "workflow_of"]
@@ -36,6 +38,9 @@ STEP_RULES = {
     "exit": "an assign of the output text, then the end of the run",
     "exit failed": "a guard step whose check never passes: the run fails",
     "output": "the run's output: an assign of the text after the last step",
+    "agent": AGENT_RULE,
+    "answer in text": "${steps.<id>.output}: aevatar makes a tool's or LLM's answer text as a dialect-3 template "
+                      "does (null as '', data as compact JSON)",
 }
 # aevatar's run output is one unnamed text (a record's `output`).
 OUTPUT_RENAMED = "the source's one output, whatever its name, is aevatar's run output"
@@ -78,6 +83,15 @@ class ToAevatar:
         # Source steps with no aevatar step (a dialect-3 switch or noop, a
         # step that never runs): nothing can read their output.
         self.unwritten: set[str] = set()
+        # Steps whose aevatar output is the host's answer as the engine makes
+        # every result text (null as '', data as compact JSON): a dialect-3
+        # template interpolates the source's value to the same text.
+        self.answer_steps: set[str] = set()
+        # Ids in use (the structure module shares its set): a step written
+        # before another takes a fresh id from it.
+        self.taken: set[str] = set(self.nodes)
+        # (role setting, text) pairs -> the generated role carrying them.
+        self.roles: dict[tuple, Actor] = {}
 
     def _finding(self, message: str, span: Span, code: str = "TRN102") -> None:
         self.report.finding(code, message, span)
@@ -96,7 +110,9 @@ class ToAevatar:
                    "in aevatar"
         return None
 
-    def ref(self, e: E.Ref) -> E.Expr:
+    def ref(self, e: E.Ref, interpolated: bool = False) -> E.Expr:
+        """``e`` in aevatar; ``interpolated``: read inside a dialect-3
+        template's text (a value there becomes text as aevatar's do)."""
         if e.root == "inputs" and len(e.path) == 1 and isinstance(e.path[0], E.Field):
             why = self.input_problem(e.path[0].name)
             if why is not None:
@@ -113,7 +129,9 @@ class ToAevatar:
                 self._finding(f"the output of conditional {sid!r} (its arm's last listed step) has no aevatar "
                               "form: an aevatar conditional outputs its input", e.span)
             if len(e.path) == 2:
-                if sid not in self.branch_nodes and self.scalar(e)[0] != "string":
+                if interpolated and sid in self.answer_steps & self.always_run:
+                    self.report.lowered("a whole answer in text", STEP_RULES["answer in text"], e.span)
+                elif sid not in self.branch_nodes and self.scalar(e)[0] != "string":
                     self._finding("a step's whole output is its JSON text in aevatar (fields stay readable as "
                                   "${steps.<id>.json.<field>})", e.span)
                 return E.Ref("steps", e.path[:2], e.span)
@@ -168,12 +186,15 @@ class ToAevatar:
         if isinstance(e, E.Template):
             parts = []
             whole = e.typed_whole or len(e.parts) == 1
+            # dialect 3's text template: strings as they are, null as '',
+            # the rest as compact JSON (rt_cel.template_json)
+            interpolated = e.stringify == "json" and not e.typed_whole
             for p in e.parts:
                 if isinstance(p, E.Literal):
                     parts.append(p)
                 elif isinstance(p, E.Ref):
                     self._text_kind(p, whole)
-                    parts.append(self.ref(p))
+                    parts.append(self.ref(p, interpolated))
                 else:
                     self._finding("a computed placeholder has no aevatar form", p.span, "TRN101")
             if e.typed_whole and not self.kinds.of(e.parts[0]) <= STRING:
@@ -275,9 +296,10 @@ class ToAevatar:
         return text, None
 
 
-def lower_step(node: Node, conv: ToAevatar, report: Report) -> Node | None:
-    """One step that does work (no control flow) as an aevatar step; None
-    for a step with no aevatar counterpart that does nothing."""
+def lower_step(node: Node, conv: ToAevatar, report: Report) -> tuple[Node, ...]:
+    """One step that does work (no control flow) as aevatar steps, in the
+    kernel's order, the last one under the step's id; none for a step with
+    no aevatar counterpart that does nothing."""
     if node.iteration is not None:
         report.finding("TRN101", "iteration (each / foreach) over typed data has no aevatar form",
                        node.iteration.span)
@@ -289,14 +311,15 @@ def lower_step(node: Node, conv: ToAevatar, report: Report) -> Node | None:
         report.finding("TRN103", "retry: aevatar retries with max_attempts and a fixed or doubling delay and "
                        "no jitter", node.span)
     rule = _STEP_LOWERINGS.get(node.op, _closest)
-    step = rule(node, conv, report)
-    if skip and step is not None:
+    out = rule(node, conv, report)
+    steps = out if isinstance(out, tuple) else (out,) if out is not None else ()
+    if skip and steps:
         # WorkflowSkill goes on with a null output, aevatar's skip with the
         # failed step's blank output and no fields: the same text for every
         # reader (a whole tool result is a finding anyway).
         report.lowered("on_error: ignore", STEP_RULES["on_error: ignore"], node.on_error.span)
-        step = attrs.evolve(step, on_error=ErrorPolicy("skip"))
-    return step
+        steps = steps[:-1] + (attrs.evolve(steps[-1], on_error=ErrorPolicy("skip")),)
+    return steps
 
 
 def _closest(node: Node, conv: ToAevatar, report: Report) -> Node:
@@ -307,9 +330,19 @@ def _closest(node: Node, conv: ToAevatar, report: Report) -> Node:
                  (Attr("function", _lit("aevatar.transform.identity")),))
 
 
-def _tool(node: Node, conv: ToAevatar, report: Report) -> Node | None:
-    if not (isinstance(node.attr("capability"), E.Literal) and node.attr("capability").value == "tool"):
-        return _closest(node, conv, report)
+def _call(node: Node, conv: ToAevatar, report: Report) -> Node | tuple[Node, ...]:
+    capability = node.attr("capability")
+    capability = capability.value if isinstance(capability, E.Literal) else None
+    if capability == "tool":
+        return _tool(node, conv, report)
+    if capability == "llm":
+        steps = lower_llm(node, conv, report)
+        if steps is not None:
+            return steps
+    return _closest(node, conv, report)
+
+
+def _tool(node: Node, conv: ToAevatar, report: Report) -> Node:
     name = None
     for a in node.attrs[2:]:
         if a.name == "name" and isinstance(a.value, E.Literal):
@@ -329,6 +362,8 @@ def _tool(node: Node, conv: ToAevatar, report: Report) -> Node | None:
     report.lowered("tool", STEP_RULES["call tool"], node.span)
     if node.outputs and any(b.value is not None for b in node.outputs):
         report.finding("TRN101", "step output mappings have no aevatar form", node.span)
+    else:
+        conv.answer_steps.add(node.id)  # tool_call's output: the result as text
     return _step(node.id, "tool_call", params, "call", node.span,
                  (Attr("capability", _lit("tool")), Attr("name", _lit(name))))
 
@@ -370,7 +405,7 @@ def _trigger(node: Node, conv: ToAevatar, report: Report) -> None:
 # IR operation -> how a step of it is written (control flow is the
 # structure modules' work: branch, switch, exit, finish).
 _STEP_LOWERINGS = {
-    "call": _tool,
+    "call": _call,
     "sleep": _sleep,
     "assign": _assign,
     "noop": _nothing,
@@ -413,8 +448,9 @@ def _step(sid: str, kind: str, params: E.MapExpr, op: str, span: Span, extra: tu
     return Node(sid, op, kind, span, attrs=(Attr("parameters", params), *extra))
 
 
-def workflow_of(wf: Workflow, nodes: list[Node], edges: list) -> Workflow:
+def workflow_of(wf: Workflow, nodes: list[Node], edges: list, actors: tuple[Actor, ...] = ()) -> Workflow:
     return Workflow(name=wf.name, dialect=wf.dialect, semantics="aevatar", nodes=tuple(nodes), edges=tuple(edges),
+                    actors=actors,
                     entry=(nodes[0].id,) if nodes else (), terminal=nodes[-1].id if nodes else None,
                     inputs=(Param("input", T.STRING, "", True),), outputs=(Binding("output", T.STRING),),
                     description=wf.description or "", metadata={}, span=wf.span)
