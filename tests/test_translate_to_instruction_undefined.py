@@ -296,3 +296,34 @@ def test_outputs_of_steps_that_did_not_run():
         """
     for go in (True, False):
         _exact_and_same(text, {"go": go}, answers=ANSWERS[:3])
+
+
+def test_the_length_of_an_array_in_text():
+    """An array's length is an integer, which WorkflowSkill and dialect 3
+    write alike; an absent or null array gives '' in both."""
+    _exact_and_same("""\
+        steps:
+          - id: s0
+            type: tool
+            tool: t0
+            outputs:
+              rows: {type: array}
+          - id: s1
+            type: tool
+            tool: t1
+            inputs:
+              text: {type: string, value: "${steps.s0.output.rows.length} rows"}
+          - id: s2
+            type: transform
+            operation: filter
+            where: "1"
+            inputs:
+              items: {type: array, value: $steps.s0.output.rows}
+          - id: s3
+            type: tool
+            tool: t1
+            inputs:
+              text: {type: string, value: "kept ${steps.s2.output.items.length}"}
+        outputs:
+          said: {type: string, value: "${steps.s2.output.items.length} of ${steps.s0.output.rows.length}"}
+        """, {}, answers=ANSWERS + [{"output": {"rows": []}}, {"output": {"rows": None}}])

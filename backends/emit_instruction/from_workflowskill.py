@@ -431,9 +431,17 @@ class WfsToCel:
         kinds = self.kinds_of(e)
         if kinds <= {"string", "bool", "null"}:
             return True
+        if self._array_length(e):
+            return True  # an array's length is an integer, which both write alike
         # An input declared int holds an integer (or null), which both write alike.
         return kinds <= NUMBER | {"null"} and isinstance(e, E.Ref) and e.root == "inputs" and len(e.path) == 1 \
             and isinstance(e.path[0], E.Field) and e.path[0].name in self.int_inputs
+
+    def _array_length(self, e: E.Expr) -> bool:
+        """``x.length`` of an ``x`` known to be an array (or null, or undefined)."""
+        if not (isinstance(e, E.Ref) and e.path and isinstance(e.path[-1], E.Field) and e.path[-1].name == "length"):
+            return False
+        return self.kinds_of(E.Ref(e.root, e.path[:-1], e.span)) <= ARRAY | {"null"}
 
     def placeholder(self, e: E.Ref) -> E.Expr | None:
         """``e`` as a ``{{ }}`` placeholder: its path, or ``{{ path | null }}``
