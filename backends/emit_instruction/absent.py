@@ -21,7 +21,7 @@ import attrs
 from flowc.backends.emitcore.kinds import ANY, ARRAY, OBJECT
 from flowc.ir import expr as E
 
-__all__ = ["MAX_ABSENT", "NEVER", "Access", "both", "objects", "type_is", "walk"]
+__all__ = ["MAX_ABSENT", "NEVER", "Access", "both", "cel_name", "objects", "type_is", "walk"]
 
 # Objects with more values that may be undefined than this are not spelled
 # out (2**n variants); the translation reports them instead.
@@ -76,15 +76,16 @@ def _or(a: E.Expr, b: E.Expr) -> E.Expr:
     return E.Binary("cel.or", a, b)
 
 
-def _cel_name(name: str) -> bool:
+def cel_name(name: str) -> bool:
+    """Can ``name`` follow a dot in CEL (an identifier that is not reserved)?"""
     return name.isidentifier() and name.isascii() and name not in _CEL_RESERVED
 
 
 def _select(base: E.Expr, key: str) -> E.Expr:
     if isinstance(base, E.Ref):
-        seg = E.Field(key) if _cel_name(key) else E.Index(E.Literal(key, "string"))
+        seg = E.Field(key) if cel_name(key) else E.Index(E.Literal(key, "string"))
         return E.Ref(base.root, base.path + (seg,), base.span)
-    if _cel_name(key):
+    if cel_name(key):
         return E.Binary("cel.select", base, E.Literal(key, "string"))
     return E.Binary("cel.index", base, E.Literal(key, "string"))
 
