@@ -21,7 +21,8 @@ import json
 
 from attrs import evolve as attrs_evolve
 from flowc.backends.emitcore import Report
-from flowc.backends.emitcore.kernel import parameters_of, variable_sources
+from flowc.backends.emitcore.kernel import KernelGraph as AevatarKernel
+from flowc.backends.emitcore.kernel import keys_out, parameters_of, variable_sources
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.span import Span
@@ -208,7 +209,7 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
             graph.add(Node(node.id, "assign", "template", node.span, node.description,
                            attrs=(Attr("value", cel.input_ref(node.span)),)), deps)
             key = kernel.static.get(node.id) or _branch_key(node, params, routes, cel, report)
-            targets = {k: kernel.route(node, k) for k in _keys_out(routes)}
+            targets = {k: kernel.route(node.id, k) for k in keys_out(routes)}
             if isinstance(key, str):
                 report.lowered(canonical, "the branch its constant key always takes", node.span)
                 link(node.id, node.id, targets[key])
@@ -308,7 +309,7 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
             report.finding("TRN103", "retry: aevatar retries every failure but a timeout with a fixed or doubling "
                            "delay and no jitter; dialect 3 adds +-20% jitter", node.span)
         cel.previous = node.id
-        link(node.id, node.id, kernel.following(node))
+        link(node.id, node.id, kernel.following(node.id))
     report.current = ""
     done = graph.fresh("done")
     cel.input_expr = _live_value(sinks)
@@ -481,19 +482,19 @@ def _recover(graph, node: Node, call: str, kernel: KernelGraph, link, report: Re
         default = node.attr("default_output")
         out: str | E.Expr = node.id if default is None else E.Conditional(
             "cel.ternary", failed, default, E.Ref("steps", (E.Field(node.id), E.Field("output"))))
-        link(check, out, kernel.following(node))
+        link(check, out, kernel.following(node.id))
         report.lowered("on_error: skip", "on_error: continue, an assert that the failure is no timeout, the next "
                        "step with default_output (else '')", node.span)
         return
     ok = graph.fresh(f"{node.id}_ok")
     graph.add(Node(ok, "noop", "noop", node.span, guard=Guard(E.Unary("cel.not", failed), "cel_bool", node.span,
                                                               on_false="prune")), [node.id])
-    link(ok, node.id, kernel.following(node))
+    link(ok, node.id, kernel.following(node.id))
     fallback = graph.fresh(f"{node.id}_failed")
     graph.add(Node(fallback, "assert", "assert", node.span, attrs=(Attr("condition", not_timeout),
                                                                    Attr("message", message)),
                    guard=Guard(failed, "cel_bool", node.span, on_false="prune")), [call])
-    link(fallback, error, kernel.fallback(node))
+    link(fallback, error, kernel.fallback(node.id))
     report.lowered("on_error: fallback", "on_error: continue; the next step when the call succeeded, else an "
                    "assert that the failure is no timeout and the fallback step with the error message", node.span)
 
@@ -533,121 +534,33 @@ def _json_object(text):
 
 
 # ------------------------------------------------------------------ the kernel's graph
-class KernelGraph:
+class KernelGraph(AevatarKernel):
     """The steps the aevatar kernel can run, in an order where each comes
     after every step that can precede it. A run is one path through this
     graph; where it is acyclic, dialect 3's depends_on and pruning run
-    exactly that path (each step has one live dependency)."""
+    exactly that path (each step has one live dependency). A translated
+    on_error (skip, fallback: see _recover) is part of the path."""
 
     def __init__(self, wf: Workflow, report: Report) -> None:
-        self.wf = wf
-        self.by_id = wf.node_map()
-        self.index = {n.id: i for i, n in enumerate(wf.nodes)}
-        self.plain: dict[str, str] = {}
-        self.branches: dict[str, list[tuple[str, str]]] = {}
-        self.cut: set[tuple[str, str]] = set()
-        branch_edges: dict[str, list] = {}
-        for e in wf.edges:
-            if e.kind in (EdgeKind.SEQUENCE, EdgeKind.FALLTHROUGH):
-                self.plain.setdefault(e.source, e.target)
-            elif e.kind is EdgeKind.BRANCH:
-                branch_edges.setdefault(e.source, []).append((e.order, e.label or "", e.target))
-        for sid, items in branch_edges.items():
-            self.branches[sid] = [(label, target) for _, label, target in sorted(items, key=lambda t: t[0])]
-        self.routes: dict[str, list[str]] = {}
-        for n in wf.nodes:
-            canonical = n.kind.strip().lower()
-            if canonical == "switch" and n.op == "switch":
-                self.routes[n.id] = switch_candidates(n, self.branches.get(n.id, []))
-            elif canonical == "conditional" and n.op == "branch":
-                self.routes[n.id] = ["true", "false"]
-            elif n.id in self.branches:
-                report.current = n.id
-                report.finding("TRN101", f"step {n.id!r}: the branches of a {canonical} step have no translation; "
-                               "the step continues to the next one", n.span)
-        # a key that does not depend on the run: the step always takes one branch
-        self.static: dict[str, str] = {}
+        by_id = wf.node_map()
+        recovers = {n.id: n.on_error for n in wf.nodes if _recoverable(n, by_id)}
+        super().__init__(wf, report, "no translation", "no translation yet", attach=True, recovers=recovers)
+        self.order = self._kahn_order()
+
+    def static_keys(self) -> dict[str, str]:
+        out = {}
         for sid, keys in self.routes.items():
             key = _static_key(self.by_id[sid], parameters_of(self.by_id[sid]), keys)
             if key is not None:
-                self.static[sid] = key
-        # steps whose on_error (skip, fallback) is translated: see _recover
-        self.recovers = {n.id: n.on_error for n in wf.nodes if _recoverable(n, self.by_id)}
-        for e in wf.edges:
-            if e.kind is EdgeKind.ERROR and e.source not in self.recovers:
-                report.current = e.source
-                report.finding("TRN101", f"step {e.source!r}: an error fallback has no translation; a failure "
-                               "fails the run", self.by_id[e.source].span if e.source in self.by_id else e.span)
-        for n in wf.nodes:
-            if n.on_error.action not in ("fail", "fallback") and n.id not in self.recovers:
-                report.current = n.id
-                report.finding("TRN101", f"step {n.id!r}: on_error {n.on_error.action} has no translation; a "
-                               "failure fails the run", n.span)
-        self.order = self._order(report)
-        report.current = ""
+                out[sid] = key
+        return out
 
-    def following(self, node: Node) -> str | None:
-        target = self.plain.get(node.id)
-        if target is None and node.id not in self.plain and node.id in self.routes:
-            i = self.index[node.id] + 1
-            target = self.wf.nodes[i].id if i < len(self.wf.nodes) else None
-        if target is None or target not in self.by_id or (node.id, target) in self.cut:
-            return None
-        return target
-
-    def route(self, node: Node, key: str) -> str | None:
-        arms = self.branches.get(node.id, [])
-        for label in (key, "_default"):
-            for k, target in arms:
-                if k == label and target in self.by_id:
-                    return None if (node.id, target) in self.cut else target
-        return self.following(node)
-
-    def successors(self, node: Node) -> list[str]:
-        if node.id in self.static:
-            out = [self.route(node, self.static[node.id])]
-        elif node.id in self.routes:
-            out = [self.route(node, k) for k in _keys_out(self.routes[node.id])]
-        else:
-            out = [self.following(node)]
-        out.append(self.fallback(node))
-        return list(dict.fromkeys(t for t in out if t is not None))
-
-    def fallback(self, node: Node) -> str | None:
-        """The step a translated on_error fallback goes to."""
-        policy = self.recovers.get(node.id)
-        if policy is None or policy.action != "fallback" or (node.id, policy.target) in self.cut:
-            return None
-        return policy.target
-
-    def _order(self, report: Report) -> list[Node]:
-        if not self.wf.entry or self.wf.entry[0] not in self.by_id:
-            return []
-        # depth-first from the entry: an edge back to a step on the current path is a loop
-        state: dict[str, int] = {}
-        stack = [(self.wf.entry[0], iter(self.successors(self.by_id[self.wf.entry[0]])))]
-        state[self.wf.entry[0]] = 1
-        while stack:
-            sid, it = stack[-1]
-            nxt = next(it, None)
-            if nxt is None:
-                state[sid] = 2
-                stack.pop()
-                continue
-            if state.get(nxt) == 1:
-                report.current = sid
-                report.finding("TRN101", f"step {sid!r} loops back to {nxt!r}: loops have no translation yet; "
-                               "the loop body runs once", self.by_id[nxt].span)
-                self.cut.add((sid, nxt))
-                continue
-            if nxt not in state:
-                state[nxt] = 1
-                stack.append((nxt, iter(self.successors(self.by_id[nxt]))))
-        reachable = [n for n in self.wf.nodes if n.id in state]
-        # Kahn's order, document order among ready steps
+    def _kahn_order(self) -> list[Node]:
+        """The reachable steps in Kahn's order, document order among ready steps."""
+        reachable = [n for n in self.wf.nodes if n.id in self.reached]
         indegree = {n.id: 0 for n in reachable}
         for n in reachable:
-            for t in self.successors(n):
+            for t in self.successors(n.id):
                 indegree[t] += 1
         ready = [n for n in reachable if indegree[n.id] == 0]
         order: list[Node] = []
@@ -655,28 +568,11 @@ class KernelGraph:
             ready.sort(key=lambda n: self.index[n.id])
             n = ready.pop(0)
             order.append(n)
-            for t in self.successors(n):
+            for t in self.successors(n.id):
                 indegree[t] -= 1
                 if indegree[t] == 0:
                     ready.append(self.by_id[t])
-        skipped = [n for n in self.wf.nodes if n.id not in state]
-        for n in skipped:
-            report.lowered("a step the kernel never reaches", "left out", n.span)
         return order
-
-
-def _keys_out(keys: list[str]) -> list[str]:
-    """Every key a switch or conditional can give: its candidates and `_default`."""
-    return keys + ([] if "_default" in keys or keys == ["true", "false"] else ["_default"])
-
-
-def switch_candidates(node: Node, arms: list[tuple[str, str]]) -> list[str]:
-    """The switch's keys in the kernel's matching order: its branch.* parameters, then its branches."""
-    out = [k[len("branch."):] for k in parameters_of(node) if k.lower().startswith("branch.")]
-    for k, _ in arms:
-        if k not in out:
-            out.append(k)
-    return out
 
 
 # ------------------------------------------------------------------ branch keys

@@ -37,6 +37,7 @@ import string
 
 import attrs
 from flowc.backends.emitcore import Report
+from flowc.backends.emitcore.kernel import KernelGraph as AevatarKernel
 from flowc.backends.emitcore.kernel import parameters_of, variable_sources
 from flowc.ir import expr as E
 from flowc.ir import types as T
@@ -243,96 +244,16 @@ def _is(e, text: str) -> bool:
 
 
 # ------------------------------------------------------------------ the kernel's graph
-class KernelGraph:
-    """Where the kernel goes after each step: ``next`` or document order,
-    or by a branch key. Edges back to a step on the current path (loops)
-    are cut, with a finding."""
+class KernelGraph(AevatarKernel):
+    """The kernel's graph (:class:`flowc.backends.emitcore.kernel.KernelGraph`)
+    with the reachable steps in an order where each comes after every step
+    that can precede it, and each step's join (``ipdom``): the first step
+    every path from it meets."""
 
     def __init__(self, wf: Workflow, report: Report) -> None:
-        self.wf = wf
-        self.by_id = wf.node_map()
-        self.index = {n.id: i for i, n in enumerate(wf.nodes)}
-        self.plain: dict[str, str] = {}
-        arms: dict[str, list] = {}
-        for e in wf.edges:
-            if e.kind in (EdgeKind.SEQUENCE, EdgeKind.FALLTHROUGH):
-                self.plain.setdefault(e.source, e.target)
-            elif e.kind is EdgeKind.BRANCH:
-                arms.setdefault(e.source, []).append((e.order, e.label or "", e.target))
-        self.arms = {sid: [(label, t) for _, label, t in sorted(items, key=lambda i: i[0])]
-                     for sid, items in arms.items()}
-        self.keys: dict[str, list[str]] = {}
-        for n in wf.nodes:
-            canonical = n.kind.strip().lower()
-            if canonical == "switch" and n.op == "switch":
-                self.keys[n.id] = _switch_candidates(n, self.arms.get(n.id, []))
-            elif canonical == "conditional" and n.op == "branch":
-                self.keys[n.id] = ["true", "false"]
-            elif n.id in self.arms:
-                report.current = ""
-                report.finding("TRN101", f"step {n.id!r}: the branches of a {canonical} step have no WorkflowSkill "
-                               "form; the step continues to the next one", n.span)
-        for e in wf.edges:
-            if e.kind is EdgeKind.ERROR:
-                report.finding("TRN101", f"step {e.source!r}: an error fallback has no WorkflowSkill form; a "
-                               "failure fails the run", self.by_id[e.source].span if e.source in self.by_id
-                               else e.span)
-        for n in wf.nodes:
-            if n.on_error.action not in ("fail", "fallback"):
-                report.finding("TRN101", f"step {n.id!r}: on_error {n.on_error.action} has no WorkflowSkill form; "
-                               "a failure fails the run", n.span)
-        self.cut: set[tuple[str, str]] = set()
-        self.order = self._order(report)
+        super().__init__(wf, report, "no WorkflowSkill form", "no WorkflowSkill form")
+        self.order = self.postorder[::-1]
         self.ipdom = self._post_dominators()
-
-    def following(self, sid: str) -> str | None:
-        target = self.plain.get(sid)
-        if target is None and sid not in self.plain and sid in self.keys:
-            i = self.index[sid] + 1
-            target = self.wf.nodes[i].id if i < len(self.wf.nodes) else None
-        if target is None or target not in self.by_id or (sid, target) in self.cut:
-            return None
-        return target
-
-    def route(self, sid: str, key: str) -> str | None:
-        for label in (key, "_default"):
-            for k, target in self.arms.get(sid, []):
-                if k == label and target in self.by_id:
-                    return None if (sid, target) in self.cut else target
-        return self.following(sid)
-
-    def successors(self, sid: str) -> list[str]:
-        if sid in self.keys:
-            out = [self.route(sid, k) for k in _keys_out(self.keys[sid])]
-        else:
-            out = [self.following(sid)]
-        return list(dict.fromkeys(t for t in out if t is not None))
-
-    def _order(self, report: Report) -> list[str]:
-        """The reachable steps, each after every step that can precede it."""
-        if not self.wf.entry or self.wf.entry[0] not in self.by_id:
-            return []
-        state = {self.wf.entry[0]: 1}
-        stack = [(self.wf.entry[0], iter(self.successors(self.wf.entry[0])))]
-        post: list[str] = []
-        while stack:
-            sid, it = stack[-1]
-            nxt = next(it, None)
-            if nxt is None:
-                state[sid] = 2
-                post.append(sid)
-                stack.pop()
-            elif state.get(nxt) == 1:
-                report.finding("TRN101", f"step {sid!r} loops back to {nxt!r}: loops have no WorkflowSkill form; "
-                               "the loop body runs once", self.by_id[nxt].span)
-                self.cut.add((sid, nxt))
-            elif nxt not in state:
-                state[nxt] = 1
-                stack.append((nxt, iter(self.successors(nxt))))
-        for n in self.wf.nodes:
-            if n.id not in state:
-                report.lowered("a step the kernel never reaches", "left out", n.span)
-        return post[::-1]
 
     def _post_dominators(self) -> dict[str, str | None]:
         """Each step's join: the first step every path from it meets (None: the end)."""
@@ -357,7 +278,7 @@ class _StraightPath:
         self.by_id = wf.node_map()
         self.order = order
         self.next = dict(itertools.pairwise(self.order))
-        self.keys: dict[str, list[str]] = {}
+        self.routes: dict[str, list[str]] = {}
         self.ipdom: dict[str, str | None] = {}
 
     def following(self, sid: str) -> str | None:
@@ -365,19 +286,6 @@ class _StraightPath:
 
     def successors(self, sid: str) -> list[str]:
         return [t for t in (self.next.get(sid),) if t is not None]
-
-
-def _keys_out(keys: list[str]) -> list[str]:
-    return keys + ([] if "_default" in keys or keys == ["true", "false"] else ["_default"])
-
-
-def _switch_candidates(node: Node, arms: list[tuple[str, str]]) -> list[str]:
-    """The switch's keys in the kernel's matching order: its branch.* parameters, then its branches."""
-    out = [k[len("branch."):] for k in parameters_of(node) if k.lower().startswith("branch.")]
-    for k, _ in arms:
-        if k not in out:
-            out.append(k)
-    return out
 
 
 # ------------------------------------------------------------------ lowering
@@ -580,7 +488,7 @@ class _Lowering:
         params = parameters_of(node)
         canonical = node.kind.strip().lower()
         graph = self.graph
-        keys = graph.keys[node.id]
+        keys = graph.routes[node.id]
         subject = state.value
         if canonical == "conditional":
             condition = self._resolved(params.get("condition", E.Literal("default", "string")), state)
@@ -684,7 +592,7 @@ class _Lowering:
         graph = self.graph
         while current is not None and current != stop:
             node = graph.by_id[current]
-            if current not in graph.keys:
+            if current not in graph.routes:
                 ids, state = self.step(node, state)
                 items += ids
                 current = graph.following(current)
@@ -756,7 +664,7 @@ class _Lowering:
                 continue
             seen.add(sid)
             node = self.graph.by_id[sid]
-            if sid not in self.graph.keys and node.op != "assign" and not (
+            if sid not in self.graph.routes and node.op != "assign" and not (
                     node.op == "transform.apply" and node.kind.strip().lower() == "transform"
                     and self._passes_through(node, parameters_of(node))):
                 return False

@@ -2,42 +2,161 @@
 
 The engine's kernel runs one step at a time: a step's ``next``, else the
 following step in document order (both explicit edges in the IR), with
-``branches`` and error fallbacks choosing among several. A workflow whose
-flow is one straight path translates step by step; anything else is
-reported by the translating emitter.
+``branches`` (a ``switch``'s keys, a ``conditional``'s ``true`` and
+``false``) and error fallbacks choosing among several. :class:`KernelGraph`
+is that graph as both emitters that read aevatar see it; what the target
+cannot express (branches of other primitives, error fallbacks it does not
+translate, loops back) is reported once, here.
 """
 
 from __future__ import annotations
 
-from flowc.ir.workflow import EdgeKind, Node, Workflow
+from flowc.backends.emitcore import Report
+from flowc.ir.workflow import EdgeKind, ErrorPolicy, Node, Workflow
 
-__all__ = ["straight_path"]
+__all__ = ["KernelGraph", "keys_out", "parameters_of", "switch_candidates", "variable_sources"]
 
 
-def straight_path(wf: Workflow) -> tuple[list[Node], list[Node]]:
-    """The steps the kernel runs, in order, when the flow has no choice;
-    and the steps off that path or where the flow branches."""
-    by_id = wf.node_map()
-    succ: dict[str, list] = {}
-    for e in wf.edges:
-        succ.setdefault(e.source, []).append(e)
-    path: list[Node] = []
-    problems: list[Node] = []
-    current = wf.entry[0] if wf.entry else None
-    seen: set[str] = set()
-    while current is not None and current in by_id and current not in seen:
-        seen.add(current)
-        node = by_id[current]
-        path.append(node)
-        out = succ.get(current, [])
-        if any(e.kind in (EdgeKind.BRANCH, EdgeKind.ERROR) for e in out):
-            problems.append(node)
-        plain = [e for e in out if e.kind in (EdgeKind.SEQUENCE, EdgeKind.FALLTHROUGH)]
-        current = plain[0].target if plain else None
-    if current is not None and current in seen:
-        problems.append(by_id[current])  # a loop back
-    problems += [n for n in wf.nodes if n.id not in seen]
-    return path, problems
+class KernelGraph:
+    """Where the kernel goes after each step: ``next`` or document order,
+    or by a branch key. ``routes`` holds each branching step's keys in the
+    kernel's matching order; ``static`` the key of a step that always takes
+    one branch; ``recovers`` the steps whose error policy the target
+    translates (their fallback is an edge too). An edge back to a step on
+    the current path (a loop) is cut, with a finding. ``postorder`` lists
+    the reachable steps, each after every step it can reach (once loops are
+    cut); a step never reached is left out, a lowering.
+
+    ``no_form`` and ``no_loop`` finish the findings' sentences ("... have
+    no WorkflowSkill form"); ``attach`` puts each finding's comment on its
+    step rather than on the document."""
+
+    def __init__(self, wf: Workflow, report: Report, no_form: str, no_loop: str, attach: bool = False,
+                 recovers: dict[str, ErrorPolicy] | None = None) -> None:
+        self.wf = wf
+        self.by_id = wf.node_map()
+        self.index = {n.id: i for i, n in enumerate(wf.nodes)}
+        self.plain: dict[str, str] = {}
+        branch_edges: dict[str, list] = {}
+        for e in wf.edges:
+            if e.kind in (EdgeKind.SEQUENCE, EdgeKind.FALLTHROUGH):
+                self.plain.setdefault(e.source, e.target)
+            elif e.kind is EdgeKind.BRANCH:
+                branch_edges.setdefault(e.source, []).append((e.order, e.label or "", e.target))
+        self.branches = {sid: [(label, target) for _, label, target in sorted(items, key=lambda t: t[0])]
+                         for sid, items in branch_edges.items()}
+
+        def finding(sid: str, message: str, span) -> None:
+            report.current = sid if attach else ""
+            report.finding("TRN101", message, span)
+
+        self.routes: dict[str, list[str]] = {}
+        for n in wf.nodes:
+            canonical = n.kind.strip().lower()
+            if canonical == "switch" and n.op == "switch":
+                self.routes[n.id] = switch_candidates(n, self.branches.get(n.id, []))
+            elif canonical == "conditional" and n.op == "branch":
+                self.routes[n.id] = ["true", "false"]
+            elif n.id in self.branches:
+                finding(n.id, f"step {n.id!r}: the branches of a {canonical} step have {no_form}; the step "
+                        "continues to the next one", n.span)
+        self.static = self.static_keys()
+        self.recovers = recovers or {}
+        for e in wf.edges:
+            if e.kind is EdgeKind.ERROR and e.source not in self.recovers:
+                finding(e.source, f"step {e.source!r}: an error fallback has {no_form}; a failure fails the run",
+                        self.by_id[e.source].span if e.source in self.by_id else e.span)
+        for n in wf.nodes:
+            if n.on_error.action not in ("fail", "fallback") and n.id not in self.recovers:
+                finding(n.id, f"step {n.id!r}: on_error {n.on_error.action} has {no_form}; a failure fails the "
+                        "run", n.span)
+        self.cut: set[tuple[str, str]] = set()
+        self.postorder = self._walk(finding, no_loop)
+        report.current = ""
+        for n in wf.nodes:
+            if n.id not in self.reached:
+                report.lowered("a step the kernel never reaches", "left out", n.span)
+
+    def static_keys(self) -> dict[str, str]:
+        """The key of each branching step that takes the same branch in
+        every run (none here; an emitter that can tell says so)."""
+        return {}
+
+    def following(self, sid: str) -> str | None:
+        """Where the kernel goes on from ``sid`` without a branch."""
+        target = self.plain.get(sid)
+        if target is None and sid not in self.plain and sid in self.routes:
+            i = self.index[sid] + 1
+            target = self.wf.nodes[i].id if i < len(self.wf.nodes) else None
+        if target is None or target not in self.by_id or (sid, target) in self.cut:
+            return None
+        return target
+
+    def route(self, sid: str, key: str) -> str | None:
+        """Where the branch ``key`` of ``sid`` goes (its `_default`, else on)."""
+        for label in (key, "_default"):
+            for k, target in self.branches.get(sid, []):
+                if k == label and target in self.by_id:
+                    return None if (sid, target) in self.cut else target
+        return self.following(sid)
+
+    def fallback(self, sid: str) -> str | None:
+        """The step a translated ``on_error`` fallback of ``sid`` goes to."""
+        policy = self.recovers.get(sid)
+        if policy is None or policy.action != "fallback" or (sid, policy.target) in self.cut:
+            return None
+        return policy.target
+
+    def successors(self, sid: str) -> list[str]:
+        if sid in self.static:
+            out = [self.route(sid, self.static[sid])]
+        elif sid in self.routes:
+            out = [self.route(sid, k) for k in keys_out(self.routes[sid])]
+        else:
+            out = [self.following(sid)]
+        out.append(self.fallback(sid))
+        return list(dict.fromkeys(t for t in out if t is not None))
+
+    def _walk(self, finding, no_loop: str) -> list[str]:
+        """Depth first from the entry: an edge back to a step on the
+        current path is a loop, cut with a finding."""
+        self.reached: set[str] = set()
+        if not self.wf.entry or self.wf.entry[0] not in self.by_id:
+            return []
+        entry = self.wf.entry[0]
+        state = {entry: 1}
+        stack = [(entry, iter(self.successors(entry)))]
+        post: list[str] = []
+        while stack:
+            sid, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[sid] = 2
+                post.append(sid)
+                stack.pop()
+            elif state.get(nxt) == 1:
+                finding(sid, f"step {sid!r} loops back to {nxt!r}: loops have {no_loop}; the loop body runs once",
+                        self.by_id[nxt].span)
+                self.cut.add((sid, nxt))
+            elif nxt not in state:
+                state[nxt] = 1
+                stack.append((nxt, iter(self.successors(nxt))))
+        self.reached = set(state)
+        return post
+
+
+def keys_out(keys: list[str]) -> list[str]:
+    """Every key a switch or conditional can give: its candidates and `_default`."""
+    return keys + ([] if "_default" in keys or keys == ["true", "false"] else ["_default"])
+
+
+def switch_candidates(node: Node, arms: list[tuple[str, str]]) -> list[str]:
+    """The switch's keys in the kernel's matching order: its branch.* parameters, then its branches."""
+    out = [k[len("branch."):] for k in parameters_of(node) if k.lower().startswith("branch.")]
+    for k, _ in arms:
+        if k not in out:
+            out.append(k)
+    return out
 
 
 def variable_sources(wf: Workflow) -> tuple[set[str], set[str]]:
