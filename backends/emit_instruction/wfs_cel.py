@@ -12,19 +12,17 @@ workflow it lowers.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import attrs
 from flowc.backends.emit_instruction import absent
 from flowc.backends.emitcore import Report
-from flowc.backends.emitcore.kinds import ANY, ARRAY, BOOL, NUMBER, OBJECT, STRING, Kinds
+from flowc.backends.emitcore.kinds import ANY, ARRAY, BOOL, NUMBER, OBJECT, STRING, Kinds, wfs_equality_is_cel
 from flowc.ir import expr as E
 from flowc.ir.span import NO_SPAN, Span
 
 __all__ = ["OPERATOR_RULES", "Converted", "WfsToCel", "lit"]
 
-_NUMERIC_TEXT = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*\Z|\s*0[xX][0-9a-fA-F]+\s*\Z|\s*\Z")
 
 # wfs operator -> (CEL operator, the rule that says when the meaning is the same)
 OPERATOR_RULES: dict[str, tuple[str | None, str]] = {
@@ -43,13 +41,6 @@ OPERATOR_RULES: dict[str, tuple[str | None, str]] = {
 
 def lit(value, kind: str = "string") -> E.Literal:
     return E.Literal(value, kind)
-
-
-def _may_be_number_text(e: E.Expr, kinds: frozenset[str]) -> bool:
-    """Could this side be a string that JavaScript reads as a number?"""
-    if isinstance(e, E.Literal):
-        return isinstance(e.value, str) and bool(_NUMERIC_TEXT.match(e.value))
-    return "string" in kinds
 
 
 @attrs.frozen
@@ -115,7 +106,7 @@ class WfsToCel:
             if not self._undefined_same(e.left, e.right):
                 self._finding(f"`{e.op.split('.')[1]}`: a side may be undefined; WorkflowSkill finds undefined "
                               "equal to undefined only, the translation reads it as null", e.span)
-            elif not _equality_same(e.left, left_kinds, e.right, right_kinds):
+            elif not wfs_equality_is_cel(e.left, left_kinds, e.right, right_kinds):
                 self._finding(f"`{e.op.split('.')[1]}`: WorkflowSkill compares a number with a numeric string "
                               "by value, CEL never finds them equal; the types of these operands are not known "
                               "to rule that out", e.span)
@@ -443,21 +434,6 @@ def _and_not_null(value: E.Expr, test: E.Expr, kinds, span: Span) -> E.Expr:
     if "null" not in kinds:
         return test
     return E.Binary("cel.and", E.Binary("cel.ne", value, E.Literal(None, "null"), span), test, span)
-
-
-def _equality_same(le: E.Expr, lk, re_: E.Expr, rk) -> bool:
-    """Is WorkflowSkill's == the same as CEL's for these operands?"""
-    for e, other_kinds in ((le, rk), (re_, lk)):
-        if isinstance(e, E.Literal) and (e.value is None or isinstance(e.value, bool)):
-            return True
-        if isinstance(e, E.Literal) and isinstance(e.value, str) and not _NUMERIC_TEXT.match(e.value):
-            return True
-    if lk == ANY or rk == ANY:
-        return False
-    number_vs_text = ("number" in lk and _may_be_number_text(re_, rk)) or \
-                     ("number" in rk and _may_be_number_text(le, lk))
-    containers = bool(lk & {"array", "object"}) and bool(rk & {"array", "object"})
-    return not number_vs_text and not containers
 
 
 def _regex_escape(text: str) -> str:

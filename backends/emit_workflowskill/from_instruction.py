@@ -20,7 +20,7 @@ import itertools
 import re
 
 from flowc.backends.emitcore import Report
-from flowc.backends.emitcore.kinds import ANY, ARRAY, BOOL, NUMBER, STRING, Kinds
+from flowc.backends.emitcore.kinds import ARRAY, BOOL, NUMBER, STRING, Kinds, wfs_equality_is_cel
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.ops import END_NODE_ID
@@ -62,7 +62,6 @@ KIND_RULES: dict[str, str] = {
     "noop": "dropped", "switch": "guards on the case targets", "finish": "an exit",
     "foreach": "`each` on the body's one tool step",
 }
-_NUMERIC_TEXT = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*\Z|\s*0[xX][0-9a-fA-F]+\s*\Z|\s*\Z")
 _WFS_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _TYPE_NAME = {"string": T.STRING, "number": T.FLOAT, "bool": T.BOOL, "array": T.ARRAY, "object": T.OBJECT}
 
@@ -117,7 +116,7 @@ class CelToWfs:
         target, rule = OPERATOR_RULES[e.op]
         lk, rk = self.kinds.of(e.left), self.kinds.of(e.right)
         left, right = self.expr(e.left), self.expr(e.right)
-        if rule == "equality" and not _equality_same(e.left, lk, e.right, rk):
+        if rule == "equality" and not wfs_equality_is_cel(e.left, lk, e.right, rk):
             self._finding(f"`{'==' if e.op == 'cel.eq' else '!='}`: WorkflowSkill finds a number equal to numeric "
                           "text, CEL never does; the operand types are not known to rule that out", e.span)
         elif rule == "numbers" and not (lk <= NUMBER and rk <= NUMBER):
@@ -182,18 +181,6 @@ class CelToWfs:
                                      "JavaScript's String() in WorkflowSkill; they agree on text, numbers, "
                                      "booleans, null, lists and objects", original.span)
         return E.Template(tuple(parts), "wfs", e.typed_whole and len(parts) == 1, e.span)
-
-
-def _equality_same(le: E.Expr, lk, re_: E.Expr, rk) -> bool:
-    for e in (le, re_):
-        if isinstance(e, E.Literal) and (e.value is None or isinstance(e.value, bool)):
-            return True
-        if isinstance(e, E.Literal) and isinstance(e.value, str) and not _NUMERIC_TEXT.match(e.value):
-            return True
-    if lk == ANY or rk == ANY:
-        return False
-    number_vs_text = ("number" in lk and "string" in rk) or ("number" in rk and "string" in lk)
-    return not number_vs_text and not (lk & {"array", "object"} and rk & {"array", "object"})
 
 
 def _label_is_exact(label: str) -> bool:

@@ -10,11 +10,13 @@ them (nothing is known). The knowledge comes from literals, declared types
 
 from __future__ import annotations
 
+import re
+
 from flowc.ir import expr as E
 from flowc.ir.types import Type
 from flowc.ir.workflow import Workflow
 
-__all__ = ["ANY", "BOOL", "NUMBER", "STRING", "Kinds", "kinds_of_type"]
+__all__ = ["ANY", "BOOL", "NUMBER", "STRING", "Kinds", "kinds_of_type", "wfs_equality_is_cel"]
 
 ANY = frozenset({"string", "number", "bool", "null", "array", "object"})
 BOOL = frozenset({"bool"})
@@ -142,3 +144,34 @@ class Kinds:
             if self._ref(base, scope) <= ARRAY | {"null"}:
                 return NUMBER
         return ANY
+
+
+# Text JavaScript's Number() reads as a number (WorkflowSkill's == then compares numerically).
+_NUMERIC_TEXT = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*\Z|\s*0[xX][0-9a-fA-F]+\s*\Z|\s*\Z")
+
+
+def _may_be_number_text(e: E.Expr, kinds: frozenset[str]) -> bool:
+    """Could this side be a string that JavaScript reads as a number?"""
+    if isinstance(e, E.Literal):
+        return isinstance(e.value, str) and bool(_NUMERIC_TEXT.match(e.value))
+    return "string" in kinds
+
+
+def wfs_equality_is_cel(left: E.Expr, left_kinds: frozenset[str], right: E.Expr,
+                        right_kinds: frozenset[str]) -> bool:
+    """Do WorkflowSkill's ``==`` and CEL's ``==`` agree on these operands
+    (whichever dialect they are written in)? They do when one side is null,
+    a boolean or non-numeric text, or when neither can be a number meeting
+    numeric text nor two containers (which WorkflowSkill compares by
+    identity)."""
+    for e in (left, right):
+        if isinstance(e, E.Literal) and (e.value is None or isinstance(e.value, bool)):
+            return True
+        if isinstance(e, E.Literal) and isinstance(e.value, str) and not _NUMERIC_TEXT.match(e.value):
+            return True
+    if left_kinds == ANY or right_kinds == ANY:
+        return False
+    number_vs_text = ("number" in left_kinds and _may_be_number_text(right, right_kinds)) or \
+                     ("number" in right_kinds and _may_be_number_text(left, left_kinds))
+    containers = bool(left_kinds & {"array", "object"}) and bool(right_kinds & {"array", "object"})
+    return not number_vs_text and not containers
