@@ -101,6 +101,26 @@ CODES: dict[str, CodeInfo] = _table(
     ("ANA404", "no single terminal", "Every path must end at the workflow's one terminal."),
     ("ANA405", "edge to unknown node", "An edge names a node that does not exist."),
     ("ANA406", "limit exceeded", "The workflow exceeds one of flowc's size limits."),
+    ("LIM001", "file too large",
+     ("The file is larger than flowc reads (docs/limits.md). flowc refuses it before parsing so "
+      "that a hostile file cannot exhaust memory or time.")),
+    ("LIM002", "too many steps",
+     "The workflow has more steps (nested steps included) than flowc compiles (docs/limits.md)."),
+    ("LIM101", "nests too deeply",
+     ("An expression, template or constant nests deeper than flowc compiles (docs/limits.md). "
+      "Every backend must run what compiles, so the limit is checked where the text is read.")),
+    ("LIM102", "expression too large",
+     ("A call has too many arguments, a list or map too many entries, or a path too many "
+      "segments (docs/limits.md).")),
+    ("LIM103", "number out of range",
+     ("A number is larger than the field can hold: an integer literal outside int64/uint64, a "
+      "non-finite number where a count is expected, or more digits than flowc reads.")),
+    ("LIM104", "too many retries",
+     "A retry policy asks for more attempts than flowc runs (docs/limits.md)."),
+    ("LIM105", "duration too long",
+     "A delay, timeout or backoff is longer than flowc schedules (docs/limits.md)."),
+    ("LIM106", "loop bound too large",
+     "A declared loop bound is larger than flowc runs (docs/limits.md)."),
     ("ANA501", "type mismatch", "The value wired into a field does not have the declared type."),
     ("ANA502", "not an array",
      "This value must be an array (a transform's input, an `each` target)."),
