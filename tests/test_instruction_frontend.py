@@ -51,7 +51,7 @@ def with_step(step: str, depends: str = "greet") -> str:
 
 def test_every_corpus_file_checks_clean():
     files = sorted(DATA.iterdir())
-    assert len(files) == 5
+    assert len(files) == 9
     for path in files:
         result = driver.compile_file(str(path))
         assert result.dialect == "instruction", path.name
@@ -78,6 +78,10 @@ def test_every_document_of_the_corpus_is_found():
         "02": ["pipe"], "03": ["pipe"],
         "06": ["deploy", "rollback", "nightly-health"],
         "07": ["drain", "drain"],
+        "08": ["incident", "alert-resolved", "postmortem"],
+        "09": ["weekly-plan", "daily-slot", "outreach", "mkt-reply-in", "campaign"],
+        "10": ["fix-bug", "ci-verdict", "ship"],
+        "11": ["ticket", "escalation-desk", "churn-watch"],
     }
 
 
