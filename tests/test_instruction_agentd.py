@@ -21,6 +21,8 @@ from flowc.ir import expr as E
 from flowc.ir.diagnostics import Severity
 
 DATA = Path(__file__).resolve().parent / "data" / "instruction"
+FINDINGS = Path(__file__).resolve().parent / "data" / "instruction-findings"
+AGENTD_EXAMPLES = sorted(p.name for p in DATA.iterdir() if int(p.name[:2]) >= 8)
 
 
 def check(text: str, file: str = "w.yaml", workflow: str | None = None):
@@ -247,8 +249,11 @@ def test_the_agentd_examples_use_these_rules():
     assert diags == []
 
 
-@pytest.mark.parametrize("name", ["08-agentd-startup-sre.yaml", "09-agentd-startup-marketing.yaml",
-                                  "10-agentd-startup-engineering.yaml", "11-agentd-startup-support.yaml"])
+def test_the_agentd_examples_are_all_here():
+    assert len(AGENTD_EXAMPLES) == 11
+
+
+@pytest.mark.parametrize("name", AGENTD_EXAMPLES)
 def test_every_agentd_example_workflow_compiles_on_both_backends(name):
     path = DATA / name
     text = path.read_text(encoding="utf-8")
@@ -258,6 +263,20 @@ def test_every_agentd_example_workflow_compiles_on_both_backends(name):
         result = driver.compile_text(text, str(path), "instruction", workflow=wf.name)
         assert result.ok, (wf.name, result.diagnostics)
         assert compile_workflow(result.workflow) and compile_bytecode(result.workflow)
+
+
+def test_agentd_examples_flowc_reports():
+    """agentd's chief-of-staff writes `{{ config.team }}` (spaced), which
+    agentd does not substitute; its coding-agent config has no workflows."""
+    cos = driver.compile_file(str(FINDINGS / "01-agentd-startup-chief-of-staff.yaml"), "instruction")
+    assert [(d.code, d.span.line) for d in cos.diagnostics] == [("INS503", 98), ("INS503", 152), ("INS503", 206)]
+    fixed = (FINDINGS / "01-agentd-startup-chief-of-staff.yaml").read_text(encoding="utf-8").replace(
+        "{{ config.team }}", "{{config.team}}")
+    assert driver.compile_text(fixed, "cos.yaml", "instruction").diagnostics == ()
+    coding = driver.compile_file(str(FINDINGS / "02-agentd-coding-agent.yaml"), "instruction")
+    assert [d.code for d in coding.diagnostics] == ["INS101"]
+    assert sorted(p.name for p in FINDINGS.iterdir()) == ["01-agentd-startup-chief-of-staff.yaml",
+                                                         "02-agentd-coding-agent.yaml"]
 
 
 # ------------------------------------------------------------------ WorkflowSkill
