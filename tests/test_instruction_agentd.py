@@ -335,3 +335,14 @@ def test_a_config_var_may_use_another_once():
     assert result.workflow.node("hi").attr("url").value == "https://api.eu.example/x"
     broken = check(text.replace("{{config.region}}", "{{config.zone}}"), "config.yaml")
     assert [(d.code, d.span.line) for d in broken.diagnostics] == [("INS504", 4)]
+
+
+def test_config_vars_cannot_grow_a_workflow_without_bound():
+    big = "x" * 1_000_000
+    uses = ", ".join(f'a{i}: "<{{{{config.big}}}}>"' for i in range(5))
+    text = (f'config_version: "2"\nvars:\n  big: "{big}"\nworkflows:\n  - name: w\n    steps:\n'
+            f"      start: {{ kind: manual }}\n"
+            f"      hi: {{ kind: tool, depends_on: start, name: t, args: {{ {uses} }} }}\n"
+            f"      done: {{ kind: finish, depends_on: hi }}\n")
+    diags = driver.compile_text(text, "big.yaml", "instruction").diagnostics
+    assert [d.code for d in diags] == ["LIM001"]
