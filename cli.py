@@ -205,39 +205,43 @@ def _compile_for_backend(path: str, dialect: str | None, show_warnings: bool,
                          workflow_name: str | None = None):
     """Front end + analyze; print the findings (to stderr). The workflow, or
     None with the exit status to use. ``workflow_name`` picks one workflow
-    of an instruction document that holds several (default: the first)."""
+    of an instruction document that holds several (default: the first);
+    only its own findings (and the document's) can stop it."""
     from flowc import driver, reporting
 
     text, problem = driver.read_source(path)
     if problem is not None:
         print(reporting.render_text(problem, None), file=sys.stderr)
         return None, EXIT_USAGE
-    result = driver.compile_text(text, path, dialect)
+    result = driver.compile_text(text, path, dialect, workflow=workflow_name)
+    if workflow_name is not None and not _has_workflow(text, path, result, workflow_name):
+        return None, EXIT_USAGE
     if result.diagnostics and (show_warnings or not result.ok):
         print(reporting.render_all_text(result.diagnostics, {path: text}), file=sys.stderr)
     if not result.ok:
         return None, EXIT_FINDINGS
-    if workflow_name is not None:
-        return _pick_instruction_workflow(text, path, result.dialect, workflow_name)
     return result.workflow, EXIT_OK
 
 
-def _pick_instruction_workflow(text: str, path: str, dialect: str | None, name: str):
-    """``--workflow NAME``: one workflow of an instruction document (a config
-    with several `workflows:` entries, an instruction.md with several)."""
-    from flowc.compiler.instruction.frontend import compile_instruction_all
+def _has_workflow(text: str, path: str, result, name: str) -> bool:
+    """``--workflow NAME`` names a workflow of an instruction document (a
+    config with several `workflows:` entries, an instruction.md with
+    several); say so when it does not."""
+    from flowc.compiler.instruction.frontend import workflow_names
 
-    if dialect != "instruction":
-        print(f"flowc: error: --workflow picks a workflow of an instruction document; {path} is {dialect}",
-              file=sys.stderr)
-        return None, EXIT_USAGE
-    workflows, _ = compile_instruction_all(text, path)
-    for workflow in workflows:
-        if workflow.name == name:
-            return workflow, EXIT_OK
-    names = ", ".join(w.name for w in workflows)
-    print(f"flowc: error: {path} has no workflow named {name!r} (it has: {names})", file=sys.stderr)
-    return None, EXIT_USAGE
+    if result.dialect is None:
+        return True  # the findings say why
+    if result.dialect != "instruction":
+        print(f"flowc: error: --workflow picks a workflow of an instruction document; {path} is "
+              f"{result.dialect}", file=sys.stderr)
+        return False
+    if result.workflow is not None:
+        return True
+    names = workflow_names(text, path)
+    if name in names:
+        return True
+    print(f"flowc: error: {path} has no workflow named {name!r} (it has: {', '.join(names)})", file=sys.stderr)
+    return False
 
 
 def cmd_compile(args) -> int:

@@ -86,10 +86,14 @@ def detect_dialect(text: str, path: str) -> str | None:
     return None
 
 
-def compile_text(text: str, path: str, dialect: str | None = None, strict: bool = False) -> CompileResult:
+def compile_text(text: str, path: str, dialect: str | None = None, strict: bool = False,
+                 workflow: str | None = None) -> CompileResult:
     """Front end + analyze for one document. ``strict`` asks the front end
     for its dialect's strictest validation (aevatar: unknown primitives and
-    keys of the newer engine generation only are errors)."""
+    keys of the newer engine generation only are errors). ``workflow`` names
+    one workflow of an instruction document that holds several: it is
+    compiled with its own findings, whatever the others' (other dialects
+    hold one workflow and ignore it)."""
     chosen = dialect or detect_dialect(text, path)
     here = Span(path, 1, 1, 1, 2)
     if chosen is None:
@@ -108,12 +112,14 @@ def compile_text(text: str, path: str, dialect: str | None = None, strict: bool 
     gc.disable()
     try:
         if strict and chosen in STRICT_FRONT_ENDS:
-            workflow, diags = front_end(text, path, strict=True)
+            compiled, diags = front_end(text, path, strict=True)
+        elif workflow is not None and chosen == "instruction":
+            compiled, diags = compile_instruction(text, path, workflow)
         else:
-            workflow, diags = front_end(text, path)
+            compiled, diags = front_end(text, path)
         diags = list(diags)
-        if workflow is not None:
-            findings = analyze(workflow)
+        if compiled is not None:
+            findings = analyze(compiled)
             if any(d.is_error for d in diags):
                 # The front end dropped what it rejected (a step without a
                 # kind, an edge to a missing step); the graph-shape findings
@@ -121,11 +127,11 @@ def compile_text(text: str, path: str, dialect: str | None = None, strict: bool 
                 findings = [d for d in findings if d.code not in CASCADE_CODES]
             diags.extend(findings)
     except RecursionError:
-        workflow, diags = None, [error("ANA406", "the workflow nests too deeply to compile", here)]
+        compiled, diags = None, [error("ANA406", "the workflow nests too deeply to compile", here)]
     finally:
         if gc_was_enabled:
             gc.enable()
-    return CompileResult(path, chosen, workflow, tuple(sorted(diags, key=Diagnostic.sort_key)))
+    return CompileResult(path, chosen, compiled, tuple(sorted(diags, key=Diagnostic.sort_key)))
 
 
 def read_source(path: str) -> tuple[str | None, Diagnostic | None]:

@@ -149,7 +149,9 @@ CODES.update(_table(
     ("INS101", "no workflow in the document",
      ("An instruction-dialect file is a workflow document (a mapping with `steps`), a config "
      "document with a `workflows:` list, or an instruction.md with `:::!workflow{name=...}` "
-     "containers or `## !workflow <name>` sections. This file has none (or an empty one).")),
+     "containers or `## !workflow <name>` sections. This file has none (or an empty one), or it is "
+     "an agentd config (`config_version`) without `workflows:`, or it has no workflow of the name "
+     "asked for.")),
     ("INS102", "wrong shape",
      ("A field holds a value of the wrong shape: a list where a mapping is required, a number "
      "where a step id is required, and so on.")),
@@ -218,10 +220,22 @@ CODES.update(_table(
     ("INS401", "kind not supported by the host",
      "`flowc check --host-capabilities caps.json`: the target host does not advertise this kind."),
     ("INS501", "template syntax error",
-     "A `{{ path }}` placeholder is not closed, empty, or not a dotted or JSON-pointer path."),
+     ("A `{{ path }}` placeholder is not closed, empty, or not a dotted or JSON-pointer path. A "
+     "dotted path splits on `.` only, so `{{ memory.content/queue }}` reads the key "
+     "`content/queue`; an empty segment (`a..b`) matches nothing.")),
     ("INS502", "unknown name in a template",
      ("A placeholder starts with a name that is not in scope here (inputs, steps, vars, run, env, "
-     "memory, signals; item, index, batch, iteration, branch in bodies).")),
+     "memory, signals; item, index, batch, iteration, branch in bodies). A trigger's own fields "
+     "(a webhook's `signal`) are read against its payload's top-level keys instead (a webhook: "
+     "method, path, headers, body, raw_body).")),
+    ("INS503", "config reference not substituted",
+     ("agentd folds `{{config.NAME}}` in at load only when it is written with no space after the "
+     "braces (it looks for the literal `{{config.`). `{{ config.NAME }}` is left to the run-time "
+     "templates, where `config` is no name: the step fails (an error), or its default is used every "
+     "time (a warning).")),
+    ("INS504", "undefined config var",
+     ("A config document's workflow uses `{{config.NAME}}`, and the config's `vars:` has no NAME "
+     "(dotted names go through mappings). agentd refuses to start with an unresolved reference.")),
     ("CEL201", "CEL syntax error", "The text is not CEL (or uses message construction)."),
     ("CEL202", "unknown function",
      ("The expression calls a function or method CEL does not define, or with the wrong number of "

@@ -2,7 +2,9 @@
 
 1. A **standalone** YAML/JSON document: a mapping with ``steps``.
 2. A **config entry**: every item of ``workflows: [...]`` in a config
-   document (``config_version: "2"``).
+   document (``config_version: "2"``), with the config's ``vars:`` for
+   ``{{config.*}}`` (:mod:`.config_vars`). A config without ``workflows:``
+   has nothing to compile and says so.
 3. An **instruction document** (``instruction.md``), with two embeddings:
    - the container ``:::!workflow{name=x armed=false}`` + YAML body + ``:::``
      (three or more colons at column 0; the attribute ``name`` overrides the
@@ -23,6 +25,7 @@ import re
 
 import attrs
 from flowc.compiler import yamlsrc
+from flowc.compiler.instruction import config_vars
 from flowc.compiler.yamlsrc import YMap, YNode, YSeq
 from flowc.ir.diagnostics import Diagnostic, error
 from flowc.ir.span import Span
@@ -49,6 +52,7 @@ class Carried:
     name_span: Span | None = None
     description: str | None = None      # section prose
     armed: bool | None = None           # fence attribute
+    variables: YMap | None = None       # a config's `vars:`, for {{config.*}}
 
 
 def is_markdown(text: str, path: str) -> bool:
@@ -74,7 +78,20 @@ def locate(text: str, path: str) -> tuple[list[Carried], list[Diagnostic]]:
                                       f"{yamlsrc.type_name(entries)}", entries.span)]
         if not entries.items:
             return [], diags + [error("INS101", "`workflows` is empty", entries.span)]
-        return [Carried(item, item.span, "config") for item in entries.items], diags
+        variables = root.get("vars")
+        variables = variables if isinstance(variables, YMap) else None
+        if variables is not None:
+            # agentd types the config (its `vars` included) after one pass of
+            # substitution over everything but `workflows`: a var may use another.
+            more: list[Diagnostic] = []
+            folded = config_vars.substitute(variables, variables, more)
+            variables = folded if isinstance(folded, YMap) else variables
+            diags = diags + more
+        return [Carried(item, item.span, "config", variables=variables) for item in entries.items], diags
+    if isinstance(root, YMap) and "config_version" in root and "steps" not in root:
+        # An agentd config that only configures (services, agent, mcp ...).
+        return [], diags + [error("INS101", "this config has no workflows: it has no `workflows:` list",
+                                  root.key_node("config_version").span)]
     return [Carried(root, root.span, "standalone")], diags
 
 

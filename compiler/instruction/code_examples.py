@@ -619,6 +619,48 @@ steps:
 """,
 )
 
+EXAMPLES['INS503'] = Example(
+    wrong="""\
+config_version: "2"
+vars:
+  team: [ada, grace]
+workflows:
+  - name: hello
+    steps:
+      start: { kind: manual }
+      greet: { kind: tool, depends_on: start, name: greet, args: { who: "{{ config.team }}" } }
+      done: { kind: finish, depends_on: greet, output: "{{ steps.greet.output }}" }
+""",
+    right="""\
+config_version: "2"
+vars:
+  team: [ada, grace]
+workflows:
+  - name: hello
+    steps:
+      start: { kind: manual }
+      greet: { kind: tool, depends_on: start, name: greet, args: { who: "{{config.team}}" } }
+      done: { kind: finish, depends_on: greet, output: "{{ steps.greet.output }}" }
+""",
+    file='config.yaml',
+)
+
+EXAMPLES['INS504'] = Example(
+    wrong="""\
+config_version: "2"
+vars:
+  team: [ada, grace]
+workflows:
+  - name: hello
+    steps:
+      start: { kind: manual }
+      greet: { kind: tool, depends_on: start, name: greet, args: { who: "{{config.teams}}" } }
+      done: { kind: finish, depends_on: greet, output: "{{ steps.greet.output }}" }
+""",
+    right=EXAMPLES['INS503'].right,
+    file='config.yaml',
+)
+
 # The host of this example advertises {"kinds": ["manual", "tool", "finish"]}.
 EXAMPLES["INS401"] = Example(
     wrong=EXAMPLES["INS103"].right.replace("kind: tool, depends_on: start, name: greet, args: "

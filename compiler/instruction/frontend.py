@@ -21,6 +21,7 @@ from collections.abc import Iterable
 
 import networkx as nx
 from flowc.compiler.instruction import catalog as CAT
+from flowc.compiler.instruction import config_vars
 from flowc.compiler.instruction.carriers import Carried, locate
 from flowc.compiler.instruction.cel import CelSyntaxError, parse_cel
 from flowc.compiler.instruction.templates import TemplateError, has_placeholder, parse_template
@@ -28,7 +29,7 @@ from flowc.compiler.suggest import did_you_mean
 from flowc.compiler.yamlsrc import YMap, YNode, YScalar, YSeq, type_name
 from flowc.ir import expr as E
 from flowc.ir import types as T
-from flowc.ir.diagnostics import Diagnostic, DiagnosticSink
+from flowc.ir.diagnostics import Diagnostic, DiagnosticSink, error
 from flowc.ir.span import Span
 from flowc.ir.workflow import (
     Attr,
@@ -45,7 +46,7 @@ from flowc.ir.workflow import (
     Workflow,
 )
 
-__all__ = ["DIALECT", "compile_instruction", "compile_instruction_all", "parse_duration_ms"]
+__all__ = ["DIALECT", "compile_instruction", "compile_instruction_all", "parse_duration_ms", "workflow_names"]
 
 DIALECT = "instruction"
 _ID = re.compile(CAT.ID_PATTERN)
@@ -63,12 +64,27 @@ BODY_ROOTS = frozenset({"item", "index", "batch", "iteration", "branch"})
 TRIGGER_INPUT_ROOTS = frozenset({"payload", "env"}) | _CEL_TYPE_NAMES
 WAIT_CONDITION_ROOTS = frozenset({"runs", "subagents", "now_ms", "signals"}) | _CEL_TYPE_NAMES
 LOOP_UNTIL_ROOTS = frozenset({"outcome", "last"}) | _CEL_TYPE_NAMES
+# A trigger's own fields (a webhook's `signal`, its `filter`) are read
+# against the trigger payload's top-level keys, never the step scope: agentd
+# renders a webhook's `signal:` over {method, path, headers, body, raw_body}.
+# The other shapes are what agentd's starts fire with; a trigger not listed
+# fires with a payload the caller chooses, so any name is accepted there.
+TRIGGER_PAYLOAD_ROOTS: dict[str, frozenset[str]] = {
+    "webhook": frozenset({"method", "path", "headers", "body", "raw_body"}),
+    "loop": frozenset({"iteration"}),
+    "schedule": frozenset({"scheduled_for", "iteration"}),
+    "signal": frozenset({"signal", "payload"}),
+    "event": frozenset({"event", "payload"}),
+    "subscribe": frozenset({"server", "uri", "content"}),
+    "stream": frozenset({"id", "stream", "subject", "seq", "ts", "source", "correlation", "data"}),
+}
 
 # Fields a step evaluates itself: CEL (prefix optional) or nested graphs; never templated.
 _CEL_FIELDS = {
     ("assert", "condition"), ("map", "expr"), ("filter", "expr"), ("reduce", "expr"),
     ("iterate", "while"), ("iterate", "until"), ("wait", "condition"), ("think", "check"),
     ("loop", "until"), ("subscribe", "filter"), ("signal", "filter"), ("event", "filter"),
+    ("webhook", "filter"),
 }
 # Fields kept verbatim (schemas and other data the host reads as is).
 _RAW_FIELDS = {"output_schema", "schema", "otel", "output_contract", "respond", "auth", "sign",
@@ -168,6 +184,7 @@ class InstructionFrontEnd:
         self.file = file
         self.lines = self.text.split("\n")
         self.sink = DiagnosticSink()
+        self.own: list[tuple[str | None, Workflow | None, list[Diagnostic]]] = []
 
     # ------------------------------------------------------------------ entry
     def compile_all(self) -> list[Workflow]:
@@ -175,9 +192,13 @@ class InstructionFrontEnd:
         self.sink.extend(diags)
         workflows = []
         for item in carried:
+            first = len(self.sink.items)
             wf = self._workflow(item)
             if wf is not None:
                 workflows.append(wf)
+            # Each workflow's own findings, so one can be compiled while
+            # another in the same document has errors.
+            self.own.append((wf.name if wf is not None else _carried_name(item), wf, self.sink.items[first:]))
         seen: dict[str, Workflow] = {}
         for wf in workflows:
             if wf.name in seen:
@@ -332,6 +353,9 @@ class InstructionFrontEnd:
     def _check_expr(self, expr: E.Expr, roots: frozenset[str] | None, scope: _Scope | None, code: str,
                     lambda_vars: frozenset[str]) -> None:
         def visit(node: E.Expr, bound: frozenset[str]) -> None:
+            if code == "INS502" and _config_ref(node, bound):
+                self._spaced_config(node)
+                return
             if isinstance(node, E.Call) and node.func == "cel.unbound":
                 name = node.args[0].value if node.args and isinstance(node.args[0], E.Literal) else "?"
                 self._error("CEL202", f"unknown function or wrong number of arguments: {name}()", node.span)
@@ -343,6 +367,20 @@ class InstructionFrontEnd:
                 visit(child, bound)
 
         visit(expr, lambda_vars)
+
+    def _spaced_config(self, node: E.Expr) -> None:
+        """``{{ config.x }}``: agentd substitutes only the literal ``{{config.``."""
+        ref = node if isinstance(node, E.Ref) else node.args[0]
+        name = ".".join(str(s.name) if isinstance(s, E.Field) else str(getattr(s.index, "value", "?"))
+                        for s in ref.path)
+        fix = f"write `{{{{config.{name}}}}}` (no space after the braces)"
+        if isinstance(node, E.Ref):
+            self._error("INS503", f"`config.{name}` is not substituted: agentd folds in only the literal "
+                        "`{{config.` at load, and at run time `config` is no name, so the step fails",
+                        ref.span, fix)
+        else:
+            self._warning("INS503", f"`config.{name}` is not substituted: agentd folds in only the literal "
+                          "`{{config.` at load, so the default is used every time", ref.span, fix)
 
     def _check_ref(self, ref: E.Ref, roots, scope: _Scope | None, code: str, bound: frozenset[str]) -> None:
         if ref.root in bound:
@@ -370,6 +408,11 @@ class InstructionFrontEnd:
         root = carried.body
         if root is None:
             return None
+        if carried.carrier == "config":
+            # agentd folds the config's vars in at load, before typing.
+            folded: list[Diagnostic] = []
+            root = config_vars.substitute(root, carried.variables, folded)
+            self.sink.extend(folded)
         if not isinstance(root, YMap):
             self._error("INS102", f"a workflow document must be a mapping, not {type_name(root)}", root.span)
             return None
@@ -802,6 +845,12 @@ class InstructionFrontEnd:
         Returns an Iteration for foreach."""
         body, kind = info.body, info.kind
         roots = scope.roots
+        field_scope: _Scope | None = scope
+        if info.spec.is_trigger:
+            # Read against the payload the trigger fires with, not the steps.
+            payload = TRIGGER_PAYLOAD_ROOTS.get(kind)
+            roots = payload | _CEL_TYPE_NAMES if payload is not None else None
+            field_scope = None
         handled = {"on_error", "timeout", "inputs"}
         iteration = None
 
@@ -923,12 +972,12 @@ class InstructionFrontEnd:
             if name in handled or name not in info.spec.fields:
                 continue
             if (kind, name) in _CEL_FIELDS:
-                field_roots = None if name == "filter" else (
+                field_roots = None if name == "filter" and kind != "webhook" else (
                     WAIT_CONDITION_ROOTS if (kind, name) == ("wait", "condition") else
                     LOOP_UNTIL_ROOTS if (kind, name) == ("loop", "until") else roots)
-                add(name, self._cel(value, field_roots, scope), key)
+                add(name, self._cel(value, field_roots, field_scope), key)
                 continue
-            add(name, self._value(value, roots, scope, raw=name in _RAW_FIELDS), key)
+            add(name, self._value(value, roots, field_scope, raw=name in _RAW_FIELDS), key)
         return iteration
 
     def _alias(self, node: YNode | None, default: str) -> str:
@@ -1124,6 +1173,13 @@ def _literal(node: YNode) -> E.Literal:
     return E.Literal(value, kind, node.span)
 
 
+def _config_ref(node: E.Expr, bound: frozenset[str]) -> bool:
+    """A ``config.*`` placeholder (with or without a default) in a template."""
+    if isinstance(node, E.Call) and node.func == "tmpl.default" and node.args:
+        node = node.args[0]
+    return isinstance(node, E.Ref) and node.root == "config" and "config" not in bound
+
+
 def _node_exprs(node: Node):
     if node.guard is not None:
         yield node.guard.expr
@@ -1136,25 +1192,61 @@ def _node_exprs(node: Node):
             yield b.value
 
 
-def compile_instruction_all(text: str, path: str) -> tuple[list[Workflow], list[Diagnostic]]:
-    """Every workflow of a document, and the front end's findings (without
-    the dialect-independent analyses)."""
+def _front_end(text: str, path: str) -> tuple[InstructionFrontEnd, list[Workflow]]:
     fe = InstructionFrontEnd(text, path)
     try:
         workflows = fe.compile_all()
     except RecursionError:
         fe.sink.error("ANA406", "the workflow nests too deeply to compile", Span(path, 1, 1, 1, 2))
         workflows = []
+    return fe, workflows
+
+
+def compile_instruction_all(text: str, path: str) -> tuple[list[Workflow], list[Diagnostic]]:
+    """Every workflow of a document, and the front end's findings (without
+    the dialect-independent analyses)."""
+    fe, workflows = _front_end(text, path)
     return workflows, fe.sink.sorted()
 
 
-def compile_instruction(text: str, path: str) -> tuple[Workflow | None, list[Diagnostic]]:
+def compile_instruction(text: str, path: str, name: str | None = None) -> tuple[Workflow | None, list[Diagnostic]]:
     """The driver's front end: the document's first workflow, with the
     findings of every workflow in the document (the others are analyzed
-    here, the first by the driver)."""
+    here, the first by the driver).
+
+    With ``name``, the workflow of that name, with its own findings and the
+    document's (carriers, duplicate names): another workflow's errors don't
+    stop it. A name no workflow has is an INS101 error."""
     from flowc.compiler.analyze import analyze
 
-    workflows, diags = compile_instruction_all(text, path)
-    for other in workflows[1:]:
-        diags.extend(analyze(other))
-    return (workflows[0] if workflows else None), sorted(diags, key=Diagnostic.sort_key)
+    fe, workflows = _front_end(text, path)
+    if name is None:
+        diags = fe.sink.sorted()
+        for other in workflows[1:]:
+            diags.extend(analyze(other))
+        return (workflows[0] if workflows else None), sorted(diags, key=Diagnostic.sort_key)
+    position = next((i for i, (own_name, _wf, _found) in enumerate(fe.own) if own_name == name), None)
+    if position is None:
+        diags = fe.sink.sorted()
+        names = ", ".join(n for n, _wf, _found in fe.own if n) or "none"
+        diags.append(error("INS101", f"this document has no workflow named {name!r} (it has: {names})",
+                           Span(path, 1, 1, 1, 2)))
+        return None, diags
+    others = {id(d) for i, (_n, _wf, found) in enumerate(fe.own) if i != position for d in found}
+    return fe.own[position][1], sorted((d for d in fe.sink.items if id(d) not in others),
+                                       key=Diagnostic.sort_key)
+
+
+def _carried_name(carried: Carried) -> str | None:
+    if carried.name is not None:
+        return carried.name
+    body = carried.body
+    node = body.get("name") if isinstance(body, YMap) else None
+    return node.value if isinstance(node, YScalar) and isinstance(node.value, str) else None
+
+
+def workflow_names(text: str, path: str) -> list[str]:
+    """The names of a document's workflows, read from the carriers alone
+    (a workflow with errors still has its name)."""
+    carried, _diags = locate(text, path)
+    return [n for n in (_carried_name(c) for c in carried) if n is not None]

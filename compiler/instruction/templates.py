@@ -2,14 +2,19 @@
 
 - ``{{ steps.fetch.output.items.0 }}`` (dotted; digit segments index
   arrays) and ``{{ /steps/fetch/output }}`` (JSON pointer) become ``Ref``
-  paths; whitespace inside the braces is allowed.
+  paths; whitespace inside the braces is allowed. As in agentd, a dotted
+  path splits on ``.`` only: ``{{ memory.content/queue }}`` reads the key
+  ``content/queue`` (the one ``memory.set`` wrote).
 - A string that is exactly one placeholder keeps the value's type
   (``Template(typed_whole=True)``); otherwise the parts are interpolated
   under stringify ``json`` (strings raw, null as ``''``, the rest as JSON).
 - ``{{ path | default }}`` -> ``Call("tmpl.default", (Ref, Literal))``: the
   default is JSON when it parses as JSON, else the text itself.
 - ``{{secret:NAME}}``, ``{{secret-file:PATH}}`` and ``{{config.*}}`` stay
-  literal text (the host resolves them when it loads the workflow).
+  literal text (the host resolves them when it loads the workflow). A
+  config reference is one only when written ``{{config.`` with no space
+  after the braces (agentd looks for that literal text); ``{{ config.x }}``
+  is an ordinary placeholder whose root ``config`` the front end reports.
 """
 
 from __future__ import annotations
@@ -24,8 +29,7 @@ __all__ = ["TemplateError", "has_placeholder", "parse_template"]
 
 _OPEN = "{{"
 _CLOSE = "}}"
-_PASSTHROUGH = re.compile(r"^\s*(secret:|secret-file:|config\.)")
-_SEGMENT = re.compile(r"^[A-Za-z0-9_$@-]+$")
+_PASSTHROUGH = re.compile(r"^(\s*secret:|\s*secret-file:|config\.)")
 _ROOT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -124,7 +128,9 @@ def _path(path: str, span: Span) -> E.Ref:
                             f"not {segments[0]!r}", span)
     out: list[E.Segment] = []
     for seg in segments[1:]:
-        if seg == "" or (not path.startswith("/") and not _SEGMENT.match(seg)):
+        # Any text between dots is a key (agentd looks each one up as it is);
+        # only an empty one can never match.
+        if seg == "":
             raise TemplateError(f"invalid path {path!r}", span)
         if seg.isdigit() and seg.isascii():
             out.append(E.Index(E.Literal(int(seg), "int", span), span))

@@ -69,6 +69,7 @@ class WorkflowSkillFrontEnd:
         self.file = file
         self.sink = DiagnosticSink()
         self.current: _StepInfo | None = None
+        self.unusable_ids: set[str] = set()
 
     # ------------------------------------------------------------------ entry
     def compile(self) -> Workflow | None:
@@ -180,6 +181,8 @@ class WorkflowSkillFrontEnd:
         if not steps_node.items:
             self.sink.error("WFS109", "the workflow must have at least one step", steps_node.span)
         infos = []
+        # Steps declared with an id but no usable type (self.unusable_ids) are
+        # reported once here; references to them are not "not declared".
         for index, step in enumerate(steps_node.items):
             if not isinstance(step, YMap):
                 self.sink.error("WFS103", f"a step must be a mapping, not {type_name(step)}", step.span)
@@ -199,12 +202,14 @@ class WorkflowSkillFrontEnd:
             if stype is None:
                 self.sink.error("WFS104", f"step {sid.value!r} has no `type` (one of "
                                 f"{', '.join(F.STEP_TYPES)})", step.span)
+                self.unusable_ids.add(sid.value)
                 continue
             if not (isinstance(stype, YScalar) and stype.value in F.STEP_TYPES):
                 hint = did_you_mean(stype.value, F.STEP_TYPES) if isinstance(stype, YScalar) else None
                 self.sink.error("WFS106", f"step {sid.value!r} has unknown type "
                                 f"{_show(stype)}; expected one of {', '.join(F.STEP_TYPES)}",
                                 stype.span, *([hint] if hint else []))
+                self.unusable_ids.add(sid.value)
                 continue
             infos.append(_StepInfo(index, sid.value, stype.value, step))
         return infos
@@ -481,6 +486,8 @@ class WorkflowSkillFrontEnd:
                 self.sink.error("WFS103", f"`{arm}` entries must be step ids, not {type_name(item)}", item.span)
                 continue
             target = self.by_id.get(item.value)
+            if target is None and item.value in self.unusable_ids:
+                continue  # declared; its type is the finding
             if target is None:
                 hint = did_you_mean(item.value, self.by_id)
                 self.sink.error("WFS209", f"branch target {item.value!r} is not a declared step", item.span,
@@ -619,6 +626,8 @@ class WorkflowSkillFrontEnd:
             return
         target = self.by_id.get(target_id)
         current = self.current if context != "workflow_output" else None
+        if target is None and target_id in self.unusable_ids:
+            return  # declared; its type is the finding
         if target is None:
             hint = did_you_mean(target_id, self.by_id)
             who = f'step "{current.id}"' if current else "a workflow output"
