@@ -51,7 +51,7 @@ def with_step(step: str, depends: str = "greet") -> str:
 
 def test_every_corpus_file_checks_clean():
     files = sorted(DATA.iterdir())
-    assert len(files) == 16
+    assert len(files) == 6
     for path in files:
         result = driver.compile_file(str(path))
         assert result.dialect == "instruction", path.name
@@ -78,17 +78,7 @@ def test_every_document_of_the_corpus_is_found():
         "02": ["pipe"], "03": ["pipe"],
         "06": ["deploy", "rollback", "nightly-health"],
         "07": ["drain", "drain"],
-        "08": ["incident", "alert-resolved", "postmortem"],
-        "09": ["weekly-plan", "daily-slot", "outreach", "mkt-reply-in", "campaign"],
-        "10": ["fix-bug", "ci-verdict", "ship"],
-        "11": ["ticket", "escalation-desk", "churn-watch"],
-        "12": ["verify-fix", "nightly-regression"],
-        "13": ["dunning", "payment-in", "invoice", "monthly-close", "gate-notifier"],
-        "14": ["deal", "reply-in"],
-        "15": ["send-email", "publish-post"],
-        "16": ["sms-in", "call-assist", "call-wrap"],
-        "17": ["account-lookup", "logs-lookup"],
-        "18": ["scaffold-job", "file-candidate", "prepare-interview", "record-decision"],
+        "08": ["scaffold-job", "file-candidate", "prepare-interview", "record-decision"],
     }
 
 
