@@ -162,7 +162,7 @@ def cmd_check(args) -> int:
             return EXIT_USAGE
     registry = None
     if getattr(args, "workflows_from", None):
-        registry, problem = driver.workflow_registry(args.workflows_from, files)
+        registry, problem = driver.workflow_registry(args.workflows_from, files, args.dialect)
         if problem is not None:
             print(f"flowc: error: --workflows-from: {problem}", file=sys.stderr)
             return EXIT_USAGE

@@ -152,21 +152,23 @@ def compile_file(path: str, dialect: str | None = None, strict: bool = False) ->
     return compile_text(text, path, dialect, strict)
 
 
-def workflow_registry(paths: list[str], checked: list[str] = ()) -> tuple[frozenset[str], str | None]:
+def workflow_registry(paths: list[str], checked: list[str] = (),
+                      dialect: str | None = None) -> tuple[frozenset[str], str | None]:
     """The names of the aevatar workflows in ``paths`` (files or directories,
-    walked as by ``flowc check``) and in the files being ``checked``: the
-    registry a ``workflow_call`` is checked against. Files of other dialects
-    are left out. Returns the names and a problem (a path of ``paths`` that
-    does not exist) or None."""
+    walked as by ``flowc check``) and in the files being ``checked`` (read as
+    ``dialect`` when given): the registry a ``workflow_call`` is checked
+    against. Files of other dialects are left out. Returns the names and a
+    problem (a path of ``paths`` that does not exist) or None."""
     from flowc.compiler.aevatar.registry import names_of
 
     for path in paths:
         if not os.path.exists(path):
             return frozenset(), f"{path}: no such file or directory"
     names: set[str] = set()
-    for file in [*expand_paths(list(paths)), *checked]:
+    files = [(f, None) for f in expand_paths(list(paths))] + [(f, dialect) for f in checked]
+    for file, given in files:
         text, problem = read_source(file)
-        if problem is None and detect_dialect(text, file) == "aevatar":
+        if problem is None and (given or detect_dialect(text, file)) == "aevatar":
             names |= names_of(text, file)
     return frozenset(names), None
 

@@ -125,3 +125,10 @@ def test_the_registry_of_a_directory_skips_other_dialects():
     names, problem = driver.workflow_registry([str(ROOT / "examples")], [str(LEVEL3)])
     assert problem is None
     assert names == {"48_subworkflow_level3"}
+
+
+def test_checked_files_are_registered_by_the_dialect_they_are_read_as():
+    assert driver.workflow_registry([], [str(LEVEL3)], "aevatar")[0] == {"48_subworkflow_level3"}
+    assert driver.workflow_registry([], [str(LEVEL3)], "instruction")[0] == frozenset()
+    # a registry directory's files are always recognised from their content
+    assert driver.workflow_registry([str(LEVEL3)], [], "instruction")[0] == {"48_subworkflow_level3"}

@@ -50,7 +50,7 @@ def test_generated_workflows_translate_to_files_that_check_clean(source):
 
 @pytest.mark.parametrize("source", SOURCES)
 def test_workflows_with_hostile_ids_translate_to_files_that_check_clean(source):
-    @settings(SOME, max_examples=40)
+    @settings(SOME, max_examples=30)
     @given(hostile_workflows(source, max_steps=5))
     def check(text):
         translations_check_clean(text)
