@@ -45,26 +45,29 @@ def worker_count(jobs: int | None, files: int) -> int:
     return max(1, min(jobs, files or 1))
 
 
-def check_one(path: str, dialect: str | None = None, strict: bool = False) -> FileResult:
+def check_one(path: str, dialect: str | None = None, strict: bool = False,
+              known_workflows: frozenset[str] | None = None) -> FileResult:
     text, problem = driver.read_source(path)
     if problem is not None:
         return FileResult(path, None, (problem,))
-    result = driver.compile_text(text, path, dialect, strict)
+    result = driver.compile_text(text, path, dialect, strict, known_workflows)
     return FileResult(path, text, result.diagnostics)
 
 
-def _check_args(args: tuple[str, str | None, bool]) -> FileResult:
+def _check_args(args: tuple[str, str | None, bool, frozenset[str] | None]) -> FileResult:
     return check_one(*args)
 
 
 def check_files(paths: list[str], dialect: str | None = None, jobs: int | None = None,
-                progress: Progress | None = None, strict: bool = False) -> list[FileResult]:
-    """Check every path; results come back in the order of ``paths``."""
+                progress: Progress | None = None, strict: bool = False,
+                known_workflows: frozenset[str] | None = None) -> list[FileResult]:
+    """Check every path; results come back in the order of ``paths``.
+    ``known_workflows``: the aevatar workflow registry (driver.workflow_registry)."""
     workers = worker_count(jobs, len(paths))
     results: list[FileResult] = []
     if progress is not None:
         progress.start(len(paths), workers)
-    for result in _results(paths, dialect, workers, strict):
+    for result in _results(paths, dialect, workers, strict, known_workflows):
         results.append(result)
         if progress is not None:
             progress.advance(result)
@@ -74,15 +77,15 @@ def check_files(paths: list[str], dialect: str | None = None, jobs: int | None =
 
 
 def _results(paths: list[str], dialect: str | None, workers: int,
-             strict: bool = False) -> Iterator[FileResult]:
+             strict: bool = False, known_workflows: frozenset[str] | None = None) -> Iterator[FileResult]:
     if workers <= 1:
         for path in paths:
-            yield check_one(path, dialect, strict)
+            yield check_one(path, dialect, strict, known_workflows)
         return
     chunk = max(1, min(16, len(paths) // (workers * 8)))
     with ProcessPoolExecutor(max_workers=workers) as pool:
         # map() yields in submission order: deterministic output.
-        yield from pool.map(_check_args, [(p, dialect, strict) for p in paths], chunksize=chunk)
+        yield from pool.map(_check_args, [(p, dialect, strict, known_workflows) for p in paths], chunksize=chunk)
 
 
 class Progress:

@@ -40,6 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--strict", action="store_true",
                        help="the dialect's strictest validation (aevatar: extension primitives and "
                             "keys of the newer engine generation only are errors)")
+    check.add_argument("--workflows-from", action="append", default=[], metavar="PATH",
+                       help="aevatar: a file or directory of workflows that a workflow_call may name "
+                            "(repeatable); with it, a call to any other workflow is an error (AEV138). "
+                            "The aevatar files being checked are in the registry too")
     check.set_defaults(func=cmd_check)
 
     ev = sub.add_parser("eval", help="evaluate one expression through the compiler")
@@ -156,8 +160,15 @@ def cmd_check(args) -> int:
         except ValueError as exc:
             print(f"flowc: error: --host-capabilities: {exc}", file=sys.stderr)
             return EXIT_USAGE
+    registry = None
+    if getattr(args, "workflows_from", None):
+        registry, problem = driver.workflow_registry(args.workflows_from, files, args.dialect)
+        if problem is not None:
+            print(f"flowc: error: --workflows-from: {problem}", file=sys.stderr)
+            return EXIT_USAGE
     results = batch.check_files(files, args.dialect, args.jobs,
-                                batch.Progress() if show_progress else None, strict=args.strict)
+                                batch.Progress() if show_progress else None, strict=args.strict,
+                                known_workflows=registry)
     all_diags = []
     sources: dict[str, str] = {}
     io_error = False

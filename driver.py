@@ -87,13 +87,16 @@ def detect_dialect(text: str, path: str) -> str | None:
 
 
 def compile_text(text: str, path: str, dialect: str | None = None, strict: bool = False,
-                 workflow: str | None = None) -> CompileResult:
+                 workflow: str | None = None,
+                 known_workflows: frozenset[str] | None = None) -> CompileResult:
     """Front end + analyze for one document. ``strict`` asks the front end
     for its dialect's strictest validation (aevatar: unknown primitives and
     keys of the newer engine generation only are errors). ``workflow`` names
     one workflow of an instruction document that holds several: it is
     compiled with its own findings, whatever the others' (other dialects
-    hold one workflow and ignore it)."""
+    hold one workflow and ignore it). ``known_workflows`` is the registry an
+    aevatar ``workflow_call`` must name (None: no registry, as the engine
+    without one: calls are not checked)."""
     chosen = dialect or detect_dialect(text, path)
     here = Span(path, 1, 1, 1, 2)
     if chosen is None:
@@ -111,12 +114,15 @@ def compile_text(text: str, path: str, dialect: str | None = None, strict: bool 
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
+        options: dict = {}
         if strict and chosen in STRICT_FRONT_ENDS:
-            compiled, diags = front_end(text, path, strict=True)
-        elif workflow is not None and chosen == "instruction":
+            options["strict"] = True
+        if known_workflows is not None and chosen == "aevatar":
+            options["known_workflows"] = known_workflows
+        if workflow is not None and chosen == "instruction":
             compiled, diags = compile_instruction(text, path, workflow)
         else:
-            compiled, diags = front_end(text, path)
+            compiled, diags = front_end(text, path, **options)
         diags = list(diags)
         if compiled is not None:
             findings = analyze(compiled)
@@ -151,6 +157,27 @@ def compile_file(path: str, dialect: str | None = None, strict: bool = False) ->
     if problem is not None:
         return CompileResult(path, dialect, None, (problem,))
     return compile_text(text, path, dialect, strict)
+
+
+def workflow_registry(paths: list[str], checked: list[str] = (),
+                      dialect: str | None = None) -> tuple[frozenset[str], str | None]:
+    """The names of the aevatar workflows in ``paths`` (files or directories,
+    walked as by ``flowc check``) and in the files being ``checked`` (read as
+    ``dialect`` when given): the registry a ``workflow_call`` is checked
+    against. Files of other dialects are left out. Returns the names and a
+    problem (a path of ``paths`` that does not exist) or None."""
+    from flowc.compiler.aevatar.registry import names_of
+
+    for path in paths:
+        if not os.path.exists(path):
+            return frozenset(), f"{path}: no such file or directory"
+    names: set[str] = set()
+    files = [(f, None) for f in expand_paths(list(paths))] + [(f, dialect) for f in checked]
+    for file, given in files:
+        text, problem = read_source(file)
+        if problem is None and (given or detect_dialect(text, file)) == "aevatar":
+            names |= names_of(text, file)
+    return frozenset(names), None
 
 
 def expand_paths(paths: list[str]) -> list[str]:

@@ -344,7 +344,8 @@ CODES.update(_table(
       "refused at run time.")),
     ("AEV138", "unregistered workflow",
      ("workflow_call names a workflow that is not in the registry the check was given (the engine: "
-      "引用未注册工作流). Reported only when a registry is supplied.")),
+      "引用未注册工作流). Reported only when a registry is supplied: `flowc check --workflows-from PATH` "
+      "(the aevatar files in PATH, and those being checked, by name and by file name).")),
     ("AEV139", "duplicate id with children",
      ("`children` share the steps' id namespace (the engine: 步骤 'x' 重复).")),
     ("AEV140", "conditional without both branches",

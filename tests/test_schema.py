@@ -172,3 +172,82 @@ def test_every_valid_corpus_document_of_the_other_dialects_validates(dialect, pa
     assert documents
     for data in documents:
         assert errors(dialect, data) == []
+
+
+# ------------------------------------------- instruction: whole files, every carrier
+# Codes about the shape of an instruction document: a wrong example of one
+# of these must also fail the schema (as a whole file).
+INSTRUCTION_SHAPE_CODES = ("INS101", "INS102", "INS103", "INS104", "INS106", "INS107", "INS108", "INS110")
+
+
+def _whole_file(text: str, path: str):
+    root, diags = yamlsrc.load(text, path)
+    assert not diags and root is not None
+    return root.plain()
+
+
+def _instruction_files() -> list[Path]:
+    """Every YAML/JSON file of the dialect in the repository's data and examples."""
+    out = []
+    for folder in (DATA / "instruction", ROOT / "examples"):
+        for p in sorted(folder.rglob("*")):
+            if p.suffix in (".yaml", ".yml", ".json") and \
+                    driver.detect_dialect(p.read_text(encoding="utf-8"), str(p)) == "instruction":
+                out.append(p)
+    return out
+
+
+@pytest.mark.parametrize("path", _instruction_files(), ids=lambda p: p.name)
+def test_every_valid_instruction_file_validates_as_a_whole(path):
+    """The schema takes the file an editor opens, in either carrier: a
+    workflow document, or a config document with `workflows:` entries."""
+    text = path.read_text(encoding="utf-8")
+    assert driver.compile_text(text, str(path), "instruction").ok
+    assert errors("instruction", _whole_file(text, str(path))) == []
+
+
+def test_the_corpus_has_both_yaml_carriers():
+    carriers = {"workflows" in _whole_file(p.read_text(encoding="utf-8"), str(p)) for p in _instruction_files()}
+    assert carriers == {True, False}
+
+
+def test_a_config_document_is_checked_entry_by_entry():
+    path = DATA / "instruction" / "01-agentd-hiring-intake.yaml"
+    data = _whole_file(path.read_text(encoding="utf-8"), str(path))
+    assert data["workflows"] and "agent" in data     # the agent's own configuration is left alone
+    broken = {**data, "workflows": [*data["workflows"][:-1], {**data["workflows"][-1], "stepz": {}}]}
+    assert errors("instruction", broken)
+    assert errors("instruction", {**data, "workflows": []})
+    assert errors("instruction", {**data, "workflows": {"job-posted": data["workflows"][0]}})
+    first = data["workflows"][0]
+    assert errors("instruction", first) == []        # an entry alone is a workflow document
+
+
+def _instruction_examples(which: str) -> list[str]:
+    return [c for c in CODES if c.startswith(("INS", "CEL")) and getattr(CODES[c], which)
+            and CODES[c].example_file.endswith((".yaml", ".json"))]
+
+
+@pytest.mark.parametrize("code", _instruction_examples("right"))
+def test_instruction_right_examples_validate(code):
+    info = CODES[code]
+    assert errors("instruction", _whole_file(info.right, info.example_file)) == []
+
+
+@pytest.mark.parametrize("code", INSTRUCTION_SHAPE_CODES)
+def test_instruction_wrong_shape_examples_do_not_validate(code):
+    info = CODES[code]
+    assert errors("instruction", _whole_file(info.wrong, info.example_file))
+
+
+def test_generated_instruction_documents_validate_in_both_carriers():
+    from flowc.testing import strategies
+    from hypothesis import HealthCheck, given, settings
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(strategies.documents("instruction", max_steps=4))
+    def check(doc):
+        assert errors("instruction", doc) == []
+        assert errors("instruction", {"config_version": "2", "workflows": [doc, doc]}) == []
+
+    check()

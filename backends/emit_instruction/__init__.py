@@ -48,8 +48,9 @@ def emit_document(workflows: list[Workflow], strict: bool = False) -> Emission:
     for wf in workflows:
         if wf.semantics != TARGET:
             from flowc.backends.emit_instruction.lower import lower
+            from flowc.backends.emit_instruction.names import fit_names
 
-            wf = lower(wf, report)
+            wf = fit_names(lower(wf, report), report)
         lowered.append(wf)
     return report.result(print_document(lowered, report))
 

@@ -37,6 +37,7 @@ import string
 
 import attrs
 from flowc.backends.emitcore import Report
+from flowc.backends.emitcore.ids import IdRenamer
 from flowc.backends.emitcore.kernel import KernelGraph as AevatarKernel
 from flowc.backends.emitcore.kernel import parameters_of, variable_sources
 from flowc.ir import expr as E
@@ -296,31 +297,12 @@ class _Lowering:
         self.conv = AevatarToWfs(report, wf)
         self.nodes: list[Node] = []        # in declaration order
         self.branch_edges: list[Edge] = []
-        self.ids = {n.id for n in wf.nodes}
         self.emitted: set[str] = set()
-        self.wfs_ids: dict[str, str] = {}
-
-    def wid(self, sid: str) -> str:
-        """The WorkflowSkill id of an aevatar step: the same, or with the
-        characters a `$steps.<id>` reference cannot hold replaced."""
-        if sid not in self.wfs_ids:
-            new = sid
-            if not _WFS_ID.match(sid):
-                new = re.sub(r"[^A-Za-z0-9_]", "_", sid)
-                new = new if re.match(r"[A-Za-z_]", new) else "s_" + new
-                new = new if new not in self.ids else self.fresh(new)
-                self.ids.add(new)
-                self.report.lowered("step id", f"{sid!r} -> {new!r}")
-            self.wfs_ids[sid] = new
-        return self.wfs_ids[sid]
-
-    def fresh(self, base: str) -> str:
-        for i in itertools.count(2):
-            sid = f"{base}_{i}"
-            if sid not in self.ids:
-                self.ids.add(sid)
-                return sid
-        raise AssertionError("unreachable")
+        # The WorkflowSkill id of an aevatar step: the same, or with the
+        # characters a `$steps.<id>` reference cannot hold replaced.
+        self.renamer = IdRenamer(_WFS_ID, r"[^A-Za-z0-9_]", report, {n.id for n in wf.nodes})
+        self.wid = self.renamer.rename
+        self.fresh = self.renamer.fresh
 
     # ------------------------------------------------------------ one step
     def step(self, node: Node, state: _State) -> tuple[list[str], _State]:

@@ -20,6 +20,7 @@ import itertools
 import re
 
 from flowc.backends.emitcore import Report
+from flowc.backends.emitcore.ids import IdRenamer
 from flowc.backends.emitcore.kinds import ARRAY, BOOL, NUMBER, STRING, Kinds, wfs_equality_is_cel
 from flowc.ir import expr as E
 from flowc.ir import types as T
@@ -256,13 +257,10 @@ class _Lowering:
         self.origin: dict[str, tuple[str, frozenset[str]] | None] = {}
         self.cel.prunable = self._prunable()
         self.nodes: list[Node] = []
+        renamer = IdRenamer(_WFS_ID, r"[^A-Za-z0-9_]", report, {n.id for n in wf.nodes})
         for n in wf.nodes:
             if not _WFS_ID.match(n.id):
-                new = re.sub(r"[^A-Za-z0-9_]", "_", n.id)
-                if not re.match(r"[A-Za-z_]", new):
-                    new = "s_" + new
-                self.cel.ids[n.id] = new
-                self.report.lowered("step id", f"{n.id!r} -> {new!r}", n.span)
+                self.cel.ids[n.id] = renamer.rename(n.id, n.span)
 
     def _prunable(self) -> set[str]:
         """Steps that may be pruned: a `when`, a switch case target, or all

@@ -748,6 +748,6 @@ EXAMPLES: dict[str, Example] = {
 }
 
 NOT_STANDALONE: dict[str, str] = {
-    "AEV138": "reported only when the check is given a registry of workflow names (the engine's "
-              "validator behaves the same)",
+    "AEV138": "reported only when the check is given a registry of workflow names, `flowc check "
+              "--workflows-from PATH` (the engine's validator behaves the same)",
 }

@@ -28,6 +28,7 @@ import attrs
 from flowc.compiler import yamlsrc
 from flowc.compiler.aevatar import dotnet
 from flowc.compiler.aevatar import primitives as P
+from flowc.compiler.aevatar import registry
 from flowc.compiler.aevatar.expressions import Locator, Lowering
 from flowc.compiler.aevatar.values import looks_typed, param_text, scalar_text
 from flowc.compiler.suggest import did_you_mean
@@ -118,6 +119,8 @@ class AevatarFrontEnd:
         self.file = file
         self.strict = strict
         self.known_workflows = known_workflows
+        # The registry ignores case, as the engine's (registry.key).
+        self.known_keys = None if known_workflows is None else {registry.key(n) for n in known_workflows}
         self.sink = DiagnosticSink()
         self.roles: dict[str, Actor] = {}
         self.role_spans: dict[str, Span] = {}
@@ -813,8 +816,8 @@ class AevatarFrontEnd:
             self.sink.error("AEV143", f"{where}: lifecycle {lifecycle!r} is not singleton, transient or scope "
                             f"(the engine: lifecycle 仅支持 singleton/transient/scope，当前值 '{lifecycle}')",
                             info.param_span("lifecycle"))
-        if self.known_workflows is not None and "${" not in name and name not in self.known_workflows:
-            hint = did_you_mean(name, self.known_workflows)
+        if self.known_keys is not None and "${" not in name and registry.key(name) not in self.known_keys:
+            hint = did_you_mean(name, self.known_workflows or ())
             self.sink.error("AEV138", f"{where}: workflow {name!r} is not registered (the engine: 引用未注册工作流 "
                             f"'{name}')", info.param_span("workflow"), *([hint] if hint else []))
 

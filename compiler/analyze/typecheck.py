@@ -66,12 +66,14 @@ class _Checker:
         return T.ANY
 
     def ref_type(self, ref: E.Ref) -> T.Type:
-        path = list(ref.path)
+        # `$inputs["a-b"]` names the input as `$inputs.a-b` would, were it spellable.
+        path = [_as_field(seg) if i == 0 else seg for i, seg in enumerate(ref.path)]
         if ref.root == "inputs":
             if not path or not isinstance(path[0], E.Field):
                 return T.OBJECT
-            current = self.inputs.get(path.pop(0).name, T.ANY)
-            described = f"$inputs.{ref.path[0].name}"
+            name = path.pop(0).name
+            current = self.inputs.get(name, T.ANY)
+            described = f"$inputs.{name}"
         elif ref.root == "steps":
             if len(path) < 2 or not isinstance(path[0], E.Field) or not isinstance(path[1], E.Field) \
                     or path[1].name != "output":
@@ -162,3 +164,10 @@ def _integral_literal(value: E.Expr, declared: T.Type) -> bool:
 
 def check_types(workflow: Workflow) -> list[Diagnostic]:
     return _Checker(workflow).run()
+
+
+def _as_field(seg):
+    """A constant string index as the field it selects."""
+    if isinstance(seg, E.Index) and isinstance(seg.index, E.Literal) and isinstance(seg.index.value, str):
+        return E.Field(seg.index.value, seg.span)
+    return seg

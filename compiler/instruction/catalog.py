@@ -28,6 +28,7 @@ __all__ = [
     "KindSpec",
     "catalog_data",
     "json_schema",
+    "workflow_schema",
     "markdown_table",
     "nested_kinds",
 ]
@@ -129,6 +130,36 @@ _COMMON_SCHEMA = {
 
 
 def json_schema() -> dict:
+    """A JSON Schema (2020-12) for a YAML or JSON file of the dialect, in
+    either carrier the front end reads there (carriers.locate): a workflow
+    document (a mapping with ``steps``), or a config document whose
+    ``workflows:`` list holds workflow documents (its other keys are the
+    agent's configuration, not flowc's to check). The Markdown carriers hold
+    workflow documents in fences, which YAML editors do not look into."""
+    workflow = workflow_schema()
+    defs = workflow.pop("$defs")
+    for key in ("$schema", "$id", "title"):
+        workflow.pop(key)
+    defs["workflow"] = workflow
+    defs["config"] = {
+        "type": "object",
+        "required": ["workflows"],
+        "description": "a config document: `workflows:` lists the workflow documents",
+        "properties": {"workflows": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/workflow"}}},
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://flowc.dev/schema/instruction.json",
+        "title": "Instruction-catalog workflow (agentd dialect 3)",
+        # The front end's own test (carriers.locate): `workflows` without `steps` is a config document.
+        "if": {"type": "object", "required": ["workflows"], "not": {"required": ["steps"]}},
+        "then": {"$ref": "#/$defs/config"},
+        "else": {"$ref": "#/$defs/workflow"},
+        "$defs": defs,
+    }
+
+
+def workflow_schema() -> dict:
     """A JSON Schema (2020-12) for one workflow document, from the catalog:
     per kind, the required fields and no others than the kind's and the
     common ones. Cross-field and graph rules are flowc's checker's."""
