@@ -50,7 +50,7 @@ def check_one(path: str, dialect: str | None = None, strict: bool = False,
     text, problem = driver.read_source(path)
     if problem is not None:
         return FileResult(path, None, (problem,))
-    result = driver.compile_text(text, path, dialect, strict, known_workflows)
+    result = driver.compile_text(text, path, dialect, strict, known_workflows=known_workflows)
     return FileResult(path, text, result.diagnostics)
 
 
