@@ -20,14 +20,17 @@ one call on the object passed as ``host`` (see docs/host.md):
     Pause for ``ms`` milliseconds (a retry back-off, a delay between
     iterations). ``ms`` is a non-negative number, an int when whole.
 
-This module uses the standard library only: generated modules import it
-for their ``__main__`` block.
+This module uses the standard library and flowc's own limits only:
+generated modules import it for their ``__main__`` block.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any, Protocol
+
+from flowc.ir.limits import MAX_SOURCE_BYTES
+from flowc.sourcefile import FileTooLarge, read_limited
 
 __all__ = [
     "Host",
@@ -272,8 +275,9 @@ def load_json_file(path: str, what: str) -> Any:
     (naming ``what``, the file and the position) when it can't be read or
     parsed."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_limited(path, MAX_SOURCE_BYTES)
+    except FileTooLarge:
+        raise ValueError(f"the {what} {path} is larger than {MAX_SOURCE_BYTES} bytes") from None
     except OSError as exc:
         raise ValueError(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
     try:
