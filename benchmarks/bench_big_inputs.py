@@ -167,7 +167,7 @@ def run_check(path: Path, timeout: float = 120.0) -> tuple[float, float, int, st
     env.setdefault("PYTHONPATH", str(ROOT.parent))
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", _PROBE, str(path)], capture_output=True,
-                          text=True, timeout=timeout, env=env)
+                          text=True, timeout=timeout, env=env, check=False)
     wall = time.perf_counter() - started
     peak = 0.0
     other = []

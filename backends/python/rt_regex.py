@@ -47,7 +47,7 @@ def _re2_compile(pattern):
         _RE2_OPTIONS.log_errors = False  # a bad pattern is our error to report, not a log line
     try:
         return _re2.compile(pattern, _RE2_OPTIONS)
-    except Exception as e:  # re2.error; its text is bytes on some versions
+    except _re2.error as e:  # its text is bytes on some versions
         msg = e.args[0] if e.args else str(e)
         if isinstance(msg, bytes):
             msg = msg.decode("utf-8", "replace")
@@ -263,8 +263,9 @@ class _Parser:
         inner = dict(flags)
         if self.p.startswith("?", self.i):
             rest = self.p[self.i:]
-            if rest.startswith("?P<") or rest.startswith("?<") and not rest.startswith("?<=") \
-                    and not rest.startswith("?<!"):
+            # (no tuple arguments to startswith: MicroPython lacks them)
+            lookbehind = rest.startswith("?<=") or rest.startswith("?<!")  # noqa: PIE810
+            if rest.startswith("?P<") or (rest.startswith("?<") and not lookbehind):
                 end = self.p.find(">", self.i)
                 if end < 0:
                     self.error("invalid named group")
@@ -272,7 +273,7 @@ class _Parser:
             elif rest.startswith("?!)") and self.dotnet:
                 self.i += 3
                 return ("fail",)
-            elif rest.startswith("?=") or rest.startswith("?!") or rest.startswith("?<"):
+            elif rest.startswith("?=") or rest.startswith("?!") or rest.startswith("?<"):  # noqa: PIE810
                 self.error("lookaround is not supported (RE2 has none)")
             else:
                 j = self.i + 1

@@ -169,8 +169,6 @@ class InstructionFrontEnd:
         self.file = file
         self.lines = self.text.split("\n")
         self.sink = DiagnosticSink()
-        self.step_count = 0          # steps met so far, nested steps included (LIM002)
-        self.too_many_steps = False
 
     # ------------------------------------------------------------------ entry
     def compile_all(self) -> list[Workflow]:
@@ -409,7 +407,6 @@ class InstructionFrontEnd:
             return None
         scope_ids = steps.keys() if isinstance(steps, YMap) else []
         scope = _Scope(None, 0, None, [k for k in scope_ids if isinstance(k, str)], ROOTS, "")
-        self.step_count, self.too_many_steps = 0, False
         nodes, edges = self._graph(steps, scope)
         if nodes is None:
             return None
@@ -547,12 +544,9 @@ class InstructionFrontEnd:
             self._error("INS306", f"the workflow has {len(steps.items)} top-level steps; the limit is "
                         f"{CAT.MAX_STEPS}", steps.span)
             return None, []
-        self.step_count += len(steps.items)
-        if self.step_count > MAX_STEPS:
-            if not self.too_many_steps:
-                self.too_many_steps = True
-                self._error("LIM002", f"the workflow has more than {MAX_STEPS} steps, nested steps included",
-                            steps.span)
+        if scope.depth == 0 and _count_steps(steps) > MAX_STEPS:
+            self._error("LIM002", f"the workflow has more than {MAX_STEPS} steps, nested steps included",
+                        steps.span)
             return None, []
         infos: list[_Step] = []
         for key, body in steps.items:
@@ -1116,6 +1110,29 @@ class InstructionFrontEnd:
         elif kind == "emit" and ("stream" in body) != ("subject" in body):
             present = "stream" if "stream" in body else "subject"
             self._error("INS204", "`stream` and `subject` travel together", body.key_node(present).span)
+
+
+def _count_steps(steps: YMap) -> int:
+    """Steps of a top-level step map, those of bodies (`body.steps`) and
+    branches (`branches.<name>.steps`) included; one walk, no recursion,
+    stopping soon after MAX_STEPS."""
+    count = 0
+    pending = [steps]
+    while pending and count <= MAX_STEPS:
+        graph = pending.pop()
+        count += len(graph.items)
+        for _key, step in graph.items:
+            if not isinstance(step, YMap):
+                continue
+            holders = [step.get("body")]
+            branches = step.get("branches")
+            if isinstance(branches, YMap):
+                holders.extend(value for _name, value in branches.items)
+            for holder in holders:
+                inner = holder.get("steps") if isinstance(holder, YMap) else None
+                if isinstance(inner, YMap):
+                    pending.append(inner)
+    return count
 
 
 def _ancestor_bits(nodes: list[Node], edges: list[Edge]) -> dict[str, int]:
