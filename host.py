@@ -20,8 +20,8 @@ one call on the object passed as ``host`` (see docs/host.md):
     Pause for ``ms`` milliseconds (a retry back-off, a delay between
     iterations). ``ms`` is a non-negative number, an int when whole.
 
-This module uses the standard library and flowc's own limits only:
-generated modules import it for their ``__main__`` block.
+This module uses the standard library only: generated modules import it
+for their ``__main__`` block.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from flowc.ir.limits import MAX_SOURCE_BYTES
 from flowc.sourcefile import FileTooLarge, read_limited
 
 __all__ = [
@@ -274,6 +273,10 @@ def load_json_file(path: str, what: str) -> Any:
     """Read a JSON file; raise ``ValueError`` with a clear one-line message
     (naming ``what``, the file and the position) when it can't be read or
     parsed."""
+    # Imported here: the limits table needs attrs, which a compiled module's
+    # run never loads (only its command line reads files).
+    from flowc.ir.limits import MAX_SOURCE_BYTES
+
     try:
         data = read_limited(path, MAX_SOURCE_BYTES)
     except FileTooLarge:
