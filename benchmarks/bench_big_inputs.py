@@ -100,10 +100,9 @@ def block_scalar(lines: int) -> str:
 
 
 def long_list(lines: int) -> str:
-    """A WorkflowSkill file with a ``lines``-item list as an input's default."""
-    return ("inputs:\n  q: {type: string, default: x}\n  xs:\n    type: array\n    default:\n"
-            + "    - 1\n" * lines + "outputs:\n  r: {type: string}\nsteps:\n"
-            "  - id: s\n    type: tool\n    tool: t\n    outputs:\n      text: {type: string}\n")
+    """An aevatar file whose `roles` list has ``lines`` one-line items (each
+    a string where a role mapping belongs: one finding per line)."""
+    return "name: big\nroles:\n" + "- r\n" * lines + "steps:\n  - id: s\n    type: assign\n"
 
 
 def blank_lines(n: int) -> str:

@@ -185,9 +185,13 @@ class _Builder:
                     e.line + 1 + self.line_offset, e.column + 1)
 
     def build(self, node, depth: int = 0) -> YNode:
-        # An alias is the very node its anchor names: built once and shared,
-        # so an alias-heavy document costs its text, not its expansion
-        # (_measure has already bounded the expansion).
+        # An alias is the very node its anchor names: a collection is built
+        # once and shared, so an alias-heavy document costs its text, not
+        # its expansion (_measure has already bounded the expansion).
+        # Scalars are rebuilt: one node each, and most documents are mostly
+        # scalars, which a table would only cost memory.
+        if isinstance(node, yaml.ScalarNode):
+            return self._build(node, depth)
         done = self.built.get(id(node))
         if done is not None:
             return done

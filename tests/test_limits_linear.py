@@ -29,6 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench_big_inputs as gen
 
+# Generous: the linear answers take well under a second on an idle machine,
+# the super-linear ones took minutes (or never ended).
+QUICK = 10
 CATASTROPHIC = "^(a+)+$"
 VICTIM = "a" * 5000 + "!"
 
@@ -52,7 +55,7 @@ def test_cel_matches_catastrophic_pattern_is_quick(backend):
     (kind, value), took = _timed(evaluate_text, "cel", f"'{VICTIM}'.matches('{CATASTROPHIC}')", {}, "expression",
                                  backend)
     assert (kind, value) == ("json", "false")
-    assert took < 5
+    assert took < QUICK
 
 
 @pytest.fixture
@@ -69,7 +72,7 @@ def test_cel_matches_fallback_is_linear_too(without_re2, backend):
     (kind, value), took = _timed(evaluate_text, "cel", f"'{VICTIM}'.matches('{CATASTROPHIC}')", {}, "expression",
                                  backend)
     assert (kind, value) == ("json", "false")
-    assert took < 5
+    assert took < QUICK
     assert evaluate_text("cel", "'x-42'.matches('^[a-z]-\\\\d+$')", {}, "expression", backend) == ("json", "true")
 
 
@@ -114,7 +117,7 @@ def test_aevatar_regex_guard_is_quick(monkeypatch, force_fallback):
         monkeypatch.setattr(rt_regex, "_re2", None)
         monkeypatch.setattr(rt_regex, "_CACHE", {})
     (ok, message), took = _timed(rt_aevatar_run.guard, {"check": "regex", "pattern": CATASTROPHIC}, VICTIM)
-    assert not ok and "does not match" in message and took < 5
+    assert not ok and "does not match" in message and took < QUICK
     # `(?!)` (never matches) is what flowc's translations to aevatar write
     assert rt_aevatar_run.guard({"check": "regex", "pattern": "(?!)"}, "x")[0] is False
     assert rt_aevatar_run.guard({"check": "regex", "pattern": "^a"}, "abc") == (True, "")
@@ -132,7 +135,7 @@ def test_rt_cel_matches_uses_no_backtracking_re():
 def test_dialect_detection_is_linear(text):
     for path in ("x.yaml", "x.md"):
         _, took = _timed(driver.detect_dialect, text, path)
-        assert took < 3, (path, took)   # ~0.2 s when linear; quadratic was minutes
+        assert took < QUICK, (path, took)   # ~0.2 s when linear; quadratic was minutes
 
 
 def test_detection_answers_are_kept():
@@ -201,7 +204,7 @@ def test_too_many_steps_is_lim002_before_any_step_work(dialect):
     result, took = _timed(driver.compile_text, text, "big.yaml", dialect)
     codes = [d.code for d in result.diagnostics]
     assert codes == ["LIM002"], codes
-    assert took < 10
+    assert took < QUICK
 
 
 def test_steps_at_the_limit_compile():
@@ -230,7 +233,7 @@ def test_instruction_top_level_limit_comes_before_graph_work():
     # 5,000 steps: per-step graph searches would take 25 million steps
     result, took = _timed(driver.compile_text, gen.compact("instruction", 5_000), "big.yaml", "instruction")
     assert [d.code for d in result.diagnostics] == ["INS306"]
-    assert took < 5
+    assert took < QUICK
 
 
 def test_instruction_upstream_check_is_linear():
@@ -238,7 +241,7 @@ def test_instruction_upstream_check_is_linear():
     (once per-step graph searches) is one pass."""
     result, took = _timed(driver.compile_text, gen.instruction(512), "chain.yaml", "instruction")
     assert "INS310" not in {d.code for d in result.diagnostics}
-    assert took < 5
+    assert took < QUICK
 
 
 def test_instruction_upstream_warning_still_fires():
@@ -267,14 +270,14 @@ def test_alias_bomb_just_under_the_cap_is_cheap():
     assert len(text) < 8192
     result, took = _timed(driver.compile_text, text, "bomb.yaml", "workflowskill")
     assert not [d for d in result.diagnostics if d.code == "YAML005"]
-    assert took < 5
+    assert took < QUICK
 
 
 def test_alias_bomb_over_the_cap_says_what_it_counts():
     result, took = _timed(driver.compile_text, gen.alias_bomb(50_000_000), "bomb.yaml", "workflowskill")
     [finding] = [d for d in result.diagnostics if d.code == "YAML005"]
     assert f"more than {MAX_YAML_NODES} YAML nodes" in finding.message and "?" not in finding.message
-    assert took < 5
+    assert took < QUICK
 
 
 @pytest.mark.parametrize("shape", ["comments", "block_scalar"])
@@ -283,4 +286,4 @@ def test_a_million_line_yaml_file_is_quick(shape):
     assert len(text.encode()) <= MAX_SOURCE_BYTES
     result, took = _timed(driver.compile_text, text, "big.yaml", None)
     assert result.dialect is not None
-    assert took < 15
+    assert took < 3 * QUICK
