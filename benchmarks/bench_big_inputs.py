@@ -77,11 +77,11 @@ def instruction_nested(n: int) -> str:
 
 
 def compact(dialect: str, n: int) -> str:
-    """``n`` steps of ``dialect`` in flow style (one short line each), so
-    that far more than MAX_STEPS steps fit under MAX_SOURCE_BYTES."""
+    """``n`` steps of ``dialect`` written tersely (a short line or three
+    each), so that far more than MAX_STEPS steps fit under MAX_SOURCE_BYTES."""
     if dialect == "workflowskill":
         head = "inputs:\n  q: {type: string}\noutputs:\n  r: {type: string}\nsteps:\n"
-        return head + "".join(f"- {{id: s{i}, type: tool, tool: t}}\n" for i in range(n))
+        return head + "".join(f"- id: s{i}\n  type: tool\n  tool: t\n" for i in range(n))
     if dialect == "aevatar":
         head = "name: big\nroles:\n  - id: w\nsteps:\n"
         return head + "".join(f"- {{id: s{i}, type: assign}}\n" for i in range(n))
