@@ -309,9 +309,14 @@ def _compile_bytecode(args, workflow) -> int:
 def cmd_disasm(args) -> int:
     from flowc.backends.vm import VMError, disassemble
 
+    from flowc.ir.limits import MAX_SOURCE_BYTES
+    from flowc.sourcefile import FileTooLarge, read_limited
+
     try:
-        with open(args.path, "rb") as fh:
-            data = fh.read()
+        data = read_limited(args.path, MAX_SOURCE_BYTES)
+    except FileTooLarge:
+        print(f"flowc: error: {args.path} is larger than {MAX_SOURCE_BYTES} bytes", file=sys.stderr)
+        return EXIT_USAGE
     except OSError as exc:
         print(f"flowc: error: cannot read {args.path}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -17,8 +17,10 @@ from flowc.compiler.instruction.frontend import compile_instruction
 from flowc.compiler.workflowskill.frontend import compile_workflowskill
 from flowc.compiler.workflowskill.markdown import has_workflow_fence
 from flowc.ir.diagnostics import Diagnostic, error
+from flowc.ir.limits import MAX_SOURCE_BYTES
 from flowc.ir.span import Span
 from flowc.ir.workflow import Workflow
+from flowc.sourcefile import FileTooLarge, read_limited
 
 DIALECTS = ("workflowskill", "aevatar", "instruction")
 
@@ -35,19 +37,36 @@ FRONT_ENDS = {
 STRICT_FRONT_ENDS = frozenset({"aevatar"})
 SOURCE_SUFFIXES = (".md", ".yaml", ".yml", ".json")
 
-_WFS_STEP_TYPES = re.compile(r"^\s*(-\s+)?type:\s*['\"]?(tool|transform|conditional|exit)['\"]?\s*$",
-                             re.MULTILINE)
-_AEVATAR_HINT = re.compile(r"^(roles:|\s*(-\s+)?(target_role|parameters|next|branches):)", re.MULTILINE)
+# The detection patterns run over whole files, so none may backtrack over a
+# run of whitespace from each line it starts on: a line's indentation is
+# [^\S\n]* (whitespace, but not a newline), never \s* (which would read on
+# through every following blank line, from every one of them: quadratic).
+# Where the older \s* could cross newlines, the line it reached matches on
+# its own, so the answers are the same.
+_INDENT = r"[^\S\n]*"
+_WFS_STEP_TYPES = re.compile(rf"^{_INDENT}(-[^\S\n]+)?type:\s*['\"]?(tool|transform|conditional|exit)['\"]?"
+                             rf"{_INDENT}$", re.MULTILINE)
+_AEVATAR_HINT = re.compile(rf"^(roles:|{_INDENT}(-[^\S\n]+)?(target_role|parameters|next|branches):)",
+                           re.MULTILINE)
 # An aevatar document: top-level `name:` and `steps:`, steps a list of `- id:`
 # items, and none of WorkflowSkill's top-level `inputs:` / `outputs:`.
-_AEVATAR_SHAPE = re.compile(r"\A(?=[\s\S]*^name:)(?=[\s\S]*^steps:)(?=[\s\S]*^\s*-\s+id:)"
-                            r"(?![\s\S]*^(inputs|outputs):)", re.MULTILINE)
-_INSTRUCTION_HINT = re.compile(r"^(\s*(kind|depends_on):|workflows:|version:\s*3\b|:::+!?workflow|"
+_TOP_NAME = re.compile(r"^name:", re.MULTILINE)
+_TOP_STEPS = re.compile(r"^steps:", re.MULTILINE)
+_ID_ITEM = re.compile(rf"^{_INDENT}-\s+id:", re.MULTILINE)
+_TOP_WFS_IO = re.compile(r"^(inputs|outputs):", re.MULTILINE)
+_INSTRUCTION_HINT = re.compile(rf"^({_INDENT}(kind|depends_on):|workflows:|version:\s*3\b|:::+!?workflow|"
                                r"##\s+!workflow)", re.MULTILINE)
 # Instruction steps are a map whose values carry `kind:`; aevatar steps are a
 # list of `- id:` items. `branches:`/`next:` alone don't decide between them.
-_INSTRUCTION_KIND = re.compile(r"(^\s+|\{\s*)kind:\s*['\"]?[a-z][a-z0-9_.]*", re.MULTILINE)
-_AEVATAR_STEP_LIST = re.compile(r"^\s*-\s+id:|^roles:", re.MULTILINE)
+# (`kind:` after indentation, after `{`, or at the start of a line that
+# follows a blank one.)
+_INSTRUCTION_KIND = re.compile(rf"(^[^\S\n]+|^{_INDENT}\n|\{{\s*)kind:\s*['\"]?[a-z][a-z0-9_.]*", re.MULTILINE)
+_AEVATAR_STEP_LIST = re.compile(rf"^{_INDENT}-\s+id:|^roles:", re.MULTILINE)
+
+
+def _aevatar_shape(text: str) -> bool:
+    return bool(_TOP_NAME.search(text) and _TOP_STEPS.search(text) and _ID_ITEM.search(text)
+                and not _TOP_WFS_IO.search(text))
 
 
 @attrs.frozen
@@ -68,8 +87,8 @@ def detect_dialect(text: str, path: str) -> str | None:
         return "workflowskill"
     instruction = bool(_INSTRUCTION_HINT.search(text) or _INSTRUCTION_KIND.search(text))
     aevatar = bool(_AEVATAR_HINT.search(text)) or (
-        not path.endswith(".md") and bool(_AEVATAR_SHAPE.match(text)))
-    wfs = bool(_WFS_STEP_TYPES.search(text)) and re.search(r"^steps:", text, re.MULTILINE) is not None
+        not path.endswith(".md") and _aevatar_shape(text))
+    wfs = bool(_WFS_STEP_TYPES.search(text)) and _TOP_STEPS.search(text) is not None
     if path.endswith(".md"):
         # Markdown carries WorkflowSkill (```workflow) or instruction.md embeddings.
         return "instruction" if instruction and not has_workflow_fence(text) else "workflowskill"
@@ -81,7 +100,7 @@ def detect_dialect(text: str, path: str) -> str | None:
         return "aevatar"
     if wfs and not (aevatar or instruction):
         return "workflowskill"
-    if aevatar and _AEVATAR_SHAPE.match(text):
+    if aevatar and _aevatar_shape(text):
         return "aevatar"  # aevatar's shape wins over `kind:` text inside parameters
     return None
 
@@ -141,10 +160,16 @@ def compile_text(text: str, path: str, dialect: str | None = None, strict: bool 
 
 
 def read_source(path: str) -> tuple[str | None, Diagnostic | None]:
+    """The text of a workflow file, or the finding that says why there is
+    none: not a regular file or unreadable (FLC003, without ever blocking on
+    a FIFO or reading a device), larger than MAX_SOURCE_BYTES (LIM001: only
+    that many bytes and one more are read), or not UTF-8 (FLC003)."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_limited(path, MAX_SOURCE_BYTES)
         return data.decode("utf-8-sig"), None
+    except FileTooLarge:
+        return None, error("LIM001", f"the file is larger than {MAX_SOURCE_BYTES} bytes, the limit of one "
+                           "workflow file", Span(path, 1, 1, 1, 2))
     except UnicodeDecodeError as exc:
         return None, error("FLC003", f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})",
                            Span(path, 1, 1, 1, 2))

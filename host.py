@@ -29,6 +29,8 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
+from flowc.sourcefile import FileTooLarge, read_limited
+
 __all__ = [
     "Host",
     "HostError",
@@ -271,9 +273,14 @@ def load_json_file(path: str, what: str) -> Any:
     """Read a JSON file; raise ``ValueError`` with a clear one-line message
     (naming ``what``, the file and the position) when it can't be read or
     parsed."""
+    # Imported here: the limits table needs attrs, which a compiled module's
+    # run never loads (only its command line reads files).
+    from flowc.ir.limits import MAX_SOURCE_BYTES
+
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_limited(path, MAX_SOURCE_BYTES)
+    except FileTooLarge:
+        raise ValueError(f"the {what} {path} is larger than {MAX_SOURCE_BYTES} bytes") from None
     except OSError as exc:
         raise ValueError(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
     try:

@@ -61,6 +61,10 @@ class _Builder:
         self.wf = workflow
         self.params_fn = params_fn
         self.expression_fn = expression_fn
+        # Each step's outgoing edges, indexed once: a plan is linear in the workflow.
+        self.out_edges: dict[str, list] = {}
+        for edge in workflow.edges:
+            self.out_edges.setdefault(edge.source, []).append(edge)
 
     def params(self, node: Node, ci: bool, skip=lambda key: False) -> Any:
         mapping = node.attr("parameters")
@@ -106,9 +110,7 @@ class _Builder:
             "retry": None,
             "on_error": None,
         }
-        for edge in self.wf.edges:
-            if edge.source != node.id:
-                continue
+        for edge in self.out_edges.get(node.id, ()):
             if edge.kind is EdgeKind.SEQUENCE:
                 data["next"] = edge.target
             elif edge.kind is EdgeKind.BRANCH and edge.label != "on_fail":

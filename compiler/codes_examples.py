@@ -822,7 +822,33 @@ steps:
 
 # Codes a file's text alone cannot produce, with the reason. The wrong
 # example still shows the situation; the test does not check it.
+# ------------------------------------------------------------------ LIM (limits, ir/limits.py)
+_SMALL_WFS = """\
+inputs:
+  q: {type: string}
+outputs:
+  r: {type: string, value: $steps.s1.output.text}
+steps:
+  - id: s1
+    type: tool
+    tool: search
+    inputs:
+      query: {type: string, value: $inputs.q}
+    outputs:
+      text: {type: string}
+"""
+EXAMPLES.update({
+    "LIM001": Example(
+        wrong="# ... this file goes on for more than 4 MiB (4,194,304 bytes)\n" + _SMALL_WFS,
+        right=_SMALL_WFS),
+    "LIM002": Example(
+        wrong=_SMALL_WFS + "  # ... and 10,000 more steps like s1 (s2 ... s10001)\n",
+        right=_SMALL_WFS),
+})
+
 NOT_STANDALONE: dict[str, str] = {
+    "LIM001": "about the file's size on disk (over 4 MiB), which no short example has",
+    "LIM002": "needs more than 10,000 steps, too long to show (tests/test_limits_linear.py builds one)",
     "FLC002": "depends on which front ends this build of flowc has",
     "FLC003": "about reading the file (missing, unreadable, not UTF-8), not its text",
     "ANA404": "no WorkflowSkill file has two terminals or a step that cannot reach the end",

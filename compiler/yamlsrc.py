@@ -15,14 +15,19 @@ import re
 
 import yaml
 from flowc.ir.diagnostics import Diagnostic, error
+from flowc.ir.limits import MAX_YAML_DEPTH, MAX_YAML_NODES
 from flowc.ir.span import Span
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _resolver = yaml.resolver.Resolver()
 
-# Caps that keep hostile documents (alias bombs) from exhausting memory.
-MAX_NODES = 2_000_000
-MAX_DEPTH = 200
+# Caps that keep hostile documents (alias bombs) from exhausting memory
+# (ir/limits.py, YAML005).
+MAX_NODES = MAX_YAML_NODES
+MAX_DEPTH = MAX_YAML_DEPTH
+# What MAX_NODES counts, in the finding's words.
+_TOO_MANY_NODES = (f"the document has more than {MAX_YAML_NODES} YAML nodes (scalars, lists and mappings, "
+                   "each alias counted as the nodes it repeats)")
 
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
@@ -172,6 +177,7 @@ class _Builder:
         self.count = 0
         self.diags: list[Diagnostic] = []
         self.active: set[int] = set()
+        self.built: dict[int, YNode] = {}
 
     def span(self, node) -> Span:
         s, e = node.start_mark, node.end_mark
@@ -179,10 +185,24 @@ class _Builder:
                     e.line + 1 + self.line_offset, e.column + 1)
 
     def build(self, node, depth: int = 0) -> YNode:
+        # An alias is the very node its anchor names: a collection is built
+        # once and shared, so an alias-heavy document costs its text, not
+        # its expansion (_measure has already bounded the expansion).
+        # Scalars are rebuilt: one node each, and most documents are mostly
+        # scalars, which a table would only cost memory.
+        if isinstance(node, yaml.ScalarNode):
+            return self._build(node, depth)
+        done = self.built.get(id(node))
+        if done is not None:
+            return done
+        out = self._build(node, depth)
+        self.built[id(node)] = out
+        return out
+
+    def _build(self, node, depth: int) -> YNode:
         self.count += 1
         if self.count > MAX_NODES:
-            raise _TooLarge(self.span(node), f"the document expands to more than {MAX_NODES} nodes "
-                            "(alias expansion?)")
+            raise _TooLarge(self.span(node), _TOO_MANY_NODES)
         if depth > MAX_DEPTH:
             raise _TooLarge(self.span(node), f"the document nests deeper than {MAX_DEPTH} levels")
         if isinstance(node, yaml.ScalarNode):
@@ -271,8 +291,7 @@ def _measure(text: str, file: str, line_offset: int) -> Diagnostic | None:
             continue
         counts[-1] += size
         if counts[-1] > MAX_NODES:
-            return error("YAML005", f"the document expands to more than {MAX_NODES} nodes "
-                         "(alias expansion?)", _mark_span(file, line_offset, event))
+            return error("YAML005", _TOO_MANY_NODES, _mark_span(file, line_offset, event))
     return None
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from flowc.backends.python import rt_cel as C
+from flowc.backends.python import rt_regex
 from flowc.backends.python.cel_expr import CelCompileError, compile_cel, evaluate_cel
 from flowc.compiler.instruction.cel import CelSyntaxError, check_names, parse_cel
 from flowc.ir import expr as E
@@ -274,8 +275,11 @@ def test_rt_cel_imports_only_the_standard_library(tmp_path):
     tree = ast.parse(source)
     top = {a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names}
     top |= {(n.module or "").split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom)}
-    assert top <= {"binascii", "math", "re"}
+    # flowc's rt_regex, or a copy of it next to this file (standard library only too)
+    assert top <= {"binascii", "math", "re", "flowc", "rt_regex"}
     (tmp_path / "rt_cel_copy.py").write_text(source, encoding="utf-8")
+    (tmp_path / "rt_regex.py").write_text(Path(rt_regex.__file__).read_text(encoding="utf-8"),
+                                          encoding="utf-8")
     probe = "import sys; sys.path.insert(0, '.'); import rt_cel_copy as c; assert c.and_(lambda: c.div(1, 0), lambda: False) is False"
     done = subprocess.run([sys.executable, "-I", "-S", "-c", probe], cwd=tmp_path, capture_output=True,
                           text=True, check=False)
@@ -300,6 +304,7 @@ check("mod", mod(-7, 3), -1)
 check("size", size("\u03c0\u03ad\u03bd\u03c4\u03b5"), 5)
 check("string(double)", to_string(1234567.0), "1.234567e+06")
 check("matches", matches("banana", "ba(na)*"), True)
+check("matches is linear", matches("a" * 3000 + "!", "^(a+)+$"), False)
 check("all", all_([1, 2, 3], lambda x: gt(x, 0)), True)
 check("map key", index({1: "a"}, UInt(1)), "a")
 check("json", to_json_text({"a": [1, 2.5, None, True, "x\n"], "b": b"hi"}),
@@ -316,7 +321,10 @@ def test_rt_cel_runs_on_micropython(tmp_path):
     assert shutil.which("node") is not None, "node is not installed"
     assert MICROPYTHON.is_file(), "run `npm ci` in tests/micropython"
     script = tmp_path / "probe.py"
-    script.write_text(Path(C.__file__).read_text(encoding="utf-8") + MICRO_PROBE, encoding="utf-8")
+    # rt_cel imports rt_regex: the script first writes it into MicroPython's file system.
+    prologue = (f"open('/rt_regex.py', 'w').write({Path(rt_regex.__file__).read_text(encoding='utf-8')!r})\n"
+                "import sys\nsys.path.append('/')\n")
+    script.write_text(prologue + Path(C.__file__).read_text(encoding="utf-8") + MICRO_PROBE, encoding="utf-8")
     done = subprocess.run(["node", str(MICROPYTHON), str(script)], capture_output=True, text=True,
                           timeout=120, check=False)
     lines = done.stdout.strip().splitlines()

@@ -476,7 +476,7 @@ def test_dataflow_programs_run_on_micropython(tmp_path):
     import shutil
 
     import msgpack
-    from flowc.backends.python import rt_cel, rt_dag
+    from flowc.backends.python import rt_cel, rt_dag, rt_regex
     from flowc.backends.vm import cel_vm, vm
 
     node = shutil.which("node")
@@ -500,7 +500,7 @@ def test_dataflow_programs_run_on_micropython(tmp_path):
     jobs.append(["overflow", compile_bytecode(failing), {}, {}, None, None])
     jobs_file = tmp_path / "jobs.bin"
     jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
-    modules = [rt_cel.__file__, rt_dag.__file__, vm.__file__, cel_vm.__file__, dataflow.__file__]
+    modules = [rt_cel.__file__, rt_regex.__file__, rt_dag.__file__, vm.__file__, cel_vm.__file__, dataflow.__file__]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(MP_DIR / "mp_dataflow.py"),
                            str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=600, cwd=MP_DIR)

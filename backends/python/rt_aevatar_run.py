@@ -37,8 +37,10 @@ import sys as _sys
 
 try:
     from flowc.backends.python import rt_aevatar as _rta
+    from flowc.backends.python import rt_regex as _rx
 except ImportError:  # copied next to the generated module
     import rt_aevatar as _rta
+    import rt_regex as _rx
 
 try:
     from collections import OrderedDict as _OrderedDict
@@ -763,10 +765,13 @@ def guard(params, text):
         pattern = params.get("pattern", "")
         if not pattern:
             return False, "missing regex pattern parameter"
-        import re
+        # Linear time whatever the pattern (RE2, or rt_regex's automaton): a
+        # workflow's pattern must not make a run hang. `(?!)` (never matches)
+        # is kept from .NET, where flowc's translations use it.
         try:
-            return (True, "") if re.search(pattern, text) else (False, "input does not match /" + pattern + "/")
-        except getattr(re, "error", ValueError) as exc:  # MicroPython's re raises ValueError
+            return (True, "") if _rx.search(pattern, text, True) else (
+                False, "input does not match /" + pattern + "/")
+        except _rx.RegexError as exc:
             return False, "invalid regex: " + str(exc)
     if c == "max_length":
         try:

@@ -2,7 +2,8 @@
 
 Generated code imports this module as ``_c``; the VM calls the same
 functions through :data:`DISPATCH`. It uses the standard library only
-(``re``, ``math``, ``binascii``) and no flowc module, and it sticks to what
+(``re``, ``math``, ``binascii``; regular expressions from workflows go to
+:mod:`rt_regex`, which uses RE2 when it is installed) and no other flowc module, and it sticks to what
 MicroPython implements: no typing at run time, no dataclasses, small
 classes with plain attributes.
 
@@ -34,6 +35,11 @@ evaluator that catches errors itself (the VM) gets the same answers.
 import binascii
 import math
 import re
+
+try:
+    from flowc.backends.python import rt_regex as _rx
+except ImportError:  # copied next to the VM (MicroPython)
+    import rt_regex as _rx
 
 INT64_MIN = -9223372036854775808
 INT64_MAX = 9223372036854775807
@@ -638,26 +644,16 @@ def ends_with(s, suffix):
     raise no_overload("endsWith", s, suffix)
 
 
-_REGEX_CACHE = {}
-# CPython raises re.error for a bad pattern, MicroPython ValueError.
-_RE_ERRORS = (ValueError, re.error) if hasattr(re, "error") else (ValueError,)
-
-
 def matches(s, pattern):
-    """RE2 ``matches``: the pattern matches somewhere in the string. Python's
-    ``re`` stands in for RE2 (same syntax for the common subset)."""
+    """RE2 ``matches``: the pattern matches somewhere in the string, in time
+    linear in the string (RE2 where installed, else rt_regex's automaton;
+    never Python's backtracking ``re``)."""
     if type(s) is not str or type(pattern) is not str:
         raise no_overload("matches", s, pattern)
-    rx = _REGEX_CACHE.get(pattern)
-    if rx is None:
-        try:
-            rx = re.compile(pattern)
-        except _RE_ERRORS as e:
-            raise CelError("invalid regular expression: " + str(e))
-        if len(_REGEX_CACHE) > 256:
-            _REGEX_CACHE.clear()
-        _REGEX_CACHE[pattern] = rx
-    return rx.search(s) is not None
+    try:
+        return _rx.search(pattern, s)
+    except _rx.RegexError as e:
+        raise CelError("invalid regular expression: " + str(e))
 
 
 def unbound(name, *args):

@@ -33,6 +33,7 @@ from flowc.compiler.aevatar.expressions import Locator, Lowering
 from flowc.compiler.aevatar.values import looks_typed, param_text, scalar_text
 from flowc.compiler.suggest import did_you_mean
 from flowc.compiler.yamlsrc import YMap, YNode, YScalar, YSeq, type_name
+from flowc.ir.limits import MAX_STEPS
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.diagnostics import DiagnosticSink
@@ -125,6 +126,7 @@ class AevatarFrontEnd:
         self.roles: dict[str, Actor] = {}
         self.role_spans: dict[str, Span] = {}
         self.steps: list[StepInfo] = []       # top level, document order
+        self.too_many_steps = False             # LIM002: nothing past the count is checked
         self.children: list[StepInfo] = []
         self.by_id: dict[str, StepInfo] = {}
         self.children_data: dict[str, list] = {}
@@ -162,6 +164,8 @@ class AevatarFrontEnd:
                 meta[key] = root.get(key).plain()
         self._roles(root.get("roles"))
         self._collect_steps(root)
+        if self.too_many_steps:
+            return None
         self._index_ids()
         for info in [*self.steps, *self.children]:
             self._check_step_refs(info)
@@ -314,6 +318,12 @@ class AevatarFrontEnd:
             return
         if not node.items:
             self.sink.error("AEV105", "the workflow has no steps (the engine: 至少需要一个 step)", node.span)
+        if _count_steps(node) > MAX_STEPS:
+            # Counted before any step is looked at: a huge list costs one walk.
+            self.sink.error("LIM002", f"the workflow has more than {MAX_STEPS} steps, children included",
+                            node.span)
+            self.too_many_steps = True
+            return
         for item in node.items:
             info = self._step(item, len(self.steps), None)
             if info is not None:
@@ -1281,3 +1291,18 @@ def compile_aevatar(text: str, file: str, strict: bool = False,
         fe.sink.error("ANA406", "the workflow nests too deeply to compile", Span(file, 1, 1, 1, 2))
         workflow = None
     return workflow, fe.sink.items
+
+
+def _count_steps(steps: YSeq) -> int:
+    """Steps of a step list, their `children` included, stopping soon after
+    MAX_STEPS (one walk, no recursion)."""
+    count = 0
+    pending = [steps]
+    while pending and count <= MAX_STEPS:
+        seq = pending.pop()
+        count += len(seq.items)
+        for item in seq.items:
+            children = item.get("children") if isinstance(item, YMap) else None
+            if isinstance(children, YSeq):
+                pending.append(children)
+    return count

@@ -17,6 +17,8 @@ import json
 
 import attrs
 from flowc.compiler.instruction.catalog import KINDS
+from flowc.ir.limits import MAX_SOURCE_BYTES
+from flowc.sourcefile import FileTooLarge, read_limited
 from flowc.compiler.instruction.frontend import compile_instruction_all
 from flowc.ir.diagnostics import Diagnostic, error
 from flowc.ir.workflow import Node
@@ -56,8 +58,9 @@ def parse_capabilities(data, source: str = "capabilities") -> HostCapabilities:
 
 def load_capabilities(path: str) -> HostCapabilities:
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+        data = json.loads(read_limited(path, MAX_SOURCE_BYTES).decode("utf-8"))
+    except FileTooLarge:
+        raise ValueError(f"{path} is larger than {MAX_SOURCE_BYTES} bytes") from None
     except OSError as exc:
         raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:

@@ -110,7 +110,6 @@ def _markdown(text: str, path: str) -> tuple[list[Carried], list[Diagnostic]]:
                 break
     while i < len(lines):
         line = lines[i]
-        here = Span(path, i + 1, 1, i + 1, max(2, len(line) + 1))
         if in_comment:
             if "-->" in line:
                 in_comment = False
@@ -130,6 +129,8 @@ def _markdown(text: str, path: str) -> tuple[list[Carried], list[Diagnostic]]:
             fence = code.group(1)
             i += 1
             continue
+        # (made only for a line that may be reported: most lines are text)
+        here = Span(path, i + 1, 1, i + 1, max(2, len(line) + 1)) if line.startswith(":") else None
         leaf = _LEAF.match(line)
         if leaf and not line.startswith(":::"):
             diags.append(error("INS109", "a workflow requires a body: use `:::!workflow{name=...}` with "

@@ -30,6 +30,7 @@ from flowc.compiler.yamlsrc import YMap, YNode, YScalar, YSeq, type_name
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.diagnostics import Diagnostic, DiagnosticSink, error
+from flowc.ir.limits import MAX_STEPS
 from flowc.ir.span import Span
 from flowc.ir.workflow import (
     Attr,
@@ -580,9 +581,16 @@ class InstructionFrontEnd:
         if not steps.items:
             self._error("INS103", "`steps` is empty", steps.span)
             return [], []
+        # The limits are checked before any work on the steps, so a huge
+        # step map costs one count, not a compile.
         if scope.depth == 0 and len(steps.items) > CAT.MAX_STEPS:
             self._error("INS306", f"the workflow has {len(steps.items)} top-level steps; the limit is "
                         f"{CAT.MAX_STEPS}", steps.span)
+            return None, []
+        if scope.depth == 0 and _count_steps(steps) > MAX_STEPS:
+            self._error("LIM002", f"the workflow has more than {MAX_STEPS} steps, nested steps included",
+                        steps.span)
+            return None, []
         infos: list[_Step] = []
         for key, body in steps.items:
             info = self._step_header(key, body, scope)
@@ -636,11 +644,10 @@ class InstructionFrontEnd:
     def _upstream(self, nodes: list[Node], edges: list[Edge], scope: _Scope) -> None:
         """A step that reads steps.X of a sibling X that is not upstream of it
         may read it before it exists."""
-        g = nx.DiGraph()
-        g.add_nodes_from(n.id for n in nodes)
-        g.add_edges_from((e.source, e.target) for e in edges if e.source in g and e.target in g)
+        ancestors_of = _ancestor_bits(nodes, edges)
+        bit = {n.id: 1 << i for i, n in enumerate(nodes)}
         for node in nodes:
-            ancestors = nx.ancestors(g, node.id) if node.id in g else set()
+            ancestors = ancestors_of.get(node.id, 0)
             seen = set()
             for expr in _node_exprs(node):
                 for ref in E.refs(expr):
@@ -650,7 +657,7 @@ class InstructionFrontEnd:
                     seen.add(target)
                     if target == node.id:
                         self._error("INS303", f"step {node.id!r} reads its own result", ref.span)
-                    elif target not in ancestors:
+                    elif not ancestors & bit.get(target, 0):
                         self._warning("INS310", f"step {node.id!r} reads steps.{target}, but {target!r} is "
                                       "not upstream of it", ref.span,
                                       f"add {target!r} to its depends_on so the value exists when it runs")
@@ -1152,6 +1159,59 @@ class InstructionFrontEnd:
         elif kind == "emit" and ("stream" in body) != ("subject" in body):
             present = "stream" if "stream" in body else "subject"
             self._error("INS204", "`stream` and `subject` travel together", body.key_node(present).span)
+
+
+def _count_steps(steps: YMap) -> int:
+    """Steps of a top-level step map, those of bodies (`body.steps`) and
+    branches (`branches.<name>.steps`) included; one walk, no recursion,
+    stopping soon after MAX_STEPS."""
+    count = 0
+    pending = [steps]
+    while pending and count <= MAX_STEPS:
+        graph = pending.pop()
+        count += len(graph.items)
+        for _key, step in graph.items:
+            if not isinstance(step, YMap):
+                continue
+            holders = [step.get("body")]
+            branches = step.get("branches")
+            if isinstance(branches, YMap):
+                holders.extend(value for _name, value in branches.items)
+            for holder in holders:
+                inner = holder.get("steps") if isinstance(holder, YMap) else None
+                if isinstance(inner, YMap):
+                    pending.append(inner)
+    return count
+
+
+def _ancestor_bits(nodes: list[Node], edges: list[Edge]) -> dict[str, int]:
+    """Each step's ancestors (the steps with a path to it) as a bit set over
+    the positions in ``nodes``, all computed in one pass over the
+    condensation (cycles collapse to one component whose members are each
+    other's ancestors) instead of one graph search per step."""
+    g = nx.DiGraph()
+    g.add_nodes_from(n.id for n in nodes)
+    g.add_edges_from((e.source, e.target) for e in edges if e.source in g and e.target in g)
+    bit = {n.id: 1 << i for i, n in enumerate(nodes)}
+    dag = nx.condensation(g)
+    below: dict[int, int] = {}     # component -> bits of its strict ancestors' members
+    members: dict[int, int] = {}   # component -> bits of its members
+    for comp in nx.topological_sort(dag):
+        ids = dag.nodes[comp]["members"]
+        own = 0
+        for step_id in ids:
+            own |= bit[step_id]
+        members[comp] = own
+        bits = 0
+        for pred in dag.predecessors(comp):
+            bits |= below[pred] | members[pred]
+        below[comp] = bits
+    mapping = dag.graph["mapping"]
+    out: dict[str, int] = {}
+    for step_id, comp in mapping.items():
+        cyclic = len(dag.nodes[comp]["members"]) > 1
+        out[step_id] = below[comp] | (members[comp] if cyclic else 0)
+    return out
 
 
 def _literal(node: YNode) -> E.Literal:

@@ -22,6 +22,7 @@ from flowc.compiler.yamlsrc import YMap, YNode, YScalar, YSeq, type_name
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.diagnostics import DiagnosticSink
+from flowc.ir.limits import MAX_STEPS
 from flowc.ir.ops import END_NODE_ID
 from flowc.ir.span import Span
 from flowc.ir.workflow import (
@@ -75,6 +76,12 @@ class WorkflowSkillFrontEnd:
     def compile(self) -> Workflow | None:
         doc_root, name, description, meta = self._load_document()
         if doc_root is None:
+            return None
+        steps = doc_root.get("steps")
+        if isinstance(steps, YSeq) and len(steps.items) > MAX_STEPS:
+            # Counted before any step is looked at: a huge list costs nothing more.
+            self.sink.error("LIM002", f"the workflow has {len(steps.items)} steps; the limit is {MAX_STEPS}",
+                            steps.span)
             return None
         return self._lower_workflow(doc_root, name, description, meta)
 
