@@ -60,8 +60,12 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_NESTING = 100
 MAX_STACK = 4096
 MAX_CALL_DEPTH = 256
+# Run-time budgets (fuel): copies of flowc.ir.limits' figures, which this
+# standalone module cannot import (tests/test_runtime_limits.py keeps them equal).
 DEFAULT_MAX_INSTRUCTIONS = 200000000
-DEFAULT_MAX_ITERATIONS = 20000000
+DEFAULT_MAX_ITERATIONS = 10000000
+DEFAULT_MAX_HOST_CALLS = 1000000
+MAX_JSON_DEPTH = 64         # flowc.ir.limits.MAX_VALUE_DEPTH: the command line's JSON files
 
 # ---------------------------------------------------------------- opcodes
 # Must equal flowc.backends.vm.format.OPCODES (a test checks it).
@@ -1584,9 +1588,10 @@ class Program(object):
         """The number of instructions."""
         return len(self.code) - self.code.count(None)
 
-    def run(self, inputs, host, max_instructions=None, max_iterations=None):
-        """Run with ``inputs`` (a dict) against ``host``; return the run record."""
-        return _Run(self, host, max_instructions, max_iterations).run(inputs)
+    def run(self, inputs, host, max_instructions=None, max_iterations=None, max_host_calls=None):
+        """Run with ``inputs`` (a dict) against ``host``; return the run record.
+        Past a budget (None: the default) the run fails with "fuel exhausted"."""
+        return _Run(self, host, max_instructions, max_iterations, max_host_calls).run(inputs)
 
 
 class _Iter(object):
@@ -2214,11 +2219,13 @@ def _fast_loop(loop, it, env, fuel, iters):
 
 class _Run(object):
 
-    def __init__(self, program, host, max_instructions, max_iterations):
+    def __init__(self, program, host, max_instructions, max_iterations, max_host_calls=None):
         self.p = program
         self.host = host
         self.max_instructions = DEFAULT_MAX_INSTRUCTIONS if max_instructions is None else max_instructions
         self.max_iterations = DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations
+        self.max_host_calls = DEFAULT_MAX_HOST_CALLS if max_host_calls is None else max_host_calls
+        self.calls_left = self.max_host_calls
         self.records = []
         self.calls = []
         self.sleeps = []
@@ -2261,6 +2268,9 @@ class _Run(object):
         args = compact(args)
         attempts = 0
         while True:
+            self.calls_left -= 1
+            if self.calls_left < 0:
+                raise _Fuel("fuel exhausted: more than %d host calls" % self.max_host_calls)
             call = _Obj()
             call["capability"] = capability
             call["name"] = name
@@ -2615,9 +2625,9 @@ class _Run(object):
                 pc = h[0]
 
 
-def run(data, inputs, host, max_instructions=None, max_iterations=None):
+def run(data, inputs, host, max_instructions=None, max_iterations=None, max_host_calls=None):
     """Load, verify and run bytecode in one call."""
-    return load(data).run(inputs, host, max_instructions, max_iterations)
+    return load(data).run(inputs, host, max_instructions, max_iterations, max_host_calls)
 
 
 # ================================================================ command line
