@@ -122,7 +122,7 @@ steps:
     next: b
   - id: b
     type: llm_call
-    parameters: {prompt: "again"}
+    parameters: {prompt_prefix: "again"}
     next: c
   - id: c
     type: conditional
