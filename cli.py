@@ -18,6 +18,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
+def _budget(text: str) -> int:
+    """A run budget: a non-negative integer (argparse reports anything else, exit 2)."""
+    from flowc.host import parse_budget
+
+    try:
+        return parse_budget(text, "the budget")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="flowc", description="Compile, check and run agent workflows.")
     parser.add_argument("--version", action="version", version=f"flowc {__version__}")
@@ -77,6 +87,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dialect", choices=("workflowskill", "aevatar", "instruction"))
     run.add_argument("--workflow", metavar="NAME",
                      help="instruction documents with several workflows: the one to run (default: the first)")
+    run.add_argument("--max-iterations", metavar="N", type=_budget,
+                     help="fuel: fail the run after N loop iterations (default: 10,000,000)")
+    run.add_argument("--max-host-calls", metavar="N", type=_budget,
+                     help="fuel: fail the run after N host calls, retries included (default: 1,000,000)")
+    run.add_argument("--max-instructions", metavar="N", type=_budget,
+                     help="fuel, --backend vm only: fail the run after N VM instructions "
+                          "(default: 200,000,000)")
     run.set_defaults(func=cmd_run)
 
     dis = sub.add_parser("disasm", help="list bytecode: constants, names, steps and code with source lines")
@@ -378,29 +395,26 @@ def _print_record(record: dict) -> None:
 
 def cmd_run(args) -> int:
     from flowc.backends.python import BackendError, compile_workflow, load_module
-    from flowc.host import ScriptedHost, ScriptError, load_json_file
+    from flowc.host import load_host_script, load_inputs_file, run_and_print
 
     try:
-        inputs = load_json_file(args.inputs, "inputs file") if args.inputs else {}
-        script = load_json_file(args.host, "host script") if args.host else {}
+        inputs = load_inputs_file(args.inputs)
+        host = load_host_script(args.host)
     except ValueError as exc:
         print(f"flowc: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        host = ScriptedHost(script)
-    except ScriptError as exc:
-        print(f"flowc: error: the host script {args.host}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if not isinstance(inputs, dict):
-        print(f"flowc: error: the inputs file {args.inputs} must hold a JSON object, not "
-              f"{type(inputs).__name__}", file=sys.stderr)
-        return EXIT_USAGE
+    budgets = {key: getattr(args, key) for key in ("max_iterations", "max_host_calls", "max_instructions")
+               if getattr(args, key) is not None}
     vm = None
     if args.backend == "vm":
         vm = _vm_backend()
         if vm is None:
             print("flowc: error: the vm backend is not available yet; use --backend python", file=sys.stderr)
             return EXIT_USAGE
+    elif "max_instructions" in budgets:
+        print("flowc: error: --max-instructions counts VM instructions: use it with --backend vm",
+              file=sys.stderr)
+        return EXIT_USAGE
     workflow, status = _compile_for_backend(args.path, args.dialect, show_warnings=False,
                                             workflow_name=args.workflow)
     if workflow is None:
@@ -408,20 +422,17 @@ def cmd_run(args) -> int:
     try:
         if vm is not None:
             compile_fn, load_fn = vm
-            record = load_fn(compile_fn(workflow)).run(inputs, host)
+            program = load_fn(compile_fn(workflow))
         else:
-            record = load_module(compile_workflow(workflow)).run(inputs, host)
+            program = load_module(compile_workflow(workflow))
     except BackendError as exc:
         print(f"{args.path}: error: {exc}", file=sys.stderr)
         return EXIT_FINDINGS
     except _vm_errors(vm is not None) as exc:
         print(f"{args.path}: error: {exc}", file=sys.stderr)
         return EXIT_FINDINGS
-    if args.json:
-        print(json.dumps(record, sort_keys=True, ensure_ascii=False, default=repr))
-    else:
-        _print_record(record)
-    return EXIT_OK if record["status"] in ("success", "completed") else EXIT_FINDINGS
+    return run_and_print(lambda: program.run(inputs, host, **budgets), ("success", "completed"),
+                         "flowc: error: ", show=None if args.json else _print_record)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -431,7 +442,10 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError:  # a reader that went away (flowc ... | head) is no error
+        from flowc.host import silence_stdout
+
+        silence_stdout()
         return EXIT_OK
 
 

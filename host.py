@@ -27,19 +27,31 @@ for their ``__main__`` block.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from typing import Any, Protocol
 
 from flowc.sourcefile import FileTooLarge, read_limited
 
 __all__ = [
+    "MAX_JSON_DEPTH",
     "Host",
     "HostError",
     "HostFailure",
     "ScriptError",
     "ScriptedHost",
     "ToolError",
+    "load_host_script",
+    "load_inputs_file",
     "load_json_file",
+    "parse_budget",
+    "write_json",
 ]
+
+# How deep the JSON files of a command line (inputs, host scripts) may nest:
+# flowc.ir.limits.MAX_VALUE_DEPTH (this module imports no flowc module;
+# tests/test_runtime_limits.py keeps the two equal).
+MAX_JSON_DEPTH = 64
 
 
 class HostError(Exception):
@@ -269,10 +281,33 @@ class ScriptedHost:
         self.sleeps.append(ms)
 
 
-def load_json_file(path: str, what: str) -> Any:
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _nests_deeper(value: Any, limit: int) -> bool:
+    """Do arrays and objects nest more than ``limit`` levels in ``value``?
+    (Iterative: the check itself cannot overflow the stack.)"""
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, dict):
+            children = v.values()
+        elif isinstance(v, list):
+            children = v
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def load_json_file(path: str, what: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """Read a JSON file; raise ``ValueError`` with a clear one-line message
     (naming ``what``, the file and the position) when it can't be read or
-    parsed."""
+    parsed, holds ``NaN`` or ``Infinity`` (not JSON), or nests arrays and
+    objects more than ``max_depth`` levels deep."""
     # Imported here: the limits table needs attrs, which a compiled module's
     # run never loads (only its command line reads files).
     from flowc.ir.limits import MAX_SOURCE_BYTES
@@ -288,43 +323,164 @@ def load_json_file(path: str, what: str) -> Any:
     except UnicodeDecodeError as exc:
         raise ValueError(f"the {what} {path} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
     try:
-        return json.loads(text)
+        value = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ValueError(f"the {what} {path} is not valid JSON: {exc.msg} at line {exc.lineno}, "
                          f"column {exc.colno}") from None
     except RecursionError:
-        raise ValueError(f"the {what} {path} nests too deeply") from None
+        raise ValueError(f"the {what} {path} nests more than {max_depth} levels deep") from None
+    except ValueError as exc:  # NaN, Infinity; an integer of too many digits
+        raise ValueError(f"the {what} {path} is not valid JSON: {_one_line(str(exc))}") from None
+    if _nests_deeper(value, max_depth):
+        raise ValueError(f"the {what} {path} nests more than {max_depth} levels deep")
+    return value
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def load_inputs_file(path: str | None) -> dict:
+    """The inputs of a run from a command line's ``--inputs`` file ({} without
+    one); ``ValueError`` (one line) unless it holds a JSON object."""
+    if not path:
+        return {}
+    inputs = load_json_file(path, "inputs file")
+    if not isinstance(inputs, dict):
+        # a ValueError, as for every other problem of an input file
+        raise ValueError(f"the inputs file {path} must hold a JSON object, not {_json_type(inputs)}")  # noqa: TRY004
+    return inputs
+
+
+def load_host_script(path: str | None, **options: Any) -> ScriptedHost:
+    """A :class:`ScriptedHost` from a command line's ``--host`` file (an empty
+    script without one); ``ValueError`` (one line) when the file is not a
+    well-formed script."""
+    script = load_json_file(path, "host script") if path else {}
+    try:
+        return ScriptedHost(script, **options)
+    except ScriptError as exc:
+        raise ValueError(f"the host script {path}: {_one_line(str(exc))}") from None
+    except RecursionError:  # pragma: no cover - the depth limit comes first
+        raise ValueError(f"the host script {path} nests too deeply") from None
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else type(value).__name__
+
+
+def parse_budget(text: str, flag: str) -> int:
+    """A run budget from a command line (``--max-iterations N`` ...): a
+    non-negative integer; ``ValueError`` (one line) otherwise."""
+    try:
+        value = int(text, 10)
+    except (TypeError, ValueError):
+        value = -1
+    if value < 0:
+        raise ValueError(f"{flag} takes a non-negative integer, not {text!r}")
+    return value
+
+
+def write_json(value: Any, *, sort_keys: bool = True) -> bool:
+    """Print ``value`` as one line of JSON on stdout. A reader that went away
+    (``... | head``) is no error: stdout is pointed at the null device so
+    nothing more is written or reported, and the result is False."""
+    text = json.dumps(value, sort_keys=sort_keys, ensure_ascii=False, default=repr)
+    return write_stdout(text + "\n")
+
+
+def write_stdout(text: str) -> bool:
+    """Write ``text`` to stdout; False (and stdout silenced) when the pipe is closed."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+        return False
+    return True
+
+
+def silence_stdout() -> None:
+    """After a closed pipe: point stdout at the null device, so the flush at
+    exit does not fail again (the usual pattern, without signals)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real file behind stdout
+        pass
 
 
 def script_main(run, argv=None, *, success: str = "success", triggers: bool = False) -> int:
     """The command line of a compiled workflow module:
-    ``python workflow.py --inputs in.json --host script.json [--trigger ID]``.
+    ``python workflow.py --inputs in.json --host script.json [--trigger ID]
+    [--max-iterations N] [--max-host-calls N]``.
 
-    Runs ``run(inputs, host)`` (``run(inputs, host, trigger)`` when the
-    dialect has ``triggers``) with a :class:`ScriptedHost` and prints the run
-    record as JSON. Exit status 0 when the run ends with ``success``, 1
-    otherwise, 2 for bad arguments or files (a message, never a traceback)."""
+    Runs ``run(inputs, host, max_iterations=, max_host_calls=)`` (with the
+    trigger too when the dialect has ``triggers``) with a :class:`ScriptedHost`
+    and prints the run record as JSON. Exit status 0 when the run ends with
+    ``success``, 1 otherwise, 2 for bad arguments or files (one line on
+    stderr, never a traceback)."""
     import argparse
-    import sys
 
     parser = argparse.ArgumentParser(description="Run this compiled workflow with a scripted host.")
     parser.add_argument("--inputs", metavar="FILE", help="JSON object of workflow inputs")
     parser.add_argument("--host", metavar="FILE", help="host script (JSON; see flowc docs/host.md)")
     if triggers:
         parser.add_argument("--trigger", metavar="ID", help="the trigger that fires (default: the first)")
+    parser.add_argument("--max-iterations", metavar="N",
+                        help="fail the run after N loop iterations (fuel; default: flowc's budget)")
+    parser.add_argument("--max-host-calls", metavar="N",
+                        help="fail the run after N host calls, retries included (fuel)")
     args = parser.parse_args(argv)
     try:
-        inputs = load_json_file(args.inputs, "inputs file") if args.inputs else {}
-        host = ScriptedHost(load_json_file(args.host, "host script") if args.host else {})
-    except ScriptError as exc:
-        print("error: the host script " + args.host + ": " + str(exc), file=sys.stderr)
-        return 2
+        inputs = load_inputs_file(args.inputs)
+        host = load_host_script(args.host)
+        budgets = {}
+        for flag, key in (("--max-iterations", "max_iterations"), ("--max-host-calls", "max_host_calls")):
+            text = getattr(args, key)
+            if text is not None:
+                budgets[key] = parse_budget(text, flag)
     except ValueError as exc:
-        print("error: " + str(exc), file=sys.stderr)
+        print("error: " + _one_line(str(exc)), file=sys.stderr)
         return 2
-    if not isinstance(inputs, dict):
-        print("error: the inputs file " + args.inputs + " must hold a JSON object", file=sys.stderr)
-        return 2
-    record = run(inputs, host, args.trigger) if triggers else run(inputs, host)
-    print(json.dumps(record, sort_keys=True, ensure_ascii=False, default=repr))
-    return 0 if record["status"] == success else 1
+    return run_and_print(lambda: run(inputs, host, args.trigger, **budgets) if triggers
+                         else run(inputs, host, **budgets), (success,), "error: ")
+
+
+def run_and_print(start, success: tuple, prefix: str, *, sort_keys: bool = True,
+                  show=None) -> int:
+    """Run ``start()`` (a run, giving its record), print the record (``show``
+    or one line of JSON) and give the exit status: 0 when its status is in
+    ``success``, 1 for any other run. A run that crashes (data nested past
+    what Python can hold, a bug) is reported in one line and exits 1."""
+    record = None
+    try:
+        record = start()
+        if show is not None:
+            show(record)
+            sys.stdout.flush()
+        else:
+            write_json(record, sort_keys=sort_keys)
+    except BrokenPipeError:  # a reader that went away is no error (see write_stdout)
+        silence_stdout()
+    except RecursionError:
+        print(prefix + "the run's values nest too deeply", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(prefix + "the run ran out of memory", file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - a command line reports, never shows a traceback
+        print(prefix + "the run stopped: " + type(exc).__name__ + ": " + _one_line(str(exc)), file=sys.stderr)
+        return 1
+    if record is None:
+        return 1
+    return 0 if record["status"] in success else 1

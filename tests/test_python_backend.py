@@ -86,7 +86,7 @@ def test_each_step_is_a_function_preceded_by_a_comment_with_its_line(corpus_sour
             comments = [c for c in lines[max(0, i - 2):i] if c.startswith("# step ")]
             assert comments and "source line " in comments[0], line
     assert "def _arm_7_route_by_severity_then(ctx):" in source
-    assert "if test:" in source and "for item in over:" in source
+    assert "if test:" in source and "for item in ctx.each(over):" in source
     # no interpreter loop: no table of steps dispatched by name
     assert "getattr(" not in source and "eval(" not in source
 

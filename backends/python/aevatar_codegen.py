@@ -119,9 +119,9 @@ class _Generator:
         ]
         out.append("\n\n\n".join(self.functions))
         out += ["", "", "PLAN = " + _render(plan), "", "",
-                "def run(inputs, host):",
+                "def run(inputs, host, max_iterations=None, max_host_calls=None):",
                 '    """Run the workflow with ``inputs`` against ``host``; return the run record."""',
-                "    return _run.run(PLAN, inputs, host)",
+                "    return _run.run(PLAN, inputs, host, _run.MAX_STEPS, max_iterations, max_host_calls)",
                 "", "",
                 'if __name__ == "__main__":',
                 "    raise SystemExit(_run.main(run))",

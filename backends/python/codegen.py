@@ -658,8 +658,11 @@ class _Generator:
         if node.description:
             self.out.append(f"# {comment_text(node.description)}")
 
-    def _function(self, name: str, fn: _Func) -> None:
+    def _function(self, name: str, fn: _Func, step: str | None = None) -> None:
         self.out.append(f"def {name}(ctx):")
+        if step is not None:
+            # the step a run out of fuel names in its error, as the VM does
+            self.out.append(f"    ctx.cur = {_const(step)}")
         self.out.extend(fn.prologue())
         self.out.extend(fn.lines)
 
@@ -783,7 +786,9 @@ class _Generator:
     @staticmethod
     def _loop_vars(expr: E.Expr) -> str:
         uses_index = any(ref.root == "index" for ref in _refs(expr))
-        return "for index, item in enumerate(items)" if uses_index else "for item in items"
+        # ctx.charge: one iteration of fuel per item, as the VM's loop charges
+        return ("for index, item in enumerate(ctx.charge(items))" if uses_index
+                else "for item in ctx.charge(items)")
 
     def _guard(self, fn: _Func, node: Node, depth: int) -> None:
         if node.guard is None:
@@ -837,7 +842,8 @@ class _Generator:
             uses_index = it.delay_ms > 0 or any(
                 ref.root == "index" for b in (*node.inputs, *node.outputs) if b.value is not None
                 for ref in _refs(b.value))
-            loop = "for index, item in enumerate(over):" if uses_index else "for item in over:"
+            # ctx.each: one iteration of fuel as each item starts, as the VM's NEXT
+            loop = "for index, item in enumerate(ctx.each(over)):" if uses_index else "for item in ctx.each(over):"
             fn.emit(1, loop)
             fn.emit(2, "try:")
             if it.delay_ms > 0:
@@ -860,7 +866,7 @@ class _Generator:
             fn.emit(1, f"except {RT}.STEP_ERRORS as exc:")
             fn.emit(2, self._fail(node, "exc"))
             fn.emit(1, f"return ctx.done({sid}, output)")
-        self._function(self.fn_names[node.id], fn)
+        self._function(self.fn_names[node.id], fn, node.id)
 
     def _what(self, node: Node) -> str:
         if node.op == "call":
@@ -996,11 +1002,14 @@ class _Generator:
         self._end()
         out.append("")
         out.append("")
-        out.append("def run(inputs, host):")
-        out.append('    """Run the workflow with ``inputs`` (a dict) against ``host``; return the run record."""')
-        out.append(f"    ctx = {RT}.Run(host, inputs, INPUT_DEFAULTS, STEP_IDS, BRANCH_STEP_IDS)")
+        out.append("def run(inputs, host, max_iterations=None, max_host_calls=None):")
+        out.append('    """Run the workflow with ``inputs`` (a dict) against ``host``; return the run record.')
+        out.append("    A run that exceeds ``max_iterations`` loop iterations or ``max_host_calls`` host")
+        out.append('    calls (retries included) fails with "fuel exhausted" (defaults: see docs/host.md)."""')
+        out.append(f"    ctx = {RT}.Run(host, inputs, INPUT_DEFAULTS, STEP_IDS, BRANCH_STEP_IDS, max_iterations,")
+        out.append("                  max_host_calls)")
         out.append("    if ctx.check_inputs(INPUT_TYPES):")
-        out.append("        _main(ctx)")
+        out.append("        ctx.main(_main)")
         out.append("    return ctx.finish(_end)")
         out.append("")
         out.append("")

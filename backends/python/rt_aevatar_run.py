@@ -55,6 +55,18 @@ __all__ = ["MAX_STEPS", "main", "run"]
 
 MAX_STEPS = 10000
 SEP = "\n---\n"
+# Run-time budgets (fuel): copies of flowc.ir.limits' figures (this kernel
+# runs on MicroPython without flowc; tests/test_runtime_limits.py keeps them equal).
+DEFAULT_MAX_ITERATIONS = 10000000   # step dispatches per run, sub-steps and retries included
+DEFAULT_MAX_HOST_CALLS = 1000000    # host calls per run
+
+
+class OutOfFuel(Exception):
+    """The run exceeded a budget: it fails at once, whatever ``on_error`` says."""
+
+    def __init__(self, message):
+        super().__init__(message)
+        self.message = message
 
 
 class StepFailure(Exception):
@@ -793,7 +805,11 @@ def guard(params, text):
 
 # ---------------------------------------------------------------- the run
 class Run:
-    def __init__(self, plan, inputs, host, max_steps=MAX_STEPS):
+    def __init__(self, plan, inputs, host, max_steps=MAX_STEPS, max_iterations=None, max_host_calls=None):
+        self.max_iterations = DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations
+        self.max_host_calls = DEFAULT_MAX_HOST_CALLS if max_host_calls is None else max_host_calls
+        self.iterations_left = self.max_iterations
+        self.calls_left = self.max_host_calls
         self.plan = plan
         self.host = host
         self.steps = plan["steps"]
@@ -825,6 +841,9 @@ class Run:
 
     # ------------------------------------------------------------ host
     def call(self, capability, name, args):
+        self.calls_left -= 1
+        if self.calls_left < 0:
+            raise OutOfFuel("fuel exhausted: more than " + str(self.max_host_calls) + " host calls")
         self.calls.append({"capability": capability, "name": name, "args": args})
         try:
             return self.host.call(capability, name, args)
@@ -861,6 +880,13 @@ class Run:
 
     # ------------------------------------------------------------ the loop
     def execute(self):
+        """The run record; a run out of fuel fails at the top-level step running."""
+        try:
+            return self._execute()
+        except OutOfFuel as exc:
+            return self.finish(False, "", exc.message, self.current)
+
+    def _execute(self):
         if not self.steps:
             return self.finish(False, "", "无步骤", None)
         step = self.steps[0]
@@ -949,6 +975,10 @@ class Run:
     # ------------------------------------------------------------ one step
     def dispatch(self, step, text, variables):
         """(success, output, error, branch key, jump target, (var, value) or None)."""
+        # every dispatch (a sub-step, a loop's iteration, a retry) is an iteration of fuel
+        self.iterations_left -= 1
+        if self.iterations_left < 0:
+            raise OutOfFuel("fuel exhausted: more than " + str(self.max_iterations) + " iterations")
         scope = _Obj(variables)
         scope["input"] = text
         try:
@@ -1308,10 +1338,11 @@ def _canonical(raw):
     return _ALIASES.get(t, t)
 
 
-def run(plan, inputs, host, max_steps=MAX_STEPS):
+def run(plan, inputs, host, max_steps=MAX_STEPS, max_iterations=None, max_host_calls=None):
     """Run ``plan`` with ``inputs`` ({"input": prompt, other run parameters})
-    against ``host``; return the run record."""
-    r = Run(plan, inputs, host, max_steps)
+    against ``host``; return the run record. Past ``max_iterations`` step
+    dispatches or ``max_host_calls`` host calls the run fails ("fuel exhausted")."""
+    r = Run(plan, inputs, host, max_steps, max_iterations, max_host_calls)
     return r.execute()
 
 

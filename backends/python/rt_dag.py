@@ -40,6 +40,11 @@ try:
 except ImportError:  # pragma: no cover - a copy next to the VM on MicroPython
     import rt_cel as _c
 
+# Run-time budgets (fuel): copies of flowc.ir.limits' figures (this module
+# runs on MicroPython without flowc; tests/test_runtime_limits.py keeps them equal).
+DEFAULT_MAX_ITERATIONS = 10000000   # loop iterations per run (items, iterations, retries)
+DEFAULT_MAX_HOST_CALLS = 1000000    # host calls per run, retries included
+
 STATUS_DONE = "done"
 STATUS_FAILED = "failed"
 STATUS_PRUNED = "pruned"
@@ -66,6 +71,19 @@ class _GraphFailed(Exception):
         super().__init__(message)
         self.message = message
         self.step = step
+
+
+class OutOfFuel(Exception):
+    """The run exceeded a budget. No step policy catches it: the run fails
+    (the VM's CEL machine raises a subclass when its instructions run out)."""
+
+    def __init__(self, message):
+        super().__init__(message)
+        self.message = message
+
+
+def _fuel_message(limit, what):
+    return "fuel exhausted: more than " + str(limit) + " " + what
 
 
 class _Halt(Exception):
@@ -99,7 +117,12 @@ def jitter_factor(workflow, step, attempt, spread):
 
 
 class _Run:
-    def __init__(self, plan, host):
+    def __init__(self, plan, host, max_iterations=None, max_host_calls=None):
+        self.max_iterations = DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations
+        self.max_host_calls = DEFAULT_MAX_HOST_CALLS if max_host_calls is None else max_host_calls
+        self.iterations_left = self.max_iterations
+        self.calls_left = self.max_host_calls
+        self.current = None  # the step running, named in a fuel failure
         self.plan = plan
         self.host = host
         self.workflow = plan["workflow"]
@@ -119,6 +142,18 @@ class _Run:
         self.sleeps.append(ms)
         self.slept += ms
         self.host.sleep(ms)
+
+    def iterate(self, step, n=1):
+        """Charge ``n`` iterations of fuel to ``step``."""
+        self.iterations_left -= n
+        if self.iterations_left < 0:
+            self.current = step
+            raise OutOfFuel(_fuel_message(self.max_iterations, "iterations"))
+
+    def charge_call(self):
+        self.calls_left -= 1
+        if self.calls_left < 0:
+            raise OutOfFuel(_fuel_message(self.max_host_calls, "host calls"))
 
     def call(self, capability, name, args):
         self.calls.append({"capability": capability, "name": name, "args": args})
@@ -226,6 +261,7 @@ class _Run:
     def execute(self, node, env, prefix, state, forced, payload):
         sid = node["id"]
         name = prefix + sid
+        self.current = name
         steps = env["steps"]
         guard = node.get("guard")
         if guard is not None:
@@ -241,9 +277,12 @@ class _Run:
         attempt = 0
         while True:
             attempt += 1
+            if attempt > 1:
+                self.iterate(name)  # a retry is an iteration, whatever the step does
+            self.current = name
             try:
                 output = self.perform(node, env, prefix, state, forced, payload)
-            except _Halt:
+            except (_Halt, OutOfFuel):
                 raise
             except (StepFailure, _c.CelError, _GraphFailed) as e:
                 failure = e
@@ -347,6 +386,7 @@ def _call_args(node, env):
 
 def _op_call(run, node, env, prefix, state, forced, payload):
     args = _call_args(node, env)
+    run.charge_call()
     try:
         return run.call(node["capability"], node["call_name"], args)
     except Exception as e:  # noqa: BLE001 - every host failure fails the step
@@ -462,20 +502,29 @@ def _items(value, what):
     raise StepFailure(what + " must be a list, not " + _c.type_name(value))
 
 
+def _charged(run, prefix, node, value):
+    """The list a transform runs over, one iteration charged per item."""
+    items = _items(value, "over")
+    run.iterate(prefix + node["id"], len(items))
+    return items
+
+
 def _op_map(run, node, env, prefix, state, forced, payload):
     fn = node["attrs"]["expr"]
-    return [fn(env, x, i) for i, x in enumerate(_items(run.attr(node, "over", env), "over"))]
+    items = _charged(run, prefix, node, run.attr(node, "over", env))
+    return [fn(env, x, i) for i, x in enumerate(items)]
 
 
 def _op_filter(run, node, env, prefix, state, forced, payload):
     fn = node["attrs"]["expr"]
-    return [x for i, x in enumerate(_items(run.attr(node, "over", env), "over")) if _c.test(fn(env, x, i))]
+    items = _charged(run, prefix, node, run.attr(node, "over", env))
+    return [x for i, x in enumerate(items) if _c.test(fn(env, x, i))]
 
 
 def _op_reduce(run, node, env, prefix, state, forced, payload):
     fn = node["attrs"]["expr"]
     acc = run.attr(node, "initial", env)
-    for i, x in enumerate(_items(run.attr(node, "over", env), "over")):
+    for i, x in enumerate(_charged(run, prefix, node, run.attr(node, "over", env))):
         acc = fn(env, acc, x, i)
     return acc
 
@@ -533,14 +582,14 @@ def _stable_sort(items, keys, descending):
 
 
 def _op_sort(run, node, env, prefix, state, forced, payload):
-    items = _items(run.attr(node, "over", env), "over")
+    items = _charged(run, prefix, node, run.attr(node, "over", env))
     by = run.attr(node, "by", env)
     keys = [_path(x, by) if isinstance(by, str) else x for x in items]
     return _stable_sort(items, keys, run.attr(node, "direction", env) == "desc")
 
 
 def _op_dedupe(run, node, env, prefix, state, forced, payload):
-    items = _items(run.attr(node, "over", env), "over")
+    items = _charged(run, prefix, node, run.attr(node, "over", env))
     by = run.attr(node, "by", env)
     seen = []
     out = []
@@ -722,6 +771,7 @@ def _per_item(run, node, env, prefix, groups, extra_for):
     policy = node.get("item_policy") or "fail"
     results = []
     for i in range(len(groups)):
+        run.iterate(prefix + node["id"])
         scope = prefix + node["id"] + "[" + str(i) + "]."
         try:
             results.append(run.region_value(region, env, scope, extra_for(i, groups[i])))
@@ -748,7 +798,7 @@ def _op_foreach(run, node, env, prefix, state, forced, payload):
 
 
 def _op_batch(run, node, env, prefix, state, forced, payload):
-    items = _items(run.attr(node, "over", env), "over")
+    items = _charged(run, prefix, node, run.attr(node, "over", env))
     by = node["attrs"].get("by")
     size = run.attr(node, "size", env)
     groups = []
@@ -784,6 +834,7 @@ def _op_iterate(run, node, env, prefix, state, forced, payload):
     results = []
     last = None
     for i in range(limit):
+        run.iterate(prefix + node["id"])
         names = {"iteration": i, "last": last, "result": last}
         if cond_while is not None:
             scope_env = dict(env)
@@ -863,10 +914,12 @@ _OPS = {
 
 # --------------------------------------------------------------------- the run
 
-def run(plan, inputs, host, trigger=None, payload=None):
+def run(plan, inputs, host, trigger=None, payload=None, max_iterations=None, max_host_calls=None):
     """Run a compiled plan: returns the run record
-    ``{"status", "outputs", "error", "steps", "calls", "sleeps_ms"}``."""
-    r = _Run(plan, host)
+    ``{"status", "outputs", "error", "steps", "calls", "sleeps_ms"}``. A run
+    past ``max_iterations`` loop iterations (items, iterations, retries) or
+    ``max_host_calls`` host calls fails with "fuel exhausted"."""
+    r = _Run(plan, host, max_iterations, max_host_calls)
     values = {}
     for key in plan["defaults"]:
         values[key] = plan["defaults"][key]
@@ -886,6 +939,9 @@ def run(plan, inputs, host, trigger=None, payload=None):
     except _Refused as e:
         r.status = "refused"
         r.error = {"message": e.message, "step": e.step}
+    except OutOfFuel as e:
+        r.status = "failed"
+        r.error = {"message": e.message, "step": r.current}
     if r.status is None:
         r.status = "stalled"
     ran = set()

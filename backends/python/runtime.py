@@ -610,6 +610,26 @@ BRANCH_NOT_SELECTED = "Branch not selected"
 WORKFLOW_HALTED = "Workflow halted"
 
 
+# Run-time budgets (fuel): copies of flowc.ir.limits' figures (this module
+# imports no flowc module; tests/test_runtime_limits.py keeps them equal).
+DEFAULT_MAX_ITERATIONS = 10000000   # loop iterations per run (each, filter and map items)
+DEFAULT_MAX_HOST_CALLS = 1000000    # host calls per run, retries included
+
+
+class OutOfFuel(Exception):
+    """A run exceeded one of its budgets. Not a step error: no ``on_error``
+    or retry catches it; the run ends as failed (see :meth:`Run.main`)."""
+
+    def __init__(self, message):
+        Exception.__init__(self, message)
+        self.message = message
+
+
+def _fuel_message(limit, what):
+    """The VM's wording, so both backends give the same record."""
+    return "fuel exhausted: more than " + str(limit) + " " + what
+
+
 class StepFailure(Exception):
     """A step failed at run time (a tool error after its retries, a host
     failure, a non-array ``each``)."""
@@ -862,7 +882,8 @@ class Run:
     conditionals); :meth:`finish` builds the run record.
     """
 
-    def __init__(self, host, inputs, defaults, step_ids, branch_step_ids):
+    def __init__(self, host, inputs, defaults, step_ids, branch_step_ids, max_iterations=None,
+                 max_host_calls=None):
         if not isinstance(inputs, dict):
             raise TypeError("the inputs of a run must be a dict, not " + type(inputs).__name__)
         merged = dict(inputs)
@@ -882,6 +903,49 @@ class Run:
         self.last = None
         self.exited = False
         self.exit_output = None
+        # fuel: what is left of each budget, and the step that spends it
+        self.max_iterations = DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations
+        self.max_host_calls = DEFAULT_MAX_HOST_CALLS if max_host_calls is None else max_host_calls
+        self.iterations_left = self.max_iterations
+        self.calls_left = self.max_host_calls
+        self.cur = None
+        self.out_of_fuel = False
+
+    def main(self, steps):
+        """Run ``steps(self)`` (the generated ``_main``); a run out of fuel
+        stops there and fails, as on the VM: error ``{"message": "fuel
+        exhausted: ...", "step": <the step running>}``, no outputs."""
+        try:
+            steps(self)
+        except OutOfFuel as exc:
+            self.status = "failed"
+            self.error = {"message": exc.message, "step": self.cur}
+            self.out_of_fuel = True
+
+    # fuel
+    def charge(self, items):
+        """``items`` (a list a filter or map runs over), its iterations
+        charged. Short of fuel: the items the fuel pays for, then OutOfFuel
+        (so an item that fails first fails the step, as on the VM)."""
+        left = self.iterations_left - len(items)
+        if left >= 0:
+            self.iterations_left = left
+            return items
+        return self._last_items(items)
+
+    def _last_items(self, items):
+        keep = self.iterations_left
+        self.iterations_left = 0
+        yield from items[:keep]
+        raise OutOfFuel(_fuel_message(self.max_iterations, "iterations"))
+
+    def each(self, items):
+        """The items of an ``each``, one iteration charged as each starts."""
+        for item in items:
+            self.iterations_left -= 1
+            if self.iterations_left < 0:
+                raise OutOfFuel(_fuel_message(self.max_iterations, "iterations"))
+            yield item
 
     def check_inputs(self, declared):
         """Check the inputs against their declared ``(name, type)``s; a
@@ -905,6 +969,9 @@ class Run:
             args = {k: v for k, v in args.items() if v is not MISSING}
         attempts = 0
         while True:
+            self.calls_left -= 1
+            if self.calls_left < 0:
+                raise OutOfFuel(_fuel_message(self.max_host_calls, "host calls"))
             self.calls.append({"capability": capability, "name": name, "args": args})
             try:
                 return self.host.call(capability, name, args)
@@ -990,9 +1057,10 @@ class Run:
     # the record
     def finish(self, outputs):
         """The run record. ``outputs`` computes the workflow outputs from
-        this run (they are built for failed runs too)."""
+        this run (they are built for failed runs too, but not after the run
+        ran out of fuel)."""
         try:
-            result = outputs(self)
+            result = {} if self.out_of_fuel else outputs(self)
         except STEP_ERRORS as exc:
             result = {}
             self.status = "failed"

@@ -67,7 +67,6 @@ MAX_COUNT = 4096
 MAX_LAZY_DEPTH = 16
 MAX_RETRIES = 1000
 DEFAULT_MAX_INSTRUCTIONS = 200000000
-DEFAULT_MAX_ITERATIONS = 20000000
 
 CONST = 0x01
 VAR = 0x02
@@ -229,8 +228,8 @@ def verify_block(index, code, nconsts, nnames, nblocks):
 
 class Machine:
     """Evaluates verified blocks. Fuel: a block costs its number of
-    instructions when it starts; every parameter evaluation of a step
-    dispatch costs one iteration."""
+    instructions when it starts (the kernel, rt_aevatar_run, charges an
+    iteration per step dispatch and counts host calls)."""
 
     def __init__(self, consts, names, decoded):
         self.code = []
@@ -248,13 +247,11 @@ class Machine:
                 else:
                     out.append((op, None, 0, 0))
             self.code.append(out)
-        self.reset(None, None)
+        self.reset(None)
 
-    def reset(self, max_instructions, max_iterations):
+    def reset(self, max_instructions):
         self.max_instructions = DEFAULT_MAX_INSTRUCTIONS if max_instructions is None else max_instructions
-        self.max_iterations = DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations
         self.left = self.max_instructions
-        self.iterations = self.max_iterations
 
     def evaluate(self, block, variables):
         code = self.code[block]
@@ -290,9 +287,6 @@ class Machine:
     def params(self, pairs):
         """A step's parameters function: ``V -> [(name, value)...]``."""
         def params(variables):
-            self.iterations -= 1
-            if self.iterations < 0:
-                raise _Fuel("fuel exhausted: more than %d iterations" % self.max_iterations)
             return [(key, self.evaluate(block, variables)) for key, block in pairs]
         return params
 
@@ -492,13 +486,15 @@ class Program:
             step["regions"] = out
         return step
 
-    def run(self, inputs, host, max_instructions=None, max_iterations=None):
+    def run(self, inputs, host, max_instructions=None, max_iterations=None, max_host_calls=None):
         """Run the workflow with ``inputs`` ({"input": prompt, run parameters...})
         against ``host``; return the run record. Fuel: at most
-        ``max_instructions`` expression instructions and ``max_iterations``
-        step dispatches (sub-steps included); past either the run fails."""
-        self.machine.reset(max_instructions, max_iterations)
-        r = _k.Run(self.plan, inputs, host)
+        ``max_instructions`` expression instructions, ``max_iterations``
+        step dispatches (sub-steps and retries included) and ``max_host_calls``
+        host calls; past one the run fails."""
+        self.machine.reset(max_instructions)
+        # iterations and host calls are charged by the kernel, as on the Python backend
+        r = _k.Run(self.plan, inputs, host, _k.MAX_STEPS, max_iterations, max_host_calls)
         try:
             return r.execute()
         except _Fuel as exc:

@@ -44,9 +44,11 @@ Opcodes (stack effect):
 
 try:
     from flowc.backends.python import rt_cel as _c
+    from flowc.backends.python import rt_dag as _d
     from flowc.backends.vm.vm import VMError as _VMError
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import rt_cel as _c
+    import rt_dag as _d
 
     from vm import VMError as _VMError
 
@@ -93,7 +95,8 @@ MACRO_KEYS = ("cel.all", "cel.exists", "cel.exists_one", "cel.map", "cel.filter"
 _MACRO_FUNCS = {"cel.all": _c.all_, "cel.exists": _c.exists, "cel.exists_one": _c.exists_one,
                 "cel.map": _c.map_, "cel.filter": _c.filter_}
 
-DEFAULT_FUEL = 10000000   # instructions per evaluation of one expression
+DEFAULT_FUEL = 10000000   # instructions per evaluation of one expression, outside a run
+DEFAULT_MAX_INSTRUCTIONS = 200000000   # instructions per run (vm.DEFAULT_MAX_INSTRUCTIONS)
 MAX_STACK = 1024
 
 
@@ -101,7 +104,10 @@ class CelVMError(_VMError):
     """CEL bytecode or a dataflow program that does not verify."""
 
 
-class FuelExhausted(Exception):
+class FuelExhausted(_d.OutOfFuel):
+    """Out of instructions. In a run, the run fails (rt_dag.OutOfFuel);
+    no step policy catches it."""
+
     def __init__(self, limit):
         super().__init__("fuel exhausted: more than " + str(limit) + " instructions")
         self.message = "fuel exhausted: more than " + str(limit) + " instructions"
@@ -227,7 +233,19 @@ class Machine:
         self.blocks = blocks
         self.fuel = fuel
         self.left = fuel
+        self.per_run = False  # within a run, the fuel is the run's, not one evaluation's
         self.code = [self._resolve(decode(b)) for b in blocks]
+
+    def start_run(self, max_instructions):
+        """From now on every evaluation spends the run's fuel."""
+        self.saved_fuel = self.fuel
+        self.fuel = DEFAULT_MAX_INSTRUCTIONS if max_instructions is None else max_instructions
+        self.left = self.fuel
+        self.per_run = True
+
+    def end_run(self):
+        self.fuel = self.saved_fuel
+        self.per_run = False
 
     def _resolve(self, ins):
         index = {}
@@ -258,7 +276,8 @@ class Machine:
         frame = [None] * nslots
         for i in range(len(args)):
             frame[i] = args[i]
-        self.left = self.fuel
+        if not self.per_run:
+            self.left = self.fuel
         return self.run(block, env, frame)
 
     def run(self, block, env, frame):

@@ -221,10 +221,19 @@ class Program:
                 raise DataflowError("a sink names an unknown node")
         return {"top": bool(top), "sinks": graph["sinks"], "nodes": out_nodes}
 
-    def run(self, inputs, host, trigger=None, payload=None):
+    def run(self, inputs, host, trigger=None, payload=None, max_instructions=None, max_iterations=None,
+            max_host_calls=None):
+        """The run record. Fuel: at most ``max_instructions`` CEL instructions
+        in the whole run, ``max_iterations`` loop iterations and
+        ``max_host_calls`` host calls (None: the defaults); past one the
+        run fails with "fuel exhausted"."""
         if self.plan is None:
             raise DataflowError("this program holds expressions only")
-        return _d.run(self.plan, inputs, host, trigger, payload)
+        self.machine.start_run(max_instructions)
+        try:
+            return _d.run(self.plan, inputs, host, trigger, payload, max_iterations, max_host_calls)
+        finally:
+            self.machine.end_run()
 
 
 def _obj(v, what):

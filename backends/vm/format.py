@@ -33,6 +33,12 @@ from __future__ import annotations
 
 import attrs
 
+from flowc.ir.limits import (  # noqa: F401 - the VM's fuel defaults, re-exported
+    DEFAULT_MAX_HOST_CALLS,
+    DEFAULT_MAX_INSTRUCTIONS,
+    DEFAULT_MAX_ITERATIONS,
+)
+
 MAGIC = b"WFBC"
 FORMAT_VERSION = 2
 # Versions this VM runs (a VM refuses every other).
@@ -57,9 +63,7 @@ LIMITS = {
     "call_depth": 256,       # nested RUN frames at run time
 }
 
-# Fuel defaults (per run; both configurable).
-DEFAULT_MAX_INSTRUCTIONS = 200_000_000
-DEFAULT_MAX_ITERATIONS = 20_000_000
+# Fuel defaults (per run; configurable) are flowc.ir.limits' figures, imported above.
 
 
 @attrs.frozen

@@ -60,8 +60,11 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_NESTING = 100
 MAX_STACK = 4096
 MAX_CALL_DEPTH = 256
+# Run-time budgets (fuel): copies of flowc.ir.limits' figures, which this
+# standalone module cannot import (tests/test_runtime_limits.py keeps them equal).
 DEFAULT_MAX_INSTRUCTIONS = 200000000
-DEFAULT_MAX_ITERATIONS = 20000000
+DEFAULT_MAX_ITERATIONS = 10000000
+DEFAULT_MAX_HOST_CALLS = 1000000
 
 # ---------------------------------------------------------------- opcodes
 # Must equal flowc.backends.vm.format.OPCODES (a test checks it).
@@ -1584,9 +1587,10 @@ class Program(object):
         """The number of instructions."""
         return len(self.code) - self.code.count(None)
 
-    def run(self, inputs, host, max_instructions=None, max_iterations=None):
-        """Run with ``inputs`` (a dict) against ``host``; return the run record."""
-        return _Run(self, host, max_instructions, max_iterations).run(inputs)
+    def run(self, inputs, host, max_instructions=None, max_iterations=None, max_host_calls=None):
+        """Run with ``inputs`` (a dict) against ``host``; return the run record.
+        Past a budget (None: the default) the run fails with "fuel exhausted"."""
+        return _Run(self, host, max_instructions, max_iterations, max_host_calls).run(inputs)
 
 
 class _Iter(object):
@@ -2214,11 +2218,13 @@ def _fast_loop(loop, it, env, fuel, iters):
 
 class _Run(object):
 
-    def __init__(self, program, host, max_instructions, max_iterations):
+    def __init__(self, program, host, max_instructions, max_iterations, max_host_calls=None):
         self.p = program
         self.host = host
         self.max_instructions = DEFAULT_MAX_INSTRUCTIONS if max_instructions is None else max_instructions
         self.max_iterations = DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations
+        self.max_host_calls = DEFAULT_MAX_HOST_CALLS if max_host_calls is None else max_host_calls
+        self.calls_left = self.max_host_calls
         self.records = []
         self.calls = []
         self.sleeps = []
@@ -2261,6 +2267,9 @@ class _Run(object):
         args = compact(args)
         attempts = 0
         while True:
+            self.calls_left -= 1
+            if self.calls_left < 0:
+                raise _Fuel("fuel exhausted: more than %d host calls" % self.max_host_calls)
             call = _Obj()
             call["capability"] = capability
             call["name"] = name
@@ -2615,9 +2624,9 @@ class _Run(object):
                 pc = h[0]
 
 
-def run(data, inputs, host, max_instructions=None, max_iterations=None):
+def run(data, inputs, host, max_instructions=None, max_iterations=None, max_host_calls=None):
     """Load, verify and run bytecode in one call."""
-    return load(data).run(inputs, host, max_instructions, max_iterations)
+    return load(data).run(inputs, host, max_instructions, max_iterations, max_host_calls)
 
 
 # ================================================================ command line
@@ -2627,73 +2636,83 @@ def _read(path):
         return fh.read()
 
 
-def _load_json(path, what):
-    import json
-    try:
-        return json.loads(_read(path).decode("utf-8"))
-    except OSError as exc:
-        raise VMError("cannot read the %s %s: %s" % (what, path, exc))
-    except ValueError as exc:
-        raise VMError("the %s %s is not valid JSON: %s" % (what, path, exc))
+_USAGE = ("usage: python -m flowc.vm PROGRAM.wfb [--inputs FILE] [--host FILE] "
+          "[--max-instructions N] [--max-iterations N] [--max-host-calls N]")
+_VALUE_OPTIONS = ("--inputs", "--host", "--max-instructions", "--max-iterations", "--max-host-calls")
 
 
-def main(argv=None, loader=None):
-    """python -m flowc.vm PROGRAM.wfb [--inputs in.json] [--host script.json]
-
-    ``loader`` verifies and loads the bytes (default: this module's
-    ``load``; flowc.vm passes the one that also knows the dataflow and
-    aevatar program kinds)."""
-    import json
-    if argv is None:
-        argv = sys.argv[1:]
-    usage = ("usage: python -m flowc.vm PROGRAM.wfb [--inputs FILE] [--host FILE] "
-             "[--max-instructions N] [--max-iterations N]")
+def _parse_args(argv):
+    """(program path, {option: value}); ValueError for a usage error. Every
+    program kind takes the same options; ``--opt VALUE`` or ``--opt=VALUE``."""
     path = None
     opts = {}
     i = 0
     while i < len(argv):
         arg = argv[i]
-        if arg in ("-h", "--help"):
-            print(usage)
-            return 0
-        if arg in ("--inputs", "--host", "--max-instructions", "--max-iterations"):
-            if i + 1 >= len(argv):
-                sys.stderr.write(usage + "\n")
-                return 2
-            opts[arg] = argv[i + 1]
-            i += 2
-            continue
-        if path is not None or arg.startswith("-"):
-            sys.stderr.write(usage + "\n")
-            return 2
-        path = arg
         i += 1
+        name, eq, value = arg.partition("=")
+        if name in _VALUE_OPTIONS:
+            if not eq:
+                if i >= len(argv):
+                    raise ValueError("%s needs a value" % name)
+                value = argv[i]
+                i += 1
+            if name in opts:
+                raise ValueError("%s is given twice" % name)
+            opts[name] = value
+        elif arg.startswith("-") and arg != "-":
+            raise ValueError("unknown option %s" % arg)
+        elif path is not None:
+            raise ValueError("one program only, not %s too" % arg)
+        else:
+            path = arg
     if path is None:
-        sys.stderr.write(usage + "\n")
+        raise ValueError("no program given")
+    return path, opts
+
+
+def main(argv=None, loader=None):
+    """python -m flowc.vm PROGRAM.wfb [--inputs in.json] [--host script.json]
+    [--max-instructions N] [--max-iterations N] [--max-host-calls N]
+
+    Exit status: 0 for a completed run (``success``, or ``completed`` for a
+    dataflow program), 1 for a failed one, 2 for a usage or input error (one
+    line on stderr). ``loader`` verifies and loads the bytes (default: this
+    module's ``load``; flowc.vm passes the one that also knows the dataflow
+    and aevatar program kinds)."""
+    if argv is None:
+        argv = sys.argv[1:]
+    if "-h" in argv or "--help" in argv:
+        print(_USAGE)
+        return 0
+    try:
+        from flowc.host import load_host_script, load_inputs_file, parse_budget, run_and_print
+    except ImportError:  # pragma: no cover - standalone use
+        sys.stderr.write("flowc.vm: error: the command line needs flowc.host\n")
         return 2
     try:
-        inputs = _load_json(opts["--inputs"], "inputs") if "--inputs" in opts else {}
-        script = _load_json(opts["--host"], "host script") if "--host" in opts else {}
-        limits = []
-        for key in ("--max-instructions", "--max-iterations"):
-            limits.append(int(opts[key]) if key in opts else None)
+        path, opts = _parse_args(argv)
+    except ValueError as exc:
+        sys.stderr.write("flowc.vm: error: %s\n%s\n" % (exc, _USAGE))
+        return 2
+    try:
+        inputs = load_inputs_file(opts.get("--inputs"))
+        host = load_host_script(opts.get("--host"))
+        budgets = {}
+        for flag in ("--max-instructions", "--max-iterations", "--max-host-calls"):
+            if flag in opts:
+                budgets[flag[2:].replace("-", "_")] = parse_budget(opts[flag], flag)
         try:
             data = _read(path)
         except OSError as exc:
-            raise VMError("cannot read %s: %s" % (path, exc))
+            raise VMError("cannot read %s: %s" % (path, exc.strerror or exc))
         program = (loader or load)(data)
+        if getattr(program, "plan", True) is None:
+            raise VMError("%s holds expressions only: there is no workflow to run" % path)
     except (VMError, ValueError) as exc:
-        sys.stderr.write("flowc.vm: error: %s\n" % exc)
+        sys.stderr.write("flowc.vm: error: %s\n" % " ".join(str(exc).split()))
         return 2
-    host = _script_host(script)
-    record = program.run(inputs, host, limits[0], limits[1])
-    print(json.dumps(record, ensure_ascii=False))
-    return 0 if record["status"] == "success" else 1
+    return run_and_print(lambda: program.run(inputs, host, **budgets), ("success", "completed"),
+                         "flowc.vm: error: ", sort_keys=False)
 
 
-def _script_host(script):
-    try:
-        from flowc.host import ScriptedHost
-    except ImportError:  # pragma: no cover - standalone use
-        raise VMError("a host script needs flowc.host")
-    return ScriptedHost(script)
