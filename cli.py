@@ -151,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="an example taking longer is a hang (default: 30; 0 = no limit)")
     fuzz.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                       help="show progress on stderr (default: when stderr is a terminal)")
+    fuzz.add_argument("--hostile", action="store_true",
+                      help="only workflows with injection payloads in every text field and hostile file "
+                           "names: no payload may run, compile both targets, run both backends, translate")
     fuzz.add_argument("--json", action="store_true", help="print the summary as JSON")
     fuzz.set_defaults(func=cmd_fuzz)
     return parser

@@ -53,6 +53,11 @@ CODES: dict[str, CodeInfo] = _table(
     ("YAML004", "unsupported YAML feature", "Merge keys (<<) are not part of YAML 1.2."),
     ("YAML005", "document too large",
      "The document expands (through aliases or nesting) beyond flowc's limits."),
+    ("YAML006", "unsupported YAML tag",
+     ("A node carries a tag other than the YAML 1.2 core schema's (`!!str`, `!!int`, `!!float`, "
+      "`!!bool`, `!!null`, `!!seq`, `!!map`), such as `!!python/object/apply:...`, `!!binary` or a "
+      "local `!tag`, or a core tag its value does not fit (`!!int notanint`). flowc never constructs "
+      "objects from tags; it reports the tag and reads the value as plain data.")),
     ("WFS101", "no workflow block",
      "A SKILL.md must contain a fenced block opened with ```workflow."),
     ("WFS102", "empty workflow", "The workflow block is empty or holds no mapping."),

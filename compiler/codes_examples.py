@@ -189,6 +189,25 @@ steps:
     inputs:
       words: { type: array, value: [x, x, x] }
 """),
+    "YAML006": Example(
+        wrong="""\
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    retry: { max: !!int three, delay: 100ms, backoff: 2 }
+    inputs:
+      cmd: { type: array, value: !!python/object/apply:os.system [echo hi] }
+""",
+        right="""\
+steps:
+  - id: greet
+    type: tool
+    tool: greet
+    retry: { max: !!int 3, delay: 100ms, backoff: 2 }
+    inputs:
+      cmd: { type: array, value: [echo hi] }
+"""),
     # ------------------------------------------------------------------ WFS
     "WFS101": Example(
         wrong=_SKILL.replace("```workflow", "```yaml"),

@@ -4,7 +4,12 @@ PyYAML's composer (libyaml when present) gives us a node tree with marks;
 we resolve scalars ourselves with the YAML 1.2 core schema (``on``, ``yes``,
 ``no`` and ``off`` are strings; ``010`` is 10) and turn the tree into
 :class:`YMap` / :class:`YSeq` / :class:`YScalar`, each with a span. Duplicate
-keys, recursive aliases and alias bombs are findings, not crashes.
+keys, recursive aliases and alias bombs are findings, not crashes. So is a
+tag other than the core schema's (``!!python/object/apply:...``, ``!foo``,
+``!!binary``) or a core tag its value does not fit (``!!int notanint``):
+YAML006, and the node reads as if it had no tag. (A tag that equals the one
+YAML 1.1 would resolve the plain text to, like ``!!timestamp 2001-12-14``,
+can't be told from no tag after composing; the text is read as core schema.)
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ _INT = "tag:yaml.org,2002:int"
 _FLOAT = "tag:yaml.org,2002:float"
 _BOOL = "tag:yaml.org,2002:bool"
 _NULL = "tag:yaml.org,2002:null"
+_SEQ = "tag:yaml.org,2002:seq"
+_MAP = "tag:yaml.org,2002:map"
 
 _CORE_INT = re.compile(r"[-+]?[0-9]+\Z")
 _CORE_OCT = re.compile(r"0o[0-7]+\Z")
@@ -154,8 +161,12 @@ def _core_scalar(text: str):
     return text
 
 
+_UNFIT = object()  # an explicit tag the scalar's text does not fit
+
+
 def _explicit_scalar(text: str, tag: str):
-    """A scalar with an explicit tag (``!!str 10``)."""
+    """A scalar with an explicit tag (``!!str 10``); _UNFIT when the tag is
+    not a core-schema scalar tag or the text is not a value of it."""
     if tag == _STR:
         return text
     resolved = _core_scalar(text)
@@ -167,7 +178,7 @@ def _explicit_scalar(text: str, tag: str):
         return resolved
     if tag == _NULL and resolved is None:
         return None
-    return text
+    return _UNFIT
 
 
 class _Builder:
@@ -207,6 +218,8 @@ class _Builder:
             raise _TooLarge(self.span(node), f"the document nests deeper than {MAX_DEPTH} levels")
         if isinstance(node, yaml.ScalarNode):
             return self.scalar(node)
+        if node.tag != (_SEQ if isinstance(node, yaml.SequenceNode) else _MAP):
+            self.unsupported_tag(node)
         key = id(node)
         if key in self.active:
             raise _TooLarge(self.span(node), "a recursive alias makes the document infinite")
@@ -222,11 +235,32 @@ class _Builder:
         text = node.value
         if not node.style:  # plain (libyaml reports "", PyYAML None)
             implicit = _implicit_tag(text)
-            value = _core_scalar(text) if node.tag == implicit else _explicit_scalar(text, node.tag)
+            value = _core_scalar(text) if node.tag == implicit else self.explicit(node)
             return YScalar(value, False, text, self.span(node))
         if node.tag != _STR:
-            return YScalar(_explicit_scalar(text, node.tag), True, text, self.span(node))
+            return YScalar(self.explicit(node), True, text, self.span(node))
         return YScalar(text, True, text, self.span(node))
+
+    def explicit(self, node):
+        """The value of a scalar with an explicit tag; a tag it does not
+        fit is a finding and the text stays a string."""
+        value = _explicit_scalar(node.value, node.tag)
+        if value is _UNFIT:
+            self.unsupported_tag(node)
+            return node.value
+        return value
+
+    def unsupported_tag(self, node) -> None:
+        tag = node.tag
+        if tag.startswith("tag:yaml.org,2002:"):
+            tag = "!!" + tag[len("tag:yaml.org,2002:"):]
+        shown = tag if len(tag) <= 60 else tag[:57] + "..."
+        if isinstance(node, yaml.ScalarNode) and tag in ("!!str", "!!int", "!!float", "!!bool", "!!null"):
+            message = f"the value does not fit its tag {shown}"
+        else:
+            message = f"unsupported YAML tag {shown!r}; only the YAML 1.2 core schema's tags are read"
+        self.diags.append(error("YAML006", message, self.span(node),
+                                "remove the tag; flowc reads the value as plain data"))
 
     def mapping(self, node, depth: int) -> YMap:
         items: list[tuple[YScalar, YNode]] = []

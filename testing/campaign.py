@@ -10,7 +10,11 @@ A campaign draws three kinds of examples with the strategies of
 - *mutants*: each mutation operator in turn, each mutant must be reported
   with exactly its code (the mutation score);
 - *malformed* input: random bytes, random YAML, damaged workflows; flowc
-  must report findings, never raise and never hang.
+  must report findings, never raise and never hang;
+- with ``--hostile``, only *hostile* workflows: generated workflows with
+  injection payloads in every text field and a hostile file name
+  (:mod:`flowc.testing.hostile`); no payload may run, no generated module
+  may be anything but Python, nothing may raise.
 
 Hypothesis drives each kind with a fixed seed, so a campaign replays
 exactly with the same ``--seed`` and ``--jobs``. When a property fails,
@@ -42,6 +46,7 @@ from flowc.testing.properties import PROPERTIES, PropertyFailure
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 
 KINDS = ("valid", "mutant", "malformed")
+HOSTILE_KINDS = ("hostile",)
 VALID_PROPERTIES = ("valid", "backend-equivalence", "ir-round-trip", "bytecode-round-trip", "determinism",
                     "translate-round-trip", "cross-dialect")
 DEFAULT_TIMEOUT = 30.0
@@ -196,7 +201,7 @@ def write_reproducer(out_dir: str, dialect: str, failure: PropertyFailure, examp
     path = base + _extension(name)
     with open(path, "w", encoding="utf-8", errors="surrogatepass", newline="") as fh:
         fh.write(text)
-    if isinstance(example, wst.Runnable):
+    if isinstance(example, wst.Runnable) or hasattr(example, "host_script"):
         with open(base + ".inputs.json", "w", encoding="utf-8") as fh:
             json.dump(example.inputs, fh, indent=2, sort_keys=True, default=repr)
             fh.write("\n")
@@ -265,6 +270,8 @@ def run_kind(dialect: str, kind: str, n: int, run_seed: int, out_dir: str, max_s
         return result
     if kind == "valid":
         _run_valid(result, dialect, n, run_seed, out_dir, max_steps, timeout, tick)
+    elif kind == "hostile":
+        _run_hostile(result, dialect, n, run_seed, out_dir, max_steps, timeout, tick)
     elif kind == "mutant":
         _run_mutants(result, dialect, n, run_seed, out_dir, max_steps, timeout, tick)
     else:
@@ -377,13 +384,45 @@ def _run_malformed(result, dialect, n, run_seed, out_dir, max_steps, timeout, ti
             _record(result, "malformed", dialect, out_dir, failed[0], failed[1])
 
 
+def _run_hostile(result, dialect, n, run_seed, out_dir, max_steps, timeout, tick) -> None:
+    from flowc.testing import hostile
+
+    strategy = hostile.hostile_workflows(dialect, max_steps=max_steps)
+
+    def check(case, counter):
+        counts: Counter = Counter()
+        try:
+            _limited(lambda: hostile.check_hostile(case, counts), timeout, "checking a hostile workflow")
+        finally:
+            counter.update({f"hostile:{k}": v for k, v in counts.items()})
+        counter["hostile-text"] += 1
+
+    remaining, attempt, seen = n, 0, set()
+    while remaining > 0 and attempt < 5:
+        generated, failed = _drive(strategy, check, remaining, run_seed + 15485863 * (attempt + 1), tick,
+                                   result.checked)
+        result.examples["hostile"] += generated
+        remaining -= generated
+        attempt += 1
+        if failed is None:
+            break
+        # Go on under another seed; report each distinct failure once.
+        key = _first_line(failed[0].message)
+        if key not in seen:
+            seen.add(key)
+            _record(result, "hostile", dialect, out_dir, failed[0], failed[1])
+
+
 # ------------------------------------------------------------------ the campaign
 def split(n: int, parts: int) -> list[int]:
     return [n // parts + (1 if i < n % parts else 0) for i in range(parts)]
 
 
-def plan(examples: int) -> dict[str, int]:
-    """How many examples of each kind: a third each, the rest valid."""
+def plan(examples: int, hostile: bool = False) -> dict[str, int]:
+    """How many examples of each kind: a third each, the rest valid (or,
+    for a hostile campaign, all hostile)."""
+    if hostile:
+        return {"hostile": examples}
     third = examples // 3
     return {"valid": examples - 2 * third, "mutant": third, "malformed": third}
 
@@ -446,7 +485,7 @@ class Progress:
 def run_campaign(dialect: str, examples: int, run_seed: int, jobs: int = 1, out_dir: str = "fuzz-crashes",
                  max_steps: int = 6, timeout: float | None = DEFAULT_TIMEOUT, progress: Progress | None = None,
                  kinds: tuple[str, ...] = KINDS) -> Result:
-    counts = plan(examples)
+    counts = plan(examples, kinds == HOSTILE_KINDS)
     tasks = []
     for kind in kinds:
         for j, share in enumerate(split(counts[kind], max(1, jobs))):
@@ -493,9 +532,17 @@ def summary(result: Result, elapsed: float, run_seed: int, jobs: int) -> str:
     head = (f"flowc fuzz: {result.dialect}, {result.total} examples in {elapsed:.1f}s ({rate:.1f}/s), "
             f"seed {run_seed}, {jobs_text}")
     out = [head]
-    labels = {"valid": "valid workflows", "mutant": "mutants", "malformed": "malformed inputs"}
-    for kind in KINDS:
+    labels = {"valid": "valid workflows", "mutant": "mutants", "malformed": "malformed inputs",
+              "hostile": "hostile workflows"}
+    for kind in HOSTILE_KINDS if result.examples.get("hostile") else KINDS:
         out.append(f"  {labels[kind]:<17} {result.examples.get(kind, 0)}")
+    if result.examples.get("hostile"):
+        c = result.checked
+        out.append(f"hostile text: {c.get('hostile:tried', 0)} workflows tried, "
+                   f"{c.get('hostile:refused', 0)} refused with findings, {c.get('hostile:compiled', 0)} "
+                   f"compiled to Python ({c.get('hostile:bytecode', 0)} to bytecode too), run "
+                   f"{c.get('hostile:run:python', 0)} on the Python backend and {c.get('hostile:run:vm', 0)} "
+                   f"on the VM, {c.get('hostile:translated', 0)} translations")
     failed = {f.prop for f in result.failures}
     out.append("properties checked:")
     for prop, meaning in PROPERTIES.items():
@@ -529,7 +576,8 @@ def summary(result: Result, elapsed: float, run_seed: int, jobs: int) -> str:
         out.append(f"  [{f.prop}] {_first_line(f.message)}")
         out.append(f"    reproducer: {f.reproducer}")
     if result.failures:
-        out.append(f"replay with: flowc fuzz --dialect {result.dialect} --seed {run_seed} --jobs {jobs}")
+        hostile = " --hostile" if result.examples.get("hostile") else ""
+        out.append(f"replay with: flowc fuzz --dialect {result.dialect}{hostile} --seed {run_seed} --jobs {jobs}")
     return "\n".join(out)
 
 
@@ -556,6 +604,10 @@ def fuzz_command(args) -> int:
         print(f"flowc: error: no generator for the {args.dialect} dialect yet (available: "
               f"{', '.join(dialects)})", file=sys.stderr)
         return 2
+    hostile = bool(getattr(args, "hostile", False))
+    if hostile and args.dialect not in wst.dialects():
+        print(f"flowc: error: --hostile needs a source dialect ({', '.join(wst.dialects())})", file=sys.stderr)
+        return 2
     if args.examples < 1:
         print("flowc: error: --examples must be at least 1", file=sys.stderr)
         return 2
@@ -567,7 +619,7 @@ def fuzz_command(args) -> int:
         progress.interval = 5.0
     started = time.perf_counter()
     result = run_campaign(args.dialect, args.examples, run_seed, jobs, args.out, args.max_steps,
-                          args.timeout or None, progress)
+                          args.timeout or None, progress, HOSTILE_KINDS if hostile else KINDS)
     elapsed = time.perf_counter() - started
     if args.json:
         print(json.dumps(as_json(result, elapsed, run_seed, jobs), indent=2, sort_keys=True))

@@ -1,164 +1,426 @@
-"""Hostile ids: step ids and variable names other tools mishandle.
+"""Hostile text: workflows whose every text field holds an injection payload.
 
-:func:`hostile_ids` draws names with quotes, a digit first, non-ASCII
-letters, spaces, dots, hyphens, reserved words and great length.
-:func:`hostile_workflows` takes a generated valid workflow of a dialect and
-gives its steps (and, in aevatar, its variables) such names wherever its
-dialect lets them be: a step that other steps read by reference gets a name
-that its dialect's references can hold, one that nothing reads may get any
-name the dialect accepts as an id. The result is meant to be a valid
-workflow; a test keeps the ones ``flowc check`` accepts (``assume``), since
-the front end, not this module, says what is valid.
+flowc writes workflow text (names, ids, descriptions, prompts, tool names,
+keys, file names ...) into generated Python modules, bytecode and the YAML
+of other dialects. :func:`hostile_workflows` draws a generated workflow of a
+dialect (:mod:`flowc.testing.strategies`) and puts payloads into every text
+field it can: triple quotes of both kinds, backslashes, line breaks of
+every kind (``\\n``, ``\\r``, U+0085, U+2028), NUL, ``#``, Markdown fences,
+YAML tags and ``__import__('os').system('touch MARKER')`` variants. Ids and
+keys are renamed where nothing else refers to them by a substring (an
+expression can't name a step whose id holds a quote), so most examples
+still check clean and run.
+
+:func:`check_hostile` is the property ``flowc fuzz --hostile`` checks: the
+example checks (or is refused with findings, never an exception); when it
+checks clean, both targets compile, the Python module compiles (no
+SyntaxError) and imports, both backends run it with a scripted host, and it
+translates into every dialect as YAML that reads back; and no payload ever
+ran: the marker file is never created and the marker module is never
+registered.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+import tempfile
+from collections import Counter
+from typing import Any, NamedTuple
 
+from flowc.testing import strategies as wst
+from flowc.testing.failures import PropertyFailure, _crash, _fail
+from flowc.testing.yamltext import dump
 from hypothesis import strategies as st
 
-__all__ = ["HOSTILE_IDS", "hostile_ids", "hostile_workflows"]
+__all__ = ["MARKER_MODULE", "HostileCase", "check_hostile", "file_names", "hostile_workflows", "marker_path",
+           "payloads"]
 
-# Names that have broken translators: each one is a valid id in some dialect.
-HOSTILE_IDS = (
-    "1", "1a", "007", "a'b", 'a"b', "it's", "a b", " lead", "a.b", "a-b", "-a", "_", "__", "_1", "a:b",
-    "a#b", "a/b", "a\\b", "é", "名前", "Ünïcødé", "step-ü", "in", "null", "true", "if", "steps", "inputs",
-    "vars", "input", "output", "None", "class", "{x}", "$x", "${x}", "a,b", "x" * 64, "y" * 65, "z" * 200,
-)
+MARKER_MODULE = "flowc_hostile_marker"
+DIALECTS = ("workflowskill", "aevatar", "instruction")
 
-_GEN_ID = re.compile(r"s\d+\Z")
-# The characters a reference of each dialect holds in a step id, and the ids
-# each dialect accepts at all (the front ends have the final word).
-_REFERABLE = {
-    "aevatar": re.compile(r"[^\s.{}$(),'\"\\]+\Z"),
-    "instruction": re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z"),
-    "workflowskill": re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z"),
+# Fields whose string values are free text in each dialect (values holding an
+# expression -- ``$``, ``${``, ``{{``, ``CEL:`` -- are left alone).
+TEXT_FIELDS = {
+    "workflowskill": frozenset({"description", "tool", "value", "default", "field", "name"}),
+    "aevatar": frozenset({"name", "description", "system_prompt", "tool", "prompt", "value", "payload",
+                          "keyword", "condition", "event_type", "default_output", "target"}),
+    "instruction": frozenset({"name", "text", "instruction", "message", "on", "description", "q", "item",
+                              "value"}),
 }
-_ACCEPTED = {
-    "aevatar": re.compile(r"\S(.*\S)?\Z"),
-    "instruction": re.compile(r"[a-zA-Z_][a-zA-Z0-9_-]{0,63}\Z"),
-    "workflowskill": re.compile(r"\S(.*\S)?\Z"),
+# Mappings whose keys are names the workflow chooses (renamed, everywhere at
+# once, when nothing mentions them inside other text), and keys that are not
+# free (a transform's input is ``items``).
+KEY_FIELDS = {
+    "workflowskill": frozenset({"inputs", "outputs", "expression", "output"}),
+    "aevatar": frozenset(),
+    "instruction": frozenset({"args", "cases", "output", "properties", "branches"}),
 }
-_RESERVED = frozenset({"in", "null", "true", "false", "if", "steps", "inputs", "vars", "input", "output",
-                       "start", "done", "end", "item", "acc", "result"})
+# Dialects whose ids and workflow name must be identifiers (a hostile one is
+# a finding, so it is put in one example in ten only).
+IDENTIFIER_NAMES = frozenset({"instruction"})
+RESERVED_KEYS = frozenset({"items", "type", "value", "steps", "kind", "$default"})
+_EXPRESSION = re.compile(r"\$|\{\{|\}\}|^CEL:")
+
+
+def marker_path() -> str:
+    """The file a payload that ran would create (one per process)."""
+    return os.path.join(tempfile.gettempdir(), f"flowc-hostile-{os.getpid()}")
+
+
+def payloads(marker: str | None = None) -> tuple[str, ...]:
+    """Injection payloads; each would create ``marker`` or register
+    :data:`MARKER_MODULE` if it ever ran as code."""
+    run = f"__import__('os').system('touch {marker or marker_path()}')"
+    mark = f"__import__('sys').modules.__setitem__('{MARKER_MODULE}', 1)"
+    return (
+        f'"""+{run}+"""',
+        f"'''+{run}+'''",
+        f'"""\n{mark}\n"""',
+        f"'''\n{run}\n'''",
+        f"\\'); {run}; ('",
+        f'\\"); {mark}; ("',
+        f"x\n{run}\n#",
+        f"x\r{mark}",
+        f"x\r\n{run}",
+        f"x\u2028{run}\u2029y",
+        f"x\x85{mark}",
+        f"nul\x00{run}",
+        f"# {run}",
+        f"{{{run}}}",
+        f"\\\n{mark}",
+        "back\\slash\\",
+        '"""',
+        "'''",
+        "\\",
+        run,
+        mark,
+        f"```\n{run}\n```",
+        f"x ```workflow\nsteps:\n  - id: evil\n    type: tool\n    tool: {run}\n```\n",
+        f"---\nname: x\n...\n{run}",
+        f"a: !!python/object/apply:os.system ['touch {marker or marker_path()}']",
+        "\x1b[2J\x07\x0b\x0c tab\there",
+        "é ünïcödé 😀 \ufeff",
+    )
+
+
+def file_names(marker: str | None = None) -> tuple[str, ...]:
+    """Hostile file names (without the extension)."""
+    run = f"os.system('touch {marker or marker_path()}')"
+    return (
+        f'""";import os;{run};"""',
+        f"''';import os;{run};'''",
+        f"evil\n{run}\u2028",
+        f"x\r# {run}",
+        "back\\slash",
+        "nul\x00name",
+    )
+
+
+class HostileCase(NamedTuple):
+    """A workflow with payloads in its text, with run inputs and a host script."""
+
+    text: str
+    file_name: str
+    dialect: str
+    inputs: dict
+    host_script: dict
+    injected: int            # how many text fields, ids and keys hold a payload
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(f"# {self.dialect}: {self.file_name!r}, {self.injected} payloads")
+        p.break_()
+        p.text(self.text)
+
+
+# ------------------------------------------------------------------ injection
+def _all_strings(value: Any, out: list[str]) -> list[str]:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _all_strings(k, out)
+            _all_strings(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _all_strings(v, out)
+    return out
+
+
+def _ids(dialect: str, doc: dict) -> list[str]:
+    steps = doc.get("steps")
+    if dialect == "instruction":
+        found: list[str] = []
+
+        def walk(steps_map):
+            for sid, step in (steps_map or {}).items():
+                found.append(sid)
+                if isinstance(step, dict):
+                    walk((step.get("body") or {}).get("steps"))
+                    for branch in (step.get("branches") or {}).values():
+                        walk((branch or {}).get("steps"))
+        walk(steps)
+        return found
+    ids = [s["id"] for s in steps or [] if isinstance(s, dict) and isinstance(s.get("id"), str)]
+    if dialect == "aevatar":
+        ids += [r["id"] for r in doc.get("roles") or [] if isinstance(r.get("id"), str)]
+    return ids
+
+
+def _keys(value: Any, parents: frozenset, parent: str | None, out: list[str], inside: bool = True) -> list[str]:
+    """The keys of mappings held under a key in ``parents`` (``inside``),
+    or of the others."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if (parent in parents) == inside and isinstance(k, str):
+                out.append(k)
+            _keys(v, parents, k if isinstance(k, str) else None, out, inside)
+    elif isinstance(value, list):
+        for v in value:
+            _keys(v, parents, parent, out, inside)
+    return out
+
+
+def _free(name: str, strings: list[str]) -> bool:
+    """Does every mention of ``name`` equal it (no expression names it)?"""
+    return all(s == name or name not in s for s in strings)
+
+
+def _rename(value: Any, names: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return names.get(value, value)
+    if isinstance(value, dict):
+        return {_rename(k, names): _rename(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rename(v, names) for v in value]
+    return value
 
 
 @st.composite
-def _made_up(draw) -> str:
-    """A name built from hostile pieces, for what the fixed list misses."""
-    pieces = st.sampled_from(["1", "a", "'", '"', " ", ".", "-", "_", "é", "名", "x" * 30, ":", "Z"])
-    return "".join(draw(st.lists(pieces, min_size=1, max_size=6)))
+def _payload(draw, original: str) -> str | None:
+    """None (leave it), or the text with a payload (replacing or after it)."""
+    how = draw(st.integers(0, 4))
+    if how == 0:
+        return None
+    payload = draw(st.sampled_from(payloads()))
+    return payload if how == 1 else original + payload
 
 
-def hostile_ids(dialect: str | None = None, *, referable: bool = False) -> st.SearchStrategy[str]:
-    """Hostile names; for ``dialect``, only the ones it accepts as step ids
-    (``referable``: that its references can also hold)."""
-    names = st.one_of(st.sampled_from(HOSTILE_IDS), _made_up())
-    if dialect is None:
-        return names
-    table = _REFERABLE if referable else _ACCEPTED
-    return names.filter(lambda n: table[dialect].match(n) is not None)
-
-
-# ------------------------------------------------------------------ renaming a document
-def _step_ids(obj, out: list[str]) -> list[str]:
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            if key == "id" and isinstance(value, str) and _GEN_ID.match(value):
-                out.append(value)
-            if key == "steps" and isinstance(value, dict):
-                out.extend(k for k in value if isinstance(k, str) and _GEN_ID.match(k))
-            _step_ids(value, out)
-    elif isinstance(obj, list):
-        for item in obj:
-            _step_ids(item, out)
-    return list(dict.fromkeys(out))
-
-
-def _strings(obj):
-    if isinstance(obj, str):
-        yield obj
-    elif isinstance(obj, dict):
-        for key, value in obj.items():
-            yield from _strings(key)
-            yield from _strings(value)
-    elif isinstance(obj, list):
-        for item in obj:
-            yield from _strings(item)
-
-
-_STEP_REF = re.compile(r"(?<![\w])(\$?steps\.)(s\d+)(?![\w])")
-_PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
-
-
-def _rename(obj, ids: dict[str, str], variables: dict[str, str]):
-    if isinstance(obj, str):
-        if obj in ids:
-            return ids[obj]
-        if obj.startswith("goto:") and obj[5:] in ids:
-            return "goto:" + ids[obj[5:]]
-        text = _STEP_REF.sub(lambda m: m.group(1) + ids.get(m.group(2), m.group(2)), obj)
-        if variables:
-            text = _PLACEHOLDER.sub(lambda m: _rename_variables(m.group(0), variables), text)
-        return text
-    if isinstance(obj, dict):
+@st.composite
+def _inject_fields(draw, dialect: str, value: Any, counter: Counter, parent: str | None = None) -> Any:
+    text_fields = TEXT_FIELDS[dialect]
+    if isinstance(value, dict):
         out = {}
-        for key, value in obj.items():
-            new_key = ids.get(key, key) if isinstance(key, str) else key
-            if key == "target" and isinstance(value, str) and value in variables:
-                out[new_key] = variables[value]          # an aevatar assign's variable
+        for k, v in value.items():
+            root_name = parent is None and k == "name" and dialect in IDENTIFIER_NAMES
+            if isinstance(v, str) and k in text_fields and not _EXPRESSION.search(v) and not root_name:
+                hostile = draw(_payload(v))
+                if hostile is not None:
+                    counter["text"] += 1
+                    v = hostile
+                out[k] = v
             else:
-                out[new_key] = _rename(value, ids, variables)
+                out[k] = draw(_inject_fields(dialect, v, counter, k if isinstance(k, str) else None))
         return out
-    if isinstance(obj, list):
-        return [_rename(item, ids, variables) for item in obj]
-    return obj
-
-
-def _rename_variables(placeholder: str, variables: dict[str, str]) -> str:
-    for old, new in variables.items():
-        placeholder = re.sub(rf"(?<![\w.]){re.escape(old)}(?![\w])", lambda _m, n=new: n, placeholder)
-    return placeholder
-
-
-def _aevatar_variables(doc: dict) -> list[str]:
-    out = []
-    for step in doc.get("steps", []):
-        params = step.get("parameters") if isinstance(step, dict) else None
-        if step.get("type") == "assign" and isinstance(params, dict) and isinstance(params.get("target"), str):
-            out.append(params["target"])
-    return list(dict.fromkeys(out))
+    if isinstance(value, list):
+        return [draw(_inject_fields(dialect, v, counter, parent)) for v in value]
+    return value
 
 
 @st.composite
-def _fresh_names(draw, dialect: str, olds: list[str], doc, taken: set[str]) -> dict[str, str]:
-    texts = list(_strings(doc))
-    mapping: dict[str, str] = {}
-    for old in olds:
-        word = re.compile(rf"(?<![\w.]){re.escape(old)}(?![\w])")
-        referenced = any(re.search(rf"(?<![\w])\$?steps\.{re.escape(old)}(?![\w])", t) or
-                         any(word.search(p) for p in _PLACEHOLDER.findall(t)) for t in texts)
-        if not draw(st.booleans()):
-            continue
-        new = draw(hostile_ids(dialect, referable=referenced))
-        if new.casefold() in taken or new in _RESERVED:
-            continue
-        taken.add(new.casefold())
-        mapping[old] = new
-    return mapping
+def inject(draw, dialect: str, doc: dict, counter: Counter) -> dict:
+    """``doc`` with payloads in its text fields, ids and free keys."""
+    strings = _all_strings(doc, [])
+    names = {}
+    identifiers_only = dialect in IDENTIFIER_NAMES and draw(st.integers(0, 9)) > 0
+    for name in [] if identifiers_only else _ids(dialect, doc):
+        if _free(name, strings):
+            hostile = draw(_payload(name))
+            if hostile is not None and hostile not in strings and hostile not in names.values():
+                names[name] = hostile
+    counter["ids"] += len(names)
+    structural = RESERVED_KEYS | set(_keys(doc, KEY_FIELDS[dialect], None, [], inside=False))
+    for key in sorted(set(_keys(doc, KEY_FIELDS[dialect], None, []))):
+        if key not in structural and key not in names and _free(key, strings):
+            hostile = draw(_payload(key))
+            if hostile is not None and hostile not in strings and hostile not in names.values():
+                names[key] = hostile
+                counter["keys"] += 1
+    doc = _rename(doc, names) if names else doc
+    doc = draw(_inject_fields(dialect, doc, counter, None))
+    # Descriptions and names where the dialect has them but the generator left them out.
+    if dialect == "workflowskill":
+        for step in doc.get("steps") or []:
+            if isinstance(step, dict) and "description" not in step:
+                hostile = draw(_payload(""))
+                if hostile is not None:
+                    step["description"] = hostile
+                    counter["text"] += 1
+    elif dialect == "aevatar":
+        hostile = draw(_payload("generated"))
+        if hostile is not None:
+            doc["description"] = hostile
+            counter["text"] += 1
+        for role in doc.get("roles") or []:
+            hostile = draw(_payload(str(role.get("id"))))
+            if hostile is not None:
+                role["name"] = hostile
+                counter["text"] += 1
+    return doc
 
 
 @st.composite
-def hostile_workflows(draw, dialect: str, *, max_steps: int = 6, features=None):
-    """A generated workflow of ``dialect`` (:class:`~flowc.testing.strategies.WorkflowText`)
-    whose step ids, and aevatar variable names, are hostile where its dialect allows."""
-    from flowc.testing import strategies
+def hostile_workflows(draw, dialect: str = "workflowskill", *, max_steps: int = 6) -> HostileCase:
+    """A generated workflow of ``dialect`` with payloads in every text
+    field it can hold them (see the module docstring), a hostile file name,
+    and run inputs and a host script drawn for the hostile document."""
+    gen = wst.GENERATORS[dialect]
+    doc = draw(gen.documents(max_steps, gen.FEATURES))
+    counter: Counter = Counter()
+    doc = draw(inject(dialect, doc, counter))
+    text = gen.to_text(doc)
+    ext = ".yaml"
+    if dialect == "workflowskill" and draw(st.booleans()):
+        name = draw(_payload("generated")) or "generated"
+        description = draw(_payload("A workflow.")) or "A workflow."
+        counter["text"] += (name != "generated") + (description != "A workflow.")
+        text = f"---\n{dump({'name': name, 'description': description})}---\n\n# skill\n\n```workflow\n{text}```\n"
+        ext = ".md"
+    stem = draw(st.one_of(st.just("workflow"), st.sampled_from(file_names())))
+    inputs = draw(gen.run_inputs(doc))
+    if dialect == "aevatar" and draw(st.booleans()):
+        inputs["input"] = draw(st.sampled_from(payloads()))
+    return HostileCase(text, stem + ext, dialect, inputs, draw(gen.host_scripts(doc)),
+                       sum(counter.values()) + (stem != "workflow"))
 
-    gen = strategies._generator(dialect)
-    f = strategies._features(dialect, features)
-    doc = draw(gen.documents(max_steps, f))
-    taken = {s.casefold() for s in _strings(doc)}
-    ids = draw(_fresh_names(dialect, _step_ids(doc, []), doc, taken))
-    variables = draw(_fresh_names(dialect, _aevatar_variables(doc), doc, taken)) if dialect == "aevatar" else {}
-    renamed = _rename(doc, ids, variables)
-    return strategies.WorkflowText(gen.to_text(renamed, **gen.text_options(draw, f)), dialect)
+
+# ------------------------------------------------------------------ the property
+def _no_payload_ran(marker: str, what: str) -> None:
+    if os.path.exists(marker) or MARKER_MODULE in sys.modules:
+        try:
+            os.unlink(marker)
+        except OSError:
+            pass
+        sys.modules.pop(MARKER_MODULE, None)
+        _fail("hostile-text", f"a payload ran as code ({what})")
+
+
+def _python_source_is_inert(source: str) -> None:
+    """The module compiles, and workflow text is only in strings and comments."""
+    import io
+    import tokenize
+
+    try:
+        compile(source, "<hostile>", "exec")
+    except SyntaxError as exc:
+        _fail("hostile-text", f"the generated module is not Python: {exc}")
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT and not all(" " <= ch <= "~" for ch in tok.string):
+            _fail("hostile-text", f"a comment holds a raw character: {tok.string!r}")
+        if tok.type == tokenize.NAME and tok.string in ("__import__", "system", "exec", "eval", "os"):
+            _fail("hostile-text", f"the name {tok.string} is in the generated code")
+
+
+def check_hostile(case: HostileCase, counts: Counter) -> None:
+    """The hostile-text property (see the module docstring); ``counts``
+    gets tried / refused / compiled / bytecode / run:python / run:vm /
+    translated."""
+    from flowc import driver
+    from flowc.backends.python import compile_workflow as python_source
+    from flowc.backends.python import load_module
+    from flowc.backends.vm import compile_workflow as bytecode
+    from flowc.backends.vm import load
+    from flowc.host import ScriptedHost
+    from flowc.testing.properties import vm_unsupported
+
+    marker = marker_path()
+    _no_payload_ran(marker, "before the example")
+    counts["tried"] += 1
+    try:
+        try:
+            result = driver.compile_text(case.text, case.file_name, case.dialect)
+        except Exception as exc:  # noqa: BLE001 - the property looks for crashes
+            _crash("hostile-text", "checking the workflow", exc)
+        _no_payload_ran(marker, "checking")
+        if not result.ok:
+            counts["refused"] += 1
+            return
+        workflow = result.workflow
+        try:
+            source = python_source(workflow)
+            data = None if vm_unsupported(workflow) else bytecode(workflow)
+        except Exception as exc:  # noqa: BLE001
+            _crash("hostile-text", "compiling what check accepted", exc)
+        counts["compiled"] += 1
+        counts["bytecode"] += data is not None
+        _python_source_is_inert(source)
+        _no_payload_ran(marker, "compiling")
+        for backend in ("python", "vm"):
+            if backend == "vm" and data is None:
+                continue
+            try:
+                program = load_module(source) if backend == "python" else load(data)
+                program.run(dict(case.inputs), ScriptedHost(case.host_script))
+            except Exception as exc:  # noqa: BLE001
+                _crash("hostile-text", f"running on the {backend} backend", exc)
+            _no_payload_ran(marker, f"running on the {backend} backend")
+            counts[f"run:{backend}"] += 1
+        _translations(workflow, case, counts)
+        _no_payload_ran(marker, "translating")
+    finally:
+        _no_payload_ran(marker, "the example")
+
+
+def _translations(workflow, case: HostileCase, counts: Counter) -> None:
+    """Into every dialect: YAML that reads back (no YAML finding), and, when
+    it checks clean, compiles to a module that is Python."""
+    from flowc import driver
+    from flowc.backends.python import compile_workflow as python_source
+    from flowc.translate import output_suffix, translate_workflow
+
+    for target in DIALECTS:
+        try:
+            emission = translate_workflow(workflow, target)
+        except Exception as exc:  # noqa: BLE001
+            _crash("hostile-text", f"translating to {target}", exc)
+        if emission.text is None:
+            continue
+        name = "translated" + output_suffix(target, workflow)
+        try:
+            again = driver.compile_text(emission.text, name, target)
+        except Exception as exc:  # noqa: BLE001
+            _crash("hostile-text", f"reading the {target} translation", exc)
+        bad_yaml = [d for d in again.diagnostics if d.code.startswith("YAML")]
+        if bad_yaml:
+            _fail("hostile-text", f"the {target} translation is not YAML that reads back: "
+                  f"{bad_yaml[0].code} {bad_yaml[0].message}\n{emission.text}")
+        if again.ok:
+            _text_reads_back(workflow, again.workflow, target, name)
+            try:
+                source = python_source(again.workflow)
+            except Exception as exc:  # noqa: BLE001
+                _crash("hostile-text", f"compiling the {target} translation", exc)
+            _python_source_is_inert(source)
+        counts["translated"] += 1
+
+
+def _text_reads_back(source, translated, target: str, file_name: str) -> None:
+    """The workflow's name and description read back from the translation
+    as they were (a bare WorkflowSkill YAML file takes its name from the
+    file; the instruction dialect's names are identifiers)."""
+    name_kept = target == "aevatar" or (target == "workflowskill" and not file_name.endswith(".yaml"))
+    if name_kept and translated.name != source.name:
+        _fail("hostile-text", f"the {target} translation reads back with the name {translated.name!r}, "
+              f"not {source.name!r}")
+    if (translated.description or "") != (source.description or ""):
+        _fail("hostile-text", f"the {target} translation reads back with the description "
+              f"{translated.description!r}, not {source.description!r}")
+
+
+def check_or_failure(case: HostileCase, counts: Counter) -> PropertyFailure | None:
+    try:
+        check_hostile(case, counts)
+    except PropertyFailure as failure:
+        return failure
+    return None

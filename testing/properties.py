@@ -37,6 +37,7 @@ PROPERTIES: dict[str, str] = {
     "determinism": "compiling twice gives byte-identical IR, Python source and bytecode",
     "translate-round-trip": "source -> translate to its own dialect -> IR equals the source's IR (modulo spans)",
     "cross-dialect": "a workflow translated to another dialect runs to the same record",
+    "hostile-text": "payloads in every text field never run; modules are Python; nothing raises",
 }
 
 

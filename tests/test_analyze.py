@@ -695,6 +695,14 @@ CASES: list[Case] = [
             tool: t
             tool: u
         """, (W("YAML002", "tool: u", note="line 4"),)),
+    Case("unsupported YAML tag in a step", """\
+        steps:
+          - id: a
+            type: tool
+            tool: !custom t
+            inputs:
+              cmd: {type: array, value: !!python/object/apply:os.system [echo hi]}
+        """, (W("YAML006", "!custom t"), W("YAML006", "!!python/object/apply"))),
 ]
 
 

@@ -18,7 +18,8 @@ import tokenize
 import pytest
 from flowc import driver
 from flowc.backends.python import compile_workflow, load_module
-from flowc.backends.python.codegen import comment_text, mangle
+from flowc.backends.python.codegen import mangle
+from flowc.backends.python.pysource import comment_text
 from flowc.host import ScriptedHost
 
 MARKER_MODULE = "flowc_codegen_safety_marker"
@@ -212,7 +213,7 @@ def test_the_module_runs_as_a_script_without_executing_payloads(hostile, tmp_pat
 ])
 def test_comment_text_and_mangle_are_inert(text):
     shown = comment_text(text)
-    assert all(" " <= ch <= "~" for ch in shown) and len(shown) <= 72
+    assert all(" " <= ch <= "~" and ch not in "'\"" for ch in shown) and len(shown) <= 72
     assert re.fullmatch(r"[A-Za-z0-9_]*", mangle(text))
 
 

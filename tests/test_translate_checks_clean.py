@@ -10,7 +10,7 @@ import pytest
 from flowc import driver, translate
 from flowc.compiler.instruction.frontend import compile_instruction_all
 from flowc.testing import strategies
-from flowc.testing.hostile import HOSTILE_IDS, hostile_ids, hostile_workflows
+from flowc.testing.hostile_ids import HOSTILE_IDS, hostile_ids, hostile_workflows
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 

@@ -12,6 +12,8 @@ is, which makes ``translate --to workflowskill`` a canonical formatter.
 
 from __future__ import annotations
 
+import unicodedata
+
 from flowc.backends import yamlout
 from flowc.backends.emit_workflowskill import printer as P
 from flowc.backends.emitcore import Emission, Report, Untranslatable
@@ -52,16 +54,27 @@ def print_workflow(wf: Workflow, report: Report) -> str:
         out.append("---\n" + (yamlout.dump(fm) if fm else "") + "---")
     before = markdown.get("before")
     if not isinstance(before, str):
-        before = _DEFAULT_BEFORE.format(name=wf.name)
+        before = _DEFAULT_BEFORE.format(name=_prose(wf.name, one_line=True))
         if fm is None:
             before = before.lstrip("\n")
         if wf.description and fm is None:
-            before += wf.description.strip() + "\n\n"
+            before += _prose(wf.description.strip()) + "\n\n"
     out.append(before)
     out.append("```workflow\n" + body + "```")
     after = markdown.get("after")
     out.append(after if isinstance(after, str) else "\n")
     return "".join(out)
+
+
+def _prose(text: str, one_line: bool = False) -> str:
+    """Workflow text as Markdown prose around the block: backticks escaped
+    (a fence in a name must not open or close the ```workflow block),
+    control characters dropped, and with ``one_line`` every line break a
+    space (a heading)."""
+    if one_line:
+        text = " ".join(text.split())
+    text = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch)[0] != "C")
+    return text.replace("\\", "\\\\").replace("`", "\\`")
 
 
 def _frontmatter(wf: Workflow) -> dict | None:

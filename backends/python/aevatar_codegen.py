@@ -8,17 +8,16 @@ plain data naming those functions (:mod:`flowc.backends.aevatar_plan`, the
 plan the VM's aevatar programs hold too). ``run(inputs, host)`` hands the plan to
 the kernel in :mod:`flowc.backends.python.rt_aevatar_run`.
 
-Safety: ids, names, keys and strings reach the text only as ``repr()`` of
-plain ``str``/number constants; function names are generated (``_p0``,
-``_p1`` ...); comments carry ``ascii()`` text.
+Safety: ids, names, keys, strings and the file name reach the text only
+through :mod:`flowc.backends.python.pysource` (constants and comments);
+function names are generated (``_p0``, ``_p1`` ...); the docstring holds no
+workflow text (the name is the constant ``WORKFLOW``).
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from flowc import __version__
 from flowc.backends.aevatar_plan import AevatarPlanError, build_plan
 from flowc.backends.python import pysource
 from flowc.backends.python.aevatar_expr import AevatarCompileError, compile_expr
@@ -67,11 +66,6 @@ def _render(value: Any, indent: int = 0, depth: int = 0) -> str:
     return _const(value)
 
 
-def _comment(text: Any) -> str:
-    shown = ascii(str(text))[:72]
-    return "".join(ch if " " <= ch <= "~" else "?" for ch in shown)
-
-
 class _Generator:
     def __init__(self, workflow: Workflow) -> None:
         self.wf = workflow
@@ -86,7 +80,7 @@ class _Generator:
                 raise AevatarCodegenError(f"step {node.id!r}, parameter {key!r}: {exc}") from None
         name = f"_p{len(self.functions)}"
         body = "[\n        " + ",\n        ".join(compiled) + ",\n    ]" if compiled else "[]"
-        self.functions.append(f"def {name}(V):  # {_comment(node.id)}\n    return {body}")
+        self.functions.append(f"def {name}(V):  {pysource.comment(node.id)}\n    return {body}")
         return _Name(name)
 
     def expression_function(self, node: Node, expr: E.Expr, ci: bool, what: str) -> _Name:
@@ -95,7 +89,7 @@ class _Generator:
         except AevatarCompileError as exc:
             raise AevatarCodegenError(f"step {node.id!r}, {what}: {exc}") from None
         name = f"_p{len(self.functions)}"
-        self.functions.append(f"def {name}(V):  # {_comment(node.id + ' ' + what)}\n    return {src}")
+        self.functions.append(f"def {name}(V):  {pysource.comment(node.id + ' ' + what)}\n    return {src}")
         return _Name(name)
 
     def generate(self) -> str:
@@ -103,10 +97,9 @@ class _Generator:
             plan = build_plan(self.wf, self.params_function, self.expression_function)
         except AevatarPlanError as exc:
             raise AevatarCodegenError(str(exc)) from None
-        source = os.path.basename(self.wf.span.file) if self.wf.span.file else "<text>"
         out = [
-            (f'"""aevatar workflow {_comment(self.wf.name)}, compiled by flowc {__version__} from '
-             f'{_comment(source)}.'),
+            *pysource.header(self.wf.span.file, self.wf.dialect),
+            '"""An aevatar workflow compiled by flowc.',
             "",
             "run(inputs, host) runs it: inputs {\"input\": <prompt>, <run parameters>...}; see",
             "docs/aevatar.md and docs/host.md.",
@@ -114,6 +107,8 @@ class _Generator:
             "",
             "from flowc.backends.python import rt_aevatar as _rta  # noqa: F401",
             "from flowc.backends.python import rt_aevatar_run as _run",
+            "",
+            f"WORKFLOW = {_const(self.wf.name)}",
             "",
             "",
         ]

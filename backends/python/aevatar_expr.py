@@ -10,7 +10,7 @@ It compiles exactly the aevatar keys: Template with stringify ``aevatar``,
 ``aevatar.*`` calls, the ``aevatar.if`` conditional, string literals and
 references with roots ``input``, ``vars`` and ``steps`` (flat dotted keys).
 Anything else raises :class:`~flowc.backends.python.expr.ExprCompileError`.
-User text reaches the output only as ``repr()`` of a ``str``.
+User text reaches the output only as a ``str`` constant (``pysource.const``).
 
 With ``case_insensitive`` the references use OrdinalIgnoreCase lookup (the
 engine's while and foreach variable scopes).
@@ -22,6 +22,7 @@ import functools
 from types import CodeType
 from typing import Any
 
+from flowc.backends.python import pysource
 from flowc.backends.python import rt_aevatar as _rt_aevatar
 from flowc.ir.expr import Call, Conditional, Expr, Field, Literal, Ref, Template
 
@@ -65,7 +66,7 @@ class AevatarCompileError(Exception):
 def _str(value: Any) -> str:
     if not isinstance(value, str):
         raise AevatarCompileError(f"aevatar values are strings, not {type(value).__name__}")
-    return str.__repr__(str(value))
+    return pysource.const(str(value))
 
 
 def _expr(e: Expr, depth: int, ci: bool) -> str:

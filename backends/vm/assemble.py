@@ -12,6 +12,7 @@ their conditional's function; error policies are regions.
 
 from __future__ import annotations
 
+import os
 import zlib
 from typing import Any
 
@@ -614,7 +615,9 @@ class Assembler:
             flags = F.STEP_BRANCH_TARGET if node.id in self.targets else 0
             steps.append([self.name(node.id), self.name(node.kind), flags, fn_offsets[idx + 1]])
         regions = sorted([[s.offset, e.offset, h.offset, d] for s, e, h, d in self.regions])
-        file = self.wf.span.file or ""
+        # The base name only: no machine path in the artifact, and the same
+        # bytes however the path was spelled (docs/bytecode.md).
+        file = os.path.basename(self.wf.span.file) if self.wf.span.file else ""
         body = [self.wf.name, self.consts, self.names, steps, self.retries, regions,
                 self.finish_label.offset, bytes(code), [file, srcmap]]
         return body

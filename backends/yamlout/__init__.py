@@ -19,8 +19,11 @@ string: never when YAML 1.2 (the core schema flowc reads with) or YAML 1.1
 or `` #`` inside, surrounding spaces or characters that are not printable.
 Otherwise they are single-quoted (when that needs no escape and the text
 holds a quote or a backslash) or double-quoted with escapes. Multi-line
-text is a literal block (``|`` or ``|-``). The same data always
-gives the same bytes.
+text is a literal block (``|`` or ``|-``). Text holding a Markdown fence
+(three backticks) is double-quoted with every backtick escaped (``\x60``),
+so YAML written into a SKILL.md can't open or close its ```workflow block.
+Comment text can't end its comment line. The same data always gives the
+same bytes.
 """
 
 from __future__ import annotations
@@ -89,6 +92,8 @@ def is_plain_safe(text: str, flow: bool = False) -> bool:
     """Can ``text`` be written as a plain scalar (in flow context with ``flow``)?"""
     if not text or text[0] in _LEADING_INDICATORS or text[0].isspace() or text[-1].isspace():
         return False
+    if _FENCE in text:
+        return False
     if _NOT_PRINTABLE.search(text) or "\n" in text or "\t" in text:
         return False
     if ": " in text or " #" in text or text.endswith(":") or text.startswith("..."):
@@ -103,10 +108,14 @@ _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0
             "\x85": "\\N", "\xa0": "\\_", "\u2028": "\\L", "\u2029": "\\P"}
 
 
+_FENCE = "```"
+
+
 def _double_quoted(text: str) -> str:
     out = ['"']
+    fence = _FENCE in text
     for ch in text:
-        esc = _ESCAPES.get(ch)
+        esc = "\\x60" if fence and ch == "`" else _ESCAPES.get(ch)
         if esc is None and _NOT_PRINTABLE.match(ch):
             o = ord(ch)
             esc = f"\\x{o:02x}" if o <= 0xFF else f"\\u{o:04x}" if o <= 0xFFFF else f"\\U{o:08x}"
@@ -115,8 +124,17 @@ def _double_quoted(text: str) -> str:
     return "".join(out)
 
 
+_COMMENT_BREAKS = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
+
+
+def _escaped(match: re.Match) -> str:
+    """A character YAML does not allow unescaped, as ``\\xNN`` / ``\\uNNNN`` text."""
+    o = ord(match.group())
+    return f"\\x{o:02x}" if o <= 0xFF else f"\\u{o:04x}" if o <= 0xFFFF else f"\\U{o:08x}"
+
+
 def _single_quotable(text: str) -> bool:
-    return not _NOT_PRINTABLE.search(text) and "\n" not in text
+    return not _NOT_PRINTABLE.search(text) and "\n" not in text and _FENCE not in text
 
 
 def quoted(text: str) -> str:
@@ -161,7 +179,7 @@ def _block_literal(text: str) -> bool:
     # Not with two or more final line breaks: "keep" chomping (|+) would
     # also keep any blank line that follows the block.
     return "\n" in text and text.strip() != "" and not _NOT_PRINTABLE.search(text) and "\r" not in text \
-        and not text.endswith("\n\n")
+        and not text.endswith("\n\n") and _FENCE not in text
 
 
 def is_block_safe(text: str) -> bool:
@@ -306,7 +324,11 @@ class _Writer:
             self.lines.insert(i, " " * indent + "-")
 
     def comment(self, comment: Comment, pad: str) -> None:
-        for line in comment.text.split("\n"):
+        # Every line break a YAML 1.1 or 1.2 reader knows starts a new
+        # comment line, and characters YAML does not allow are escaped:
+        # comment text can never end the comment.
+        for line in _COMMENT_BREAKS.split(comment.text):
+            line = _NOT_PRINTABLE.sub(_escaped, line)
             self.lines.append(f"{pad}# {line}".rstrip())
 
 
