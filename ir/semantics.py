@@ -182,6 +182,19 @@ for _f in (
     FunctionSpec("cel.map", -1, True, "macro: the Lambda applied to every element; with three "
                  "arguments the second is a filter Lambda"),
     FunctionSpec("cel.filter", 2, True, "macro: the elements that satisfy the Lambda"),
+    FunctionSpec("cel.all2", 2, True, "two-variable macro: every (index or key, value) pair satisfies "
+                 "the two-parameter Lambda; false absorbs errors"),
+    FunctionSpec("cel.exists2", 2, True, "two-variable macro: some (index or key, value) pair satisfies "
+                 "the Lambda; true absorbs errors"),
+    FunctionSpec("cel.exists_one2", 2, True, "two-variable macro (existsOne): exactly one pair "
+                 "satisfies the Lambda; errors propagate"),
+    FunctionSpec("cel.transformList", -1, True, "two-variable macro: the list of the last Lambda over "
+                 "every pair; with three arguments the second is a filter Lambda"),
+    FunctionSpec("cel.transformMap", -1, True, "two-variable macro: the map from every index or key "
+                 "to the last Lambda of its pair; with three arguments the second is a filter Lambda"),
+    FunctionSpec("cel.transformMapEntry", -1, True, "two-variable macro: the union of the maps the "
+                 "last Lambda returns per pair (a repeated key is an error); with three arguments "
+                 "the second is a filter Lambda"),
     FunctionSpec("cel.unbound", -1, False, "a call of a function CEL does not define (the first "
                  "argument is its name): an error when evaluated, as in unchecked cel-spec"),
     FunctionSpec("tmpl.default", 2, True, "template `{{ path | default }}`: the path's value, or the "

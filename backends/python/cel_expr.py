@@ -69,6 +69,11 @@ _FUNCTIONS = {
 }
 _MACROS = {"cel.all": "all_", "cel.exists": "exists", "cel.exists_one": "exists_one",
            "cel.filter": "filter_"}
+# two-variable comprehensions: key -> (rt_cel helper, whether a filter Lambda may precede the body)
+_MACROS2 = {"cel.all2": ("all2", False), "cel.exists2": ("exists2", False),
+            "cel.exists_one2": ("exists_one2", False), "cel.transformList": ("transform_list", True),
+            "cel.transformMap": ("transform_map", True),
+            "cel.transformMapEntry": ("transform_map_entry", True)}
 _STRINGIFY = {"json": "template_json"}
 
 # Python's parser refuses more than 200 nested brackets in one expression.
@@ -217,9 +222,26 @@ class _Compiler:
         inner[e.params[0]] = name
         return f"lambda {name}: {self.expr(e.body, inner, depth + 1)}"
 
+    def lam2(self, e: Expr, scope: dict[str, str], depth: int) -> str:
+        if not isinstance(e, Lambda) or len(e.params) != 2 or not all(isinstance(p, str) for p in e.params):
+            raise CelCompileError("a two-variable comprehension takes two-parameter Lambdas")
+        first, second = self.fresh(), self.fresh()
+        inner = dict(scope)
+        inner[e.params[0]] = first
+        inner[e.params[1]] = second
+        return f"lambda {first}, {second}: {self.expr(e.body, inner, depth + 1)}"
+
     def call(self, e: Call, scope: dict[str, str], depth: int) -> str:
         c = RUNTIME_NAME
         f = e.func
+        if f in _MACROS2:
+            fn, filtered = _MACROS2[f]
+            if len(e.args) == 2 or (filtered and len(e.args) == 3):
+                target = self.expr(e.args[0], scope, depth + 1)
+                body = self.lam2(e.args[-1], scope, depth + 1)
+                pred = f", {self.lam2(e.args[1], scope, depth + 1)}" if len(e.args) == 3 else ""
+                return f"{c}.{fn}({target}, {body}{pred})"
+            raise CelCompileError(f"{f} takes a target and {'one or two Lambdas' if filtered else 'a Lambda'}")
         if f in _FUNCTIONS:
             args = ", ".join(self.expr(a, scope, depth + 1) for a in e.args)
             return f"{c}.{_FUNCTIONS[f]}({args})"

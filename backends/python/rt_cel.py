@@ -1053,6 +1053,104 @@ def filter_(target, pred):
     return out
 
 
+# --- two-variable comprehensions (cel-spec macros2) -------------------------------------
+# The body takes two arguments: (index, value) of a list, (key, value) of a map.
+
+def _pairs(target, name):
+    t = type(target)
+    if t is list or t is tuple:
+        return [(i, target[i]) for i in range(len(target))]
+    if isinstance(target, dict):
+        return [(k, target[k]) for k in target]
+    raise no_overload(name, target)
+
+
+def all2(target, pred):
+    """``target.all(k, v, pred)``: as ``all``, over (index or key, value)."""
+    err = None
+    for k, v in _pairs(target, "all"):
+        try:
+            r = pred(k, v)
+        except CelError as e:
+            if err is None:
+                err = e
+            continue
+        if r is False:
+            return False
+        if r is not True and err is None:
+            err = no_overload("_&&_", r)
+    if err is not None:
+        raise err
+    return True
+
+
+def exists2(target, pred):
+    """``target.exists(k, v, pred)``: as ``exists``, over (index or key, value)."""
+    err = None
+    for k, v in _pairs(target, "exists"):
+        try:
+            r = pred(k, v)
+        except CelError as e:
+            if err is None:
+                err = e
+            continue
+        if r is True:
+            return True
+        if r is not False and err is None:
+            err = no_overload("_||_", r)
+    if err is not None:
+        raise err
+    return False
+
+
+def exists_one2(target, pred):
+    """``target.existsOne(k, v, pred)``: exactly one pair satisfies; errors propagate."""
+    count = 0
+    for k, v in _pairs(target, "existsOne"):
+        if test(pred(k, v)):
+            count += 1
+    return count == 1
+
+
+def transform_list(target, fn, pred=None):
+    """``target.transformList(k, v, [pred,] fn)``: the list of ``fn`` over the
+    pairs that pass ``pred``."""
+    out = []
+    for k, v in _pairs(target, "transformList"):
+        if pred is not None and not test(pred(k, v)):
+            continue
+        out.append(fn(k, v))
+    return out
+
+
+def transform_map(target, fn, pred=None):
+    """``target.transformMap(k, v, [pred,] fn)``: the map from each passing
+    index or key to ``fn`` of its pair."""
+    out = {}
+    for k, v in _pairs(target, "transformMap"):
+        if pred is not None and not test(pred(k, v)):
+            continue
+        out[k] = fn(k, v)
+    return out
+
+
+def transform_map_entry(target, fn, pred=None):
+    """``target.transformMapEntry(k, v, [pred,] fn)``: the union of the maps
+    ``fn`` returns for the passing pairs; a key given twice is an error."""
+    out = {}
+    for k, v in _pairs(target, "transformMapEntry"):
+        if pred is not None and not test(pred(k, v)):
+            continue
+        entry = fn(k, v)
+        if not isinstance(entry, dict):
+            raise no_overload("transformMapEntry", entry)
+        for ek in entry:
+            if _map_find(out, ek)[0]:
+                raise CelError("insert failed: key " + _show(ek) + " already exists")
+            out[ek] = entry[ek]
+    return out
+
+
 # --- building values ----------------------------------------------------------------------
 
 def make_map(pairs):
@@ -1206,4 +1304,7 @@ DISPATCH = {
     "cel.duration": duration, "cel.timestamp": timestamp, "cel.unbound": unbound,
     "cel.has": has, "cel.all": all_, "cel.exists": exists, "cel.exists_one": exists_one,
     "cel.map": map_, "cel.filter": filter_, "tmpl.default": default,
+    "cel.all2": all2, "cel.exists2": exists2, "cel.exists_one2": exists_one2,
+    "cel.transformList": transform_list, "cel.transformMap": transform_map,
+    "cel.transformMapEntry": transform_map_entry,
 }

@@ -5,7 +5,10 @@ construction). Operators lower to ``Binary``/``Unary`` with ``cel.*`` keys,
 the ternary to ``Conditional("cel.ternary")``, functions and methods to
 ``Call`` with the receiver first, and the macros (``has``, ``all``,
 ``exists``, ``exists_one``, ``map``, ``filter``) to ``Call`` with a
-``Lambda``. Identifiers and selections on them become ``Ref`` paths;
+``Lambda``; the two-variable comprehensions (``all``/``exists``/
+``existsOne`` with two variables, ``transformList``, ``transformMap``,
+``transformMapEntry``) to ``Call`` with two-parameter Lambdas. A
+backtick-quoted field (``m.`content-type```) selects like any field. Identifiers and selections on them become ``Ref`` paths;
 selection and indexing of any other value become ``cel.select`` /
 ``cel.index``.
 
@@ -24,7 +27,7 @@ from flowc.ir import expr as E
 from flowc.ir.diagnostics import Diagnostic, error
 from flowc.ir.span import NO_SPAN, Span
 
-__all__ = ["GLOBAL_FUNCTIONS", "MACROS", "METHODS", "RESERVED", "CelSyntaxError", "check_names",
+__all__ = ["GLOBAL_FUNCTIONS", "MACROS", "MACROS2", "METHODS", "RESERVED", "CelSyntaxError", "check_names",
            "parse_cel"]
 
 INT64_MIN = -(1 << 63)
@@ -61,6 +64,20 @@ MACROS: dict[str, tuple[str, tuple[int, ...]]] = {
     "exists_one": ("cel.exists_one", (2,)),
     "map": ("cel.map", (2, 3)),
     "filter": ("cel.filter", (2,)),
+}
+# two-variable comprehensions (cel-spec macros2; cel-go ext.TwoVarComprehensions):
+# name -> (IR key, allowed numbers of macro arguments). The first two
+# arguments name the variables (index and value of a list, key and value
+# of a map); every Lambda has both as its parameters. With four arguments
+# the transforms take a filter Lambda before the transform.
+MACROS2: dict[str, tuple[str, tuple[int, ...]]] = {
+    "all": ("cel.all2", (3,)),
+    "exists": ("cel.exists2", (3,)),
+    "existsOne": ("cel.exists_one2", (3,)),
+    "exists_one": ("cel.exists_one2", (3,)),
+    "transformList": ("cel.transformList", (3, 4)),
+    "transformMap": ("cel.transformMap", (3, 4)),
+    "transformMapEntry": ("cel.transformMapEntry", (3, 4)),
 }
 # Words CEL reserves; none can name a variable or a function.
 RESERVED = frozenset({
@@ -294,6 +311,8 @@ class _Builder:
     def _select(self, kids, span):
         target = self.build(kids[0])
         name = kids[1].value
+        if kids[1].type == "ESC_IDENT":
+            name = name[1:-1]  # `content-type` selects the field named content-type
         field = E.Field(name, self.token(kids[1]))
         if isinstance(target, E.Ref):
             return E.Ref(target.root, target.path + (field,), span)
@@ -342,6 +361,10 @@ class _Builder:
             key, counts = MACROS[name]
             if len(args) in counts:
                 return self._macro(key, target_tree, args, span)
+        if name in MACROS2:
+            key, counts = MACROS2[name]
+            if len(args) in counts:
+                return self._macro2(key, target_tree, args, span)
         target = self.build(target_tree)
         built = tuple(self.build(a) for a in args)
         known = METHODS.get(name)
@@ -352,13 +375,25 @@ class _Builder:
 
     def _macro(self, key, target_tree, args, span):
         target = self.build(target_tree)
-        var_tree = args[0]
-        if not (isinstance(var_tree, lark.Tree) and var_tree.data == "ident"):
-            raise CelSyntaxError("the first argument of a comprehension macro must be a simple name",
-                                 self.meta(var_tree) if isinstance(var_tree, lark.Tree) else span)
-        var = self._ident_name(var_tree.children[0])
+        var = self._macro_var(args[0], span, "first")
         lambdas = tuple(E.Lambda((var,), self.build(body), self.meta(body)) for body in args[1:])
         return E.Call(key, (target,) + lambdas, span)
+
+    def _macro2(self, key, target_tree, args, span):
+        target = self.build(target_tree)
+        first = self._macro_var(args[0], span, "first")
+        second = self._macro_var(args[1], span, "second")
+        if first == second:
+            raise CelSyntaxError(f"the two variables of a comprehension must differ: {first!r}",
+                                 self.meta(args[1]))
+        lambdas = tuple(E.Lambda((first, second), self.build(body), self.meta(body)) for body in args[2:])
+        return E.Call(key, (target,) + lambdas, span)
+
+    def _macro_var(self, var_tree, span, which: str) -> str:
+        if not (isinstance(var_tree, lark.Tree) and var_tree.data == "ident"):
+            raise CelSyntaxError(f"the {which} argument of a comprehension macro must be a simple name",
+                                 self.meta(var_tree) if isinstance(var_tree, lark.Tree) else span)
+        return self._ident_name(var_tree.children[0])
 
 
 def _flatten(tree: lark.Tree, rule: str) -> list:
