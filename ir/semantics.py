@@ -172,6 +172,22 @@ for _f in (
     FunctionSpec("cel.type", 1, False, "the type of a value, as a type value"),
     FunctionSpec("cel.duration", 1, False, "a duration from a string such as 1.5s or 1h2m"),
     FunctionSpec("cel.timestamp", 1, False, "a timestamp from an RFC 3339 string or epoch seconds"),
+    FunctionSpec("cel.getFullYear", -1, False, "timestamp.getFullYear([time zone]): the year"),
+    FunctionSpec("cel.getMonth", -1, False, "timestamp.getMonth([time zone]): the month, 0 for January"),
+    FunctionSpec("cel.getDate", -1, False, "timestamp.getDate([time zone]): the day of the month, from 1"),
+    FunctionSpec("cel.getDayOfMonth", -1, False, "timestamp.getDayOfMonth([time zone]): the day of the "
+                 "month, from 0"),
+    FunctionSpec("cel.getDayOfWeek", -1, False, "timestamp.getDayOfWeek([time zone]): 0 for Sunday"),
+    FunctionSpec("cel.getDayOfYear", -1, False, "timestamp.getDayOfYear([time zone]): the day of the "
+                 "year, from 0"),
+    FunctionSpec("cel.getHours", -1, False, "timestamp.getHours([time zone]): the hour; duration."
+                 "getHours(): whole hours"),
+    FunctionSpec("cel.getMinutes", -1, False, "timestamp.getMinutes([time zone]); duration.getMinutes(): "
+                 "whole minutes"),
+    FunctionSpec("cel.getSeconds", -1, False, "timestamp.getSeconds([time zone]); duration.getSeconds(): "
+                 "whole seconds"),
+    FunctionSpec("cel.getMilliseconds", -1, False, "timestamp.getMilliseconds([time zone]); duration."
+                 "getMilliseconds(): the milliseconds within its second"),
     FunctionSpec("cel.has", 1, True, "has(a.b): whether the map a has key b (the argument is a Ref "
                  "or cel.select that is not evaluated as a whole)"),
     FunctionSpec("cel.all", 2, True, "macro: every element (list item or map key) satisfies the "

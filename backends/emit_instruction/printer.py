@@ -31,6 +31,9 @@ _GLOBAL = {"cel.size": "size", "cel.int": "int", "cel.uint": "uint", "cel.double
            "cel.type": "type", "cel.duration": "duration", "cel.timestamp": "timestamp"}
 _METHOD = {"cel.contains": "contains", "cel.startsWith": "startsWith", "cel.endsWith": "endsWith",
            "cel.matches": "matches"}
+_METHOD.update({"cel." + name: name for name in (
+    "getFullYear", "getMonth", "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getHours",
+    "getMinutes", "getSeconds", "getMilliseconds")})
 _MACRO = {"cel.all": "all", "cel.exists": "exists", "cel.exists_one": "exists_one", "cel.map": "map",
           "cel.filter": "filter"}
 # two-variable comprehensions: their Lambdas have two parameters

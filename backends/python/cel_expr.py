@@ -66,6 +66,10 @@ _FUNCTIONS = {
     "cel.endsWith": "ends_with", "cel.matches": "matches", "cel.int": "to_int", "cel.uint": "to_uint",
     "cel.double": "to_double", "cel.string": "to_string", "cel.bytes": "to_bytes", "cel.bool": "to_bool",
     "cel.dyn": "dyn", "cel.type": "type_of", "cel.duration": "duration", "cel.timestamp": "timestamp",
+    "cel.getFullYear": "get_full_year", "cel.getMonth": "get_month", "cel.getDate": "get_date",
+    "cel.getDayOfMonth": "get_day_of_month", "cel.getDayOfWeek": "get_day_of_week",
+    "cel.getDayOfYear": "get_day_of_year", "cel.getHours": "get_hours", "cel.getMinutes": "get_minutes",
+    "cel.getSeconds": "get_seconds", "cel.getMilliseconds": "get_milliseconds",
 }
 _MACROS = {"cel.all": "all_", "cel.exists": "exists", "cel.exists_one": "exists_one",
            "cel.filter": "filter_"}

@@ -458,11 +458,11 @@ def add(a, b):
     if (ta is list or ta is tuple) and (tb is list or tb is tuple):
         return list(a) + list(b)
     if ta is Duration and tb is Duration:
-        return Duration(a.nanos + b.nanos)
+        return _duration(a.nanos + b.nanos)
     if ta is Timestamp and tb is Duration:
-        return Timestamp(a.nanos + b.nanos)
+        return _timestamp(a.nanos + b.nanos)
     if ta is Duration and tb is Timestamp:
-        return Timestamp(a.nanos + b.nanos)
+        return _timestamp(a.nanos + b.nanos)
     raise no_overload("_+_", a, b)
 
 
@@ -475,11 +475,11 @@ def sub(a, b):
     if ta is UInt and tb is UInt:
         return _uint_result(a.v - b.v)
     if ta is Duration and tb is Duration:
-        return Duration(a.nanos - b.nanos)
+        return _duration(a.nanos - b.nanos)
     if ta is Timestamp and tb is Timestamp:
-        return Duration(a.nanos - b.nanos)
+        return _duration(a.nanos - b.nanos)
     if ta is Timestamp and tb is Duration:
-        return Timestamp(a.nanos - b.nanos)
+        return _timestamp(a.nanos - b.nanos)
     raise no_overload("_-_", a, b)
 
 
@@ -679,7 +679,8 @@ def to_int(v):
             raise CelError("range error: uint out of int range")
         return v.v
     if t is float:
-        if math.isnan(v) or not (_D_INT64_MIN <= v < _D_INT64_MAX):
+        # cel-spec: (minInt, maxInt), both ends excluded, so -2**63 as a double fails too.
+        if math.isnan(v) or not (_D_INT64_MIN < v < _D_INT64_MAX):
             raise CelError("range error: double out of int range")
         return int(v)
     if t is str:
@@ -841,10 +842,22 @@ def duration(v):
         else:
             total += int(number) * scale
         text = text[len(m.group(0)):]
-    total *= sign
-    if total < -315576000000 * 1000000000 or total > 315576000000 * 1000000000:
+    return _duration(total * sign)
+
+
+def _duration(nanos):
+    """A Duration, or a range error: cel-spec limits durations to one int64
+    of nanoseconds (about 292 years)."""
+    if nanos < INT64_MIN or nanos > INT64_MAX:
         raise CelError("duration out of range")
-    return Duration(total)
+    return Duration(nanos)
+
+
+def _timestamp(nanos):
+    """A Timestamp, or a range error outside 0001-01-01 .. 9999-12-31T23:59:59.999999999Z."""
+    if nanos < _TS_MIN * 1000000000 or nanos >= (_TS_MAX + 1) * 1000000000:
+        raise CelError("timestamp out of range")
+    return Timestamp(nanos)
 
 
 def _format_duration(nanos):
@@ -925,6 +938,110 @@ def _format_timestamp(nanos):
     if frac:
         text += "." + str(1000000000 + frac)[1:].rstrip("0")
     return text + "Z"
+
+
+# --- timestamp and duration accessors (getFullYear() ... getMilliseconds()) --------------
+
+_FIXED_TZ = re.compile(r"^([+-]?)([0-9][0-9]):([0-9][0-9])$")
+
+
+def _tz_offset(tz, secs):
+    """Seconds east of UTC of time zone ``tz`` at ``secs`` since the epoch:
+    UTC, a fixed offset (``+11:00``, ``-02:30``, ``02:00``), or an IANA
+    name, which needs the host's time-zone database (``zoneinfo``; there is
+    none on MicroPython, where a name is an error)."""
+    if type(tz) is not str:
+        raise no_overload("time zone", tz)
+    m = _FIXED_TZ.match(tz)
+    if m is not None:
+        offset = int(m.group(2)) * 3600 + int(m.group(3)) * 60
+        return -offset if m.group(1) == "-" else offset
+    if tz == "UTC":
+        return 0
+    try:
+        import datetime
+        import zoneinfo
+    except ImportError:
+        raise CelError("unknown time zone " + repr(tz) + " (no time-zone database)") from None
+    try:
+        zone = zoneinfo.ZoneInfo(tz)
+    except (KeyError, ValueError, OSError):
+        raise CelError("unknown time zone " + repr(tz)) from None
+    return int(datetime.datetime.fromtimestamp(secs, tz=zone).utcoffset().total_seconds())
+
+
+def _local(v, tz, name):
+    """(days since the epoch, seconds of the day) of timestamp ``v`` in ``tz``."""
+    if type(v) is not Timestamp:
+        raise no_overload(name, v)
+    secs = v.nanos // 1000000000
+    if tz is not None:
+        secs += _tz_offset(tz, secs)
+    return secs // 86400, secs % 86400
+
+
+def _duration_part(v, tz, name, unit):
+    if type(v) is not Duration or tz is not None:
+        raise no_overload(name, v)
+    return _trunc_div(v.nanos, unit)
+
+
+def get_full_year(v, tz=None):
+    return _civil_from_days(_local(v, tz, "getFullYear")[0])[0]
+
+
+def get_month(v, tz=None):
+    """The month, 0 for January."""
+    return _civil_from_days(_local(v, tz, "getMonth")[0])[1] - 1
+
+
+def get_date(v, tz=None):
+    """The day of the month, from 1."""
+    return _civil_from_days(_local(v, tz, "getDate")[0])[2]
+
+
+def get_day_of_month(v, tz=None):
+    """The day of the month, from 0."""
+    return _civil_from_days(_local(v, tz, "getDayOfMonth")[0])[2] - 1
+
+
+def get_day_of_week(v, tz=None):
+    """The day of the week, 0 for Sunday (1970-01-01 was a Thursday)."""
+    return (_local(v, tz, "getDayOfWeek")[0] + 4) % 7
+
+
+def get_day_of_year(v, tz=None):
+    """The day of the year, from 0."""
+    days = _local(v, tz, "getDayOfYear")[0]
+    return days - _days_from_civil(_civil_from_days(days)[0], 1, 1)
+
+
+def get_hours(v, tz=None):
+    if type(v) is Duration:
+        return _duration_part(v, tz, "getHours", 3600000000000)
+    return _local(v, tz, "getHours")[1] // 3600
+
+
+def get_minutes(v, tz=None):
+    if type(v) is Duration:
+        return _duration_part(v, tz, "getMinutes", 60000000000)
+    return _local(v, tz, "getMinutes")[1] % 3600 // 60
+
+
+def get_seconds(v, tz=None):
+    if type(v) is Duration:
+        return _duration_part(v, tz, "getSeconds", 1000000000)
+    return _local(v, tz, "getSeconds")[1] % 60
+
+
+def get_milliseconds(v, tz=None):
+    """The milliseconds within the second (of a duration: its whole
+    milliseconds modulo 1000, signed)."""
+    if type(v) is Duration:
+        ms = _duration_part(v, tz, "getMilliseconds", 1000000)
+        return ms - 1000 * _trunc_div(ms, 1000)
+    _local(v, tz, "getMilliseconds")  # checks the type and the zone
+    return v.nanos % 1000000000 // 1000000
 
 
 def _pad(n, width):
@@ -1307,4 +1424,8 @@ DISPATCH = {
     "cel.all2": all2, "cel.exists2": exists2, "cel.exists_one2": exists_one2,
     "cel.transformList": transform_list, "cel.transformMap": transform_map,
     "cel.transformMapEntry": transform_map_entry,
+    "cel.getFullYear": get_full_year, "cel.getMonth": get_month, "cel.getDate": get_date,
+    "cel.getDayOfMonth": get_day_of_month, "cel.getDayOfWeek": get_day_of_week,
+    "cel.getDayOfYear": get_day_of_year, "cel.getHours": get_hours, "cel.getMinutes": get_minutes,
+    "cel.getSeconds": get_seconds, "cel.getMilliseconds": get_milliseconds,
 }

@@ -95,7 +95,9 @@ OP_KEYS = ("cel.eq", "cel.ne", "cel.lt", "cel.le", "cel.gt", "cel.ge", "cel.add"
            "cel.div", "cel.mod", "cel.in", "cel.neg", "cel.not", "cel.size", "cel.contains",
            "cel.startsWith", "cel.endsWith", "cel.matches", "cel.int", "cel.uint", "cel.double",
            "cel.string", "cel.bytes", "cel.bool", "cel.dyn", "cel.type", "cel.duration", "cel.timestamp",
-           "cel.unbound")
+           "cel.unbound", "cel.getFullYear", "cel.getMonth", "cel.getDate", "cel.getDayOfMonth",
+           "cel.getDayOfWeek", "cel.getDayOfYear", "cel.getHours", "cel.getMinutes", "cel.getSeconds",
+           "cel.getMilliseconds")
 MACRO_KEYS = ("cel.all", "cel.exists", "cel.exists_one", "cel.map", "cel.filter")
 _MACRO_FUNCS = {"cel.all": _c.all_, "cel.exists": _c.exists, "cel.exists_one": _c.exists_one,
                 "cel.map": _c.map_, "cel.filter": _c.filter_}

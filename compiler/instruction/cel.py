@@ -27,7 +27,7 @@ from flowc.ir import expr as E
 from flowc.ir.diagnostics import Diagnostic, error
 from flowc.ir.span import NO_SPAN, Span
 
-__all__ = ["GLOBAL_FUNCTIONS", "MACROS", "MACROS2", "METHODS", "RESERVED", "CelSyntaxError", "check_names",
+__all__ = ["GLOBAL_FUNCTIONS", "MACROS", "MACROS2", "METHODS", "RESERVED", "TIME_METHODS", "CelSyntaxError", "check_names",
            "parse_cel"]
 
 INT64_MIN = -(1 << 63)
@@ -56,6 +56,13 @@ METHODS: dict[str, tuple[str, int]] = {
     "startsWith": ("cel.startsWith", 2),
     "endsWith": ("cel.endsWith", 2),
     "matches": ("cel.matches", 2),
+}
+# timestamp and duration accessors: method name -> IR key; the receiver and
+# an optional time zone (a timestamp's only).
+TIME_METHODS: dict[str, str] = {
+    name: "cel." + name for name in (
+        "getFullYear", "getMonth", "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear",
+        "getHours", "getMinutes", "getSeconds", "getMilliseconds")
 }
 # comprehension macros: name -> (IR key, allowed numbers of macro arguments)
 MACROS: dict[str, tuple[str, tuple[int, ...]]] = {
@@ -368,6 +375,8 @@ class _Builder:
         target = self.build(target_tree)
         built = tuple(self.build(a) for a in args)
         known = METHODS.get(name)
+        if name in TIME_METHODS and len(built) <= 1:
+            known = (TIME_METHODS[name], len(built) + 1)
         if known is None or known[1] != len(built) + 1:
             return E.Call("cel.unbound", (E.Literal(name, "string", self.token(name_tok)), target) + built,
                           span)
