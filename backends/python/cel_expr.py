@@ -205,8 +205,20 @@ class _Compiler:
             raise CelCompileError("reference root is not a string")
         if depth + len(e.path) + 2 >= _MAX_BRACKETS:
             raise _too_deep()
-        code = scope[e.root] if e.root in scope else f"{c}.var({ENV_NAME}, {_const(e.root)})"
+        lead = 0  # the selections a qualified variable name may take in (a.b.c bound as "a.b")
+        while e.root not in scope and lead < len(e.path) and isinstance(e.path[lead], Field) \
+                and isinstance(e.path[lead].name, str):
+            lead += 1
+        if e.root in scope:
+            code = scope[e.root]
+        elif lead:
+            names = ", ".join(_const(seg.name) for seg in e.path[:lead])
+            code = f"{c}.qvar({ENV_NAME}, {_const(e.root)}, ({names},))"
+        else:
+            code = f"{c}.var({ENV_NAME}, {_const(e.root)})"
         for j, seg in enumerate(e.path):
+            if j < lead:
+                continue
             if isinstance(seg, Field):
                 if not isinstance(seg.name, str):
                     raise CelCompileError("field name is not a string")

@@ -237,6 +237,32 @@ def var(env, name):
     raise CelError("undeclared reference to '" + name + "'")
 
 
+def qvar(env, name, fields):
+    """``name.fields[0].fields[1]...`` where ``name`` may be missing from
+    ``env`` because the environment binds qualified names (cel-spec:
+    ``a.b.c`` resolves to a variable named ``a.b.c``, else to field ``c`` of
+    a variable ``a.b``, the longest name first). A variable ``name`` itself
+    always wins, so the usual environments pay one lookup."""
+    try:
+        v = env[name]
+        rest = 0
+    except KeyError:
+        v, rest = qualified(env, name, fields)
+    for j in range(rest, len(fields)):
+        v = select(v, fields[j])
+    return v
+
+
+def qualified(env, name, fields):
+    """(value, number of ``fields`` it consumed) of the longest qualified
+    name ``name.f1...fk`` bound in ``env``; else the plain ``var`` (or its error)."""
+    for k in range(len(fields), 0, -1):
+        qname = name + "." + ".".join(fields[:k])
+        if qname in env:
+            return env[qname], k
+    return var(env, name), 0
+
+
 def _map_find(m, key):
     """(found, value) for CEL map lookup: string keys directly; numbers by
     numeric value across int/uint/double; bools only as bools."""

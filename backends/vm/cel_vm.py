@@ -307,7 +307,8 @@ class Machine:
                         try:
                             push(env[a])
                         except KeyError:
-                            push(_c.var(env, a))
+                            v, i = self._qualified(code, i, env, a)
+                            push(v)
                     elif op == SELECT:
                         stack[-1] = _c.select(stack[-1], a)
                     elif op == CONST:
@@ -392,6 +393,19 @@ class Machine:
                 del stack[depth:]
                 push(e)
                 i = target
+
+    def _qualified(self, code, i, env, name):
+        """A variable missing from ``env``: the longest qualified name
+        ``name.f1...fk`` bound in it, where the SELECTs that follow the VAR
+        at ``i`` give the fields; (value, the instruction after the SELECTs
+        it took in). Else the plain variable lookup (a type name or an error)."""
+        fields = []
+        j = i
+        while j < len(code) and code[j][0] == SELECT:
+            fields.append(code[j][1])
+            j += 1
+        v, taken = _c.qualified(env, name, fields)
+        return v, i + taken
 
     def _body(self, block, slot, env, frame):
         def body(x):
