@@ -211,6 +211,46 @@ for _f in (
     FunctionSpec("cel.transformMapEntry", -1, True, "two-variable macro: the union of the maps the "
                  "last Lambda returns per pair (a repeated key is an error); with three arguments "
                  "the second is a filter Lambda"),
+    FunctionSpec("cel.bind", 2, True, "cel.bind(x, init, body) (cel-go ext.Bindings): the Lambda applied "
+                 "to the value"),
+    # cel-go's extension libraries (ext.Strings, ext.Math, ext.Encoders); strings index by code point
+    FunctionSpec("cel.charAt", 2, False, "s.charAt(i): the code point at i ('' at the end)"),
+    FunctionSpec("cel.indexOf", -1, False, "s.indexOf(sub[, from]): the first index of sub, or -1"),
+    FunctionSpec("cel.lastIndexOf", -1, False, "s.lastIndexOf(sub[, at most]): the last index of sub, or -1"),
+    FunctionSpec("cel.lowerAscii", 1, False, "s.lowerAscii(): ASCII letters to lower case"),
+    FunctionSpec("cel.upperAscii", 1, False, "s.upperAscii(): ASCII letters to upper case"),
+    FunctionSpec("cel.replace", -1, False, "s.replace(old, new[, n]): the first n (all when n < 0) "
+                 "occurrences replaced"),
+    FunctionSpec("cel.split", -1, False, "s.split(sep[, n]): at most n pieces (all when n < 0)"),
+    FunctionSpec("cel.substring", -1, False, "s.substring(start[, end]): code points start..end"),
+    FunctionSpec("cel.trim", 1, False, "s.trim(): without leading and trailing Unicode white space"),
+    FunctionSpec("cel.join", -1, False, "list.join([sep]): the strings joined"),
+    FunctionSpec("cel.reverse", 1, False, "s.reverse(): the code points in reverse order"),
+    FunctionSpec("cel.format", 2, False, "s.format(list): %s %d %f %e %b %o %x %X (with a precision: "
+                 "%.3f) and %%"),
+    FunctionSpec("cel.strings.quote", 1, False, "strings.quote(s): s as a double-quoted literal"),
+    FunctionSpec("cel.base64.encode", 1, False, "base64.encode(bytes): standard base64 text"),
+    FunctionSpec("cel.base64.decode", 1, False, "base64.decode(text): the bytes (padding optional)"),
+    FunctionSpec("cel.math.greatest", -1, False, "math.greatest(a, ... | list): the greatest number, "
+                 "compared across int, uint and double"),
+    FunctionSpec("cel.math.least", -1, False, "math.least(a, ... | list): the least number"),
+    FunctionSpec("cel.math.ceil", 1, False, "math.ceil(double)"),
+    FunctionSpec("cel.math.floor", 1, False, "math.floor(double)"),
+    FunctionSpec("cel.math.round", 1, False, "math.round(double): half away from zero"),
+    FunctionSpec("cel.math.trunc", 1, False, "math.trunc(double)"),
+    FunctionSpec("cel.math.abs", 1, False, "math.abs(number): abs(int64 min) is an overflow error"),
+    FunctionSpec("cel.math.sign", 1, False, "math.sign(number): -1, 0 or 1 of the same type"),
+    FunctionSpec("cel.math.isNaN", 1, False, "math.isNaN(double)"),
+    FunctionSpec("cel.math.isInf", 1, False, "math.isInf(double)"),
+    FunctionSpec("cel.math.isFinite", 1, False, "math.isFinite(double)"),
+    FunctionSpec("cel.math.bitAnd", 2, False, "math.bitAnd(a, b): both int or both uint"),
+    FunctionSpec("cel.math.bitOr", 2, False, "math.bitOr(a, b)"),
+    FunctionSpec("cel.math.bitXor", 2, False, "math.bitXor(a, b)"),
+    FunctionSpec("cel.math.bitNot", 1, False, "math.bitNot(a)"),
+    FunctionSpec("cel.math.bitShiftLeft", 2, False, "math.bitShiftLeft(a, n): 0 from n = 64; a negative "
+                 "n is an error"),
+    FunctionSpec("cel.math.bitShiftRight", 2, False, "math.bitShiftRight(a, n): a logical shift (an "
+                 "int shifts as its 64 bits)"),
     FunctionSpec("cel.unbound", -1, False, "a call of a function CEL does not define (the first "
                  "argument is its name): an error when evaluated, as in unchecked cel-spec"),
     FunctionSpec("tmpl.default", 2, True, "template `{{ path | default }}`: the path's value, or the "

@@ -13,6 +13,7 @@ import math
 import re
 
 from flowc.backends.emitcore import Untranslatable
+from flowc.backends.python.rt_cel import EXT_DISPATCH
 from flowc.ir import expr as E
 from flowc.ir.workflow import Workflow
 
@@ -31,6 +32,10 @@ _GLOBAL = {"cel.size": "size", "cel.int": "int", "cel.uint": "uint", "cel.double
            "cel.type": "type", "cel.duration": "duration", "cel.timestamp": "timestamp"}
 _METHOD = {"cel.contains": "contains", "cel.startsWith": "startsWith", "cel.endsWith": "endsWith",
            "cel.matches": "matches"}
+# The extension libraries: `cel.math.greatest` prints as `math.greatest(...)`,
+# `cel.charAt` as the method `.charAt(...)`.
+_GLOBAL.update({key: key[4:] for key in EXT_DISPATCH if "." in key[4:]})
+_METHOD.update({key: key[4:] for key in EXT_DISPATCH if "." not in key[4:]})
 _METHOD.update({"cel." + name: name for name in (
     "getFullYear", "getMonth", "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getHours",
     "getMinutes", "getSeconds", "getMilliseconds")})
@@ -129,6 +134,8 @@ def _call(e: E.Call) -> str:
         return f"{_wrap(args[0], 8)}.{_METHOD[e.func]}(" + ", ".join(cel(a) for a in args[1:]) + ")"
     if e.func == "cel.has" and len(args) == 1:
         return f"has({cel(args[0])})"
+    if e.func == "cel.bind" and len(args) == 2 and isinstance(args[1], E.Lambda) and len(args[1].params) == 1:
+        return f"cel.bind({args[1].params[0]}, {cel(args[0])}, {cel(args[1].body)})"
     if e.func in _MACRO and len(args) >= 2 and all(isinstance(a, E.Lambda) for a in args[1:]):
         var = args[1].params[0] if args[1].params else "x"
         bodies = [cel(a.body) for a in args[1:]]

@@ -71,6 +71,8 @@ _FUNCTIONS = {
     "cel.getDayOfYear": "get_day_of_year", "cel.getHours": "get_hours", "cel.getMinutes": "get_minutes",
     "cel.getSeconds": "get_seconds", "cel.getMilliseconds": "get_milliseconds",
 }
+# the extension libraries' functions (strings, math, base64): every one a plain rt_cel helper
+_FUNCTIONS.update({key: fn.__name__ for key, fn in rt_cel.EXT_DISPATCH.items()})
 _MACROS = {"cel.all": "all_", "cel.exists": "exists", "cel.exists_one": "exists_one",
            "cel.filter": "filter_"}
 # two-variable comprehensions: key -> (rt_cel helper, whether a filter Lambda may precede the body)
@@ -284,6 +286,10 @@ class _Compiler:
                     and isinstance(arg.right.value, str):
                 return f"{c}.has({self.expr(arg.left, scope, depth + 1)}, {_const(arg.right.value)})"
             raise CelCompileError("cel.has needs a field selection")
+        if f == "cel.bind":
+            if len(e.args) != 2:
+                raise CelCompileError("cel.bind takes a value and a Lambda")
+            return f"{c}.bind({self.expr(e.args[0], scope, depth + 1)}, {self.lam(e.args[1], scope, depth + 1)})"
         if f == "tmpl.default":
             if len(e.args) != 2:
                 raise CelCompileError("tmpl.default takes a path and a default")

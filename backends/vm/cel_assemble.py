@@ -297,7 +297,8 @@ class _Assembler:
             for arg in e.args:
                 self.expr(b, arg, scope, depth)
             b.emit(V.OP, self.t.key(f), len(e.args))
-        elif f in ("cel.all", "cel.exists", "cel.exists_one", "cel.filter") or (f == "cel.map" and len(e.args) == 2):
+        elif f in ("cel.all", "cel.exists", "cel.exists_one", "cel.filter", "cel.bind") \
+                or (f == "cel.map" and len(e.args) == 2):
             if len(e.args) != 2:
                 raise CelAssembleError(f"{f} takes a target and a Lambda")
             self.expr(b, e.args[0], scope, depth)

@@ -97,10 +97,10 @@ OP_KEYS = ("cel.eq", "cel.ne", "cel.lt", "cel.le", "cel.gt", "cel.ge", "cel.add"
            "cel.string", "cel.bytes", "cel.bool", "cel.dyn", "cel.type", "cel.duration", "cel.timestamp",
            "cel.unbound", "cel.getFullYear", "cel.getMonth", "cel.getDate", "cel.getDayOfMonth",
            "cel.getDayOfWeek", "cel.getDayOfYear", "cel.getHours", "cel.getMinutes", "cel.getSeconds",
-           "cel.getMilliseconds")
-MACRO_KEYS = ("cel.all", "cel.exists", "cel.exists_one", "cel.map", "cel.filter")
+           "cel.getMilliseconds") + tuple(_c.EXT_DISPATCH)
+MACRO_KEYS = ("cel.all", "cel.exists", "cel.exists_one", "cel.map", "cel.filter", "cel.bind")
 _MACRO_FUNCS = {"cel.all": _c.all_, "cel.exists": _c.exists, "cel.exists_one": _c.exists_one,
-                "cel.map": _c.map_, "cel.filter": _c.filter_}
+                "cel.map": _c.map_, "cel.filter": _c.filter_, "cel.bind": _c.bind}
 # Two-variable comprehensions (MACRO2); the transforms also take a filter (MACRO2F).
 MACRO2_KEYS = ("cel.all2", "cel.exists2", "cel.exists_one2", "cel.transformList", "cel.transformMap",
                "cel.transformMapEntry")

@@ -27,7 +27,7 @@ from flowc.ir import expr as E
 from flowc.ir.diagnostics import Diagnostic, error
 from flowc.ir.span import NO_SPAN, Span
 
-__all__ = ["GLOBAL_FUNCTIONS", "MACROS", "MACROS2", "METHODS", "RESERVED", "TIME_METHODS", "CelSyntaxError", "check_names",
+__all__ = ["EXT_FUNCTIONS", "EXT_METHODS", "GLOBAL_FUNCTIONS", "MACROS", "MACROS2", "METHODS", "RESERVED", "TIME_METHODS", "CelSyntaxError", "check_names",
            "parse_cel"]
 
 INT64_MIN = -(1 << 63)
@@ -63,6 +63,27 @@ TIME_METHODS: dict[str, str] = {
     name: "cel." + name for name in (
         "getFullYear", "getMonth", "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear",
         "getHours", "getMinutes", "getSeconds", "getMilliseconds")
+}
+# cel-go's extension libraries (ext.Strings, ext.Math, ext.Encoders; cel-spec's
+# *_ext conformance files). String methods: name -> (IR key, allowed numbers
+# of arguments including the receiver).
+EXT_METHODS: dict[str, tuple[str, tuple[int, ...]]] = {
+    "charAt": ("cel.charAt", (2,)), "indexOf": ("cel.indexOf", (2, 3)),
+    "lastIndexOf": ("cel.lastIndexOf", (2, 3)), "lowerAscii": ("cel.lowerAscii", (1,)),
+    "upperAscii": ("cel.upperAscii", (1,)), "replace": ("cel.replace", (3, 4)),
+    "split": ("cel.split", (2, 3)), "substring": ("cel.substring", (2, 3)), "trim": ("cel.trim", (1,)),
+    "join": ("cel.join", (1, 2)), "reverse": ("cel.reverse", (1,)), "format": ("cel.format", (2,)),
+}
+# Namespaced functions: qualified name -> (IR key, allowed numbers of
+# arguments; () for one or more).
+EXT_FUNCTIONS: dict[str, tuple[str, tuple[int, ...]]] = {
+    "strings.quote": ("cel.strings.quote", (1,)),
+    "base64.encode": ("cel.base64.encode", (1,)), "base64.decode": ("cel.base64.decode", (1,)),
+    "math.greatest": ("cel.math.greatest", ()), "math.least": ("cel.math.least", ()),
+    **{f"math.{name}": (f"cel.math.{name}", (1,)) for name in (
+        "ceil", "floor", "round", "trunc", "abs", "sign", "isNaN", "isInf", "isFinite", "bitNot")},
+    **{f"math.{name}": (f"cel.math.{name}", (2,)) for name in (
+        "bitAnd", "bitOr", "bitXor", "bitShiftLeft", "bitShiftRight")},
 }
 # comprehension macros: name -> (IR key, allowed numbers of macro arguments)
 MACROS: dict[str, tuple[str, tuple[int, ...]]] = {
@@ -364,6 +385,16 @@ class _Builder:
         target_tree, name_tok, args_node = kids
         name = name_tok.value
         args = self._args(args_node)
+        if isinstance(target_tree, lark.Tree) and target_tree.data == "ident":
+            qualified = f"{target_tree.children[0].value}.{name}"
+            if qualified == "cel.bind" and len(args) == 3:
+                return self._bind(args, span)
+            if qualified in EXT_FUNCTIONS:
+                key, counts = EXT_FUNCTIONS[qualified]
+                built = tuple(self.build(a) for a in args)
+                if (len(built) in counts) if counts else built:
+                    return E.Call(key, built, span)
+                return E.Call("cel.unbound", (E.Literal(qualified, "string", span),) + built, span)
         if name in MACROS:
             key, counts = MACROS[name]
             if len(args) in counts:
@@ -377,6 +408,8 @@ class _Builder:
         known = METHODS.get(name)
         if name in TIME_METHODS and len(built) <= 1:
             known = (TIME_METHODS[name], len(built) + 1)
+        if name in EXT_METHODS and len(built) + 1 in EXT_METHODS[name][1]:
+            known = (EXT_METHODS[name][0], len(built) + 1)
         if known is None or known[1] != len(built) + 1:
             return E.Call("cel.unbound", (E.Literal(name, "string", self.token(name_tok)), target) + built,
                           span)
@@ -387,6 +420,12 @@ class _Builder:
         var = self._macro_var(args[0], span, "first")
         lambdas = tuple(E.Lambda((var,), self.build(body), self.meta(body)) for body in args[1:])
         return E.Call(key, (target,) + lambdas, span)
+
+    def _bind(self, args, span):
+        """``cel.bind(x, init, body)``: ``Call("cel.bind", (init, Lambda((x,), body)))``."""
+        var = self._macro_var(args[0], span, "first")
+        return E.Call("cel.bind", (self.build(args[1]), E.Lambda((var,), self.build(args[2]),
+                                                                 self.meta(args[2]))), span)
 
     def _macro2(self, key, target_tree, args, span):
         target = self.build(target_tree)
