@@ -138,6 +138,8 @@ ERRORS = [
     "'abc'.substring(2, 1)",
     "'%q'.format([1])",
     "math.abs(-9223372036854775808)",
+    "{true: 1, 1: 2}",  # maps are dicts, where true and 1 are one key: an error, not a lost entry
+    "[true, 1].transformMapEntry(i, v, {v: i})",
 ]
 
 

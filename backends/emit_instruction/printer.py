@@ -142,7 +142,8 @@ def _call(e: E.Call) -> str:
         return f"{_wrap(args[0], 8)}.{_MACRO[e.func]}({var}, " + ", ".join(bodies) + ")"
     if _macro2(e):
         bodies = [cel(a.body) for a in args[1:]]
-        return f"{_wrap(args[0], 8)}.{_MACRO2[e.func]}({', '.join(args[1].params)}, " + ", ".join(bodies) + ")"
+        variables = ", ".join(args[1].params)
+        return f"{_wrap(args[0], 8)}.{_MACRO2[e.func]}({variables}, " + ", ".join(bodies) + ")"
     if e.func == "cel.unbound" and args and isinstance(args[0], E.Literal) and isinstance(args[0].value, str):
         name = args[0].value
         rest = args[1:]

@@ -259,7 +259,8 @@ class _Compiler:
                 body = self.lam2(e.args[-1], scope, depth + 1)
                 pred = f", {self.lam2(e.args[1], scope, depth + 1)}" if len(e.args) == 3 else ""
                 return f"{c}.{fn}({target}, {body}{pred})"
-            raise CelCompileError(f"{f} takes a target and {'one or two Lambdas' if filtered else 'a Lambda'}")
+            lambdas = "one or two Lambdas" if filtered else "a Lambda"
+            raise CelCompileError(f"{f} takes a target and {lambdas}")
         if f in _FUNCTIONS:
             args = ", ".join(self.expr(a, scope, depth + 1) for a in e.args)
             return f"{c}.{_FUNCTIONS[f]}({args})"
@@ -289,7 +290,8 @@ class _Compiler:
         if f == "cel.bind":
             if len(e.args) != 2:
                 raise CelCompileError("cel.bind takes a value and a Lambda")
-            return f"{c}.bind({self.expr(e.args[0], scope, depth + 1)}, {self.lam(e.args[1], scope, depth + 1)})"
+            value = self.expr(e.args[0], scope, depth + 1)
+            return f"{c}.bind({value}, {self.lam(e.args[1], scope, depth + 1)})"
         if f == "tmpl.default":
             if len(e.args) != 2:
                 raise CelCompileError("tmpl.default takes a path and a default")

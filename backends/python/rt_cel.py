@@ -1710,7 +1710,7 @@ def transform_map(target, fn, pred=None):
     for k, v in _pairs(target, "transformMap"):
         if pred is not None and not test(pred(k, v)):
             continue
-        out[k] = fn(k, v)
+        out[k] = fn(k, v)  # the keys of one list or map: no bool can meet an equal number
     return out
 
 
@@ -1727,6 +1727,7 @@ def transform_map_entry(target, fn, pred=None):
         for ek in entry:
             if _map_find(out, ek)[0]:
                 raise CelError("insert failed: key " + _show(ek) + " already exists")
+            _no_bool_clash(out, ek)
             out[ek] = entry[ek]
     return out
 
@@ -1743,8 +1744,16 @@ def make_map(pairs):
             raise CelError("unsupported map key type: " + type_name(k))
         if (k in out) if tk is str else _map_find(out, k)[0]:
             raise CelError("duplicate map key: " + _show(k))
+        _no_bool_clash(out, k)
         out[k] = v
     return out
+
+
+def _no_bool_clash(out, k):
+    """A map is a dict, where true and 1 (false and 0) are one key: a map that
+    would need both is an error rather than a map that lost an entry."""
+    if type(k) is not str and k in out:
+        raise CelError("a map cannot hold both " + _show(k) + " and an equal bool or number as keys")
 
 
 # --- templates (instruction `{{ path }}`) ------------------------------------------------

@@ -7,10 +7,14 @@ the ternary to ``Conditional("cel.ternary")``, functions and methods to
 ``exists``, ``exists_one``, ``map``, ``filter``) to ``Call`` with a
 ``Lambda``; the two-variable comprehensions (``all``/``exists``/
 ``existsOne`` with two variables, ``transformList``, ``transformMap``,
-``transformMapEntry``) to ``Call`` with two-parameter Lambdas. A
-backtick-quoted field (``m.`content-type```) selects like any field. Identifiers and selections on them become ``Ref`` paths;
-selection and indexing of any other value become ``cel.select`` /
-``cel.index``.
+``transformMapEntry``) to ``Call`` with two-parameter Lambdas, and
+``cel.bind(x, init, body)`` to ``Call("cel.bind", (init, Lambda))``. The
+extension libraries' functions (``math.greatest``, ``base64.encode``,
+``strings.quote``; string methods such as ``split``) and the timestamp
+accessors (``getHours`` ...) are ``Call`` s like the standard functions.
+Identifiers and selections on them become ``Ref`` paths (a backtick-quoted
+field, ``m.`content-type```, is a field like any other); selection and
+indexing of any other value become ``cel.select`` / ``cel.index``.
 
 Parsing never looks at variables or function tables beyond the names
 below: an identifier the workflow does not define, or a function CEL does
@@ -27,8 +31,8 @@ from flowc.ir import expr as E
 from flowc.ir.diagnostics import Diagnostic, error
 from flowc.ir.span import NO_SPAN, Span
 
-__all__ = ["EXT_FUNCTIONS", "EXT_METHODS", "GLOBAL_FUNCTIONS", "MACROS", "MACROS2", "METHODS", "RESERVED", "TIME_METHODS", "CelSyntaxError", "check_names",
-           "parse_cel"]
+__all__ = ["EXT_FUNCTIONS", "EXT_METHODS", "GLOBAL_FUNCTIONS", "MACROS", "MACROS2", "METHODS", "RESERVED",
+           "TIME_METHODS", "CelSyntaxError", "check_names", "parse_cel"]
 
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
