@@ -205,19 +205,25 @@ class _Compiler:
         c = RUNTIME_NAME
         if not isinstance(e.root, str):
             raise CelCompileError("reference root is not a string")
-        if depth + len(e.path) + 2 >= _MAX_BRACKETS:
+        if depth + len(e.path) + 3 >= _MAX_BRACKETS:
             raise _too_deep()
         lead = 0  # the selections a qualified variable name may take in (a.b.c bound as "a.b")
         while e.root not in scope and lead < len(e.path) and isinstance(e.path[lead], Field) \
                 and isinstance(e.path[lead].name, str):
             lead += 1
+        root = _const(e.root)
         if e.root in scope:
             code = scope[e.root]
         elif lead:
+            # The variable itself when the environment has it (inline: the usual
+            # case costs no call), else the longest qualified name (rt_cel.qvar).
+            fast = f"{ENV_NAME}[{root}]"
+            for seg in e.path[:lead]:
+                fast = f"{c}.select({fast}, {_const(seg.name)})"
             names = ", ".join(_const(seg.name) for seg in e.path[:lead])
-            code = f"{c}.qvar({ENV_NAME}, {_const(e.root)}, ({names},))"
+            code = f"({fast} if {root} in {ENV_NAME} else {c}.qvar({ENV_NAME}, {root}, ({names},)))"
         else:
-            code = f"{c}.var({ENV_NAME}, {_const(e.root)})"
+            code = f"{c}.var({ENV_NAME}, {root})"
         for j, seg in enumerate(e.path):
             if j < lead:
                 continue
