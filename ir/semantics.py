@@ -172,6 +172,22 @@ for _f in (
     FunctionSpec("cel.type", 1, False, "the type of a value, as a type value"),
     FunctionSpec("cel.duration", 1, False, "a duration from a string such as 1.5s or 1h2m"),
     FunctionSpec("cel.timestamp", 1, False, "a timestamp from an RFC 3339 string or epoch seconds"),
+    FunctionSpec("cel.getFullYear", -1, False, "timestamp.getFullYear([time zone]): the year"),
+    FunctionSpec("cel.getMonth", -1, False, "timestamp.getMonth([time zone]): the month, 0 for January"),
+    FunctionSpec("cel.getDate", -1, False, "timestamp.getDate([time zone]): the day of the month, from 1"),
+    FunctionSpec("cel.getDayOfMonth", -1, False, "timestamp.getDayOfMonth([time zone]): the day of the "
+                 "month, from 0"),
+    FunctionSpec("cel.getDayOfWeek", -1, False, "timestamp.getDayOfWeek([time zone]): 0 for Sunday"),
+    FunctionSpec("cel.getDayOfYear", -1, False, "timestamp.getDayOfYear([time zone]): the day of the "
+                 "year, from 0"),
+    FunctionSpec("cel.getHours", -1, False, "timestamp.getHours([time zone]): the hour; duration."
+                 "getHours(): whole hours"),
+    FunctionSpec("cel.getMinutes", -1, False, "timestamp.getMinutes([time zone]); duration.getMinutes(): "
+                 "whole minutes"),
+    FunctionSpec("cel.getSeconds", -1, False, "timestamp.getSeconds([time zone]); duration.getSeconds(): "
+                 "whole seconds"),
+    FunctionSpec("cel.getMilliseconds", -1, False, "timestamp.getMilliseconds([time zone]); duration."
+                 "getMilliseconds(): the milliseconds within its second"),
     FunctionSpec("cel.has", 1, True, "has(a.b): whether the map a has key b (the argument is a Ref "
                  "or cel.select that is not evaluated as a whole)"),
     FunctionSpec("cel.all", 2, True, "macro: every element (list item or map key) satisfies the "
@@ -182,6 +198,59 @@ for _f in (
     FunctionSpec("cel.map", -1, True, "macro: the Lambda applied to every element; with three "
                  "arguments the second is a filter Lambda"),
     FunctionSpec("cel.filter", 2, True, "macro: the elements that satisfy the Lambda"),
+    FunctionSpec("cel.all2", 2, True, "two-variable macro: every (index or key, value) pair satisfies "
+                 "the two-parameter Lambda; false absorbs errors"),
+    FunctionSpec("cel.exists2", 2, True, "two-variable macro: some (index or key, value) pair satisfies "
+                 "the Lambda; true absorbs errors"),
+    FunctionSpec("cel.exists_one2", 2, True, "two-variable macro (existsOne): exactly one pair "
+                 "satisfies the Lambda; errors propagate"),
+    FunctionSpec("cel.transformList", -1, True, "two-variable macro: the list of the last Lambda over "
+                 "every pair; with three arguments the second is a filter Lambda"),
+    FunctionSpec("cel.transformMap", -1, True, "two-variable macro: the map from every index or key "
+                 "to the last Lambda of its pair; with three arguments the second is a filter Lambda"),
+    FunctionSpec("cel.transformMapEntry", -1, True, "two-variable macro: the union of the maps the "
+                 "last Lambda returns per pair (a repeated key is an error); with three arguments "
+                 "the second is a filter Lambda"),
+    FunctionSpec("cel.bind", 2, True, "cel.bind(x, init, body) (cel-go ext.Bindings): the Lambda applied "
+                 "to the value"),
+    # cel-go's extension libraries (ext.Strings, ext.Math, ext.Encoders); strings index by code point
+    FunctionSpec("cel.charAt", 2, False, "s.charAt(i): the code point at i ('' at the end)"),
+    FunctionSpec("cel.indexOf", -1, False, "s.indexOf(sub[, from]): the first index of sub, or -1"),
+    FunctionSpec("cel.lastIndexOf", -1, False, "s.lastIndexOf(sub[, at most]): the last index of sub, or -1"),
+    FunctionSpec("cel.lowerAscii", 1, False, "s.lowerAscii(): ASCII letters to lower case"),
+    FunctionSpec("cel.upperAscii", 1, False, "s.upperAscii(): ASCII letters to upper case"),
+    FunctionSpec("cel.replace", -1, False, "s.replace(old, new[, n]): the first n (all when n < 0) "
+                 "occurrences replaced"),
+    FunctionSpec("cel.split", -1, False, "s.split(sep[, n]): at most n pieces (all when n < 0)"),
+    FunctionSpec("cel.substring", -1, False, "s.substring(start[, end]): code points start..end"),
+    FunctionSpec("cel.trim", 1, False, "s.trim(): without leading and trailing Unicode white space"),
+    FunctionSpec("cel.join", -1, False, "list.join([sep]): the strings joined"),
+    FunctionSpec("cel.reverse", 1, False, "s.reverse(): the code points in reverse order"),
+    FunctionSpec("cel.format", 2, False, "s.format(list): %s %d %f %e %b %o %x %X (with a precision: "
+                 "%.3f) and %%"),
+    FunctionSpec("cel.strings.quote", 1, False, "strings.quote(s): s as a double-quoted literal"),
+    FunctionSpec("cel.base64.encode", 1, False, "base64.encode(bytes): standard base64 text"),
+    FunctionSpec("cel.base64.decode", 1, False, "base64.decode(text): the bytes (padding optional)"),
+    FunctionSpec("cel.math.greatest", -1, False, "math.greatest(a, ... | list): the greatest number, "
+                 "compared across int, uint and double"),
+    FunctionSpec("cel.math.least", -1, False, "math.least(a, ... | list): the least number"),
+    FunctionSpec("cel.math.ceil", 1, False, "math.ceil(double)"),
+    FunctionSpec("cel.math.floor", 1, False, "math.floor(double)"),
+    FunctionSpec("cel.math.round", 1, False, "math.round(double): half away from zero"),
+    FunctionSpec("cel.math.trunc", 1, False, "math.trunc(double)"),
+    FunctionSpec("cel.math.abs", 1, False, "math.abs(number): abs(int64 min) is an overflow error"),
+    FunctionSpec("cel.math.sign", 1, False, "math.sign(number): -1, 0 or 1 of the same type"),
+    FunctionSpec("cel.math.isNaN", 1, False, "math.isNaN(double)"),
+    FunctionSpec("cel.math.isInf", 1, False, "math.isInf(double)"),
+    FunctionSpec("cel.math.isFinite", 1, False, "math.isFinite(double)"),
+    FunctionSpec("cel.math.bitAnd", 2, False, "math.bitAnd(a, b): both int or both uint"),
+    FunctionSpec("cel.math.bitOr", 2, False, "math.bitOr(a, b)"),
+    FunctionSpec("cel.math.bitXor", 2, False, "math.bitXor(a, b)"),
+    FunctionSpec("cel.math.bitNot", 1, False, "math.bitNot(a)"),
+    FunctionSpec("cel.math.bitShiftLeft", 2, False, "math.bitShiftLeft(a, n): 0 from n = 64; a negative "
+                 "n is an error"),
+    FunctionSpec("cel.math.bitShiftRight", 2, False, "math.bitShiftRight(a, n): a logical shift (an "
+                 "int shifts as its 64 bits)"),
     FunctionSpec("cel.unbound", -1, False, "a call of a function CEL does not define (the first "
                  "argument is its name): an error when evaluated, as in unchecked cel-spec"),
     FunctionSpec("tmpl.default", 2, True, "template `{{ path | default }}`: the path's value, or the "

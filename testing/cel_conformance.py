@@ -75,6 +75,10 @@ def decode_value(tagged: dict) -> Any:
         return C.make_map([(decode_value(k), decode_value(x)) for k, x in v])
     if kind == "type":
         return C.TYPES.get(v, C.CelType(v))
+    if kind == "duration":
+        return C.Duration(v[0] * 1_000_000_000 + v[1])
+    if kind == "timestamp":
+        return C.Timestamp(v[0] * 1_000_000_000 + v[1])
     raise ValueError(f"unknown value kind {kind!r}")
 
 

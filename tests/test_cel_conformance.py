@@ -26,21 +26,38 @@ CEL_DIR = Path(__file__).resolve().parent / "data" / "cel"
 # file -> (cases, excluded, run)
 SCOPE = {
     "basic.json": (43, 0, 43),
+    "bindings_ext.json": (8, 2, 6),
     "comparisons.json": (406, 72, 334),
+    "conversions.json": (109, 0, 109),
+    "encoders_ext.json": (4, 0, 4),
+    "fields.json": (60, 0, 60),
+    "fp_math.json": (30, 0, 30),
+    "integer_math.json": (64, 0, 64),
     "lists.json": (39, 0, 39),
     "logic.json": (30, 0, 30),
     "macros.json": (44, 0, 44),
+    "macros2.json": (46, 0, 46),
+    "math_ext.json": (199, 0, 199),
+    "namespace.json": (12, 9, 3),
+    "parse.json": (196, 3, 193),
+    "plumbing.json": (5, 0, 5),
     "string.json": (51, 0, 51),
+    "string_ext.json": (216, 3, 213),
+    "timestamps.json": (78, 2, 76),
+    "type_deduction.json": (12, 0, 12),
+}
+# backend -> file -> "section/case" of every run case that fails today.
+# string_ext: a map with both `true` and `1` as keys; rt_cel's maps are Python
+# dicts, where True and 1 are the same key, so building it is an error (docs/cel.md).
+_BOOL_AND_INT_KEYS = {"string_ext.json": {"format/map support (all key types)"}}
+KNOWN_FAILURES: dict[str, dict[str, set[str]]] = {
+    "python": {name: set(_BOOL_AND_INT_KEYS.get(name, ())) for name in SCOPE},
+    "vm": {name: set(_BOOL_AND_INT_KEYS.get(name, ())) for name in SCOPE},
 }
 # backend -> file -> the minimum pass rate over the run cases
 MIN_RATE = {
-    "python": {name: 1.0 for name in SCOPE},
-    "vm": {name: 1.0 for name in SCOPE},
-}
-# backend -> file -> "section/case" of every run case that fails today
-KNOWN_FAILURES: dict[str, dict[str, set[str]]] = {
-    "python": {name: set() for name in SCOPE},
-    "vm": {name: set() for name in SCOPE},
+    backend: {name: (SCOPE[name][2] - len(failing[name])) / SCOPE[name][2] for name in SCOPE}
+    for backend, failing in KNOWN_FAILURES.items()
 }
 
 
@@ -80,7 +97,9 @@ def test_type_environment_cases_are_run_not_excluded():
     with_env = [case for path in sorted(CEL_DIR.glob("*.json")) for _s, case in load_cases(path)
                 if case.get("has_type_env")]
     assert with_env
-    assert all(exclusion(case) is None for case in with_env)
+    # A type environment never excludes a case; a container (a protobuf package) does.
+    assert all((exclusion(case) is None) == (not case.get("container")) for case in with_env)
+    assert sum(exclusion(case) is None for case in with_env) > len(with_env) // 2
 
 
 def test_the_comparison_is_strict_about_types():

@@ -13,6 +13,7 @@ import math
 import re
 
 from flowc.backends.emitcore import Untranslatable
+from flowc.backends.python.rt_cel import EXT_DISPATCH
 from flowc.ir import expr as E
 from flowc.ir.workflow import Workflow
 
@@ -31,13 +32,35 @@ _GLOBAL = {"cel.size": "size", "cel.int": "int", "cel.uint": "uint", "cel.double
            "cel.type": "type", "cel.duration": "duration", "cel.timestamp": "timestamp"}
 _METHOD = {"cel.contains": "contains", "cel.startsWith": "startsWith", "cel.endsWith": "endsWith",
            "cel.matches": "matches"}
+# The extension libraries: `cel.math.greatest` prints as `math.greatest(...)`,
+# `cel.charAt` as the method `.charAt(...)`.
+_GLOBAL.update({key: key[4:] for key in EXT_DISPATCH if "." in key[4:]})
+_METHOD.update({key: key[4:] for key in EXT_DISPATCH if "." not in key[4:]})
+_METHOD.update({"cel." + name: name for name in (
+    "getFullYear", "getMonth", "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getHours",
+    "getMinutes", "getSeconds", "getMilliseconds")})
 _MACRO = {"cel.all": "all", "cel.exists": "exists", "cel.exists_one": "exists_one", "cel.map": "map",
           "cel.filter": "filter"}
+# two-variable comprehensions: their Lambdas have two parameters
+_MACRO2 = {"cel.all2": "all", "cel.exists2": "exists", "cel.exists_one2": "existsOne",
+           "cel.transformList": "transformList", "cel.transformMap": "transformMap",
+           "cel.transformMapEntry": "transformMapEntry"}
 _RESERVED = frozenset({
     "true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function",
     "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while",
 })
 _IDENT = re.compile(r"[_a-zA-Z][_a-zA-Z0-9]*\Z")
+_ESC_IDENT = re.compile(r"[_a-zA-Z0-9.\-/ ]+\Z")  # what a backtick-quoted field may hold
+
+
+def _field(name: str) -> str | None:
+    """``name`` as a selected field: plain, or backtick-quoted; None when
+    CEL cannot select it."""
+    if _IDENT.match(name) and name not in _RESERVED:
+        return name
+    if _ESC_IDENT.match(name):
+        return f"`{name}`"
+    return None
 
 
 def _level(e: E.Expr) -> int:
@@ -73,10 +96,11 @@ def cel(e: E.Expr) -> str:
         return symbol + inner
     if isinstance(e, E.Binary):
         if e.op == "cel.select":
-            if not (isinstance(e.right, E.Literal) and isinstance(e.right.value, str)
-                    and _IDENT.match(e.right.value)):
+            name = _field(e.right.value) if isinstance(e.right, E.Literal) \
+                and isinstance(e.right.value, str) else None
+            if name is None:
                 raise Untranslatable("a field selection by a computed name has no CEL spelling", e.span)
-            return f"{_wrap(e.left, 8)}.{e.right.value}"
+            return f"{_wrap(e.left, 8)}.{name}"
         if e.op == "cel.index":
             return f"{_wrap(e.left, 8)}[{cel(e.right)}]"
         spec = _BINARY.get(e.op)
@@ -110,10 +134,16 @@ def _call(e: E.Call) -> str:
         return f"{_wrap(args[0], 8)}.{_METHOD[e.func]}(" + ", ".join(cel(a) for a in args[1:]) + ")"
     if e.func == "cel.has" and len(args) == 1:
         return f"has({cel(args[0])})"
+    if e.func == "cel.bind" and len(args) == 2 and isinstance(args[1], E.Lambda) and len(args[1].params) == 1:
+        return f"cel.bind({args[1].params[0]}, {cel(args[0])}, {cel(args[1].body)})"
     if e.func in _MACRO and len(args) >= 2 and all(isinstance(a, E.Lambda) for a in args[1:]):
         var = args[1].params[0] if args[1].params else "x"
         bodies = [cel(a.body) for a in args[1:]]
         return f"{_wrap(args[0], 8)}.{_MACRO[e.func]}({var}, " + ", ".join(bodies) + ")"
+    if _macro2(e):
+        bodies = [cel(a.body) for a in args[1:]]
+        variables = ", ".join(args[1].params)
+        return f"{_wrap(args[0], 8)}.{_MACRO2[e.func]}({variables}, " + ", ".join(bodies) + ")"
     if e.func == "cel.unbound" and args and isinstance(args[0], E.Literal) and isinstance(args[0].value, str):
         name = args[0].value
         rest = args[1:]
@@ -235,6 +265,13 @@ def _entries(opener: str, entries: list[tuple[str, E.Expr]], closer: str, col: i
     return [*lines, closer]
 
 
+def _macro2(e: E.Call) -> bool:
+    """A two-variable comprehension whose Lambdas share their two variables."""
+    lambdas = e.args[1:]
+    return e.func in _MACRO2 and len(lambdas) >= 1 and all(
+        isinstance(a, E.Lambda) and len(a.params) == 2 and a.params == lambdas[0].params for a in lambdas)
+
+
 def _call_lines(e: E.Call, col: int, flat: str) -> list[str]:
     """A call whose receiver or arguments are long: the receiver laid out,
     then the arguments, one a line when they do not fit after it."""
@@ -248,6 +285,10 @@ def _call_lines(e: E.Call, col: int, flat: str) -> list[str]:
     if e.func in _MACRO and len(args) >= 2 and all(isinstance(a, E.Lambda) for a in args[1:]):
         var = args[1].params[0] if args[1].params else "x"
         return _applied(_wrap_lines(args[0], 8, col), f".{_MACRO[e.func]}({var},", var,
+                        [a.body for a in args[1:]], col)
+    if _macro2(e):
+        variables = ", ".join(args[1].params)
+        return _applied(_wrap_lines(args[0], 8, col), f".{_MACRO2[e.func]}({variables},", variables,
                         [a.body for a in args[1:]], col)
     if e.func == "cel.unbound" and args and isinstance(args[0], E.Literal) and isinstance(args[0].value, str):
         name, rest = args[0].value, args[1:]
@@ -289,9 +330,10 @@ def ref(e: E.Ref) -> str:
     out = [e.root]
     for seg in e.path:
         if isinstance(seg, E.Field):
-            if not _IDENT.match(seg.name) or seg.name in _RESERVED:
+            name = _field(seg.name)
+            if name is None:
                 raise Untranslatable(f"the field name {seg.name!r} cannot be selected in CEL", seg.span)
-            out.append("." + seg.name)
+            out.append("." + name)
         else:
             out.append("[" + cel(seg.index) + "]")
     return "".join(out)

@@ -31,9 +31,15 @@ _BOOL_OPS = frozenset({
     "cel.not",
 })
 _BOOL_FUNCS = frozenset({"cel.contains", "cel.startsWith", "cel.endsWith", "cel.matches", "cel.has",
-                         "cel.all", "cel.exists", "cel.exists_one", "cel.bool"})
-_NUMBER_FUNCS = frozenset({"cel.size", "cel.int", "cel.uint", "cel.double"})
-_STRING_FUNCS = frozenset({"cel.string"})
+                         "cel.all", "cel.exists", "cel.exists_one", "cel.bool", "cel.all2", "cel.exists2",
+                         "cel.exists_one2", "cel.math.isNaN", "cel.math.isInf", "cel.math.isFinite"})
+_NUMBER_FUNCS = frozenset({"cel.size", "cel.int", "cel.uint", "cel.double", "cel.getFullYear", "cel.getMonth",
+                           "cel.getDate", "cel.getDayOfMonth", "cel.getDayOfWeek", "cel.getDayOfYear",
+                           "cel.getHours", "cel.getMinutes", "cel.getSeconds", "cel.getMilliseconds",
+                           "cel.indexOf", "cel.lastIndexOf"})
+_STRING_FUNCS = frozenset({"cel.string", "cel.charAt", "cel.lowerAscii", "cel.upperAscii", "cel.replace",
+                           "cel.substring", "cel.trim", "cel.join", "cel.reverse", "cel.format",
+                           "cel.strings.quote", "cel.base64.encode"})
 
 
 def kinds_of_type(t: Type | None) -> frozenset[str]:

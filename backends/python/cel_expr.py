@@ -66,9 +66,20 @@ _FUNCTIONS = {
     "cel.endsWith": "ends_with", "cel.matches": "matches", "cel.int": "to_int", "cel.uint": "to_uint",
     "cel.double": "to_double", "cel.string": "to_string", "cel.bytes": "to_bytes", "cel.bool": "to_bool",
     "cel.dyn": "dyn", "cel.type": "type_of", "cel.duration": "duration", "cel.timestamp": "timestamp",
+    "cel.getFullYear": "get_full_year", "cel.getMonth": "get_month", "cel.getDate": "get_date",
+    "cel.getDayOfMonth": "get_day_of_month", "cel.getDayOfWeek": "get_day_of_week",
+    "cel.getDayOfYear": "get_day_of_year", "cel.getHours": "get_hours", "cel.getMinutes": "get_minutes",
+    "cel.getSeconds": "get_seconds", "cel.getMilliseconds": "get_milliseconds",
 }
+# the extension libraries' functions (strings, math, base64): every one a plain rt_cel helper
+_FUNCTIONS.update({key: fn.__name__ for key, fn in rt_cel.EXT_DISPATCH.items()})
 _MACROS = {"cel.all": "all_", "cel.exists": "exists", "cel.exists_one": "exists_one",
            "cel.filter": "filter_"}
+# two-variable comprehensions: key -> (rt_cel helper, whether a filter Lambda may precede the body)
+_MACROS2 = {"cel.all2": ("all2", False), "cel.exists2": ("exists2", False),
+            "cel.exists_one2": ("exists_one2", False), "cel.transformList": ("transform_list", True),
+            "cel.transformMap": ("transform_map", True),
+            "cel.transformMapEntry": ("transform_map_entry", True)}
 _STRINGIFY = {"json": "template_json"}
 
 # Python's parser refuses more than 200 nested brackets in one expression.
@@ -194,10 +205,28 @@ class _Compiler:
         c = RUNTIME_NAME
         if not isinstance(e.root, str):
             raise CelCompileError("reference root is not a string")
-        if depth + len(e.path) + 2 >= _MAX_BRACKETS:
+        if depth + len(e.path) + 3 >= _MAX_BRACKETS:
             raise _too_deep()
-        code = scope[e.root] if e.root in scope else f"{c}.var({ENV_NAME}, {_const(e.root)})"
+        lead = 0  # the selections a qualified variable name may take in (a.b.c bound as "a.b")
+        while e.root not in scope and lead < len(e.path) and isinstance(e.path[lead], Field) \
+                and isinstance(e.path[lead].name, str):
+            lead += 1
+        root = _const(e.root)
+        if e.root in scope:
+            code = scope[e.root]
+        elif lead:
+            # The variable itself when the environment has it (inline: the usual
+            # case costs no call), else the longest qualified name (rt_cel.qvar).
+            fast = f"{ENV_NAME}[{root}]"
+            for seg in e.path[:lead]:
+                fast = f"{c}.select({fast}, {_const(seg.name)})"
+            names = ", ".join(_const(seg.name) for seg in e.path[:lead])
+            code = f"({fast} if {root} in {ENV_NAME} else {c}.qvar({ENV_NAME}, {root}, ({names},)))"
+        else:
+            code = f"{c}.var({ENV_NAME}, {root})"
         for j, seg in enumerate(e.path):
+            if j < lead:
+                continue
             if isinstance(seg, Field):
                 if not isinstance(seg.name, str):
                     raise CelCompileError("field name is not a string")
@@ -217,9 +246,27 @@ class _Compiler:
         inner[e.params[0]] = name
         return f"lambda {name}: {self.expr(e.body, inner, depth + 1)}"
 
+    def lam2(self, e: Expr, scope: dict[str, str], depth: int) -> str:
+        if not isinstance(e, Lambda) or len(e.params) != 2 or not all(isinstance(p, str) for p in e.params):
+            raise CelCompileError("a two-variable comprehension takes two-parameter Lambdas")
+        first, second = self.fresh(), self.fresh()
+        inner = dict(scope)
+        inner[e.params[0]] = first
+        inner[e.params[1]] = second
+        return f"lambda {first}, {second}: {self.expr(e.body, inner, depth + 1)}"
+
     def call(self, e: Call, scope: dict[str, str], depth: int) -> str:
         c = RUNTIME_NAME
         f = e.func
+        if f in _MACROS2:
+            fn, filtered = _MACROS2[f]
+            if len(e.args) == 2 or (filtered and len(e.args) == 3):
+                target = self.expr(e.args[0], scope, depth + 1)
+                body = self.lam2(e.args[-1], scope, depth + 1)
+                pred = f", {self.lam2(e.args[1], scope, depth + 1)}" if len(e.args) == 3 else ""
+                return f"{c}.{fn}({target}, {body}{pred})"
+            lambdas = "one or two Lambdas" if filtered else "a Lambda"
+            raise CelCompileError(f"{f} takes a target and {lambdas}")
         if f in _FUNCTIONS:
             args = ", ".join(self.expr(a, scope, depth + 1) for a in e.args)
             return f"{c}.{_FUNCTIONS[f]}({args})"
@@ -246,6 +293,11 @@ class _Compiler:
                     and isinstance(arg.right.value, str):
                 return f"{c}.has({self.expr(arg.left, scope, depth + 1)}, {_const(arg.right.value)})"
             raise CelCompileError("cel.has needs a field selection")
+        if f == "cel.bind":
+            if len(e.args) != 2:
+                raise CelCompileError("cel.bind takes a value and a Lambda")
+            value = self.expr(e.args[0], scope, depth + 1)
+            return f"{c}.bind({value}, {self.lam(e.args[1], scope, depth + 1)})"
         if f == "tmpl.default":
             if len(e.args) != 2:
                 raise CelCompileError("tmpl.default takes a path and a default")

@@ -243,6 +243,32 @@ def var(env, name):
     raise CelError("undeclared reference to '" + name + "'")
 
 
+def qvar(env, name, fields):
+    """``name.fields[0].fields[1]...`` where ``name`` may be missing from
+    ``env`` because the environment binds qualified names (cel-spec:
+    ``a.b.c`` resolves to a variable named ``a.b.c``, else to field ``c`` of
+    a variable ``a.b``, the longest name first). A variable ``name`` itself
+    always wins, so the usual environments pay one lookup."""
+    try:
+        v = env[name]
+        rest = 0
+    except KeyError:
+        v, rest = qualified(env, name, fields)
+    for j in range(rest, len(fields)):
+        v = select(v, fields[j])
+    return v
+
+
+def qualified(env, name, fields):
+    """(value, number of ``fields`` it consumed) of the longest qualified
+    name ``name.f1...fk`` bound in ``env``; else the plain ``var`` (or its error)."""
+    for k in range(len(fields), 0, -1):
+        qname = name + "." + ".".join(fields[:k])
+        if qname in env:
+            return env[qname], k
+    return var(env, name), 0
+
+
 def _map_find(m, key):
     """(found, value) for CEL map lookup: string keys directly; numbers by
     numeric value across int/uint/double; bools only as bools."""
@@ -464,11 +490,11 @@ def add(a, b):
     if (ta is list or ta is tuple) and (tb is list or tb is tuple):
         return list(a) + list(b)
     if ta is Duration and tb is Duration:
-        return Duration(a.nanos + b.nanos)
+        return _duration(a.nanos + b.nanos)
     if ta is Timestamp and tb is Duration:
-        return Timestamp(a.nanos + b.nanos)
+        return _timestamp(a.nanos + b.nanos)
     if ta is Duration and tb is Timestamp:
-        return Timestamp(a.nanos + b.nanos)
+        return _timestamp(a.nanos + b.nanos)
     raise no_overload("_+_", a, b)
 
 
@@ -481,11 +507,11 @@ def sub(a, b):
     if ta is UInt and tb is UInt:
         return _uint_result(a.v - b.v)
     if ta is Duration and tb is Duration:
-        return Duration(a.nanos - b.nanos)
+        return _duration(a.nanos - b.nanos)
     if ta is Timestamp and tb is Timestamp:
-        return Duration(a.nanos - b.nanos)
+        return _duration(a.nanos - b.nanos)
     if ta is Timestamp and tb is Duration:
-        return Timestamp(a.nanos - b.nanos)
+        return _timestamp(a.nanos - b.nanos)
     raise no_overload("_-_", a, b)
 
 
@@ -675,7 +701,8 @@ def to_int(v):
             raise CelError("range error: uint out of int range")
         return v.v
     if t is float:
-        if math.isnan(v) or not (_D_INT64_MIN <= v < _D_INT64_MAX):
+        # cel-spec: (minInt, maxInt), both ends excluded, so -2**63 as a double fails too.
+        if math.isnan(v) or not (_D_INT64_MIN < v < _D_INT64_MAX):
             raise CelError("range error: double out of int range")
         return int(v)
     if t is str:
@@ -837,10 +864,22 @@ def duration(v):
         else:
             total += int(number) * scale
         text = text[len(m.group(0)):]
-    total *= sign
-    if total < -315576000000 * 1000000000 or total > 315576000000 * 1000000000:
+    return _duration(total * sign)
+
+
+def _duration(nanos):
+    """A Duration, or a range error: cel-spec limits durations to one int64
+    of nanoseconds (about 292 years)."""
+    if nanos < INT64_MIN or nanos > INT64_MAX:
         raise CelError("duration out of range")
-    return Duration(total)
+    return Duration(nanos)
+
+
+def _timestamp(nanos):
+    """A Timestamp, or a range error outside 0001-01-01 .. 9999-12-31T23:59:59.999999999Z."""
+    if nanos < _TS_MIN * 1000000000 or nanos >= (_TS_MAX + 1) * 1000000000:
+        raise CelError("timestamp out of range")
+    return Timestamp(nanos)
 
 
 def _format_duration(nanos):
@@ -921,6 +960,110 @@ def _format_timestamp(nanos):
     if frac:
         text += "." + str(1000000000 + frac)[1:].rstrip("0")
     return text + "Z"
+
+
+# --- timestamp and duration accessors (getFullYear() ... getMilliseconds()) --------------
+
+_FIXED_TZ = re.compile(r"^([+-]?)([0-9][0-9]):([0-9][0-9])$")
+
+
+def _tz_offset(tz, secs):
+    """Seconds east of UTC of time zone ``tz`` at ``secs`` since the epoch:
+    UTC, a fixed offset (``+11:00``, ``-02:30``, ``02:00``), or an IANA
+    name, which needs the host's time-zone database (``zoneinfo``; there is
+    none on MicroPython, where a name is an error)."""
+    if type(tz) is not str:
+        raise no_overload("time zone", tz)
+    m = _FIXED_TZ.match(tz)
+    if m is not None:
+        offset = int(m.group(2)) * 3600 + int(m.group(3)) * 60
+        return -offset if m.group(1) == "-" else offset
+    if tz == "UTC":
+        return 0
+    try:
+        import datetime
+        import zoneinfo
+    except ImportError:
+        raise CelError("unknown time zone " + repr(tz) + " (no time-zone database)") from None
+    try:
+        zone = zoneinfo.ZoneInfo(tz)
+    except (KeyError, ValueError, OSError):
+        raise CelError("unknown time zone " + repr(tz)) from None
+    return int(datetime.datetime.fromtimestamp(secs, tz=zone).utcoffset().total_seconds())
+
+
+def _local(v, tz, name):
+    """(days since the epoch, seconds of the day) of timestamp ``v`` in ``tz``."""
+    if type(v) is not Timestamp:
+        raise no_overload(name, v)
+    secs = v.nanos // 1000000000
+    if tz is not None:
+        secs += _tz_offset(tz, secs)
+    return secs // 86400, secs % 86400
+
+
+def _duration_part(v, tz, name, unit):
+    if type(v) is not Duration or tz is not None:
+        raise no_overload(name, v)
+    return _trunc_div(v.nanos, unit)
+
+
+def get_full_year(v, tz=None):
+    return _civil_from_days(_local(v, tz, "getFullYear")[0])[0]
+
+
+def get_month(v, tz=None):
+    """The month, 0 for January."""
+    return _civil_from_days(_local(v, tz, "getMonth")[0])[1] - 1
+
+
+def get_date(v, tz=None):
+    """The day of the month, from 1."""
+    return _civil_from_days(_local(v, tz, "getDate")[0])[2]
+
+
+def get_day_of_month(v, tz=None):
+    """The day of the month, from 0."""
+    return _civil_from_days(_local(v, tz, "getDayOfMonth")[0])[2] - 1
+
+
+def get_day_of_week(v, tz=None):
+    """The day of the week, 0 for Sunday (1970-01-01 was a Thursday)."""
+    return (_local(v, tz, "getDayOfWeek")[0] + 4) % 7
+
+
+def get_day_of_year(v, tz=None):
+    """The day of the year, from 0."""
+    days = _local(v, tz, "getDayOfYear")[0]
+    return days - _days_from_civil(_civil_from_days(days)[0], 1, 1)
+
+
+def get_hours(v, tz=None):
+    if type(v) is Duration:
+        return _duration_part(v, tz, "getHours", 3600000000000)
+    return _local(v, tz, "getHours")[1] // 3600
+
+
+def get_minutes(v, tz=None):
+    if type(v) is Duration:
+        return _duration_part(v, tz, "getMinutes", 60000000000)
+    return _local(v, tz, "getMinutes")[1] % 3600 // 60
+
+
+def get_seconds(v, tz=None):
+    if type(v) is Duration:
+        return _duration_part(v, tz, "getSeconds", 1000000000)
+    return _local(v, tz, "getSeconds")[1] % 60
+
+
+def get_milliseconds(v, tz=None):
+    """The milliseconds within the second (of a duration: its whole
+    milliseconds modulo 1000, signed)."""
+    if type(v) is Duration:
+        ms = _duration_part(v, tz, "getMilliseconds", 1000000)
+        return ms - 1000 * _trunc_div(ms, 1000)
+    _local(v, tz, "getMilliseconds")  # checks the type and the zone
+    return v.nanos % 1000000000 // 1000000
 
 
 def _pad(n, width):
@@ -1049,6 +1192,542 @@ def filter_(target, pred):
     return out
 
 
+# --- extension libraries (cel-go ext: strings, math, encoders, bindings) -------------------
+# Functions of cel-spec's *_ext conformance files. Strings index by code point.
+
+def _need(name, *pairs):
+    """Raise no_overload unless every (value, type) pair matches."""
+    for v, t in pairs:
+        if type(v) is not t:
+            raise no_overload(name, *[p[0] for p in pairs])
+
+
+def _index_error(i):
+    return CelError("index out of range: " + str(i))
+
+
+def char_at(s, i):
+    _need("charAt", (s, str), (i, int))
+    if i < 0 or i > len(s):
+        raise _index_error(i)
+    return s[i:i + 1]
+
+
+def index_of(s, sub, offset=0):
+    _need("indexOf", (s, str), (sub, str), (offset, int))
+    if offset < 0 or offset > len(s):
+        raise _index_error(offset)
+    return s.find(sub, offset)
+
+
+def last_index_of(s, sub, offset=None):
+    if offset is None:
+        _need("lastIndexOf", (s, str), (sub, str))
+        return s.rfind(sub)
+    _need("lastIndexOf", (s, str), (sub, str), (offset, int))
+    if offset < 0 or offset > len(s):
+        raise _index_error(offset)
+    return s.rfind(sub, 0, offset + len(sub))
+
+
+def _ascii_case(s, name, low, high, shift):
+    _need(name, (s, str))
+    out = []
+    for ch in s:
+        out.append(chr(ord(ch) + shift) if low <= ch <= high else ch)
+    return "".join(out)
+
+
+def lower_ascii(s):
+    return _ascii_case(s, "lowerAscii", "A", "Z", 32)
+
+
+def upper_ascii(s):
+    return _ascii_case(s, "upperAscii", "a", "z", -32)
+
+
+def replace(s, old, new, n=-1):
+    _need("replace", (s, str), (old, str), (new, str), (n, int))
+    if n < 0:
+        return s.replace(old, new)
+    return s.replace(old, new, n)
+
+
+def split(s, sep, n=-1):
+    _need("split", (s, str), (sep, str), (n, int))
+    if n == 0:
+        return []
+    if sep == "":  # every code point, the last piece holding the rest
+        parts = list(s)
+        if 0 < n < len(parts):
+            parts = parts[:n - 1] + ["".join(parts[n - 1:])]
+        return parts
+    return s.split(sep) if n < 0 else s.split(sep, n - 1)
+
+
+def substring(s, start, end=None):
+    if end is None:
+        _need("substring", (s, str), (start, int))
+        end = len(s)
+    else:
+        _need("substring", (s, str), (start, int), (end, int))
+    if start < 0 or start > len(s):
+        raise _index_error(start)
+    if end < 0 or end > len(s):
+        raise _index_error(end)
+    if end < start:
+        raise CelError("invalid substring range. start: " + str(start) + ", end: " + str(end))
+    return s[start:end]
+
+
+# Go's unicode.IsSpace: what trim() removes (not U+180E or the zero-width spaces).
+_SPACE = "\t\n\v\f\r \u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008" \
+         "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+def trim(s):
+    _need("trim", (s, str))
+    return s.strip(_SPACE)
+
+
+def join(items, sep=""):
+    if type(items) is not list and type(items) is not tuple or type(sep) is not str:
+        raise no_overload("join", items, sep)
+    for x in items:
+        if type(x) is not str:
+            raise no_overload("join", x)
+    return sep.join(items)
+
+
+def reverse(s):
+    _need("reverse", (s, str))
+    return "".join(reversed(list(s)))
+
+
+_QUOTE_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+                  "\v": "\\v", "\\": "\\\\", '"': '\\"'}
+
+
+def quote(s):
+    """``strings.quote(s)``: a double-quoted CEL string literal of ``s``."""
+    _need("strings.quote", (s, str))
+    out = ['"']
+    for ch in s:
+        esc = _QUOTE_ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7f:
+            out.append("\\x" + "0123456789abcdef"[ord(ch) >> 4] + "0123456789abcdef"[ord(ch) & 15])
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _format_special(v):
+    """NaN and the infinities as format() writes them, else None."""
+    if type(v) is float and (math.isnan(v) or math.isinf(v)):
+        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+    return None
+
+
+def _format_s(v):
+    t = type(v)
+    if t is list or t is tuple:
+        return "[" + ", ".join([_format_s(x) for x in v]) + "]"
+    if isinstance(v, dict):
+        items = sorted([(_format_s(k), _format_s(v[k])) for k in v])
+        return "{" + ", ".join([k + ": " + x for k, x in items]) + "}"
+    if v is None:
+        return "null"
+    if t is float:
+        return _format_special(v) or format_double(v)
+    if t in (str, bool, int, UInt, bytes, Duration, Timestamp, CelType):
+        return to_string(v)
+    raise CelError("error during formatting: string clause can only be used on strings, bools, bytes, "
+                   "ints, doubles, maps, lists, types, durations, and timestamps, was given "
+                   + type_name(v))
+
+
+def _format_clause(verb, precision, v):
+    t = type(v)
+    special = _format_special(v)
+    if verb == "s":
+        return _format_s(v)
+    if verb == "d":
+        if special is not None:
+            return special
+        if t is int or t is UInt:
+            return to_string(v)
+        raise CelError("error during formatting: decimal clause can only be used on integers, was given "
+                       + type_name(v))
+    if verb == "f" or verb == "e":
+        if special is not None:
+            return special
+        if t is int or t is UInt or t is float:
+            d = float(v.v) if t is UInt else float(v)
+            return ("%." + str(6 if precision is None else precision) + verb) % d
+        what = "fixed-point" if verb == "f" else "scientific"
+        raise CelError("error during formatting: " + what + " clause can only be used on doubles, was "
+                       "given " + type_name(v))
+    if verb == "b":
+        if t is bool:
+            return "1" if v else "0"
+        if t is int or t is UInt:
+            n = v.v if t is UInt else v
+            return ("-" if n < 0 else "") + _digits(abs(n), 2)
+        raise CelError("error during formatting: only integers and bools can be formatted as binary, "
+                       "was given " + type_name(v))
+    if verb == "o":
+        if t is int or t is UInt:
+            n = v.v if t is UInt else v
+            return ("-" if n < 0 else "") + _digits(abs(n), 8)
+        raise CelError("error during formatting: octal clause can only be used on integers, was given "
+                       + type_name(v))
+    # x / X
+    if t is int or t is UInt:
+        n = v.v if t is UInt else v
+        text = ("-" if n < 0 else "") + _digits(abs(n), 16)
+    elif t is str or t is bytes:
+        data = v.encode("utf-8") if t is str else v
+        text = binascii.hexlify(data).decode()
+    else:
+        raise CelError("error during formatting: only integers, byte buffers, and strings can be "
+                       "formatted as hex, was given " + type_name(v))
+    return text.upper() if verb == "X" else text
+
+
+def _digits(n, base):
+    if n == 0:
+        return "0"
+    out = []
+    while n:
+        out.append("0123456789abcdef"[n % base])
+        n //= base
+    out.reverse()
+    return "".join(out)
+
+
+def format_(s, args):
+    """``s.format(list)``: cel-go's %s %d %f %e %b %o %x %X (``%.3f``: a
+    precision) and ``%%``."""
+    if type(s) is not str or (type(args) is not list and type(args) is not tuple):
+        raise no_overload("format", s, args)
+    out = []
+    i = 0
+    used = 0
+    n = len(s)
+    while i < n:
+        ch = s[i]
+        if ch != "%":
+            out.append(ch)
+            i += 1
+            continue
+        i += 1
+        if i < n and s[i] == "%":
+            out.append("%")
+            i += 1
+            continue
+        precision = None
+        if i < n and s[i] == ".":
+            j = i + 1
+            while j < n and "0" <= s[j] <= "9":
+                j += 1
+            precision = int(s[i + 1:j] or "0")
+            i = j
+        verb = s[i] if i < n else ""
+        if verb == "" or verb not in "sdfeboxX":
+            raise CelError("could not parse formatting clause: unrecognized formatting clause \""
+                           + verb + "\"")
+        i += 1
+        if used >= len(args):
+            raise CelError("index " + str(used) + " out of range")
+        out.append(_format_clause(verb, precision, args[used]))
+        used += 1
+    return "".join(out)
+
+
+def base64_encode(b):
+    _need("base64.encode", (b, bytes))
+    return binascii.b2a_base64(b).decode().rstrip("\n")
+
+
+def base64_decode(s):
+    _need("base64.decode", (s, str))
+    text = s + "=" * (-len(s) % 4)  # padding is optional
+    try:
+        return bytes(binascii.a2b_base64(text.encode()))
+    except ValueError:  # binascii.Error is one (and MicroPython has no binascii.Error)
+        raise CelError("invalid base64 text") from None
+
+
+def _extreme(name, args, want):
+    values = args
+    if len(args) == 1 and (type(args[0]) is list or type(args[0]) is tuple):
+        values = args[0]
+    if not values:
+        raise CelError(name + "(): no values")
+    best = None
+    for v in values:
+        if type(v) is bool or not _is_num(v):
+            raise no_overload(name, v)
+        if best is None or _num_cmp(v, best) == want:
+            best = v
+    return best
+
+
+def math_greatest(*args):
+    return _extreme("math.greatest", args, 1)
+
+
+def math_least(*args):
+    return _extreme("math.least", args, -1)
+
+
+def _double_only(name, v):
+    if type(v) is not float:
+        raise no_overload(name, v)
+    return v
+
+
+def _integral(name, v, fn):
+    d = _double_only(name, v)
+    if math.isnan(d) or math.isinf(d):
+        return d
+    return float(fn(d))
+
+
+def math_ceil(v):
+    return _integral("math.ceil", v, math.ceil)
+
+
+def math_floor(v):
+    return _integral("math.floor", v, math.floor)
+
+
+def math_trunc(v):
+    return _integral("math.trunc", v, math.trunc)
+
+
+def math_round(v):
+    """Half away from zero."""
+    return _integral("math.round", v, lambda d: math.floor(d + 0.5) if d >= 0 else -math.floor(-d + 0.5))
+
+
+def math_abs(v):
+    t = type(v)
+    if t is int:
+        return _int_result(-v) if v < 0 else v
+    if t is UInt:
+        return v
+    if t is float:
+        return abs(v)
+    raise no_overload("math.abs", v)
+
+
+def math_sign(v):
+    t = type(v)
+    if t is int:
+        return (v > 0) - (v < 0)
+    if t is UInt:
+        return UInt(1 if v.v else 0)
+    if t is float:
+        if math.isnan(v):
+            return v
+        return 1.0 if v > 0 else (-1.0 if v < 0 else 0.0)
+    raise no_overload("math.sign", v)
+
+
+def math_is_nan(v):
+    return math.isnan(_double_only("math.isNaN", v))
+
+
+def math_is_inf(v):
+    return math.isinf(_double_only("math.isInf", v))
+
+
+def math_is_finite(v):
+    d = _double_only("math.isFinite", v)
+    return not (math.isnan(d) or math.isinf(d))
+
+
+_MASK64 = 0xFFFFFFFFFFFFFFFF
+
+
+def _signed(n):
+    n &= _MASK64
+    return n - (1 << 64) if n > INT64_MAX else n
+
+
+def _bits(name, a, b, op):
+    ta, tb = type(a), type(b)
+    if ta is int and tb is int:
+        return _signed(op(a, b))
+    if ta is UInt and tb is UInt:
+        return UInt(op(a.v, b.v) & _MASK64)
+    raise no_overload(name, a, b)
+
+
+def math_bit_and(a, b):
+    return _bits("math.bitAnd", a, b, lambda x, y: x & y)
+
+
+def math_bit_or(a, b):
+    return _bits("math.bitOr", a, b, lambda x, y: x | y)
+
+
+def math_bit_xor(a, b):
+    return _bits("math.bitXor", a, b, lambda x, y: x ^ y)
+
+
+def math_bit_not(a):
+    if type(a) is int:
+        return ~a
+    if type(a) is UInt:
+        return UInt(~a.v & _MASK64)
+    raise no_overload("math.bitNot", a)
+
+
+def _shift(name, a, n, left):
+    ta = type(a)
+    if (ta is not int and ta is not UInt) or type(n) is not int:
+        raise no_overload(name, a, n)
+    if n < 0:
+        raise CelError(name + "(): negative offset " + str(n))
+    bits = (a.v if ta is UInt else a) & _MASK64
+    bits = 0 if n >= 64 else ((bits << n) & _MASK64 if left else bits >> n)  # a logical shift
+    return UInt(bits) if ta is UInt else _signed(bits)
+
+
+def math_bit_shift_left(a, n):
+    return _shift("math.bitShiftLeft", a, n, True)
+
+
+def math_bit_shift_right(a, n):
+    return _shift("math.bitShiftRight", a, n, False)
+
+
+def bind(value, body):
+    """``cel.bind(x, value, body)``: ``body`` with ``x`` bound to ``value``."""
+    return body(value)
+
+
+# IR key -> helper, for the extension functions (strict: every argument evaluated first).
+EXT_DISPATCH = {
+    "cel.charAt": char_at, "cel.indexOf": index_of, "cel.lastIndexOf": last_index_of,
+    "cel.lowerAscii": lower_ascii, "cel.upperAscii": upper_ascii, "cel.replace": replace,
+    "cel.split": split, "cel.substring": substring, "cel.trim": trim, "cel.join": join,
+    "cel.reverse": reverse, "cel.format": format_, "cel.strings.quote": quote,
+    "cel.base64.encode": base64_encode, "cel.base64.decode": base64_decode,
+    "cel.math.greatest": math_greatest, "cel.math.least": math_least, "cel.math.ceil": math_ceil,
+    "cel.math.floor": math_floor, "cel.math.round": math_round, "cel.math.trunc": math_trunc,
+    "cel.math.abs": math_abs, "cel.math.sign": math_sign, "cel.math.isNaN": math_is_nan,
+    "cel.math.isInf": math_is_inf, "cel.math.isFinite": math_is_finite,
+    "cel.math.bitAnd": math_bit_and, "cel.math.bitOr": math_bit_or, "cel.math.bitXor": math_bit_xor,
+    "cel.math.bitNot": math_bit_not, "cel.math.bitShiftLeft": math_bit_shift_left,
+    "cel.math.bitShiftRight": math_bit_shift_right,
+}
+
+
+# --- two-variable comprehensions (cel-spec macros2) -------------------------------------
+# The body takes two arguments: (index, value) of a list, (key, value) of a map.
+
+def _pairs(target, name):
+    t = type(target)
+    if t is list or t is tuple:
+        return [(i, target[i]) for i in range(len(target))]
+    if isinstance(target, dict):
+        return [(k, target[k]) for k in target]
+    raise no_overload(name, target)
+
+
+def all2(target, pred):
+    """``target.all(k, v, pred)``: as ``all``, over (index or key, value)."""
+    err = None
+    for k, v in _pairs(target, "all"):
+        try:
+            r = pred(k, v)
+        except CelError as e:
+            if err is None:
+                err = e
+            continue
+        if r is False:
+            return False
+        if r is not True and err is None:
+            err = no_overload("_&&_", r)
+    if err is not None:
+        raise err
+    return True
+
+
+def exists2(target, pred):
+    """``target.exists(k, v, pred)``: as ``exists``, over (index or key, value)."""
+    err = None
+    for k, v in _pairs(target, "exists"):
+        try:
+            r = pred(k, v)
+        except CelError as e:
+            if err is None:
+                err = e
+            continue
+        if r is True:
+            return True
+        if r is not False and err is None:
+            err = no_overload("_||_", r)
+    if err is not None:
+        raise err
+    return False
+
+
+def exists_one2(target, pred):
+    """``target.existsOne(k, v, pred)``: exactly one pair satisfies; errors propagate."""
+    count = 0
+    for k, v in _pairs(target, "existsOne"):
+        if test(pred(k, v)):
+            count += 1
+    return count == 1
+
+
+def transform_list(target, fn, pred=None):
+    """``target.transformList(k, v, [pred,] fn)``: the list of ``fn`` over the
+    pairs that pass ``pred``."""
+    out = []
+    for k, v in _pairs(target, "transformList"):
+        if pred is not None and not test(pred(k, v)):
+            continue
+        out.append(fn(k, v))
+    return out
+
+
+def transform_map(target, fn, pred=None):
+    """``target.transformMap(k, v, [pred,] fn)``: the map from each passing
+    index or key to ``fn`` of its pair."""
+    out = {}
+    for k, v in _pairs(target, "transformMap"):
+        if pred is not None and not test(pred(k, v)):
+            continue
+        out[k] = fn(k, v)  # the keys of one list or map: no bool can meet an equal number
+    return out
+
+
+def transform_map_entry(target, fn, pred=None):
+    """``target.transformMapEntry(k, v, [pred,] fn)``: the union of the maps
+    ``fn`` returns for the passing pairs; a key given twice is an error."""
+    out = {}
+    for k, v in _pairs(target, "transformMapEntry"):
+        if pred is not None and not test(pred(k, v)):
+            continue
+        entry = fn(k, v)
+        if not isinstance(entry, dict):
+            raise no_overload("transformMapEntry", entry)
+        for ek in entry:
+            if _map_find(out, ek)[0]:
+                raise CelError("insert failed: key " + _show(ek) + " already exists")
+            _no_bool_clash(out, ek)
+            out[ek] = entry[ek]
+    return out
+
+
 # --- building values ----------------------------------------------------------------------
 
 def make_map(pairs):
@@ -1061,8 +1740,16 @@ def make_map(pairs):
             raise CelError("unsupported map key type: " + type_name(k))
         if (k in out) if tk is str else _map_find(out, k)[0]:
             raise CelError("duplicate map key: " + _show(k))
+        _no_bool_clash(out, k)
         out[k] = v
     return out
+
+
+def _no_bool_clash(out, k):
+    """A map is a dict, where true and 1 (false and 0) are one key: a map that
+    would need both is an error rather than a map that lost an entry."""
+    if type(k) is not str and k in out:
+        raise CelError("a map cannot hold both " + _show(k) + " and an equal bool or number as keys")
 
 
 # --- templates (instruction `{{ path }}`) ------------------------------------------------
@@ -1202,4 +1889,13 @@ DISPATCH = {
     "cel.duration": duration, "cel.timestamp": timestamp, "cel.unbound": unbound,
     "cel.has": has, "cel.all": all_, "cel.exists": exists, "cel.exists_one": exists_one,
     "cel.map": map_, "cel.filter": filter_, "tmpl.default": default,
+    "cel.all2": all2, "cel.exists2": exists2, "cel.exists_one2": exists_one2,
+    "cel.transformList": transform_list, "cel.transformMap": transform_map,
+    "cel.transformMapEntry": transform_map_entry,
+    "cel.getFullYear": get_full_year, "cel.getMonth": get_month, "cel.getDate": get_date,
+    "cel.getDayOfMonth": get_day_of_month, "cel.getDayOfWeek": get_day_of_week,
+    "cel.getDayOfYear": get_day_of_year, "cel.getHours": get_hours, "cel.getMinutes": get_minutes,
+    "cel.getSeconds": get_seconds, "cel.getMilliseconds": get_milliseconds,
+    "cel.bind": bind,
 }
+DISPATCH.update(EXT_DISPATCH)

@@ -271,13 +271,34 @@ class _Assembler:
         inner[lam.params[0]] = slot
         return self.block(lam.body, inner), slot
 
+    def lam2(self, lam: E.Expr, scope: dict[str, int], slot: int) -> int:
+        """A two-parameter Lambda's body block, its variables in ``slot`` and ``slot + 1``."""
+        if not isinstance(lam, E.Lambda) or len(lam.params) != 2:
+            raise CelAssembleError("a two-variable comprehension takes two-parameter Lambdas")
+        inner = dict(scope)
+        inner[lam.params[0]] = slot
+        inner[lam.params[1]] = slot + 1
+        return self.block(lam.body, inner)
+
     def call(self, b: _Block, e: E.Call, scope: dict[str, int], depth: int) -> None:
         f = e.func
-        if f in V.OP_KEYS:
+        if f in V.MACRO2_KEYS:
+            if not (len(e.args) == 2 or (f in V.MACRO2F_KEYS and len(e.args) == 3)):
+                raise CelAssembleError(f"{f} takes a target and its Lambdas")
+            self.expr(b, e.args[0], scope, depth)
+            slot = self.new_slot()
+            self.new_slot()
+            blocks = [self.lam2(lam, scope, slot) for lam in e.args[1:]]
+            if len(blocks) == 1:
+                b.emit(V.MACRO2, self.t.key(f), blocks[0], slot)
+            else:
+                b.emit(V.MACRO2F, self.t.key(f), blocks[0], blocks[1], slot)
+        elif f in V.OP_KEYS:
             for arg in e.args:
                 self.expr(b, arg, scope, depth)
             b.emit(V.OP, self.t.key(f), len(e.args))
-        elif f in ("cel.all", "cel.exists", "cel.exists_one", "cel.filter") or (f == "cel.map" and len(e.args) == 2):
+        elif f in ("cel.all", "cel.exists", "cel.exists_one", "cel.filter", "cel.bind") \
+                or (f == "cel.map" and len(e.args) == 2):
             if len(e.args) != 2:
                 raise CelAssembleError(f"{f} takes a target and a Lambda")
             self.expr(b, e.args[0], scope, depth)

@@ -36,6 +36,10 @@ Opcodes (stack effect):
 0x14  MACRO k b s        target -> macro keys[k] with block b, the variable in slot s (0)
 0x15  MAP3 b1 b2 s       target -> target.map(x, b1, b2) (filter b1, map b2) (0)
 0x16  RETURN             end the block; its value is the top (depth 1)
+0x17  MACRO2 k b s       target -> two-variable macro keys[k] with block b, the
+                         variables in slots s and s+1                   (0)
+0x18  MACRO2F k b1 b2 s  target -> two-variable transform keys[k] with filter
+                         block b1 and body block b2, slots s and s+1    (0)
 ===== ================== ===================================================
 """
 
@@ -74,6 +78,8 @@ POP = 0x13
 MACRO = 0x14
 MAP3 = 0x15
 RETURN = 0x16
+MACRO2 = 0x17
+MACRO2F = 0x18
 
 # opcode -> (name, operand kinds); kinds: c const, n name, s slot, k key, b block, t target, i count
 OPCODES = {
@@ -83,6 +89,7 @@ OPCODES = {
     END_TRY: ("END_TRY", ""), JUMP_FALSE_KEEP: ("JUMP_FALSE_KEEP", "t"),
     JUMP_TRUE_KEEP: ("JUMP_TRUE_KEEP", "t"), AND2: ("AND2", ""), OR2: ("OR2", ""), POP: ("POP", ""),
     MACRO: ("MACRO", "kbs"), MAP3: ("MAP3", "bbs"), RETURN: ("RETURN", ""),
+    MACRO2: ("MACRO2", "kbs"), MACRO2F: ("MACRO2F", "kbbs"),
 }
 
 # The rt_cel keys OP may name (strict: every argument evaluated first).
@@ -90,10 +97,19 @@ OP_KEYS = ("cel.eq", "cel.ne", "cel.lt", "cel.le", "cel.gt", "cel.ge", "cel.add"
            "cel.div", "cel.mod", "cel.in", "cel.neg", "cel.not", "cel.size", "cel.contains",
            "cel.startsWith", "cel.endsWith", "cel.matches", "cel.int", "cel.uint", "cel.double",
            "cel.string", "cel.bytes", "cel.bool", "cel.dyn", "cel.type", "cel.duration", "cel.timestamp",
-           "cel.unbound")
-MACRO_KEYS = ("cel.all", "cel.exists", "cel.exists_one", "cel.map", "cel.filter")
+           "cel.unbound", "cel.getFullYear", "cel.getMonth", "cel.getDate", "cel.getDayOfMonth",
+           "cel.getDayOfWeek", "cel.getDayOfYear", "cel.getHours", "cel.getMinutes", "cel.getSeconds",
+           "cel.getMilliseconds") + tuple(_c.EXT_DISPATCH)
+MACRO_KEYS = ("cel.all", "cel.exists", "cel.exists_one", "cel.map", "cel.filter", "cel.bind")
 _MACRO_FUNCS = {"cel.all": _c.all_, "cel.exists": _c.exists, "cel.exists_one": _c.exists_one,
-                "cel.map": _c.map_, "cel.filter": _c.filter_}
+                "cel.map": _c.map_, "cel.filter": _c.filter_, "cel.bind": _c.bind}
+# Two-variable comprehensions (MACRO2); the transforms also take a filter (MACRO2F).
+MACRO2_KEYS = ("cel.all2", "cel.exists2", "cel.exists_one2", "cel.transformList", "cel.transformMap",
+               "cel.transformMapEntry")
+MACRO2F_KEYS = ("cel.transformList", "cel.transformMap", "cel.transformMapEntry")
+_MACRO2_FUNCS = {"cel.all2": _c.all2, "cel.exists2": _c.exists2, "cel.exists_one2": _c.exists_one2,
+                 "cel.transformList": _c.transform_list, "cel.transformMap": _c.transform_map,
+                 "cel.transformMapEntry": _c.transform_map_entry}
 
 DEFAULT_FUEL = 10000000   # instructions per evaluation of one expression, outside a run
 DEFAULT_MAX_INSTRUCTIONS = 200000000   # instructions per run (vm.DEFAULT_MAX_INSTRUCTIONS)
@@ -149,7 +165,8 @@ def decode(code):
 
 
 _EFFECT = {CONST: 1, VAR: 1, LOCAL: 1, SELECT: 0, INDEX: -1, HAS: 0, JUMP: 0, JUMP_IF_NOT: -1, TRY: 0,
-           END_TRY: 0, JUMP_FALSE_KEEP: 0, JUMP_TRUE_KEEP: 0, AND2: -1, OR2: -1, POP: -1, MACRO: 0, MAP3: 0}
+           END_TRY: 0, JUMP_FALSE_KEEP: 0, JUMP_TRUE_KEEP: 0, AND2: -1, OR2: -1, POP: -1, MACRO: 0, MAP3: 0,
+           MACRO2: 0, MACRO2F: 0}
 
 
 def verify_block(code, sizes, nslots):
@@ -176,6 +193,12 @@ def verify_block(code, sizes, nslots):
             raise CelVMError("OP names a key that is not a strict CEL function")
         if op == MACRO and MACRO_KEYS.count(sizes["key_names"][operands[0]]) == 0:
             raise CelVMError("MACRO names a key that is not a CEL macro")
+        if op == MACRO2 and MACRO2_KEYS.count(sizes["key_names"][operands[0]]) == 0:
+            raise CelVMError("MACRO2 names a key that is not a two-variable CEL macro")
+        if op == MACRO2F and MACRO2F_KEYS.count(sizes["key_names"][operands[0]]) == 0:
+            raise CelVMError("MACRO2F names a key that is not a two-variable CEL transform")
+        if (op == MACRO2 or op == MACRO2F) and operands[-1] + 1 >= nslots:
+            raise CelVMError("the second variable slot of %s at %d is out of range" % (OPCODES[op][0], pc))
     depth = [None] * len(ins)
     work = [(0, 0)]
     while work:
@@ -201,7 +224,7 @@ def verify_block(code, sizes, nslots):
         else:
             eff = _EFFECT[op]
             need = {INDEX: 2, AND2: 2, OR2: 2, SELECT: 1, HAS: 1, JUMP_IF_NOT: 1, POP: 1, MACRO: 1, MAP3: 1,
-                    JUMP_FALSE_KEEP: 1, JUMP_TRUE_KEEP: 1}.get(op, 0)
+                    MACRO2: 1, MACRO2F: 1, JUMP_FALSE_KEEP: 1, JUMP_TRUE_KEEP: 1}.get(op, 0)
             after = d + eff
         if d < need:
             raise CelVMError("stack underflow at %d" % pc)
@@ -266,6 +289,10 @@ class Machine:
                 a, b, c = _MACRO_FUNCS[self.keys[operands[0]]], operands[1], operands[2]
             elif op == MAP3:
                 a, b, c = operands[0], operands[1], operands[2]
+            elif op == MACRO2:
+                a, b, c = _MACRO2_FUNCS[self.keys[operands[0]]], (operands[1],), operands[2]
+            elif op == MACRO2F:
+                a, b, c = _MACRO2_FUNCS[self.keys[operands[0]]], (operands[2], operands[1]), operands[3]
             elif operands:
                 a = operands[0]
             out.append((op, a, b, c))
@@ -299,7 +326,8 @@ class Machine:
                         try:
                             push(env[a])
                         except KeyError:
-                            push(_c.var(env, a))
+                            v, i = self._qualified(code, i, env, a)
+                            push(v)
                     elif op == SELECT:
                         stack[-1] = _c.select(stack[-1], a)
                     elif op == CONST:
@@ -364,6 +392,12 @@ class Machine:
                         self.left = left
                         stack[-1] = a(stack[-1], self._body(b, c, env, frame))
                         left = self.left
+                    elif op == MACRO2 or op == MACRO2F:
+                        # b: (body block,) or (body block, filter block)
+                        self.left = left
+                        bodies = [self._body2(blk, c, env, frame) for blk in b]
+                        stack[-1] = a(stack[-1], *bodies)
+                        left = self.left
                     else:  # MAP3
                         self.left = left
                         stack[-1] = _c.map3(stack[-1], self._body(a, c, env, frame), self._body(b, c, env, frame))
@@ -379,8 +413,28 @@ class Machine:
                 push(e)
                 i = target
 
+    def _qualified(self, code, i, env, name):
+        """A variable missing from ``env``: the longest qualified name
+        ``name.f1...fk`` bound in it, where the SELECTs that follow the VAR
+        at ``i`` give the fields; (value, the instruction after the SELECTs
+        it took in). Else the plain variable lookup (a type name or an error)."""
+        fields = []
+        j = i
+        while j < len(code) and code[j][0] == SELECT:
+            fields.append(code[j][1])
+            j += 1
+        v, taken = _c.qualified(env, name, fields)
+        return v, i + taken
+
     def _body(self, block, slot, env, frame):
         def body(x):
             frame[slot] = x
+            return self.run(block, env, frame)
+        return body
+
+    def _body2(self, block, slot, env, frame):
+        def body(k, v):
+            frame[slot] = k
+            frame[slot + 1] = v
             return self.run(block, env, frame)
         return body

@@ -5,9 +5,16 @@ construction). Operators lower to ``Binary``/``Unary`` with ``cel.*`` keys,
 the ternary to ``Conditional("cel.ternary")``, functions and methods to
 ``Call`` with the receiver first, and the macros (``has``, ``all``,
 ``exists``, ``exists_one``, ``map``, ``filter``) to ``Call`` with a
-``Lambda``. Identifiers and selections on them become ``Ref`` paths;
-selection and indexing of any other value become ``cel.select`` /
-``cel.index``.
+``Lambda``; the two-variable comprehensions (``all``/``exists``/
+``existsOne`` with two variables, ``transformList``, ``transformMap``,
+``transformMapEntry``) to ``Call`` with two-parameter Lambdas, and
+``cel.bind(x, init, body)`` to ``Call("cel.bind", (init, Lambda))``. The
+extension libraries' functions (``math.greatest``, ``base64.encode``,
+``strings.quote``; string methods such as ``split``) and the timestamp
+accessors (``getHours`` ...) are ``Call`` s like the standard functions.
+Identifiers and selections on them become ``Ref`` paths (a backtick-quoted
+field, ``m.`content-type```, is a field like any other); selection and
+indexing of any other value become ``cel.select`` / ``cel.index``.
 
 Parsing never looks at variables or function tables beyond the names
 below: an identifier the workflow does not define, or a function CEL does
@@ -24,8 +31,8 @@ from flowc.ir import expr as E
 from flowc.ir.diagnostics import Diagnostic, error
 from flowc.ir.span import NO_SPAN, Span
 
-__all__ = ["GLOBAL_FUNCTIONS", "MACROS", "METHODS", "RESERVED", "CelSyntaxError", "check_names",
-           "parse_cel"]
+__all__ = ["EXT_FUNCTIONS", "EXT_METHODS", "GLOBAL_FUNCTIONS", "MACROS", "MACROS2", "METHODS", "RESERVED",
+           "TIME_METHODS", "CelSyntaxError", "check_names", "parse_cel"]
 
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
@@ -54,6 +61,34 @@ METHODS: dict[str, tuple[str, int]] = {
     "endsWith": ("cel.endsWith", 2),
     "matches": ("cel.matches", 2),
 }
+# timestamp and duration accessors: method name -> IR key; the receiver and
+# an optional time zone (a timestamp's only).
+TIME_METHODS: dict[str, str] = {
+    name: "cel." + name for name in (
+        "getFullYear", "getMonth", "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear",
+        "getHours", "getMinutes", "getSeconds", "getMilliseconds")
+}
+# cel-go's extension libraries (ext.Strings, ext.Math, ext.Encoders; cel-spec's
+# *_ext conformance files). String methods: name -> (IR key, allowed numbers
+# of arguments including the receiver).
+EXT_METHODS: dict[str, tuple[str, tuple[int, ...]]] = {
+    "charAt": ("cel.charAt", (2,)), "indexOf": ("cel.indexOf", (2, 3)),
+    "lastIndexOf": ("cel.lastIndexOf", (2, 3)), "lowerAscii": ("cel.lowerAscii", (1,)),
+    "upperAscii": ("cel.upperAscii", (1,)), "replace": ("cel.replace", (3, 4)),
+    "split": ("cel.split", (2, 3)), "substring": ("cel.substring", (2, 3)), "trim": ("cel.trim", (1,)),
+    "join": ("cel.join", (1, 2)), "reverse": ("cel.reverse", (1,)), "format": ("cel.format", (2,)),
+}
+# Namespaced functions: qualified name -> (IR key, allowed numbers of
+# arguments; () for one or more).
+EXT_FUNCTIONS: dict[str, tuple[str, tuple[int, ...]]] = {
+    "strings.quote": ("cel.strings.quote", (1,)),
+    "base64.encode": ("cel.base64.encode", (1,)), "base64.decode": ("cel.base64.decode", (1,)),
+    "math.greatest": ("cel.math.greatest", ()), "math.least": ("cel.math.least", ()),
+    **{f"math.{name}": (f"cel.math.{name}", (1,)) for name in (
+        "ceil", "floor", "round", "trunc", "abs", "sign", "isNaN", "isInf", "isFinite", "bitNot")},
+    **{f"math.{name}": (f"cel.math.{name}", (2,)) for name in (
+        "bitAnd", "bitOr", "bitXor", "bitShiftLeft", "bitShiftRight")},
+}
 # comprehension macros: name -> (IR key, allowed numbers of macro arguments)
 MACROS: dict[str, tuple[str, tuple[int, ...]]] = {
     "all": ("cel.all", (2,)),
@@ -61,6 +96,20 @@ MACROS: dict[str, tuple[str, tuple[int, ...]]] = {
     "exists_one": ("cel.exists_one", (2,)),
     "map": ("cel.map", (2, 3)),
     "filter": ("cel.filter", (2,)),
+}
+# two-variable comprehensions (cel-spec macros2; cel-go ext.TwoVarComprehensions):
+# name -> (IR key, allowed numbers of macro arguments). The first two
+# arguments name the variables (index and value of a list, key and value
+# of a map); every Lambda has both as its parameters. With four arguments
+# the transforms take a filter Lambda before the transform.
+MACROS2: dict[str, tuple[str, tuple[int, ...]]] = {
+    "all": ("cel.all2", (3,)),
+    "exists": ("cel.exists2", (3,)),
+    "existsOne": ("cel.exists_one2", (3,)),
+    "exists_one": ("cel.exists_one2", (3,)),
+    "transformList": ("cel.transformList", (3, 4)),
+    "transformMap": ("cel.transformMap", (3, 4)),
+    "transformMapEntry": ("cel.transformMapEntry", (3, 4)),
 }
 # Words CEL reserves; none can name a variable or a function.
 RESERVED = frozenset({
@@ -294,6 +343,8 @@ class _Builder:
     def _select(self, kids, span):
         target = self.build(kids[0])
         name = kids[1].value
+        if kids[1].type == "ESC_IDENT":
+            name = name[1:-1]  # `content-type` selects the field named content-type
         field = E.Field(name, self.token(kids[1]))
         if isinstance(target, E.Ref):
             return E.Ref(target.root, target.path + (field,), span)
@@ -338,13 +389,31 @@ class _Builder:
         target_tree, name_tok, args_node = kids
         name = name_tok.value
         args = self._args(args_node)
+        if isinstance(target_tree, lark.Tree) and target_tree.data == "ident":
+            qualified = f"{target_tree.children[0].value}.{name}"
+            if qualified == "cel.bind" and len(args) == 3:
+                return self._bind(args, span)
+            if qualified in EXT_FUNCTIONS:
+                key, counts = EXT_FUNCTIONS[qualified]
+                built = tuple(self.build(a) for a in args)
+                if (len(built) in counts) if counts else built:
+                    return E.Call(key, built, span)
+                return E.Call("cel.unbound", (E.Literal(qualified, "string", span),) + built, span)
         if name in MACROS:
             key, counts = MACROS[name]
             if len(args) in counts:
                 return self._macro(key, target_tree, args, span)
+        if name in MACROS2:
+            key, counts = MACROS2[name]
+            if len(args) in counts:
+                return self._macro2(key, target_tree, args, span)
         target = self.build(target_tree)
         built = tuple(self.build(a) for a in args)
         known = METHODS.get(name)
+        if name in TIME_METHODS and len(built) <= 1:
+            known = (TIME_METHODS[name], len(built) + 1)
+        if name in EXT_METHODS and len(built) + 1 in EXT_METHODS[name][1]:
+            known = (EXT_METHODS[name][0], len(built) + 1)
         if known is None or known[1] != len(built) + 1:
             return E.Call("cel.unbound", (E.Literal(name, "string", self.token(name_tok)), target) + built,
                           span)
@@ -352,13 +421,31 @@ class _Builder:
 
     def _macro(self, key, target_tree, args, span):
         target = self.build(target_tree)
-        var_tree = args[0]
-        if not (isinstance(var_tree, lark.Tree) and var_tree.data == "ident"):
-            raise CelSyntaxError("the first argument of a comprehension macro must be a simple name",
-                                 self.meta(var_tree) if isinstance(var_tree, lark.Tree) else span)
-        var = self._ident_name(var_tree.children[0])
+        var = self._macro_var(args[0], span, "first")
         lambdas = tuple(E.Lambda((var,), self.build(body), self.meta(body)) for body in args[1:])
         return E.Call(key, (target,) + lambdas, span)
+
+    def _bind(self, args, span):
+        """``cel.bind(x, init, body)``: ``Call("cel.bind", (init, Lambda((x,), body)))``."""
+        var = self._macro_var(args[0], span, "first")
+        return E.Call("cel.bind", (self.build(args[1]), E.Lambda((var,), self.build(args[2]),
+                                                                 self.meta(args[2]))), span)
+
+    def _macro2(self, key, target_tree, args, span):
+        target = self.build(target_tree)
+        first = self._macro_var(args[0], span, "first")
+        second = self._macro_var(args[1], span, "second")
+        if first == second:
+            raise CelSyntaxError(f"the two variables of a comprehension must differ: {first!r}",
+                                 self.meta(args[1]))
+        lambdas = tuple(E.Lambda((first, second), self.build(body), self.meta(body)) for body in args[2:])
+        return E.Call(key, (target,) + lambdas, span)
+
+    def _macro_var(self, var_tree, span, which: str) -> str:
+        if not (isinstance(var_tree, lark.Tree) and var_tree.data == "ident"):
+            raise CelSyntaxError(f"the {which} argument of a comprehension macro must be a simple name",
+                                 self.meta(var_tree) if isinstance(var_tree, lark.Tree) else span)
+        return self._ident_name(var_tree.children[0])
 
 
 def _flatten(tree: lark.Tree, rule: str) -> list:
