@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from flowc.backends.emit_instruction.printer import cel as print_cel
 from flowc.backends.python import rt_cel as C
+from flowc.backends.python import rt_regex
 from flowc.backends.python.cel_expr import evaluate_cel
 from flowc.backends.vm import cel_vm as V
 from flowc.backends.vm import dataflow
@@ -274,7 +275,10 @@ def test_rt_cel_extensions_run_on_micropython(tmp_path):
     assert shutil.which("node") is not None, "node is not installed"
     assert MICROPYTHON.is_file(), "run `npm ci` in tests/micropython"
     script = tmp_path / "probe.py"
-    script.write_text(Path(C.__file__).read_text(encoding="utf-8") + MICRO_PROBE, encoding="utf-8")
+    # rt_cel imports rt_regex: the script first writes it into MicroPython's file system.
+    prologue = (f"open('/rt_regex.py', 'w').write({Path(rt_regex.__file__).read_text(encoding='utf-8')!r})\n"
+                "import sys\nsys.path.append('/')\n")
+    script.write_text(prologue + Path(C.__file__).read_text(encoding="utf-8") + MICRO_PROBE, encoding="utf-8")
     done = subprocess.run(["node", str(MICROPYTHON), str(script)], capture_output=True, text=True,
                           timeout=120, check=False)
     lines = done.stdout.strip().splitlines()
