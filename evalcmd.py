@@ -171,12 +171,32 @@ def _evaluate_aevatar(expr_text: Any, vars: Any = None, mode: str = "expression"
 
 
 # --- CEL (the instruction dialect's expressions) -----------------------------------
+def _evaluate_with_fuel(expr: Any, vars: dict) -> Any:
+    """The expression's value on the Python backend, its comprehensions held
+    to a run's iteration budget as they are inside a run."""
+    from flowc.backends.python import rt_cel, rt_dag
+    from flowc.backends.python.cel_expr import evaluate_cel
+
+    left = [rt_dag.DEFAULT_MAX_ITERATIONS]
+
+    def charge(n: int) -> None:
+        left[0] -= n
+        if left[0] < 0:
+            raise rt_dag.OutOfFuel(f"fuel exhausted: more than {rt_dag.DEFAULT_MAX_ITERATIONS} iterations")
+
+    outer = rt_cel.set_fuel(charge)
+    try:
+        return evaluate_cel(expr, vars)
+    finally:
+        rt_cel.set_fuel(outer)
+
+
 def _evaluate_cel(expr_text: Any, vars: Any = None, backend: str = "python") -> tuple[str, Any]:
     """CEL: ``vars`` are the expression's variables (``{"inputs": {...},
     "steps": {...}}`` or any other names); the value comes back as JSON text
     (uint as a number, bytes as base64, see rt_cel.to_json)."""
-    from flowc.backends.python import rt_cel
-    from flowc.backends.python.cel_expr import CelCompileError, evaluate_cel
+    from flowc.backends.python import rt_cel, rt_dag
+    from flowc.backends.python.cel_expr import CelCompileError
     from flowc.compiler.instruction.cel import CelSyntaxError, parse_cel
 
     if not isinstance(expr_text, str):
@@ -193,8 +213,10 @@ def _evaluate_cel(expr_text: Any, vars: Any = None, backend: str = "python") -> 
         if backend == "vm":   # compiled to CEL bytecode, loaded (verified) and run by the VM's CEL machine
             value = dataflow.load(assemble_expressions([expr])).evaluate(0, dict(vars))
         else:
-            value = evaluate_cel(expr, dict(vars))
+            value = _evaluate_with_fuel(expr, dict(vars))
         return "json", rt_cel.to_json_text(value)
+    except rt_dag.OutOfFuel as e:
+        return "error", e.message
     except CelSyntaxError as e:
         return "error", f"syntax error: {e.message}"
     except rt_cel.CelError as e:

@@ -244,6 +244,42 @@ def test_dataflow_instruction_fuel_is_per_run_on_the_vm():
     assert program.machine.per_run is False
 
 
+_LIST = "[" + ", ".join(str(i) for i in range(100)) + "]"
+NESTED_MAPS = f"{_LIST}.map(a, {_LIST}.map(b, {_LIST}.map(c, {_LIST}.map(d, a + b + c + d)))).size() > 0"
+COMPREHENSION_BOMB = f"""\
+name: bomb
+steps:
+  start: {{ kind: once }}
+  s:
+    kind: assign
+    depends_on: [start]
+    when: "{NESTED_MAPS}"
+    value: 1
+    writes: x
+  done: {{ kind: finish, depends_on: [s], status: completed }}
+"""
+
+
+def test_nested_cel_comprehensions_spend_the_run_budget():
+    """10**8 elements asked for by four nested maps: the comprehensions pay
+    for what they visit, so the run stops at its budget on both backends."""
+    wf = compiled(COMPREHENSION_BOMB, "bomb.yaml", "instruction")
+    py, on_vm = both(wf, {}, {}, max_iterations=50_000)
+    assert py == on_vm
+    record = json.loads(py)
+    assert record["status"] == "failed"
+    assert record["error"] == {"message": "fuel exhausted: more than 50000 iterations", "step": "s"}
+
+
+@pytest.mark.parametrize("backend", ["python", "vm"])
+def test_flowc_eval_of_a_comprehension_bomb_is_a_clean_error(backend, capsys):
+    from flowc import cli
+
+    assert cli.main(["eval", "--lang", "cel", "--backend", backend, NESTED_MAPS]) == 1
+    out = capsys.readouterr()
+    assert "fuel exhausted" in out.out + out.err and "Traceback" not in out.out + out.err
+
+
 @pytest.mark.parametrize("budgets, message, step", [
     ({"max_iterations": 7}, "fuel exhausted: more than 7 iterations", "b"),
     ({"max_host_calls": 3}, "fuel exhausted: more than 3 host calls", "b"),

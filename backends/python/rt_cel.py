@@ -1114,11 +1114,31 @@ def format_double(d):
 
 # --- macros ----------------------------------------------------------------------------
 
+# Fuel: a comprehension charges the elements it will visit before it visits
+# them, so nested macros cannot multiply a run's work beyond its iteration
+# budget (``[..].map(a, [..].map(b, ...))``). ``_fuel`` is the charging
+# function of the run in progress (rt_dag installs it), None outside a run.
+_fuel = None
+
+
+def set_fuel(charge):
+    """Make ``charge(n)`` pay for the next comprehensions (None: free);
+    returns the charge it replaces, to be put back afterwards."""
+    global _fuel
+    previous = _fuel
+    _fuel = charge
+    return previous
+
+
 def _range(target, name):
     t = type(target)
     if t is list or t is tuple:
+        if _fuel is not None:
+            _fuel(len(target))
         return target
     if isinstance(target, dict):
+        if _fuel is not None:
+            _fuel(len(target))
         return list(target.keys())
     raise no_overload(name, target)
 
@@ -1634,6 +1654,8 @@ EXT_DISPATCH = {
 
 def _pairs(target, name):
     t = type(target)
+    if _fuel is not None and (t is list or t is tuple or isinstance(target, dict)):
+        _fuel(len(target))
     if t is list or t is tuple:
         return [(i, target[i]) for i in range(len(target))]
     if isinstance(target, dict):

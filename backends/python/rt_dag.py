@@ -929,6 +929,7 @@ def run(plan, inputs, host, trigger=None, payload=None, max_iterations=None, max
     env = {"inputs": values, "steps": {}, "vars": r.vars, "run": {"workflow": plan["workflow"]},
            "env": {"workflow": plan["workflow"]}, "memory": {}, "signals": {}}
     top = plan["graph"]
+    outer_fuel = _c.set_fuel(lambda n: r.iterate(r.current, n))
     try:
         r.run_graph(top, env, "", trigger, payload)
     except _Halt:
@@ -942,6 +943,8 @@ def run(plan, inputs, host, trigger=None, payload=None, max_iterations=None, max
     except OutOfFuel as e:
         r.status = "failed"
         r.error = {"message": e.message, "step": r.current}
+    finally:
+        _c.set_fuel(outer_fuel)
     if r.status is None:
         r.status = "stalled"
     ran = set()
