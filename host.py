@@ -9,7 +9,8 @@ one call on the object passed as ``host`` (see docs/host.md):
     ``"http"``, ``"mcp"``, ``"memory"``, ``"human"``, ``"signal"`` ...
     ``args`` is a plain JSON object (dict of JSON values, never mutated by the
     run; a host must not mutate it either). The return value is the call's
-    output, a plain JSON value.
+    output, a plain JSON value; the run never mutates it either, so a host
+    may hand out a value it keeps (no copy needed).
 
     To report that the capability ran and failed (a tool's ``{error}``
     result), raise :class:`ToolError`: it is retriable under a step's retry
@@ -222,12 +223,15 @@ class ScriptedHost:
     ``Tool "<name>" not registered``. Every call is logged in :attr:`calls`
     and every sleep in :attr:`sleeps`; nothing ever sleeps.
 
-    Outputs are copied, so a run can't change the script. Pass
-    ``copy_outputs=False`` to hand out the scripted values themselves (for
-    benchmarks with large outputs).
+    Outputs are the scripted values themselves, not copies: a run never
+    mutates what its host gives it (see :class:`Host`; tests check it for
+    every dialect and both backends), so the script stays as it was and a
+    100,000-record answer costs nothing to hand out. Code that changes
+    answers in place passes ``copy_outputs=True`` to get a fresh copy of
+    every answer.
     """
 
-    def __init__(self, script: dict | None = None, *, copy_outputs: bool = True) -> None:
+    def __init__(self, script: dict | None = None, *, copy_outputs: bool = False) -> None:
         if script is None:
             script = {}
         if not isinstance(script, dict):

@@ -8,7 +8,10 @@
    function doing the same work, side by side in one process, with the same
    host. The host hands out its records without copying them, so both sides
    time the workflow's own work. The two alternate K times; reported: the
-   median and the minimum of each, and their ratios.
+   median and the minimum of each, and their ratios. Two more rows run the
+   generated module with the default ``ScriptedHost(script)`` (what ``flowc
+   run`` uses) and with ``copy_outputs=True`` (a fresh copy of every
+   answer), against ``copy_outputs=False``.
 2. Compile time per corpus workflow (tests/data/workflowskill and
    examples/): front end + analyze, code generation, and the total; the
    median and the maximum over the files of each file's median of K runs.
@@ -226,20 +229,32 @@ def bench_transforms(n: int, repeat: int) -> list[tuple[str, str]]:
     def by_hand():
         return hand_written({}, ScriptedHost(script, copy_outputs=False))
 
+    def default_host():
+        return module.run({}, ScriptedHost(script))
+
+    def copying_host():
+        return module.run({}, ScriptedHost(script, copy_outputs=True))
+
     record = generated()  # warm up both
     assert record["status"] == "success", record["error"]
     assert record["outputs"] == by_hand(), "the generated module and the hand-written function disagree"
     # Interleaved, so that load on the machine hits both sides alike.
-    gen_times, hand_times = [], []
+    gen_times, hand_times, default_times, copy_times = [], [], [], []
     for _ in range(repeat):
         gen_times.append(timed(generated, 1)[0])
         hand_times.append(timed(by_hand, 1)[0])
+        default_times.append(timed(default_host, 1)[0])
+        copy_times.append(timed(copying_host, 1)[0])
     t_gen, t_hand = statistics.median(gen_times), statistics.median(hand_times)
     m_gen, m_hand = min(gen_times), min(hand_times)
+    t_def, m_def = statistics.median(default_times), min(default_times)
+    t_copy, m_copy = statistics.median(copy_times), min(copy_times)
     return [
         ("generated module", f"median {t_gen * 1000:7.1f} ms   min {m_gen * 1000:7.1f} ms"),
         ("hand-written Python", f"median {t_hand * 1000:7.1f} ms   min {m_hand * 1000:7.1f} ms"),
         ("ratio (generated / hand-written)", f"median {t_gen / t_hand:7.2f} x    min {m_gen / m_hand:7.2f} x"),
+        ("default host / copy_outputs=False", f"median {t_def / t_gen:7.2f} x    min {m_def / m_gen:7.2f} x"),
+        ("copy_outputs=True / copy_outputs=False", f"median {t_copy / t_gen:7.2f} x    min {m_copy / m_gen:7.2f} x"),
     ]
 
 
