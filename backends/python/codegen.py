@@ -318,10 +318,7 @@ class _Fast(ast.NodeTransformer):
             return self.equal(fname, args[0], args[1])
         if fname == "wfs_contains" and len(args) == 2 and isinstance(args[1], ast.Constant) \
                 and type(args[1].value) is str:
-            first, a = self.bind(args[0])
-            needle = _const(args[1].value.lower())
-            return self.done(f"({needle} in {a}.lower() if type({first}) is str "
-                             f"else {RT}.wfs_contains({a}, {_const(args[1].value)}))")
+            return self.contains(args[0], args[1].value)
         if fname in ("wfs_all", "wfs_any") and len(args) == 1 and isinstance(args[0], ast.Tuple) \
                 and all(h in _BOOL_HELPERS for h in elt_helpers):
             # every operand is a bool already: & and | evaluate them all, as the helpers do
@@ -338,6 +335,20 @@ class _Fast(ast.NodeTransformer):
             return self.done(f"_get(item, {k}, _MISSING)")  # TypeError when the item is no object
         first, v = self.bind(value)
         return self.done(f"(_get({v}, {k}, _MISSING) if type({first}) is dict else {RT}.wfs_get_field({v}, {k}))")
+
+    def contains(self, left: ast.AST, needle: str) -> ast.Name:
+        """``left contains "needle"``: a case-insensitive substring test on a
+        string; on a list, membership by SameValueZero, which for a string
+        needle is ``==`` on elements that are exactly ``str``. Python's ``in``
+        finds every such element; the first element it finds equal is checked
+        to be a ``str`` (else the helper decides, element by element)."""
+        first, a = self.bind(left)
+        n = _const(needle)
+        kind = self.temp()
+        return self.done(
+            f"({_const(needle.lower())} in {a}.lower() if ({kind} := type({first})) is str "
+            f"else ({n} in {a} and (type({a}[{a}.index({n})]) is str or {RT}.wfs_contains({a}, {n}))) "
+            f"if {kind} is list else {RT}.wfs_contains({a}, {n}))")
 
     def compare(self, op: str, left: ast.AST, right: ast.AST) -> ast.Name:
         a, test_a = self.number(left)
