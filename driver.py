@@ -11,10 +11,7 @@ import os
 import re
 
 import attrs
-from flowc.compiler.aevatar.frontend import compile_aevatar
 from flowc.compiler.analyze import analyze
-from flowc.compiler.instruction.frontend import compile_instruction
-from flowc.compiler.workflowskill.frontend import compile_workflowskill
 from flowc.compiler.workflowskill.markdown import has_workflow_fence
 from flowc.ir.diagnostics import Diagnostic, error
 from flowc.ir.span import Span
@@ -24,6 +21,28 @@ DIALECTS = ("workflowskill", "aevatar", "instruction")
 
 # Findings that are consequences of a gap the front end already reported.
 CASCADE_CODES = frozenset({"ANA402", "ANA404", "ANA405"})
+
+
+# Each front end is imported when a document of its dialect is first
+# compiled: a command that reads one WorkflowSkill file does not pay for
+# the aevatar expression parser.
+def compile_workflowskill(text: str, path: str, **options):
+    from flowc.compiler.workflowskill.frontend import compile_workflowskill as front_end
+
+    return front_end(text, path, **options)
+
+
+def compile_aevatar(text: str, path: str, **options):
+    from flowc.compiler.aevatar.frontend import compile_aevatar as front_end
+
+    return front_end(text, path, **options)
+
+
+def compile_instruction(text: str, path: str, **options):
+    from flowc.compiler.instruction.frontend import compile_instruction as front_end
+
+    return front_end(text, path, **options)
+
 
 # One front end per dialect: (text, path) -> (Workflow | None, diagnostics).
 FRONT_ENDS = {
