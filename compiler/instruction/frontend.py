@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-import networkx as nx
 from flowc.compiler.instruction import catalog as CAT
 from flowc.compiler.instruction.carriers import Carried, locate
 from flowc.compiler.instruction.cel import CelSyntaxError, parse_cel
@@ -27,6 +26,7 @@ from flowc.compiler.instruction.templates import TemplateError, has_placeholder,
 from flowc.compiler.suggest import did_you_mean
 from flowc.compiler.yamlsrc import YMap, YNode, YScalar, YSeq, type_name
 from flowc.ir import expr as E
+from flowc.ir import graph as G
 from flowc.ir import types as T
 from flowc.ir.diagnostics import Diagnostic, DiagnosticSink
 from flowc.ir.span import Span
@@ -265,6 +265,17 @@ class InstructionFrontEnd:
         return ms
 
     # ------------------------------------------------------------------ expressions
+    def _cel_syntax(self, node: YScalar) -> None:
+        """Only the syntax of a CEL field (of a step that is otherwise dropped)."""
+        text = node.value
+        prefix = _CEL_PREFIX.match(text)
+        skip = prefix.end() if prefix else 0
+        origin, exact = self._scalar_origin(node, skip)
+        try:
+            parse_cel(text[skip:], origin, exact)
+        except CelSyntaxError as exc:
+            self._error("CEL201", f"CEL syntax error: {exc.message}", exc.span if exc.span.known else node.span)
+
     def _cel(self, node: YNode, roots: frozenset[str] | None, scope: _Scope | None,
              lambda_vars: frozenset[str] = frozenset()) -> E.Expr:
         """A field that is always CEL (an optional ``CEL:`` prefix is trimmed)."""
@@ -575,29 +586,29 @@ class InstructionFrontEnd:
             shown = repr(kind) if kind is not None else type_name(kind_node)
             self._error("INS106", f"step {step_id!r} has unknown kind {shown}", kind_node.span,
                         did_you_mean(kind, CAT.KINDS) if kind else None)
+            # the step is dropped; its guard's syntax errors are reported now, not once the kind is fixed
+            when = body.get("when")
+            if isinstance(when, YScalar) and isinstance(when.value, str):
+                self._cel_syntax(when)
             return None
         return _Step(step_id, key, body, kind, spec)
 
     def _body_cycles(self, nodes: list[Node], edges: list[Edge], scope: _Scope) -> None:
-        g = nx.DiGraph()
-        g.add_nodes_from(n.id for n in nodes)
-        g.add_edges_from((e.source, e.target) for e in edges if e.source in g and e.target in g)
+        g = _simple_graph(nodes, edges)
         try:
-            cycle = nx.find_cycle(g)
-        except nx.NetworkXNoCycle:
+            cycle = G.find_cycle(g)
+        except G.NoCycle:
             return
-        ids = [u for u, _ in cycle] + [cycle[0][0]]
+        ids = [u for u, *_ in cycle] + [cycle[0][0]]
         node = next(n for n in nodes if n.id == ids[0])
         self._error("INS307", "the body's steps depend on each other in a cycle: " + " -> ".join(ids), node.span)
 
     def _upstream(self, nodes: list[Node], edges: list[Edge], scope: _Scope) -> None:
         """A step that reads steps.X of a sibling X that is not upstream of it
         may read it before it exists."""
-        g = nx.DiGraph()
-        g.add_nodes_from(n.id for n in nodes)
-        g.add_edges_from((e.source, e.target) for e in edges if e.source in g and e.target in g)
+        g = _simple_graph(nodes, edges)
         for node in nodes:
-            ancestors = nx.ancestors(g, node.id) if node.id in g else set()
+            ancestors = G.ancestors(g, node.id) if node.id in g else set()
             seen = set()
             for expr in _node_exprs(node):
                 for ref in E.refs(expr):
@@ -1158,3 +1169,14 @@ def compile_instruction(text: str, path: str) -> tuple[Workflow | None, list[Dia
     for other in workflows[1:]:
         diags.extend(analyze(other))
     return (workflows[0] if workflows else None), sorted(diags, key=Diagnostic.sort_key)
+
+
+def _simple_graph(nodes: list[Node], edges: list[Edge]) -> G.Graph:
+    """The dependency graph of one body's steps (parallel edges merged)."""
+    g = G.Graph(multi=False)
+    for n in nodes:
+        g.add_node(n.id)
+    for e in edges:
+        if e.source in g and e.target in g:
+            g.add_edge(e.source, e.target)
+    return g
