@@ -1,4 +1,5 @@
-"""IR -> the source of a standalone Python module.
+"""IR -> the source of a Python module that imports flowc's runtime (no other
+part of flowc, none of its dependencies).
 
 The module is structured code, one function per step and per branch arm:
 the top-level chain is straight-line code in ``_main``, a conditional is an
