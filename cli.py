@@ -63,7 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("expr", nargs="?", help="the expression (omit with --batch)")
     ev.add_argument("--lang", choices=("workflowskill", "aevatar", "cel"), required=True)
     ev.add_argument("--vars", help="JSON object of variables")
-    ev.add_argument("--mode", choices=("expression", "value"), default="expression")
+    ev.add_argument("--mode", choices=("expression", "value"),
+                    help="expression (the default) or value: a parameter value with ${...} templates "
+                         "(the default for a text that holds ${)")
     ev.add_argument("--batch", action="store_true", help="read JSON lines from stdin")
     ev.add_argument("--backend", choices=("python", "vm"), default="python",
                     help="which backend's compiled form evaluates the expression (cel)")
@@ -213,7 +215,7 @@ def cmd_eval(args) -> int:
     from flowc import evalcmd
 
     return evalcmd.eval_command(args.lang, args.expr, args.vars, args.mode, args.batch,
-                                sys.stdin, sys.stdout, backend=args.backend)
+                                sys.stdin, sys.stdout, backend=args.backend, stderr=sys.stderr)
 
 
 def _compile_for_backend(path: str, dialect: str | None, show_warnings: bool,

@@ -13,6 +13,7 @@ import re
 import attrs
 from flowc.compiler.analyze import analyze
 from flowc.compiler.workflowskill.markdown import has_workflow_fence
+from flowc.host import encoding_hint
 from flowc.ir.diagnostics import Diagnostic, error
 from flowc.ir.span import Span
 from flowc.ir.workflow import Workflow
@@ -151,6 +152,10 @@ def read_source(path: str) -> tuple[str | None, Diagnostic | None]:
     try:
         with open(path, "rb") as fh:
             data = fh.read()
+        hint = encoding_hint(data)
+        if hint is not None:
+            return None, error("FLC003", f"{path} looks {hint}, not UTF-8: save it as UTF-8",
+                               Span(path, 1, 1, 1, 2))
         return data.decode("utf-8-sig"), None
     except UnicodeDecodeError as exc:
         return None, error("FLC003", f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})",

@@ -37,6 +37,7 @@ __all__ = [
     "ScriptError",
     "ScriptedHost",
     "ToolError",
+    "encoding_hint",
     "load_json_file",
 ]
 
@@ -271,6 +272,25 @@ class ScriptedHost:
         self.sleeps.append(ms)
 
 
+_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+         (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
+def encoding_hint(data: bytes) -> str | None:
+    """``"UTF-16"`` or ``"UTF-32"`` when ``data`` looks like text in that
+    encoding (a byte order mark, or NUL bytes in every other position of its
+    start, as ASCII text saved as UTF-16 has), else None."""
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            return name
+    head = data[:200]
+    if len(head) >= 4 and b"\x00" in head:
+        even, odd = head[0::2], head[1::2]
+        if even.count(0) >= len(even) * 0.8 or odd.count(0) >= len(odd) * 0.8:
+            return "UTF-16"
+    return None
+
+
 def load_json_file(path: str, what: str) -> Any:
     """Read a JSON file; raise ``ValueError`` with a clear one-line message
     (naming ``what``, the file and the position) when it can't be read or
@@ -280,6 +300,9 @@ def load_json_file(path: str, what: str) -> Any:
             data = fh.read()
     except OSError as exc:
         raise ValueError(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
+    hint = encoding_hint(data)
+    if hint is not None:
+        raise ValueError(f"the {what} {path} looks {hint}, not UTF-8: save it as UTF-8")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
