@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from tests.test_wfs_expressions import VECTORS, js_same
 
-FALLBACK = "except Exception:  # noqa: BLE001 - any other case: the general path decides"
+FALLBACK = "except _rt.STEP_ERRORS:  # a case the fast path does not cover: the general path decides"
 
 
 def _modules(text: str):
@@ -246,3 +246,32 @@ class _Row(dict):
 def test_sort_by_one_key_reads_keys_as_objects_do(items, want):
     out = rt.wfs_sort(items, ("s",), descending=True)
     assert [x.get("s") if isinstance(x, dict) else None for x in out] == want
+
+
+def test_a_bug_in_the_fast_path_surfaces():
+    """The fast form falls back only on what the general form reports as the
+    step's error; a NameError (a generator bug) is not hidden by it."""
+    source = compile_workflow(driver.compile_text(ARRAY_CONTAINS, "probe.yaml", "workflowskill").workflow)
+    fast, general = source.split(FALLBACK)
+    broken = load_module(fast.replace("_get(item, ", "_get_misspelled(item, ") + FALLBACK + general)
+    with pytest.raises(NameError):
+        broken.run({"rows": [{"tags": ["urgent"]}]}, ScriptedHost({}))
+    # an item that is no object is a case it expects: the general form decides
+    record = load_module(source).run({"rows": [5, {"tags": ["urgent"]}]}, ScriptedHost({}))
+    assert record["status"] == "success" and record["outputs"]["kept"] == [{"tags": ["urgent"]}]
+
+
+def test_fast_paths_are_laid_out_within_100_columns():
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parent.parent / "benchmarks"
+    sys.path.insert(0, str(bench))
+    try:
+        import bench_python_backend as b
+    finally:
+        sys.path.remove(str(bench))
+    for text in (b.WORKFLOW, b.TRIAGE):
+        source = compile_workflow(driver.compile_text(text, "w.md").workflow)
+        long = [line for line in source.splitlines() if len(line) > 100 and "STEP_IDS" not in line]
+        assert long == []
