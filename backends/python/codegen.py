@@ -430,15 +430,24 @@ def _wrap(line: str, indent: str) -> list[str]:
     if len(indent) + len(line) <= _WIDTH or line.startswith("for "):
         return [indent + line]
     keyword = "if " if line.startswith("if ") else ""
+    return wrap_expression(line[len(keyword):], indent, keyword)
+
+
+def wrap_expression(source: str, indent: str, lead: str = "", tail: str = "") -> list[str]:
+    """The lines of ``indent + lead + source + tail`` (``source`` a Python
+    expression), broken inside its parentheses when longer than about 100
+    columns. The wrapped text must parse to the same tree, else it stays one
+    line."""
+    if len(indent) + len(lead) + len(source) + len(tail) <= _WIDTH:
+        return [indent + lead + source + tail]
     try:
-        source = line[len(keyword):]
         tree = ast.parse(source, mode="eval")
-        lines = _Wrapper(source).wrap(tree.body, indent, keyword)
-        same = ast.dump(ast.parse("\n".join(x.strip() for x in lines)[len(keyword):], mode="eval")) \
-            == ast.dump(tree)
+        lines = _Wrapper(source).wrap(tree.body, indent, lead, tail)
+        joined = "\n".join(x.strip() for x in lines)
+        same = ast.dump(ast.parse(joined[len(lead):len(joined) - len(tail)], mode="eval")) == ast.dump(tree)
     except (SyntaxError, RecursionError):
-        return [indent + line]
-    return lines if same else [indent + line]
+        return [indent + lead + source + tail]
+    return lines if same else [indent + lead + source + tail]
 
 
 _ATOMS = (ast.Name, ast.Call, ast.Attribute, ast.Subscript, ast.Constant, ast.Dict, ast.List, ast.Tuple)
