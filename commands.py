@@ -38,10 +38,28 @@ def graph_format(fmt: str | None, out_path: str | None) -> str:
     return "mermaid"
 
 
+def graph_format_conflict(fmt: str | None, out_path: str | None) -> str | None:
+    """A message when ``--format`` contradicts the output file's suffix
+    (``--format svg -o x.png`` would write SVG into a .png), else None."""
+    if not (fmt and out_path):
+        return None
+    suffix = os.path.splitext(out_path)[1].lower()
+    implied = _SUFFIX_FORMAT.get(suffix)
+    if implied is None or implied == fmt:
+        return None
+    right = next(s for s, f in _SUFFIX_FORMAT.items() if f == fmt)
+    return (f"--format {fmt} but {out_path} is named like a {implied} file; name it "
+            f"{os.path.splitext(out_path)[0]}{right}, or use --format {implied} (or leave --format out: "
+            f"the suffix decides)")
+
+
 def cmd_graph(args) -> int:
     from flowc import driver, reporting
     from flowc.backends import graph
 
+    conflict = graph_format_conflict(args.format, args.output)
+    if conflict is not None:
+        return _fail(conflict)
     fmt = graph_format(args.format, args.output)
     if fmt in graph.IMAGE_FORMATS and not args.output and sys.stdout.isatty():
         return _fail(f"{fmt.upper()} is binary; write it to a file with -o OUT.{fmt}")

@@ -11,11 +11,9 @@ import os
 import re
 
 import attrs
-from flowc.compiler.aevatar.frontend import compile_aevatar
 from flowc.compiler.analyze import analyze
-from flowc.compiler.instruction.frontend import compile_instruction
-from flowc.compiler.workflowskill.frontend import compile_workflowskill
 from flowc.compiler.workflowskill.markdown import has_workflow_fence
+from flowc.host import encoding_hint
 from flowc.ir.diagnostics import Diagnostic, error
 from flowc.ir.limits import MAX_SOURCE_BYTES
 from flowc.ir.span import Span
@@ -26,6 +24,28 @@ DIALECTS = ("workflowskill", "aevatar", "instruction")
 
 # Findings that are consequences of a gap the front end already reported.
 CASCADE_CODES = frozenset({"ANA402", "ANA404", "ANA405"})
+
+
+# Each front end is imported when a document of its dialect is first
+# compiled: a command that reads one WorkflowSkill file does not pay for
+# the aevatar expression parser.
+def compile_workflowskill(text: str, path: str, **options):
+    from flowc.compiler.workflowskill.frontend import compile_workflowskill as front_end
+
+    return front_end(text, path, **options)
+
+
+def compile_aevatar(text: str, path: str, **options):
+    from flowc.compiler.aevatar.frontend import compile_aevatar as front_end
+
+    return front_end(text, path, **options)
+
+
+def compile_instruction(text: str, path: str, **options):
+    from flowc.compiler.instruction.frontend import compile_instruction as front_end
+
+    return front_end(text, path, **options)
+
 
 # One front end per dialect: (text, path) -> (Workflow | None, diagnostics).
 FRONT_ENDS = {
@@ -166,6 +186,10 @@ def read_source(path: str) -> tuple[str | None, Diagnostic | None]:
     that many bytes and one more are read), or not UTF-8 (FLC003)."""
     try:
         data = read_limited(path, MAX_SOURCE_BYTES)
+        hint = encoding_hint(data)
+        if hint is not None:
+            return None, error("FLC003", f"{path} looks {hint}, not UTF-8: save it as UTF-8",
+                               Span(path, 1, 1, 1, 2))
         return data.decode("utf-8-sig"), None
     except FileTooLarge:
         return None, error("LIM001", f"the file is larger than {MAX_SOURCE_BYTES} bytes, the limit of one "

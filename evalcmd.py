@@ -113,8 +113,8 @@ def run_batch(lines: Iterable[str], lang: str = "workflowskill", backend: str = 
     return [_batch_line(line, lang, backend) for line in lines if line.strip()]
 
 
-def eval_command(lang: str, expr: str | None, vars_json: str | None, mode: str, batch: bool,
-                 stdin: IO[str], stdout: IO[str], backend: str = "python") -> int:
+def eval_command(lang: str, expr: str | None, vars_json: str | None, mode: str | None, batch: bool,
+                 stdin: IO[str], stdout: IO[str], backend: str = "python", stderr: IO[str] | None = None) -> int:
     """``flowc eval``. With ``batch``, reads JSON lines from ``stdin`` and
     writes one result line each (exit 0; per-line failures are data).
     Otherwise evaluates ``expr`` with ``vars_json`` (a JSON object, default
@@ -135,9 +135,23 @@ def eval_command(lang: str, expr: str | None, vars_json: str | None, mode: str, 
         except ValueError as e:
             stdout.write(format_line("error", f"invalid --vars JSON: {e}") + "\n")
             return 2
+    if mode is None:
+        mode = _default_mode(lang, expr, stderr)
     kind, value = evaluate_text(lang, expr, variables, mode, backend)
     stdout.write(format_line(kind, value) + "\n")
     return 1 if kind == "error" else 0
+
+
+def _default_mode(lang: str, expr: str, stderr: IO[str] | None) -> str:
+    """``--mode`` not given: a text holding ``${`` is a template, which only
+    the value mode reads as one (the expression mode would read
+    ``${concat('a','b')}`` as a variable name and give ""). Say so."""
+    if lang in ("aevatar", "workflowskill") and "${" in expr:
+        if stderr is not None:
+            stderr.write("note: the text holds ${...}, so it is evaluated as a template (--mode value); "
+                         "pass --mode expression to evaluate it as one expression\n")
+        return "value"
+    return "expression"
 
 
 # --- aevatar -------------------------------------------------------------------

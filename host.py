@@ -9,7 +9,8 @@ one call on the object passed as ``host`` (see docs/host.md):
     ``"http"``, ``"mcp"``, ``"memory"``, ``"human"``, ``"signal"`` ...
     ``args`` is a plain JSON object (dict of JSON values, never mutated by the
     run; a host must not mutate it either). The return value is the call's
-    output, a plain JSON value.
+    output, a plain JSON value; the run never mutates it either, so a host
+    may hand out a value it keeps (no copy needed).
 
     To report that the capability ran and failed (a tool's ``{error}``
     result), raise :class:`ToolError`: it is retriable under a step's retry
@@ -41,6 +42,7 @@ __all__ = [
     "ScriptError",
     "ScriptedHost",
     "ToolError",
+    "encoding_hint",
     "load_host_script",
     "load_inputs_file",
     "load_json_file",
@@ -236,12 +238,15 @@ class ScriptedHost:
     ``Tool "<name>" not registered``. Every call is logged in :attr:`calls`
     and every sleep in :attr:`sleeps`; nothing ever sleeps.
 
-    Outputs are copied, so a run can't change the script. Pass
-    ``copy_outputs=False`` to hand out the scripted values themselves (for
-    benchmarks with large outputs).
+    Outputs are the scripted values themselves, not copies: a run never
+    mutates what its host gives it (see :class:`Host`; tests check it for
+    every dialect and both backends), so the script stays as it was and a
+    100,000-record answer costs nothing to hand out. Code that changes
+    answers in place passes ``copy_outputs=True`` to get a fresh copy of
+    every answer.
     """
 
-    def __init__(self, script: dict | None = None, *, copy_outputs: bool = True) -> None:
+    def __init__(self, script: dict | None = None, *, copy_outputs: bool = False) -> None:
         if script is None:
             script = {}
         if not isinstance(script, dict):
@@ -281,6 +286,25 @@ class ScriptedHost:
         self.sleeps.append(ms)
 
 
+_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+         (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
+def encoding_hint(data: bytes) -> str | None:
+    """``"UTF-16"`` or ``"UTF-32"`` when ``data`` looks like text in that
+    encoding (a byte order mark, or NUL bytes in every other position of its
+    start, as ASCII text saved as UTF-16 has), else None."""
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            return name
+    head = data[:200]
+    if len(head) >= 4 and b"\x00" in head:
+        even, odd = head[0::2], head[1::2]
+        if even.count(0) >= len(even) * 0.8 or odd.count(0) >= len(odd) * 0.8:
+            return "UTF-16"
+    return None
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
@@ -318,6 +342,9 @@ def load_json_file(path: str, what: str, max_depth: int = MAX_JSON_DEPTH) -> Any
         raise ValueError(f"the {what} {path} is larger than {MAX_SOURCE_BYTES} bytes") from None
     except OSError as exc:
         raise ValueError(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
+    hint = encoding_hint(data)
+    if hint is not None:
+        raise ValueError(f"the {what} {path} looks {hint}, not UTF-8: save it as UTF-8")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -897,12 +897,11 @@ def _ir_edge_to_unknown(draw, wf: Workflow) -> Workflow:
 
 
 def _ir_control_cycle(draw, wf: Workflow) -> Workflow:
-    import networkx as nx
-    from flowc.ir.graph import control_graph
+    from flowc.ir.graph import ancestors, control_graph
 
     graph = control_graph(wf)
     # An edge from a terminal back to a node on a path to it closes a cycle.
-    pairs = [(end, before) for end in _terminals(wf) if end in graph for before in sorted(nx.ancestors(graph, end))]
+    pairs = [(end, before) for end in _terminals(wf) if end in graph for before in sorted(ancestors(graph, end))]
     if not pairs:
         return _ir_data_cycle(draw, wf)
     end, before = _pick(draw, pairs)

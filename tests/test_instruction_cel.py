@@ -92,8 +92,8 @@ def test_literals_keep_their_cel_kind():
 
 
 @pytest.mark.parametrize("text, message", [
-    ("1 +", "unexpected end"),
-    ("a.", "unexpected end"),
+    ("1 +", "ends where a value was expected"),
+    ("a.", "ends where a field name was expected"),
     ("9223372036854775808", "out of the int64 range"),
     ("18446744073709551616u", "out of the uint64 range"),
     ("'\\q'", "unknown escape"),
@@ -101,7 +101,7 @@ def test_literals_keep_their_cel_kind():
     ("in + 1", "reserved word"),
     ("x.all(1, true)", "simple name"),
     ("has(a)", "field selection"),
-    ("a ? b", "unexpected end"),
+    ("a ? b", "the expression ends"),
     ("let", "reserved word"),
     ("a # b", "unexpected character"),
 ])

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from tests.test_wfs_expressions import VECTORS, js_same
 
-FALLBACK = "except Exception:  # noqa: BLE001 - any other case: the general path decides"
+FALLBACK = "except _rt.STEP_ERRORS:  # a case the fast path does not cover: the general path decides"
 
 
 def _modules(text: str):
@@ -185,3 +185,93 @@ def test_generated_loops_fast_and_general_agree(where, values, items, n, s):
         failed = {r["id"] for r in alone["steps"] if r["status"] == "failed"}
         assert failed and failed <= {"keep", "shape"}, (alone, record)
         assert not failed & {r["id"] for r in record["steps"] if r["status"] == "failed"}
+
+
+class _Tag(str):
+    """A str subclass: == "urgent" in Python, but not the same value for
+    WorkflowSkill's array membership (SameValueZero wants a string)."""
+
+
+ARRAY_CONTAINS = """\
+inputs:
+  rows: {type: array}
+outputs:
+  kept: {type: array, value: $steps.keep.output.items}
+steps:
+  - id: keep
+    type: transform
+    operation: filter
+    where: $item.tags contains "urgent"
+    inputs:
+      items: {type: array, value: $inputs.rows}
+    outputs:
+      items: {type: array}
+"""
+
+
+@pytest.mark.parametrize("tags", [
+    [], ["urgent"], ["URGENT"], ["vip", "urgent"], ["urgentx"], [1, None, ["urgent"]], [_Tag("urgent")],
+    [_Tag("urgent"), "urgent"], ("urgent",), "not urgent", "URGENT!", None, 5, {"urgent": 1},
+])
+def test_array_contains_is_inlined_and_agrees_with_the_helper(tags):
+    module, fast_only, _, has_fast = _modules(ARRAY_CONTAINS)
+    assert has_fast
+    rows = [{"tags": tags, "n": 1}]
+    want = [row for row in rows if rt.wfs_contains(tags, "urgent")]
+    for mod in (module, fast_only):
+        record = mod.run({"rows": rows}, ScriptedHost({}))
+        assert record["status"] == "success", record["error"]
+        assert record["outputs"]["kept"] == want
+
+
+def test_array_contains_in_the_fast_form_calls_no_helper_for_plain_lists():
+    source = compile_workflow(driver.compile_text(ARRAY_CONTAINS, "probe.yaml", "workflowskill").workflow)
+    fast = source.split(FALLBACK)[0]
+    assert "'urgent' in _t0" in fast and " is list" in fast
+
+
+class _Row(dict):
+    """A dict subclass whose subscript lies: sort must read keys as dict.get does."""
+
+    def __getitem__(self, key):
+        return 0
+
+
+@pytest.mark.parametrize("items, want", [
+    ([{"s": 2}, {"s": 1}, {"s": 3}], [3, 2, 1]),
+    ([{"s": 2}, {}, {"s": 3}, {"s": None}], [3, 2, None, None]),   # missing and null last
+    ([{"s": 2}, [5], {"s": 3}], [3, 2, None]),                     # a non-object: missing
+    ([_Row(s=1), {"s": 2}], [2, 1]),
+])
+def test_sort_by_one_key_reads_keys_as_objects_do(items, want):
+    out = rt.wfs_sort(items, ("s",), descending=True)
+    assert [x.get("s") if isinstance(x, dict) else None for x in out] == want
+
+
+def test_a_bug_in_the_fast_path_surfaces():
+    """The fast form falls back only on what the general form reports as the
+    step's error; a NameError (a generator bug) is not hidden by it."""
+    source = compile_workflow(driver.compile_text(ARRAY_CONTAINS, "probe.yaml", "workflowskill").workflow)
+    fast, general = source.split(FALLBACK)
+    broken = load_module(fast.replace("_get(item, ", "_get_misspelled(item, ") + FALLBACK + general)
+    with pytest.raises(NameError):
+        broken.run({"rows": [{"tags": ["urgent"]}]}, ScriptedHost({}))
+    # an item that is no object is a case it expects: the general form decides
+    record = load_module(source).run({"rows": [5, {"tags": ["urgent"]}]}, ScriptedHost({}))
+    assert record["status"] == "success" and record["outputs"]["kept"] == [{"tags": ["urgent"]}]
+
+
+def test_fast_paths_are_laid_out_within_100_columns():
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parent.parent / "benchmarks"
+    sys.path.insert(0, str(bench))
+    try:
+        import bench_python_backend as b
+    finally:
+        sys.path.remove(str(bench))
+    for text in (b.WORKFLOW, b.TRIAGE):
+        source = compile_workflow(driver.compile_text(text, "w.md").workflow)
+        long = [line for line in source.splitlines() if len(line) > 100 and "STEP_IDS" not in line]
+        assert long == []

@@ -1,4 +1,5 @@
-"""IR -> the source of a standalone Python module.
+"""IR -> the source of a Python module that imports flowc's runtime (no other
+part of flowc, none of its dependencies).
 
 The module is structured code, one function per step and per branch arm:
 the top-level chain is straight-line code in ``_main``, a conditional is an
@@ -172,8 +173,9 @@ class _Hoist(ast.NodeTransformer):
 # exact JavaScript numbers, strings, booleans) behind cheap type checks, with
 # the helper itself on every other path. So the fast comprehension gives the
 # general one's result whenever it completes; it has no effects, so when it
-# raises anything the general one runs from the start and decides (its
-# result, or the step's error).
+# raises one of the errors the general one reports as the step's (STEP_ERRORS)
+# the general one runs from the start and decides (its result, or the step's
+# error). Any other exception is a bug of the fast path, and surfaces.
 
 _MAX_SAFE = 9007199254740992  # 2**53: ints up to this magnitude are exact JavaScript numbers
 # helpers whose result is always a bool (or never missing)
@@ -307,10 +309,7 @@ class _Fast(ast.NodeTransformer):
             return self.equal(fname, args[0], args[1])
         if fname == "wfs_contains" and len(args) == 2 and isinstance(args[1], ast.Constant) \
                 and type(args[1].value) is str:
-            first, a = self.bind(args[0])
-            needle = _const(args[1].value.lower())
-            return self.done(f"({needle} in {a}.lower() if type({first}) is str "
-                             f"else {RT}.wfs_contains({a}, {_const(args[1].value)}))")
+            return self.contains(args[0], args[1].value)
         if fname in ("wfs_all", "wfs_any") and len(args) == 1 and isinstance(args[0], ast.Tuple) \
                 and all(h in _BOOL_HELPERS for h in elt_helpers):
             # every operand is a bool already: & and | evaluate them all, as the helpers do
@@ -327,6 +326,20 @@ class _Fast(ast.NodeTransformer):
             return self.done(f"_get(item, {k}, _MISSING)")  # TypeError when the item is no object
         first, v = self.bind(value)
         return self.done(f"(_get({v}, {k}, _MISSING) if type({first}) is dict else {RT}.wfs_get_field({v}, {k}))")
+
+    def contains(self, left: ast.AST, needle: str) -> ast.Name:
+        """``left contains "needle"``: a case-insensitive substring test on a
+        string; on a list, membership by SameValueZero, which for a string
+        needle is ``==`` on elements that are exactly ``str``. Python's ``in``
+        finds every such element; the first element it finds equal is checked
+        to be a ``str`` (else the helper decides, element by element)."""
+        first, a = self.bind(left)
+        n = _const(needle)
+        kind = self.temp()
+        return self.done(
+            f"({_const(needle.lower())} in {a}.lower() if ({kind} := type({first})) is str "
+            f"else ({n} in {a} and (type({a}[{a}.index({n})]) is str or {RT}.wfs_contains({a}, {n}))) "
+            f"if {kind} is list else {RT}.wfs_contains({a}, {n}))")
 
     def compare(self, op: str, left: ast.AST, right: ast.AST) -> ast.Name:
         a, test_a = self.number(left)
@@ -393,6 +406,130 @@ class _Fast(ast.NodeTransformer):
 
 
 _NOT_CONSTANT = object()
+_WIDTH = 100  # generated lines are wrapped to about this many characters
+
+
+def _wrap(line: str, indent: str) -> list[str]:
+    """``line`` (a part of a comprehension: an element, ``for ...`` or
+    ``if ...``), indented, over several lines when it is long: a conditional
+    expression, a chain of ``and``/``or``/``&``/``|``, a call or an object
+    display breaks inside its own parentheses, one piece per line. The
+    wrapped text must parse to the same tree as the line, else the line
+    stays whole."""
+    if len(indent) + len(line) <= _WIDTH or line.startswith("for "):
+        return [indent + line]
+    keyword = "if " if line.startswith("if ") else ""
+    return wrap_expression(line[len(keyword):], indent, keyword)
+
+
+def wrap_expression(source: str, indent: str, lead: str = "", tail: str = "") -> list[str]:
+    """The lines of ``indent + lead + source + tail`` (``source`` a Python
+    expression), broken inside its parentheses when longer than about 100
+    columns. The wrapped text must parse to the same tree, else it stays one
+    line."""
+    if len(indent) + len(lead) + len(source) + len(tail) <= _WIDTH:
+        return [indent + lead + source + tail]
+    try:
+        tree = ast.parse(source, mode="eval")
+        lines = _Wrapper(source).wrap(tree.body, indent, lead, tail)
+        joined = "\n".join(x.strip() for x in lines)
+        same = ast.dump(ast.parse(joined[len(lead):len(joined) - len(tail)], mode="eval")) == ast.dump(tree)
+    except (SyntaxError, RecursionError):
+        return [indent + lead + source + tail]
+    return lines if same else [indent + lead + source + tail]
+
+
+_ATOMS = (ast.Name, ast.Call, ast.Attribute, ast.Subscript, ast.Constant, ast.Dict, ast.List, ast.Tuple)
+_OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Is: "is",
+        ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
+
+
+class _Wrapper:
+    """Breaks one long expression of generated code into lines. Pieces are
+    printed as they were written (source segments), so parentheses stay
+    as the generator put them, except those around a piece printed alone,
+    which _needs_paren puts back."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def text(self, node: ast.AST) -> str:
+        return ast.get_source_segment(self.source, node) or ast.unparse(node)
+
+    def wrap(self, node: ast.AST, indent: str, lead: str = "", tail: str = "", paren: bool = False) -> list[str]:
+        """The lines of ``lead + node + tail``, broken inside brackets when too
+        long; ``paren``: the node needs parentheses as an operand."""
+        text = self.text(node)
+        if paren:
+            text = f"({text})"
+        if len(indent) + len(lead) + len(text) + len(tail) <= _WIDTH:
+            return [indent + lead + text + tail]
+        inner = indent + "    "
+        if isinstance(node, ast.IfExp):
+            return [indent + lead + "(",
+                    *self.wrap(node.body, inner, "", "", _needs_paren(node.body, ast.IfExp)),
+                    *self.wrap(node.test, inner, "if ", "", _needs_paren(node.test, ast.IfExp)),
+                    *self.wrap(node.orelse, inner, "else ", "", isinstance(node.orelse, (ast.Lambda, ast.NamedExpr))),
+                    indent + ")" + tail]
+        if isinstance(node, ast.BoolOp) or (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr))):
+            if isinstance(node, ast.BoolOp):
+                word = "and " if isinstance(node.op, ast.And) else "or "
+                operands = node.values
+                within: type = ast.BoolOp
+            else:
+                word = "& " if isinstance(node.op, ast.BitAnd) else "| "
+                operands = _chain(node, type(node.op))
+                within = ast.BinOp
+            lines = [indent + lead + "("]
+            for i, operand in enumerate(operands):
+                lines += self.wrap(operand, inner, word if i else "", "", _needs_paren(operand, within))
+            return lines + [indent + ")" + tail]
+        if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+            return self.wrap(node.value, indent, f"{lead}({node.target.id} := ", ")" + tail,
+                             isinstance(node.value, (ast.Lambda, ast.NamedExpr)))
+        if isinstance(node, ast.Compare) and all(type(op) in _OPS for op in node.ops):
+            lines = [indent + lead + "("]
+            lines += self.wrap(node.left, inner, "", "", _needs_paren(node.left, ast.Compare))
+            for op, right in zip(node.ops, node.comparators):
+                lines += self.wrap(right, inner, _OPS[type(op)] + " ", "", _needs_paren(right, ast.Compare))
+            return lines + [indent + ")" + tail]
+        if isinstance(node, ast.Call) and node.args and not node.keywords:
+            lines = [indent + lead + self.text(node.func) + "("]
+            for arg in node.args:
+                lines += self.wrap(arg, inner, "", ",", isinstance(arg, ast.NamedExpr))
+            return lines + [indent + ")" + tail]
+        if isinstance(node, ast.Tuple) and node.elts:
+            lines = [indent + lead + "("]
+            for elt in node.elts:
+                lines += self.wrap(elt, inner, "", ",", isinstance(elt, ast.NamedExpr))
+            return lines + [indent + ")" + tail]
+        if isinstance(node, ast.Dict) and None not in node.keys:
+            lines = [indent + lead + "{"]
+            for key, value in zip(node.keys, node.values):
+                lines += self.wrap(value, inner, self.text(key) + ": ", ",", isinstance(value, ast.NamedExpr))
+            return lines + [indent + "}" + tail]
+        return [indent + lead + text + tail]
+
+
+
+
+def _needs_paren(node: ast.AST, within: type) -> bool:
+    """Does ``node``, printed alone, need parentheses as an operand of a
+    ``within`` expression? (ast.unparse drops those its parent gave it.)"""
+    if isinstance(node, (ast.NamedExpr, ast.Lambda, ast.IfExp)):
+        return True
+    if within is ast.IfExp:
+        return False
+    if within is ast.BoolOp:
+        return isinstance(node, ast.BoolOp)
+    return not isinstance(node, _ATOMS)  # | & and comparisons: anything but an atom
+
+
+def _chain(node: ast.AST, op: type) -> list[ast.AST]:
+    """The operands of ``a | b | c`` (left-nested BinOps of one operator)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, op):
+        return _chain(node.left, op) + [node.right]
+    return [node]
 
 
 def _constant(node: ast.AST) -> Any:
@@ -704,7 +841,11 @@ class _Generator:
             else:
                 fn.emit(depth, "try:  # the fast path: every item an object, plain numbers and strings")
                 self._emit_result(fn, depth + 1, lead, fast)
-                fn.emit(depth, "except Exception:  # noqa: BLE001 - any other case: the general path decides")
+                # Only what the general path turns into the step's error (an item
+                # that is no object: TypeError; a helper's EvalError ...) sends it
+                # there; anything else is a bug of the fast path and surfaces.
+                fn.emit(depth, f"except {RT}.STEP_ERRORS:  # a case the fast path does not cover: "
+                               "the general path decides")
                 self._emit_result(fn, depth + 1, lead, lines)
         if uses_result:
             self._emit_dict(fn, depth, "output = ", self._mapping(fn, node, raw, scope), compact=True)
@@ -724,7 +865,8 @@ class _Generator:
             fn.emit(depth, lead + " ".join(lines) + "}")
         else:
             fn.emit(depth, lead + "[")
-            fn.lines.extend("    " * (depth + 1) + line for line in lines[1:-1])
+            for line in lines[1:-1]:
+                fn.lines.extend(_wrap(line, "    " * (depth + 1)))
             fn.emit(depth, "]}")
 
     @staticmethod

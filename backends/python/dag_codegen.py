@@ -15,12 +15,16 @@ workflow text.
 
 from __future__ import annotations
 
+import ast
+import heapq
+import os
+import re
 from typing import Any
 
 from flowc.backends.dag_plan import PlanError, build_plan, is_dataflow
 from flowc.backends.python import pysource
 from flowc.backends.python.cel_expr import CelCompileError, compile_cel, compile_cel_lambda
-from flowc.backends.python.codegen import BackendError
+from flowc.backends.python.codegen import BackendError, wrap_expression
 from flowc.ir import expr as E
 from flowc.ir.workflow import Workflow
 
@@ -48,29 +52,91 @@ def _const(value: Any) -> str:
         raise DagCodegenError(str(exc)) from None
 
 
-def _render(value: Any, indent: int, depth: int = 0) -> str:
+_WIDTH = 100  # plan data is laid out to about this many columns
+
+
+def _render(value: Any, indent: int, depth: int = 0, lead: int = 0) -> str:
     """Python source for plan data: dicts, lists, constants, function names.
-    Nodes (dicts with an ``id``) go one per line."""
+    A dict or list that does not fit in the line (``indent`` columns before
+    it, ``lead`` more on its first line) goes one entry per line."""
     if depth > 200:
         raise DagCodegenError("the plan nests too deeply to compile")
     if isinstance(value, _Name):
         return value.name
     if isinstance(value, dict):
-        items = [f"{_const(str(k))}: {_render(v, indent + 4, depth + 1)}" for k, v in value.items()]
-        return "{" + ", ".join(items) + "}"
+        keys = [_const(str(k)) + ": " for k in value]
+        flat = "{" + ", ".join(k + _render(v, 0, depth + 1, 10**6) for k, v in zip(keys, value.values())) + "}"
+        if not value or indent + lead + len(flat) <= _WIDTH:
+            return flat
+        pad = " " * (indent + 4)
+        items = [pad + k + _render(v, indent + 4, depth + 1, len(k)) + ","
+                 for k, v in zip(keys, value.values())]
+        return "{\n" + "\n".join(items) + "\n" + " " * indent + "}"
     if isinstance(value, (list, tuple)):
-        rendered = [_render(v, indent + 4, depth + 1) for v in value]
-        if value and all(isinstance(v, dict) and "id" in v for v in value):
-            pad = " " * (indent + 4)
-            return "[\n" + ",\n".join(pad + r for r in rendered) + ",\n" + " " * indent + "]"
-        return "[" + ", ".join(rendered) + "]"
+        flat = "[" + ", ".join(_render(v, 0, depth + 1, 10**6) for v in value) + "]"
+        if not value or indent + lead + len(flat) <= _WIDTH:
+            return flat
+        pad = " " * (indent + 4)
+        items = [pad + _render(v, indent + 4, depth + 1) + "," for v in value]
+        return "[\n" + "\n".join(items) + "\n" + " " * indent + "]"
     return _const(value)
+
+
+def _names(value: Any, depth: int = 0) -> list[str]:
+    """The generated functions plan data refers to, in order."""
+    if depth > 200:
+        raise DagCodegenError("the plan nests too deeply to compile")
+    if isinstance(value, _Name):
+        return [value.name]
+    if isinstance(value, dict):
+        return [n for v in value.values() for n in _names(v, depth + 1)]
+    if isinstance(value, (list, tuple)):
+        return [n for v in value for n in _names(v, depth + 1)]
+    return []
+
+
+def _dependency_order(nodes: list[dict]) -> list[int]:
+    """Indexes of ``nodes`` with every node after the nodes it depends on
+    (``deps``), ties in plan order; nodes on a cycle (goto loops) follow in
+    plan order. (Kahn's algorithm with a heap: O(n log n + edges).)"""
+    position = {node["id"]: i for i, node in enumerate(nodes)}
+    waiting = [0] * len(nodes)
+    dependents: list[list[int]] = [[] for _ in nodes]
+    for i, node in enumerate(nodes):
+        for d in set(node.get("deps", ())):
+            j = position.get(d)
+            if j is not None and j != i:
+                waiting[i] += 1
+                dependents[j].append(i)
+    ready = [i for i in range(len(nodes)) if waiting[i] == 0]
+    heapq.heapify(ready)
+    done: list[int] = []
+    while ready:
+        i = heapq.heappop(ready)
+        done.append(i)
+        for k in dependents[i]:
+            waiting[k] -= 1
+            if waiting[k] == 0:
+                heapq.heappush(ready, k)
+    placed = set(done)
+    return done + [i for i in range(len(nodes)) if i not in placed]
+
+
+def _is_plain_constant(source: str) -> bool:
+    """Is ``source`` (compiled CEL) a literal string, number, bool or None?"""
+    try:
+        value = ast.literal_eval(source)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return type(value) in (str, int, float, bool, type(None))
 
 
 class _Generator:
     def __init__(self, workflow: Workflow) -> None:
         self.wf = workflow
         self.functions: list[str] = []
+        self.by_name: dict[str, int] = {}  # a function's name -> its index in functions
+        self.constants: set[str] = set()
 
     def expression(self, expr: E.Expr, what: str) -> _Name:
         name = f"_x{len(self.functions)}"
@@ -78,9 +144,17 @@ class _Generator:
             if isinstance(expr, E.Lambda):
                 self.functions.append(f"{name} = {compile_cel_lambda(expr)}  {pysource.comment(what)}")
             else:
-                self.functions.append(f"def {name}(env):  {pysource.comment(what)}\n    return {compile_cel(expr)}")
+                body = compile_cel(expr)
+                if _is_plain_constant(body):
+                    # a constant is written as one, in the plan (see _const in the module)
+                    self.constants.add(name)
+                    self.functions.append("")
+                    return _Name(f"_const({body})")
+                lines = wrap_expression(body, "    ", "return ")
+                self.functions.append(f"def {name}(env):  {pysource.comment(what)}\n" + "\n".join(lines))
         except CelCompileError as exc:
             raise DagCodegenError(f"{what}: {exc}") from None
+        self.by_name[name] = len(self.functions) - 1
         return _Name(name)
 
     def generate(self) -> str:
@@ -104,8 +178,32 @@ class _Generator:
             f"WORKFLOW = {_const(wf.name)}",
             "",
         ]
-        out.extend(f + "\n" for f in self.functions)
-        out.append(f"PLAN = {_render(plan, 0)}")
+        if self.constants:
+            out += ["def _const(value):",
+                    "    # a plan attribute that is a constant: the scheduler calls every attribute with env",
+                    "    return lambda env: value",
+                    "", ""]
+        graph = plan.get("graph")
+        nodes = graph.get("nodes") if isinstance(graph, dict) else None
+        emitted: set[str] = set()
+        if isinstance(nodes, list) and nodes and all(isinstance(n, dict) and "id" in n for n in nodes):
+            # Each step with its expressions, in dependency order; the plan
+            # lists them in the scheduler's order (by id), which decides which
+            # of two ready steps runs first.
+            out.append("# the steps, each after those it depends on")
+            out.append("")
+            for i in _dependency_order(nodes):
+                for name in _names(nodes[i]):
+                    if name in self.by_name and name not in emitted:
+                        emitted.add(name)
+                        out.append(self.functions[self.by_name[name]] + "\n")
+                out.append(f"_n{i} = {_render(nodes[i], 0, 0, len(f'_n{i} = '))}")
+                out.append("")
+            graph["nodes"] = [_Name(f"_n{i}") for i in range(len(nodes))]
+        for name, index in sorted(self.by_name.items(), key=lambda item: item[1]):
+            if name not in emitted:
+                out.insert(len(out), self.functions[index] + "\n")
+        out.append(f"PLAN = {_render(plan, 0, 0, len('PLAN = '))}")
         out.append("")
         out.append("")
         out.append("def run(inputs, host, trigger=None, payload=None, max_iterations=None, max_host_calls=None):")

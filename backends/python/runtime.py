@@ -822,9 +822,16 @@ def wfs_sort(items, path, descending=False):
     last in both directions; numbers compare numerically, strings by UTF-16
     code units, mixed values by JavaScript's ``<``."""
     name = path[0] if len(path) == 1 else None
-    if name is not None:
+    all_dicts = set(map(type, items)) == {dict}
+    keys = None
+    if name is not None and all_dicts:
+        try:  # every item holds the key: read them all in C
+            keys = list(map(_itemgetter(name), items))
+        except KeyError:
+            keys = None
+    if keys is None and name is not None:
         keys = [item.get(name) if type(item) is dict else wfs_get_fields(item, path) for item in items]
-    else:
+    elif keys is None:
         keys = [wfs_get_fields(item, path) for item in items]
     kinds = set(map(type, keys))
     nulls = []
@@ -851,7 +858,7 @@ def wfs_sort(items, path, descending=False):
         direct = False
         keys = [_JsOrder(k, descending) for k in keys]
         descending = False  # the order objects compare flipped already
-    if direct and name is not None and set(map(type, items)) == {dict}:
+    if direct and name is not None and all_dicts:
         out = sorted(items, key=_itemgetter(name), reverse=descending)
     else:
         order = sorted(range(len(keys)), key=keys.__getitem__, reverse=descending)

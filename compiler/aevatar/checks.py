@@ -26,11 +26,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-import networkx as nx
 from flowc.compiler.aevatar import dotnet
 from flowc.compiler.aevatar import primitives as P
 from flowc.compiler.suggest import did_you_mean
 from flowc.ir import expr as E
+from flowc.ir import graph as G
 from flowc.ir.diagnostics import Diagnostic, error, warning
 from flowc.ir.graph import control_graph
 from flowc.ir.workflow import EdgeKind, Workflow
@@ -62,7 +62,7 @@ def check_workflow(fe: AevatarFrontEnd, wf: Workflow) -> list[Diagnostic]:
 
 
 # ---------------------------------------------------------------- control flow
-def _terminal_rules(fe: AevatarFrontEnd, wf: Workflow, graph: nx.MultiDiGraph) -> list[Diagnostic]:
+def _terminal_rules(fe: AevatarFrontEnd, wf: Workflow, graph: G.Graph) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     steps = fe.steps
     if not steps:
@@ -148,7 +148,7 @@ def _expressions(info: StepInfo):
     yield from info.lowered.items()
 
 
-def _reference_rules(fe: AevatarFrontEnd, wf: Workflow, graph: nx.MultiDiGraph) -> list[Diagnostic]:
+def _reference_rules(fe: AevatarFrontEnd, wf: Workflow, graph: G.Graph) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     assigned = {info.params.get("target", "") for info in [*fe.steps, *fe.children] if info.canonical == "assign"}
     variables = {v for v in assigned if v} | set(fe.by_id) | _KERNEL_VARS
@@ -242,7 +242,7 @@ def _step_ref(fe, wf, graph, info, key, ref: E.Ref) -> list[Diagnostic]:
         return [warning("AEV213", f"{where}: steps.{target}.{field} is never set by the engine (steps.<id> has "
                         f"{', '.join(P.STEP_FIELDS)}, json.*, annotations.*, usage.*)", ref.span,
                         *([hint] if hint else []))]
-    if target == info.id or target in graph and info.id in graph and target in nx.ancestors(graph, info.id):
+    if target == info.id or target in graph and info.id in graph and target in G.ancestors(graph, info.id):
         if target == info.id and not _in_cycle(graph, info.id):
             return [warning("AEV214", f"{where}: step {target!r} reads its own output, which is empty "
                             "while it runs", ref.span)]
@@ -253,8 +253,8 @@ def _step_ref(fe, wf, graph, info, key, ref: E.Ref) -> list[Diagnostic]:
     return []
 
 
-def _in_cycle(graph: nx.MultiDiGraph, node: str) -> bool:
-    return any(node in nx.descendants(graph, s) for s in graph.successors(node)) or graph.has_edge(node, node)
+def _in_cycle(graph: G.Graph, node: str) -> bool:
+    return any(node in G.descendants(graph, s) for s in graph.successors(node)) or graph.has_edge(node, node)
 
 
 # ---------------------------------------------------------------- parameters

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-import networkx as nx
 from flowc.ir import expr as E
+from flowc.ir import graph as G
 from flowc.ir.diagnostics import Diagnostic, error, warning
 from flowc.ir.graph import control_graph
 from flowc.ir.ops import OPERATIONS
@@ -63,7 +63,7 @@ def _caps(workflow: Workflow) -> list[Diagnostic]:
     return out
 
 
-def _reachability(workflow: Workflow, graph: nx.MultiDiGraph) -> list[Diagnostic]:
+def _reachability(workflow: Workflow, graph: G.Graph) -> list[Diagnostic]:
     profile = PROFILES.get(workflow.semantics)
     report = error if profile is not None and profile.unreachable_steps == "error" else warning
     if not workflow.entry:
@@ -74,7 +74,7 @@ def _reachability(workflow: Workflow, graph: nx.MultiDiGraph) -> list[Diagnostic
     for entry in workflow.entry:
         if entry in graph:
             reached.add(entry)
-            reached.update(nx.descendants(graph, entry))
+            reached.update(G.descendants(graph, entry))
     out = []
     for node in workflow.nodes:
         if node.id not in reached and not node.id.startswith("$"):
@@ -90,27 +90,28 @@ def _duplicate_ids(workflow: Workflow) -> set[str]:
     return {node_id for node_id, count in counts.items() if count > 1}
 
 
-def _control_cycles(graph: nx.MultiDiGraph, duplicate_ids: set[str]) -> list[Diagnostic]:
+def _control_cycles(graph: G.Graph, duplicate_ids: set[str]) -> list[Diagnostic]:
     # Two nodes with one id collapse into one graph node, so an edge between
     # them becomes a self-loop: that is the duplicate (ANA401), not a cycle.
-    loops = [(u, v, k) for u, v, k in nx.selfloop_edges(graph, keys=True) if u in duplicate_ids]
+    loops = [(u, v, k) for u, v, k in graph.selfloop_edges() if u in duplicate_ids]
     if loops:
         graph = graph.copy()
-        graph.remove_edges_from(loops)
+        for u, v, k in loops:
+            graph.remove_edge(u, v, k)
     try:
-        cycle = nx.find_cycle(graph)
-    except nx.NetworkXNoCycle:
+        cycle = G.find_cycle(graph)
+    except G.NoCycle:
         return []
     ids = [u for u, *_ in cycle] + [cycle[0][0]]
     node = graph.nodes[ids[0]]["node"]
     return [error("ANA403", "control flow cycle: " + " -> ".join(ids), node.span)]
 
 
-def _augmented(workflow: Workflow, graph: nx.MultiDiGraph) -> nx.DiGraph:
+def _augmented(workflow: Workflow, graph: G.Graph) -> G.Graph:
     """The control graph plus the implicit returns of structured branches:
     an arm of a `branch` node continues at the branch's sequence successor.
     In dialects whose arms route on by their own edges (aevatar), nothing is added."""
-    g = nx.DiGraph(graph)
+    g = graph.copy(multi=False)
     if workflow.semantics in BRANCH_ARMS_ROUTE_ON:
         return g
     successors: dict[str, list[str]] = {}
@@ -134,7 +135,7 @@ def _augmented(workflow: Workflow, graph: nx.MultiDiGraph) -> nx.DiGraph:
     return g
 
 
-def _terminal(workflow: Workflow, graph: nx.MultiDiGraph) -> list[Diagnostic]:
+def _terminal(workflow: Workflow, graph: G.Graph) -> list[Diagnostic]:
     profile = PROFILES.get(workflow.semantics)
     if profile is not None and profile.terminal_nodes == "at_least_one":
         return _terminals_at_least_one(workflow, graph)
@@ -155,7 +156,7 @@ def _terminal(workflow: Workflow, graph: nx.MultiDiGraph) -> list[Diagnostic]:
     for t in terminals:
         if t in g:
             reaches.add(t)
-            reaches.update(nx.ancestors(g, t))
+            reaches.update(G.ancestors(g, t))
     for node in workflow.nodes:
         if node.id not in reaches:
             out.append(error("ANA404", f"step {node.id!r} never reaches the end of the workflow",
@@ -163,7 +164,7 @@ def _terminal(workflow: Workflow, graph: nx.MultiDiGraph) -> list[Diagnostic]:
     return out
 
 
-def _terminals_at_least_one(workflow: Workflow, graph: nx.MultiDiGraph) -> list[Diagnostic]:
+def _terminals_at_least_one(workflow: Workflow, graph: G.Graph) -> list[Diagnostic]:
     """Dialects that end runs at terminal nodes of their own (instruction
     `finish`): one or more of them, and no `Workflow.terminal`. A step from
     which no terminal can be reached still runs, but nothing waits for it:
@@ -174,7 +175,7 @@ def _terminals_at_least_one(workflow: Workflow, graph: nx.MultiDiGraph) -> list[
     reaches: set[str] = set()
     for t in terminals:
         reaches.add(t)
-        reaches.update(nx.ancestors(graph, t))
+        reaches.update(G.ancestors(graph, t))
     return [warning("ANA404", f"step {node.id!r} never reaches a terminal node; nothing waits for its "
                     "result", node.span)
             for node in workflow.nodes if node.id not in reaches]
@@ -184,7 +185,7 @@ def _data_cycles(workflow: Workflow) -> list[Diagnostic]:
     """Steps that read each other's outputs in a cycle (through `$steps`).
     One finding per strongly connected component, so this stays linear."""
     known = workflow.node_map()
-    g = nx.DiGraph()
+    g = G.Graph(multi=False)
     spans = {}
     for node in workflow.nodes:
         for expr in node_expressions(node):
@@ -194,11 +195,11 @@ def _data_cycles(workflow: Workflow) -> list[Diagnostic]:
                     g.add_edge(target, node.id)
                     spans.setdefault((target, node.id), ref.span)
     out = []
-    for component in nx.strongly_connected_components(g):
+    for component in G.strongly_connected_components(g):
         first = min(component)
         if len(component) == 1 and not g.has_edge(first, first):
             continue
-        cycle = [u for u, _ in nx.find_cycle(g.subgraph(component), source=first)]
+        cycle = [u for u, *_ in G.find_cycle(g.subgraph(component), source=first)]
         path = " -> ".join(cycle + [cycle[0]])
         span = spans.get((cycle[-1], cycle[0])) or known[first].span
         out.append(error("ANA403", f"steps read each other's outputs in a cycle: {path}", span))

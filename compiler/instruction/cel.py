@@ -157,16 +157,52 @@ def parse_cel(text: str, origin: Span = NO_SPAN, exact: bool = True) -> E.Expr:
     except lark.exceptions.UnexpectedToken as exc:
         token = exc.token
         if token.type == "$END":
-            raise CelSyntaxError("unexpected end of expression", builder.end()) from None
+            raise CelSyntaxError(_early_end(text, exc.expected), builder.end()) from None
         raise CelSyntaxError(f"unexpected {token.value!r}", builder.token(token)) from None
-    except lark.exceptions.UnexpectedEOF:
-        raise CelSyntaxError("unexpected end of expression", builder.end()) from None
+    except lark.exceptions.UnexpectedEOF as exc:
+        raise CelSyntaxError(_early_end(text, exc.expected), builder.end()) from None
     except RecursionError:
         raise CelSyntaxError("the expression nests too deeply", origin) from None
     try:
         return builder.build(tree)
     except RecursionError:
         raise CelSyntaxError("the expression nests too deeply", origin) from None
+
+
+_CLOSERS = {"(": ")", "[": "]", "{": "}"}
+
+
+def _early_end(text: str, expected) -> str:
+    """What is missing when the text ends too early, in plain words."""
+    if set(expected) == {"IDENT"}:
+        return "the expression ends where a field name was expected (after `.`)"
+    opened = _innermost_open(text)
+    if opened is not None and not {"IDENT", "INT"} <= set(expected):
+        return f"the expression ends before the `{opened}` is closed with `{_CLOSERS[opened]}`"
+    return "the expression ends where a value was expected"
+
+
+def _innermost_open(text: str) -> str | None:
+    """The innermost bracket left open, outside string literals (a rough
+    scan: enough to name what is missing)."""
+    stack: list[str] = []
+    quote = None
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote is not None:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch in _CLOSERS:
+            stack.append(ch)
+        elif ch in ")]}" and stack:
+            stack.pop()
+        i += 1
+    return stack[-1] if stack else None
 
 
 def check_names(expr: E.Expr, roots: frozenset[str] | set[str] | None) -> list[Diagnostic]:

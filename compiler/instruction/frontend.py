@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-import networkx as nx
 from flowc.compiler.instruction import catalog as CAT
 from flowc.compiler.instruction import config_vars
 from flowc.compiler.instruction.carriers import Carried, locate
@@ -28,6 +27,7 @@ from flowc.compiler.instruction.templates import TemplateError, has_placeholder,
 from flowc.compiler.suggest import did_you_mean
 from flowc.compiler.yamlsrc import YMap, YNode, YScalar, YSeq, type_name
 from flowc.ir import expr as E
+from flowc.ir import graph as G
 from flowc.ir import types as T
 from flowc.ir.diagnostics import Diagnostic, DiagnosticSink, error
 from flowc.ir.limits import MAX_STEPS
@@ -287,6 +287,17 @@ class InstructionFrontEnd:
         return ms
 
     # ------------------------------------------------------------------ expressions
+    def _cel_syntax(self, node: YScalar) -> None:
+        """Only the syntax of a CEL field (of a step that is otherwise dropped)."""
+        text = node.value
+        prefix = _CEL_PREFIX.match(text)
+        skip = prefix.end() if prefix else 0
+        origin, exact = self._scalar_origin(node, skip)
+        try:
+            parse_cel(text[skip:], origin, exact)
+        except CelSyntaxError as exc:
+            self._error("CEL201", f"CEL syntax error: {exc.message}", exc.span if exc.span.known else node.span)
+
     def _cel(self, node: YNode, roots: frozenset[str] | None, scope: _Scope | None,
              lambda_vars: frozenset[str] = frozenset()) -> E.Expr:
         """A field that is always CEL (an optional ``CEL:`` prefix is trimmed)."""
@@ -626,18 +637,20 @@ class InstructionFrontEnd:
             shown = repr(kind) if kind is not None else type_name(kind_node)
             self._error("INS106", f"step {step_id!r} has unknown kind {shown}", kind_node.span,
                         did_you_mean(kind, CAT.KINDS) if kind else None)
+            # the step is dropped; its guard's syntax errors are reported now, not once the kind is fixed
+            when = body.get("when")
+            if isinstance(when, YScalar) and isinstance(when.value, str):
+                self._cel_syntax(when)
             return None
         return _Step(step_id, key, body, kind, spec)
 
     def _body_cycles(self, nodes: list[Node], edges: list[Edge], scope: _Scope) -> None:
-        g = nx.DiGraph()
-        g.add_nodes_from(n.id for n in nodes)
-        g.add_edges_from((e.source, e.target) for e in edges if e.source in g and e.target in g)
+        g = _simple_graph(nodes, edges)
         try:
-            cycle = nx.find_cycle(g)
-        except nx.NetworkXNoCycle:
+            cycle = G.find_cycle(g)
+        except G.NoCycle:
             return
-        ids = [u for u, _ in cycle] + [cycle[0][0]]
+        ids = [u for u, *_ in cycle] + [cycle[0][0]]
         node = next(n for n in nodes if n.id == ids[0])
         self._error("INS307", "the body's steps depend on each other in a cycle: " + " -> ".join(ids), node.span)
 
@@ -1189,29 +1202,33 @@ def _ancestor_bits(nodes: list[Node], edges: list[Edge]) -> dict[str, int]:
     the positions in ``nodes``, all computed in one pass over the
     condensation (cycles collapse to one component whose members are each
     other's ancestors) instead of one graph search per step."""
-    g = nx.DiGraph()
-    g.add_nodes_from(n.id for n in nodes)
-    g.add_edges_from((e.source, e.target) for e in edges if e.source in g and e.target in g)
+    g = _simple_graph(nodes, edges)
     bit = {n.id: 1 << i for i, n in enumerate(nodes)}
-    dag = nx.condensation(g)
-    below: dict[int, int] = {}     # component -> bits of its strict ancestors' members
-    members: dict[int, int] = {}   # component -> bits of its members
-    for comp in nx.topological_sort(dag):
-        ids = dag.nodes[comp]["members"]
-        own = 0
+    components = [sorted(c) for c in G.strongly_connected_components(g)]
+    component_of = {step_id: k for k, members in enumerate(components) for step_id in members}
+    successors: list[set[int]] = [set() for _ in components]
+    waiting = [0] * len(components)
+    for u in g:
+        for v in g.successors(u):
+            cu, cv = component_of[u], component_of[v]
+            if cu != cv and cv not in successors[cu]:
+                successors[cu].add(cv)
+                waiting[cv] += 1
+    members = [0] * len(components)
+    for k, ids in enumerate(components):
         for step_id in ids:
-            own |= bit[step_id]
-        members[comp] = own
-        bits = 0
-        for pred in dag.predecessors(comp):
-            bits |= below[pred] | members[pred]
-        below[comp] = bits
-    mapping = dag.graph["mapping"]
-    out: dict[str, int] = {}
-    for step_id, comp in mapping.items():
-        cyclic = len(dag.nodes[comp]["members"]) > 1
-        out[step_id] = below[comp] | (members[comp] if cyclic else 0)
-    return out
+            members[k] |= bit[step_id]
+    below = [0] * len(components)  # component -> bits of its strict ancestors' members
+    ready = [k for k in range(len(components)) if waiting[k] == 0]
+    while ready:                   # Kahn's order: every component after its predecessors
+        k = ready.pop()
+        for succ in successors[k]:
+            below[succ] |= below[k] | members[k]
+            waiting[succ] -= 1
+            if waiting[succ] == 0:
+                ready.append(succ)
+    return {step_id: below[k] | (members[k] if len(components[k]) > 1 else 0)
+            for step_id, k in component_of.items()}
 
 
 def _literal(node: YNode) -> E.Literal:
@@ -1310,3 +1327,14 @@ def workflow_names(text: str, path: str) -> list[str]:
     (a workflow with errors still has its name)."""
     carried, _diags = locate(text, path)
     return [n for n in (_carried_name(c) for c in carried) if n is not None]
+
+
+def _simple_graph(nodes: list[Node], edges: list[Edge]) -> G.Graph:
+    """The dependency graph of one body's steps (parallel edges merged)."""
+    g = G.Graph(multi=False)
+    for n in nodes:
+        g.add_node(n.id)
+    for e in edges:
+        if e.source in g and e.target in g:
+            g.add_edge(e.source, e.target)
+    return g

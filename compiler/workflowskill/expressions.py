@@ -46,12 +46,16 @@ class ExpressionError(Exception):
     reference lexed (for a template placeholder that is ``'$' + body``).
     """
 
-    def __init__(self, message: str, span: Span, kind: str = "ParseExprError", position: int = 0):
+    def __init__(self, message: str, span: Span, kind: str = "ParseExprError", position: int = 0,
+                 plain: str | None = None):
         super().__init__(message)
         self.message = message
         self.span = span
         self.kind = kind
         self.position = position
+        # The same problem in flowc's own words, for findings (``message``
+        # stays the reference's, for `flowc eval` and the conformance tests).
+        self.plain = plain or message
 
 
 # Token type -> IR operator key.
@@ -427,11 +431,38 @@ def _lex_error(text: str, pos: int, loc: _Locator) -> ExpressionError:
     ch = text[pos]
     if ch == "$":
         message = "Expected identifier after $"
+        plain = "`$` must be followed by a name, such as $inputs, $steps or $item"
     elif ch in "\"'":
         message = "Unterminated string literal"
+        plain = f"the string that starts here has no closing {ch}"
     else:
         message = f"Unexpected character: {ch}"
-    return ExpressionError(message, loc.span(pos, pos + 1), "LexError", pos)
+        plain = f"{ascii(ch) if not ch.isprintable() else repr(ch)} cannot appear in an expression"
+    return ExpressionError(message, loc.span(pos, pos + 1), "LexError", pos, plain)
+
+
+# How findings name a token: what the reader wrote, not the lexer's name for it.
+_TOKEN_WORDS = {"EQ": "`==`", "NEQ": "`!=`", "GT": "`>`", "GTE": "`>=`", "LT": "`<`", "LTE": "`<=`",
+                "AND": "`&&`", "OR": "`||`", "NOT": "`!`", "LPAREN": "`(`", "RPAREN": "`)`",
+                "LBRACKET": "`[`", "RBRACKET": "`]`", "DOT": "`.`", "CONTAINS": "`contains`"}
+
+
+def _describe(kind: str, value: str) -> str:
+    if kind == "EOF":
+        return "the end of the expression"
+    if kind in _TOKEN_WORDS:
+        return _TOKEN_WORDS[kind]
+    if kind == "DOLLAR_REF":
+        return f"the reference ${value}"
+    if kind == "STRING":
+        return f"the string {value!r}"
+    if kind == "NUMBER":
+        return f"the number {value}"
+    if kind in ("BOOLEAN", "NULL"):
+        return f"`{value}`"
+    if kind == "IDENTIFIER":
+        return f"the bare word {value!r} (a reference starts with $, a string needs quotes)"
+    return repr(value)
 
 
 def _parse_error(tokens: list[_Tok], index: int, loc: _Locator) -> ExpressionError:
@@ -453,16 +484,26 @@ def _parse_error(tokens: list[_Tok], index: int, loc: _Locator) -> ExpressionErr
         prev = tok.type
     bad = tokens[index]
     kind, value = _token_type(bad), _token_value(bad)
+    found = _describe(kind, value)
     if prev in _WANTS_OPERAND:
         message = f'Unexpected token: {kind} ("{value}")'
+        if kind == "EOF":
+            plain = "the expression ends where a value was expected" + (
+                f" (after {_TOKEN_WORDS[prev]})" if prev in _TOKEN_WORDS else "")
+        else:
+            plain = f"expected a value, found {found}"
     elif prev == "DOT":
         message = f"Expected property name after '.', got {kind}"
+        plain = f"expected a property name after `.`, found {found}"
     elif open_brackets:
         closer = "RPAREN" if open_brackets[-1] == "LPAREN" else "RBRACKET"
         message = f'Expected {closer} but got {kind} ("{value}")'
+        plain = f"expected {_TOKEN_WORDS[closer]} to close the {_TOKEN_WORDS[open_brackets[-1]]}, found {found}"
     else:
         message = f'Unexpected token after expression: {kind} ("{value}")'
-    return ExpressionError(message, loc.span(bad.start_pos, bad.end_pos), "ParseExprError", bad.start_pos)
+        plain = f"the expression is complete before {found}; an operator (==, &&, ...) may be missing"
+    return ExpressionError(message, loc.span(bad.start_pos, bad.end_pos), "ParseExprError", bad.start_pos,
+                           plain)
 
 
 def _parse(text: str, loc: _Locator) -> Expr:

@@ -217,6 +217,7 @@ class WorkflowSkillFrontEnd:
                                 f"{_show(stype)}; expected one of {', '.join(F.STEP_TYPES)}",
                                 stype.span, *([hint] if hint else []))
                 self.unusable_ids.add(sid.value)
+                self._expression_syntax(step)
                 continue
             infos.append(_StepInfo(index, sid.value, stype.value, step))
         return infos
@@ -390,6 +391,12 @@ class WorkflowSkillFrontEnd:
                 hint = did_you_mean(opnode.value, F.TRANSFORM_OPERATIONS) if isinstance(opnode, YScalar) else None
                 self.sink.error("WFS106", f"transform `operation` must be filter, map or sort, not "
                                 f"{_show(opnode)}", opnode.span, *([hint] if hint else []))
+            # Whatever the operation was meant to be, its expressions are
+            # checked now: their findings come with this one, not after it.
+            if step.get("where") is not None:
+                self._expression(step.get("where"), "where", context="item")
+            if isinstance(step.get("expression"), YMap):
+                self._map_expression(step.get("expression"))
             return "transform.filter"
         operation = opnode.value
         wanted = F.TRANSFORM_OPERATIONS[operation]
@@ -567,6 +574,36 @@ class WorkflowSkillFrontEnd:
         return None
 
     # ------------------------------------------------------------ expressions
+    def _expression_syntax(self, step: YMap) -> None:
+        """The syntax of a step's expressions, for a step that is otherwise
+        dropped (its type is unknown): its expression errors are reported with
+        the type's, not after the type is fixed. References are not resolved:
+        where the step runs is unknown."""
+        for key in ("condition", "where", "each"):
+            node = step.get(key)
+            if isinstance(node, YScalar) and isinstance(node.value, str):
+                self._syntax(node, f"invalid expression in `{key}`", parse_expression)
+        expression = step.get("expression")
+        pending = [expression] if isinstance(expression, YMap) else []
+        while pending:
+            for _, value in pending.pop().items:
+                if isinstance(value, YMap):
+                    pending.append(value)
+                elif isinstance(value, YScalar) and isinstance(value.value, str) and value.value.startswith("$"):
+                    self._syntax(value, "invalid expression in `expression`", parse_expression)
+        for section in ("inputs", "outputs"):
+            decls = step.get(section)
+            for _, decl in decls.items if isinstance(decls, YMap) else ():
+                value = decl.get("value") if isinstance(decl, YMap) else None
+                if isinstance(value, YScalar) and isinstance(value.value, str):
+                    self._syntax(value, "invalid expression", parse_value)
+
+    def _syntax(self, node: YScalar, what: str, parse) -> None:
+        try:
+            parse(node.value, self._origin(node))
+        except ExpressionError as exc:
+            self.sink.error("WFS201", f"{what}: {exc.plain}", exc.span)
+
     def _origin(self, node: YScalar) -> Span:
         s = node.span
         col = s.col + 1 if node.quoted and s.line == s.end_line else s.col
@@ -580,7 +617,7 @@ class WorkflowSkillFrontEnd:
         try:
             expr = parse_expression(node.value, self._origin(node))
         except ExpressionError as exc:
-            self.sink.error("WFS201", f"invalid expression in `{what}`: {exc.message}", exc.span)
+            self.sink.error("WFS201", f"invalid expression in `{what}`: {exc.plain}", exc.span)
             return None
         self._check_refs(expr, context)
         return expr
@@ -593,7 +630,7 @@ class WorkflowSkillFrontEnd:
             try:
                 expr = parse_value(node.value, self._origin(node))
             except ExpressionError as exc:
-                self.sink.error("WFS201", f"invalid expression: {exc.message}", exc.span)
+                self.sink.error("WFS201", f"invalid expression: {exc.plain}", exc.span)
                 return None
             self._check_refs(expr, context)
             return expr
