@@ -159,9 +159,8 @@ def compile_text(text: str, path: str, dialect: str | None = None, strict: bool 
         if known_workflows is not None and chosen == "aevatar":
             options["known_workflows"] = known_workflows
         if workflow is not None and chosen == "instruction":
-            compiled, diags = compile_instruction(text, path, workflow)
-        else:
-            compiled, diags = front_end(text, path, **options)
+            options["name"] = workflow
+        compiled, diags = front_end(text, path, **options)
         diags = list(diags)
         if compiled is not None:
             findings = analyze(compiled)

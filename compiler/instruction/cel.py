@@ -174,7 +174,7 @@ _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 
 def _early_end(text: str, expected) -> str:
     """What is missing when the text ends too early, in plain words."""
-    if set(expected) == {"IDENT"}:
+    if set(expected) <= {"IDENT", "ESC_IDENT"}:
         return "the expression ends where a field name was expected (after `.`)"
     opened = _innermost_open(text)
     if opened is not None and not {"IDENT", "INT"} <= set(expected):
