@@ -126,7 +126,9 @@ def _path(path: str, span: Span) -> E.Ref:
     for seg in segments[1:]:
         if seg == "" or (not path.startswith("/") and not _SEGMENT.match(seg)):
             raise TemplateError(f"invalid path {path!r}", span)
-        if seg.isdigit() and seg.isascii():
+        # A number segment is an index; one of more than 18 digits indexes
+        # no array (and is not given to int()), so it stays a key.
+        if seg.isdigit() and seg.isascii() and len(seg) <= 18:
             out.append(E.Index(E.Literal(int(seg), "int", span), span))
         else:
             out.append(E.Field(seg, span))
