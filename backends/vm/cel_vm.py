@@ -94,7 +94,7 @@ _MACRO_FUNCS = {"cel.all": _c.all_, "cel.exists": _c.exists, "cel.exists_one": _
                 "cel.map": _c.map_, "cel.filter": _c.filter_}
 
 DEFAULT_FUEL = 10000000   # instructions per evaluation of one expression
-MAX_STACK = 1024
+MAX_STACK = 131072  # >= MAX_EXPR_DEPTH * (2 * MAX_EXPR_ITEMS + 1) of ir/limits.py (a test checks)
 
 
 class CelVMError(_VMError):
