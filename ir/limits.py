@@ -43,6 +43,7 @@ MAX_BRANCH_DEPTH = 64                   # conditional steps nested in each other
 MAX_INT_DIGITS = 20                     # decimal digits of an integer literal (int64/uint64 fit)
 MAX_RETRIES = 1_000                     # a retry policy's attempts
 MAX_DURATION_MS = 2**31 - 1             # a delay, timeout or backoff (about 24.8 days)
+MAX_BACKOFF = 1_000_000                 # a retry policy's backoff factor (the VM verifies the same bound)
 MAX_DECLARED_ITERATIONS = 1_000_000     # a declared loop bound (max_iterations, a while's max)
 
 # --- run-time budgets (fuel) -------------------------------------------------
@@ -66,6 +67,7 @@ LIMITS: tuple[Limit, ...] = (
     Limit("integer digits", MAX_INT_DIGITS, "LIM103", "decimal digits of an integer literal"),
     Limit("retries", MAX_RETRIES, "LIM104", "attempts of a retry policy"),
     Limit("duration", MAX_DURATION_MS, "LIM105", "milliseconds of a delay, timeout or backoff"),
+    Limit("backoff factor", MAX_BACKOFF, "LIM103", "the factor a retry delay grows by"),
     Limit("declared iterations", MAX_DECLARED_ITERATIONS, "LIM106", "a declared loop bound"),
     Limit("instructions per run", DEFAULT_MAX_INSTRUCTIONS, "run", "VM instructions (fuel)"),
     Limit("iterations per run", DEFAULT_MAX_ITERATIONS, "run", "loop iterations (fuel)"),

@@ -28,6 +28,7 @@ from flowc.compiler.instruction.cel import CelSyntaxError, parse_cel
 from flowc.compiler.yamlsrc import load, out_of_range_int
 from flowc.ir import expr as E
 from flowc.ir.limits import (
+    MAX_BACKOFF,
     MAX_BRANCH_DEPTH,
     MAX_DURATION_MS,
     MAX_EXPR_DEPTH,
@@ -113,6 +114,8 @@ REFUSED = {
     "wfs_conditional_chain": ("w.md", conditional_chain(300), "LIM101", 12),
     "wfs_constant_190_deep": ("w.md", skill(tool_step(), f"  n:\n    type: array\n    default: {DEEP_LIST}\n"),
                               "LIM101", 9),
+    "wfs_backoff_1e308": ("w.md", skill(tool_step('    retry: { max: 2, delay: "1ms", backoff: 1e308 }\n')),
+                          "LIM103", 17),
     "aevatar_retry_5000_digits": ("a.yaml", aevatar(
         '  - id: s\n    type: llm_call\n    target_role: w\n    parameters: { prompt_prefix: "x" }\n'
         f"    retry: {{ max_attempts: {BIG}, delay_ms: 1 }}\n"), "AEV108", 10),
@@ -161,7 +164,17 @@ ACCEPTED = {
     "aevatar_delay_5000_digits": ("a.yaml", aevatar(f"  - id: s\n    type: delay\n"
                                                     f"    parameters: {{ duration_ms: \"{BIG}\" }}\n")),
     "wfs_conditional_chain_at_limit": ("w.md", conditional_chain(MAX_BRANCH_DEPTH)),
+    "wfs_retry_at_the_limits": ("w.md", skill(tool_step(
+        f'    retry: {{ max: 2, delay: "{MAX_DURATION_MS}ms", backoff: {MAX_BACKOFF} }}\n'))),
+    "cel_map_at_depth_limit": ("i.yaml", cel_value("{'a': " * (MAX_EXPR_DEPTH - 1) + "1" + "}" * (MAX_EXPR_DEPTH - 1))),
+    "cel_call_at_depth_limit": ("i.yaml", cel_value("string(" * (MAX_EXPR_DEPTH - 1) + "1" + ")" * (MAX_EXPR_DEPTH - 1))),
+    "cel_ternary_at_depth_limit": ("i.yaml", cel_value("true ? 1 : " * (MAX_EXPR_DEPTH - 1) + "2")),
+    "cel_sum_at_depth_limit": ("i.yaml", cel_value("(1 + " * (MAX_EXPR_DEPTH - 1) + "1" + ")" * (MAX_EXPR_DEPTH - 1))),
 }
+
+
+# Cases whose run fails by design (the empty host has no tools).
+RUN_FAILS = {"wfs_retry_at_the_limits"}
 
 
 def run(capsys, *argv: str) -> tuple[int, str]:
@@ -197,7 +210,11 @@ def test_within_the_limits_compiles_and_runs(case, tmp_path, capsys):
     path = write(tmp_path, name, text)
     for argv in COMMANDS[:5]:
         status, output = run(capsys, *argv, path)
-        assert status == 0, (argv, output[-800:])
+        if case in RUN_FAILS and argv[0] == "run":
+            # compiled and ran: the run itself fails (no host tool), with a run record
+            assert status == 1 and "status: failed" in output, (argv, output[-800:])
+        else:
+            assert status == 0, (argv, output[-800:])
         assert " error[" not in output
 
 

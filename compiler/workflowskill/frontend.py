@@ -23,7 +23,7 @@ from flowc.compiler.yamlsrc import YMap, YNode, YScalar, YSeq, type_name
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.diagnostics import DiagnosticSink
-from flowc.ir.limits import MAX_DURATION_MS, MAX_RETRIES
+from flowc.ir.limits import MAX_BACKOFF, MAX_DURATION_MS, MAX_RETRIES
 from flowc.ir.ops import END_NODE_ID
 from flowc.ir.span import Span
 from flowc.ir.workflow import (
@@ -546,8 +546,12 @@ class WorkflowSkillFrontEnd:
         delay_ms = self._duration(delay, "retry delay") if delay is not None else None
         if delay is not None and delay_ms is None:
             ok = False
-        if backoff is not None and not (isinstance(backoff, YScalar) and _is_number(backoff.value)
-                                        and backoff.value > 0):
+        factor = as_count(backoff.value) if isinstance(backoff, YScalar) else None
+        if factor is not None and factor > MAX_BACKOFF:
+            self.sink.error("LIM103", f"retry backoff {shown(backoff.text)} exceeds {MAX_BACKOFF}", backoff.span)
+            ok = False
+        elif backoff is not None and not (isinstance(backoff, YScalar) and _is_number(backoff.value)
+                                          and backoff.value > 0):
             self.sink.error("WFS112", f"retry `backoff` must be a number > 0, not {_show(backoff)}", backoff.span)
             ok = False
         if not ok:
