@@ -16,10 +16,12 @@ from the triggers, cycles, the terminal) are left to
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 
 import networkx as nx
+
 from flowc.compiler.analyze.limits import expr_limit_findings
 from flowc.compiler.instruction import catalog as CAT
 from flowc.compiler.instruction.carriers import Carried, locate
@@ -119,10 +121,10 @@ def parse_duration_ms(node: YNode | None) -> int | None:
     return _bounded_ms(total)
 
 
-def _bounded_ms(ms: int | float) -> int | None:
+def _bounded_ms(ms: float) -> int | None:
     """Milliseconds as an int, capped at ``MAX_DURATION_MS + 1`` (so that an
     infinity or a 4,000-digit number never reaches ``int()``); NaN is None."""
-    if ms != ms:
+    if math.isnan(ms):
         return None
     return int(ms) if ms <= MAX_DURATION_MS else MAX_DURATION_MS + 1
 
