@@ -18,7 +18,6 @@ _SHOWN = 24
 
 def shown(text: str) -> str:
     """A number's source text for a message, shortened when it is long."""
-    text = text.strip()
     if len(text) <= _SHOWN:
         return text
     return f"{text[:12]}… ({len(text)} characters)"

@@ -23,7 +23,6 @@ import math
 import re
 
 import yaml
-
 from flowc.ir.diagnostics import Diagnostic, error
 from flowc.ir.span import Span
 

@@ -21,7 +21,6 @@ import re
 from collections.abc import Iterable
 
 import networkx as nx
-
 from flowc.compiler.analyze.limits import expr_limit_findings
 from flowc.compiler.instruction import catalog as CAT
 from flowc.compiler.instruction.carriers import Carried, locate
