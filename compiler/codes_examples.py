@@ -1041,3 +1041,67 @@ def fenced(text: str, file: str, lang: str | None = None) -> str:
     fence = "`" * max(3, longest + 1)
     lang = lang or ("markdown" if file.endswith(".md") else "yaml")
     return f"{fence}{lang}\n{text.rstrip(chr(10))}\n{fence}"
+
+
+# ------------------------------------------------------------------ LIM1xx (numbers, expression and value limits)
+_LIM_TOOL = """\
+steps:
+  - id: fetch
+    type: tool
+    tool: http.get
+"""
+_LIM_CEL = """\
+name: sizes
+steps:
+  start: {{ kind: manual }}
+  sizes: {{ kind: assign, depends_on: start, value: "CEL: {expr}" }}
+  done: {{ kind: finish, depends_on: sizes, output: "{{{{ steps.sizes.output }}}}" }}
+"""
+EXAMPLES.update({
+    "LIM101": Example(
+        wrong=f"""\
+inputs:
+  grid: {{ type: array, default: {"[" * 65}{"]" * 65} }}
+{_LIM_TOOL}""",
+        right=f"""\
+inputs:
+  grid: {{ type: array, default: [[[]]] }}
+{_LIM_TOOL}""", dialect="workflowskill"),
+    "LIM102": Example(
+        wrong=_LIM_CEL.format(expr="[" + ", ".join(["1"] * 1001) + "]"),
+        right=_LIM_CEL.format(expr="[1, 2, 3]"), dialect="instruction"),
+    "LIM103": Example(
+        wrong=_LIM_CEL.format(expr="9223372036854775808 - 1"),
+        right=_LIM_CEL.format(expr="9223372036854775807"), dialect="instruction"),
+    "LIM104": Example(
+        wrong=_LIM_TOOL + '    retry: { max: 1000000, delay: "1s", backoff: 2 }\n',
+        right=_LIM_TOOL + '    retry: { max: 5, delay: "1s", backoff: 2 }\n', dialect="workflowskill"),
+    "LIM105": Example(
+        wrong=_LIM_TOOL + '    retry: { max: 3, delay: "3000000s", backoff: 2 }\n',
+        right=_LIM_TOOL + '    retry: { max: 3, delay: "30s", backoff: 2 }\n', dialect="workflowskill"),
+    "LIM106": Example(
+        wrong="""\
+name: poll
+steps:
+  start: { kind: manual }
+  again:
+    kind: iterate
+    depends_on: start
+    max_iterations: 5000000
+    until: "CEL: result >= 3"
+    body: { steps: { n: { kind: assign, value: 1 } } }
+  done: { kind: finish, depends_on: again, output: "{{ steps.again.output }}" }
+""",
+        right="""\
+name: poll
+steps:
+  start: { kind: manual }
+  again:
+    kind: iterate
+    depends_on: start
+    max_iterations: 100
+    until: "CEL: result >= 3"
+    body: { steps: { n: { kind: assign, value: 1 } } }
+  done: { kind: finish, depends_on: again, output: "{{ steps.again.output }}" }
+""", dialect="instruction"),
+})

@@ -10,6 +10,15 @@ tag other than the core schema's (``!!python/object/apply:...``, ``!foo``,
 YAML006, and the node reads as if it had no tag. (A tag that equals the one
 YAML 1.1 would resolve the plain text to, like ``!!timestamp 2001-12-14``,
 can't be told from no tag after composing; the text is read as core schema.)
+
+Integers in data: a plain integer scalar is an exact ``int`` only when it
+fits in 64 bits (``-2**63`` to ``2**64 - 1``: int64 or uint64, what every
+dialect's runtime can hold). A larger one resolves to the nearest double
+(``inf`` beyond about 1.8e308), as JavaScript and Go's YAML readers do; its
+``text`` still shows the digits, so a field that needs an integer can report
+it as out of range (``LIM103``, see :func:`out_of_range_int`). The digits are
+counted before ``int()`` sees them, so no scalar reaches Python's 4,300-digit
+limit of integer conversion, and none needs a bignum.
 """
 
 from __future__ import annotations
@@ -138,6 +147,43 @@ def _implicit_tag(text: str) -> str:
     return _resolver.resolve(yaml.ScalarNode, text, (True, False))
 
 
+_INT_MIN, _UINT_MAX = -2**63, 2**64 - 1
+# Significant digits that can still fit in 64 bits, per base.
+_MAX_SIGNIFICANT = {10: 20, 16: 16, 8: 22}
+
+
+def _bounded_int(text: str, base: int) -> int | float:
+    """``text`` (an integer of the core schema) as an exact int when it fits
+    in 64 bits, else as the nearest double; never calls ``int()`` on more
+    digits than 64 bits can hold."""
+    body = text[2:] if base != 10 else text.lstrip("+-")
+    negative = base == 10 and text.startswith("-")
+    digits = body.lstrip("0")
+    if len(digits) <= _MAX_SIGNIFICANT[base]:
+        value = int(digits or "0", base)
+        value = -value if negative else value
+        if _INT_MIN <= value <= _UINT_MAX:
+            return value
+        return float(value)
+    if base == 10:
+        return float(text)  # float() has no digit limit; inf beyond the double range
+    if len(digits) * 4 > 1100:
+        return math.inf  # far beyond the largest double
+    try:
+        return float(int(digits, base))  # bases 8 and 16 convert in linear time
+    except OverflowError:
+        return math.inf
+
+
+
+def out_of_range_int(node) -> bool:
+    """True for a plain integer scalar that did not fit in 64 bits (its
+    value became a double); a field that takes an integer reports it."""
+    return (isinstance(node, YScalar) and isinstance(node.value, float) and not node.quoted
+            and bool(_CORE_INT.match(node.text) or _CORE_OCT.match(node.text)
+                     or _CORE_HEX.match(node.text)))
+
+
 def _core_scalar(text: str):
     """YAML 1.2 core schema resolution of a plain scalar."""
     if text in ("", "~", "null", "Null", "NULL"):
@@ -147,11 +193,11 @@ def _core_scalar(text: str):
     if text in ("false", "False", "FALSE"):
         return False
     if _CORE_INT.match(text):
-        return int(text)
+        return _bounded_int(text, 10)
     if _CORE_OCT.match(text):
-        return int(text, 0)
+        return _bounded_int(text, 8)
     if _CORE_HEX.match(text):
-        return int(text, 0)
+        return _bounded_int(text, 16)
     if _CORE_FLOAT.match(text):
         return float(text)
     if _CORE_INF.match(text):
@@ -172,6 +218,8 @@ def _explicit_scalar(text: str, tag: str):
     resolved = _core_scalar(text)
     if tag == _INT and isinstance(resolved, int) and not isinstance(resolved, bool):
         return resolved
+    if tag == _INT and isinstance(resolved, float) and _CORE_INT.match(text):
+        return resolved  # an !!int beyond 64 bits: the double, as for a plain one
     if tag == _FLOAT and isinstance(resolved, (int, float)) and not isinstance(resolved, bool):
         return float(resolved)
     if tag == _BOOL and isinstance(resolved, bool):

@@ -39,9 +39,11 @@ MAX_ID_LENGTH = 256                     # characters of an id
 MAX_EXPR_DEPTH = 64                     # nesting of one expression or template
 MAX_EXPR_ITEMS = 1_000                  # arguments of a call, elements of a list or map, path segments
 MAX_VALUE_DEPTH = 64                    # nesting of a constant (a default, a literal object)
+MAX_BRANCH_DEPTH = 64                   # conditional steps nested in each other's arms (each a call at run time)
 MAX_INT_DIGITS = 20                     # decimal digits of an integer literal (int64/uint64 fit)
 MAX_RETRIES = 1_000                     # a retry policy's attempts
 MAX_DURATION_MS = 2**31 - 1             # a delay, timeout or backoff (about 24.8 days)
+MAX_BACKOFF = 1_000_000                 # a retry policy's backoff factor (the VM verifies the same bound)
 MAX_DECLARED_ITERATIONS = 1_000_000     # a declared loop bound (max_iterations, a while's max)
 
 # --- run-time budgets (fuel) -------------------------------------------------
@@ -60,9 +62,12 @@ LIMITS: tuple[Limit, ...] = (
     Limit("expression items", MAX_EXPR_ITEMS, "LIM102",
           "arguments of a call, elements of a list or map, segments of a path"),
     Limit("value depth", MAX_VALUE_DEPTH, "LIM101", "nesting of a constant value"),
+    Limit("branch depth", MAX_BRANCH_DEPTH, "LIM101",
+          "conditional steps nested in each other's arms (WorkflowSkill)"),
     Limit("integer digits", MAX_INT_DIGITS, "LIM103", "decimal digits of an integer literal"),
     Limit("retries", MAX_RETRIES, "LIM104", "attempts of a retry policy"),
     Limit("duration", MAX_DURATION_MS, "LIM105", "milliseconds of a delay, timeout or backoff"),
+    Limit("backoff factor", MAX_BACKOFF, "LIM103", "the factor a retry delay grows by"),
     Limit("declared iterations", MAX_DECLARED_ITERATIONS, "LIM106", "a declared loop bound"),
     Limit("instructions per run", DEFAULT_MAX_INSTRUCTIONS, "run", "VM instructions (fuel)"),
     Limit("iterations per run", DEFAULT_MAX_ITERATIONS, "run", "loop iterations (fuel)"),

@@ -25,8 +25,8 @@ from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.python import rt_aevatar_run as K
 from flowc.backends.vm import VerifyError
 from flowc.backends.vm import aevatar_vm as A
-from flowc.backends.vm.aevatar_assemble import AevatarAssembleError
 from flowc.host import ScriptedHost
+from flowc.ir.limits import MAX_EXPR_DEPTH
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -257,22 +257,25 @@ def test_expressions_compile_to_lazy_blocks():
         assert same(py, got)
 
 
-def test_an_expression_nested_too_deeply_for_the_vm_is_an_assemble_error(tmp_path, capsys):
+def test_every_nesting_check_accepts_runs_on_the_vm(tmp_path, capsys):
+    """flowc check limits nesting (LIM101) below the VM's lazy-call depth, so
+    the deepest expression check accepts runs; one deeper is a finding of
+    check and of compile, not an assembler error."""
     def nested(depth: int) -> str:
         expr = "x"
         for _ in range(depth):
             expr = f"if(true, {expr}, 'n')"
         return 'name: d\nsteps:\n  - id: a\n    type: transform\n    parameters:\n      op: "${' + expr + '}"\n'
 
-    py, got = both(compile_text(nested(A.MAX_LAZY_DEPTH)), {"x": "uppercase", "input": "a"}, {})
+    assert A.MAX_LAZY_DEPTH >= MAX_EXPR_DEPTH
+    deepest = MAX_EXPR_DEPTH - 4  # the parameters map, the template and a variable (two levels) around
+    py, got = both(compile_text(nested(deepest)), {"x": "uppercase", "input": "a"}, {})
     assert got["outputs"]["output"] == "A" and same(py, got)
-    with pytest.raises(AevatarAssembleError, match="lazy calls"):
-        vm.compile_workflow(compile_text(nested(A.MAX_LAZY_DEPTH + 1)))
     path = tmp_path / "deep.yaml"
-    path.write_text(nested(A.MAX_LAZY_DEPTH + 1))
+    path.write_text(nested(deepest + 1))
     capsys.readouterr()
     assert cli.main(["compile", "--target", "bytecode", str(path), "-o", str(tmp_path / "deep.wfav")]) == 1
-    assert "more than 16 lazy calls" in capsys.readouterr().err
+    assert "error[LIM101]" in capsys.readouterr().err
 
 
 

@@ -93,7 +93,7 @@ def test_layout():
 
 
 _scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-2**70, 2**70),
+    st.none(), st.booleans(), st.integers(-2**63, 2**64 - 1),  # beyond 64 bits YAML integers read as doubles
     st.floats(allow_nan=False), st.text(), st.sampled_from(HOSTILE),
 )
 _data = st.recursive(

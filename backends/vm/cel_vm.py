@@ -113,7 +113,7 @@ _MACRO2_FUNCS = {"cel.all2": _c.all2, "cel.exists2": _c.exists2, "cel.exists_one
 
 DEFAULT_FUEL = 10000000   # instructions per evaluation of one expression, outside a run
 DEFAULT_MAX_INSTRUCTIONS = 200000000   # instructions per run (vm.DEFAULT_MAX_INSTRUCTIONS)
-MAX_STACK = 1024
+MAX_STACK = 131072  # >= MAX_EXPR_DEPTH * (2 * MAX_EXPR_ITEMS + 1) of ir/limits.py (a test checks)
 
 
 class CelVMError(_VMError):

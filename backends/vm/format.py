@@ -59,7 +59,7 @@ TYPES = ("string", "int", "float", "boolean", "array", "object")
 LIMITS = {
     "file_bytes": 64 * 1024 * 1024,
     "nesting": 100,          # msgpack container nesting in the constant pool
-    "stack": 4096,           # the value stack's maximum depth, as verified
+    "stack": 131072,         # the value stack's maximum depth, as verified
     "call_depth": 256,       # nested RUN frames at run time
 }
 

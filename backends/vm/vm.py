@@ -58,7 +58,7 @@ BRANCH_TARGET = 1
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_NESTING = 100
-MAX_STACK = 4096
+MAX_STACK = 131072  # >= MAX_EXPR_DEPTH * (2 * MAX_EXPR_ITEMS + 1) of ir/limits.py (a test checks)
 MAX_CALL_DEPTH = 256
 # Run-time budgets (fuel): copies of flowc.ir.limits' figures, which this
 # standalone module cannot import (tests/test_runtime_limits.py keeps them equal).

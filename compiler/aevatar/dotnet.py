@@ -114,9 +114,14 @@ def is_truthy(text: str) -> bool:
 
 
 def try_parse_int(text: str) -> int | None:
-    """int.TryParse (NumberStyles.Integer): optional white space and sign, ASCII digits, int32."""
+    """int.TryParse (NumberStyles.Integer): optional white space and sign, ASCII digits, int32.
+    Out of the int32 range it fails, as .NET's does; the digits are counted
+    before they are converted (no 4,300-digit ``int()`` limit to hit)."""
     body = text.strip(_NUMBER_WHITE)
     if not re.fullmatch(r"[+-]?[0-9]+", body):
+        return None
+    digits = body.lstrip("+-").lstrip("0")
+    if len(digits) > 10:  # int32 has at most 10 digits
         return None
     value = int(body)
     return value if -2**31 <= value < 2**31 else None

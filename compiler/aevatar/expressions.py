@@ -41,6 +41,7 @@ from flowc.compiler.suggest import did_you_mean
 from flowc.grammar import grammar_text, parser_options
 from flowc.ir.diagnostics import DiagnosticSink
 from flowc.ir.expr import Call, Conditional, Expr, Field, Literal, Ref, Template
+from flowc.ir.limits import MAX_EXPR_DEPTH
 from flowc.ir.span import NO_SPAN, Span
 
 __all__ = ["FUNCTIONS", "LONE_QUOTE_MESSAGE", "Locator", "Lowering", "leaf_ref", "parser"]
@@ -97,6 +98,32 @@ class Locator:
         return Span(self.base.file, self.base.line, col, self.base.line, max(col + 1, self.col0 + end))
 
 
+# Calls one placeholder may nest: with the step's map of parameters and the
+# template around them and the innermost argument (a variable is a reference
+# with one path segment: two levels), that is MAX_EXPR_DEPTH levels
+# (compiler/analyze/limits.py). Deeper paths are left to that check.
+_MAX_CALLS = MAX_EXPR_DEPTH - 4
+
+
+def paren_depth(text: str) -> int:
+    """The deepest nesting of parentheses outside quotes, as the engine's
+    argument scanner counts them (a quote runs to the same quote character)."""
+    depth = deepest = 0
+    quote = None
+    for ch in text:
+        if quote is not None:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch == ")" and depth:
+            depth -= 1
+    return deepest
+
+
 def leaf_ref(key: str, span: Span = NO_SPAN) -> Ref:
     """The reference a variable key lowers to."""
     if key == "input":
@@ -120,6 +147,10 @@ class Lowering:
         self.sink = sink
         self.loc = loc
         self.where = where
+        # Calls open around the one being lowered. Each level re-reads its
+        # argument text, so the depth limit is also what keeps lowering
+        # linear (at most MAX_EXPR_DEPTH passes over the text).
+        self.depth = 0
 
     # ------------------------------------------------------------ entries
     def template(self, text: str) -> Expr:
@@ -153,6 +184,12 @@ class Lowering:
         """``EvaluateExpression(text)``: no trimming of its own."""
         span = self.loc.span(offset, offset + len(text))
         if dotnet.is_blank(text):
+            return Literal("", "string", span)
+        if self.depth == 0 and paren_depth(text) > _MAX_CALLS:
+            # One linear scan instead of lowering level by level (each
+            # level parses the rest of the text again).
+            self._error("LIM101", f"the expression nests deeper than {MAX_EXPR_DEPTH} levels", span,
+                        "split it into steps, or name parts of it")
             return Literal("", "string", span)
         call = self._call_form(text)
         if call is not None:
@@ -195,6 +232,10 @@ class Lowering:
             self._warn("AEV201", f"unknown function {name!r}: the engine inserts the text "
                        f"'[unknown function: {fname}]'", name_span, *([hint] if hint else []))
             return Literal(f"[unknown function: {fname}]", "string", span)
+        if self.depth >= _MAX_CALLS:
+            self._error("LIM101", f"the expression nests deeper than {MAX_EXPR_DEPTH} levels", span,
+                        "split it into steps, or name parts of it")
+            return Literal("", "string", span)
         pieces = [(text, args_off + off) for text, off in self.split_args(args_text)]
         minimum, used, short = spec
         if len(pieces) < minimum:
@@ -205,7 +246,11 @@ class Lowering:
             self._warn("AEV203", f"{fname}() uses {used} argument{'s' if used > 1 else ''}; the engine "
                        f"ignores the other {len(pieces) - used} (they are not evaluated)", span)
             pieces = pieces[:used]
-        args = tuple(self.expression(text, off) for text, off in pieces)
+        self.depth += 1
+        try:
+            args = tuple(self.expression(text, off) for text, off in pieces)
+        finally:
+            self.depth -= 1
         if fname == "if":
             return Conditional("aevatar.if", args[0], args[1], args[2], span)
         return Call(f"aevatar.{fname}", args, span)

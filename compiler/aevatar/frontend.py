@@ -31,6 +31,7 @@ from flowc.compiler.aevatar import primitives as P
 from flowc.compiler.aevatar import registry
 from flowc.compiler.aevatar.expressions import Locator, Lowering
 from flowc.compiler.aevatar.values import looks_typed, param_text, scalar_text
+from flowc.compiler.numbers import shown
 from flowc.compiler.suggest import did_you_mean
 from flowc.compiler.yamlsrc import YMap, YNode, YScalar, YSeq, type_name
 from flowc.ir.limits import MAX_STEPS
@@ -810,7 +811,7 @@ class AevatarFrontEnd:
             n = dotnet.try_parse_int(params["max_iterations"])
             if n is None or n <= 0:
                 self.sink.error("AEV142", f"{where}: `max_iterations` must be a positive integer, not "
-                                f"{params['max_iterations']!r} (the engine: max_iterations 必须是正整数)",
+                                f"{shown(params['max_iterations'])!r} (the engine: max_iterations 必须是正整数)",
                                 info.param_span("max_iterations"))
         if "step" in params and dotnet.is_blank(params["step"]):
             self.sink.error("AEV142", f"{where}: `step` is blank (the engine: step 参数不能为空)",
@@ -1177,7 +1178,8 @@ class AevatarFrontEnd:
               "double": lambda t: dotnet.try_parse_double(t) is not None,
               "bool": lambda t: dotnet.try_parse_bool(t) is not None}[kind](text)
         if not ok:
-            self.sink.error("AEV108", f"`{what}` must be {_KIND_NAMES[kind]}, not {text!r} (the engine's parser "
+            self.sink.error("AEV108", f"`{what}` must be {_KIND_NAMES[kind]}, not {shown(text)!r} "
+                            "(the engine's parser "
                             "cannot convert it)", node.span)
             return None
         return text

@@ -26,9 +26,11 @@ args...))``, which fails when evaluated, as in cel-spec's unchecked mode).
 from __future__ import annotations
 
 import lark
+from flowc.compiler.numbers import shown
 from flowc.grammar import load_parser
 from flowc.ir import expr as E
 from flowc.ir.diagnostics import Diagnostic, error
+from flowc.ir.limits import MAX_EXPR_DEPTH
 from flowc.ir.span import NO_SPAN, Span
 
 __all__ = ["EXT_FUNCTIONS", "EXT_METHODS", "GLOBAL_FUNCTIONS", "MACROS", "MACROS2", "METHODS", "RESERVED",
@@ -131,13 +133,34 @@ _OCTAL = "01234567"
 _HEX = "0123456789abcdefABCDEF"
 
 
+_TOO_DEEP = f"the expression nests deeper than {MAX_EXPR_DEPTH} levels"
+# Significant digits an int64/uint64 literal can have, per base: longer
+# digit strings are out of range without being converted (no bignums, and
+# no 4,300-digit limit of int() to hit).
+_MAX_DIGITS = {10: 20, 16: 16}
+
+
+def _int_text(text: str, limit: int, message: str, span: Span) -> int:
+    """A CEL integer literal's digits (decimal or 0x hex) as an int at most
+    ``limit``; beyond it, ``message`` as a LIM103 finding."""
+    base = 16 if text[:2] in ("0x", "0X") else 10
+    digits = (text[2:] if base == 16 else text).lstrip("0")
+    if len(digits) > _MAX_DIGITS[base]:
+        raise CelSyntaxError(message, span, "LIM103")
+    value = int(digits or "0", base)
+    if value > limit:
+        raise CelSyntaxError(message, span, "LIM103")
+    return value
+
+
 class CelSyntaxError(Exception):
     """The text is not CEL (or not the subset flowc compiles)."""
 
-    def __init__(self, message: str, span: Span = NO_SPAN) -> None:
+    def __init__(self, message: str, span: Span = NO_SPAN, code: str = "CEL201") -> None:
         super().__init__(message)
         self.message = message
         self.span = span
+        self.code = code  # CEL201 (syntax); LIM101 / LIM103 for a limit of flowc's
 
 
 def parse_cel(text: str, origin: Span = NO_SPAN, exact: bool = True) -> E.Expr:
@@ -162,11 +185,11 @@ def parse_cel(text: str, origin: Span = NO_SPAN, exact: bool = True) -> E.Expr:
     except lark.exceptions.UnexpectedEOF as exc:
         raise CelSyntaxError(_early_end(text, exc.expected), builder.end()) from None
     except RecursionError:
-        raise CelSyntaxError("the expression nests too deeply", origin) from None
+        raise CelSyntaxError(_TOO_DEEP, origin, "LIM101") from None
     try:
         return builder.build(tree)
     except RecursionError:
-        raise CelSyntaxError("the expression nests too deeply", origin) from None
+        raise CelSyntaxError(_TOO_DEEP, origin, "LIM101") from None
 
 
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
@@ -311,13 +334,12 @@ class _Builder:
         if tree.data == "float_lit":
             value = float(text)
             return E.Literal(-value if negative else value, "float", span)
-        value = int(text, 0) if text[:2] in ("0x", "0X") else int(text)
-        if negative:
-            value = -value
-        if not INT64_MIN <= value <= INT64_MAX:
-            raise CelSyntaxError(f"integer literal {'-' if negative else ''}{text} is out of the int64 range",
-                                 span)
-        return E.Literal(value, "int", span)
+        # -9223372036854775808 is a literal of its own (cel-spec): the
+        # magnitude may be one more than INT64_MAX when it is negated.
+        value = _int_text(text, -INT64_MIN if negative else INT64_MAX,
+                          f"integer literal {'-' if negative else ''}{shown(text)} is out of the int64 range",
+                          span)
+        return E.Literal(-value if negative else value, "int", span)
 
     def _int_lit(self, kids, span):
         return self._number(lark.Tree("int_lit", kids), negative=False, span=span)
@@ -326,10 +348,8 @@ class _Builder:
         return self._number(lark.Tree("float_lit", kids), negative=False, span=span)
 
     def _uint_lit(self, kids, span):
-        text = kids[0].value[:-1]
-        value = int(text, 0) if text[:2] in ("0x", "0X") else int(text)
-        if value > UINT64_MAX:
-            raise CelSyntaxError(f"unsigned integer literal {kids[0].value} is out of the uint64 range", span)
+        value = _int_text(kids[0].value[:-1], UINT64_MAX,
+                          f"unsigned integer literal {shown(kids[0].value)} is out of the uint64 range", span)
         return E.Literal(value, "uint", span)
 
     def _string_lit(self, kids, span):

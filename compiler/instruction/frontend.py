@@ -16,21 +16,24 @@ from the triggers, cycles, the terminal) are left to
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 
+from flowc.compiler.analyze.limits import expr_limit_findings
 from flowc.compiler.instruction import catalog as CAT
 from flowc.compiler.instruction import config_vars
 from flowc.compiler.instruction.carriers import Carried, locate
 from flowc.compiler.instruction.cel import CelSyntaxError, parse_cel
 from flowc.compiler.instruction.templates import TemplateError, has_placeholder, parse_template
+from flowc.compiler.numbers import shown as shown_number
 from flowc.compiler.suggest import did_you_mean
-from flowc.compiler.yamlsrc import YMap, YNode, YScalar, YSeq, type_name
+from flowc.compiler.yamlsrc import YMap, YNode, YScalar, YSeq, out_of_range_int, type_name
 from flowc.ir import expr as E
 from flowc.ir import graph as G
 from flowc.ir import types as T
 from flowc.ir.diagnostics import Diagnostic, DiagnosticSink, error
-from flowc.ir.limits import MAX_STEPS
+from flowc.ir.limits import MAX_DECLARED_ITERATIONS, MAX_DURATION_MS, MAX_STEPS
 from flowc.ir.span import Span
 from flowc.ir.workflow import (
     Attr,
@@ -101,12 +104,15 @@ _TOP_LEVEL_OLD = {"start": "dialect 1/2 (`start`)", "nodes": "dialect 1/2 (`node
 
 def parse_duration_ms(node: YNode | None) -> int | None:
     """A duration in ms: ``"30s"``, ``"5m"``, ``"2h"``, ``"500ms"``, ``"1h30m"``,
-    bare seconds (a number or digits), or ``{ms: n}``; None when invalid."""
+    bare seconds (a number or digits), or ``{ms: n}``; None when invalid.
+    A duration beyond ``MAX_DURATION_MS`` (an infinity included) comes back
+    as ``MAX_DURATION_MS + 1``, for the caller to report as ``LIM105``."""
     if isinstance(node, YMap):
         ms = node.get("ms")
-        if len(node.items) == 1 and isinstance(ms, YScalar) and isinstance(ms.value, int) \
-                and not isinstance(ms.value, bool) and ms.value >= 0:
-            return ms.value
+        if len(node.items) == 1 and isinstance(ms, YScalar) and isinstance(ms.value, (int, float)) \
+                and not isinstance(ms.value, bool) and ms.value >= 0 \
+                and (isinstance(ms.value, int) or out_of_range_int(ms)):
+            return _bounded_ms(ms.value)
         return None
     if not isinstance(node, YScalar):
         return None
@@ -114,7 +120,7 @@ def parse_duration_ms(node: YNode | None) -> int | None:
     if isinstance(v, bool) or v is None:
         return None
     if isinstance(v, (int, float)):
-        return int(v * 1000) if v >= 0 else None
+        return _bounded_ms(v * 1000) if v >= 0 else None
     if not isinstance(v, str) or not v.strip():
         return None
     total, pos = 0.0, 0
@@ -127,7 +133,15 @@ def parse_duration_ms(node: YNode | None) -> int | None:
         pos = m.end()
         if m.group(2) is None and pos < len(text):
             return None
-    return int(total)
+    return _bounded_ms(total)
+
+
+def _bounded_ms(ms: float) -> int | None:
+    """Milliseconds as an int, capped at ``MAX_DURATION_MS + 1`` (so that an
+    infinity or a 4,000-digit number never reaches ``int()``); NaN is None."""
+    if math.isnan(ms):
+        return None
+    return int(ms) if ms <= MAX_DURATION_MS else MAX_DURATION_MS + 1
 
 
 class _Scope:
@@ -265,6 +279,10 @@ class InstructionFrontEnd:
         if node is None:
             return None
         v = node.value if isinstance(node, YScalar) else None
+        if out_of_range_int(node):
+            self._error("LIM103", f"{what} {shown_number(node.text)} is out of range (more than 64 bits)",
+                        node.span)
+            return None
         if not isinstance(v, int) or isinstance(v, bool):
             self._error("INS102", f"{what} must be an integer, not {type_name(node)}", node.span)
             return None
@@ -280,9 +298,14 @@ class InstructionFrontEnd:
         if node is None:
             return None
         ms = parse_duration_ms(node)
+        if ms is not None and ms > MAX_DURATION_MS:
+            text = node.text if isinstance(node, YScalar) else "this duration"
+            self._error("LIM105", f"{what} {shown_number(text)} exceeds {MAX_DURATION_MS}ms (about 24.8 days)",
+                        node.span)
+            return None
         if ms is None:
-            shown = repr(node.value) if isinstance(node, YScalar) else type_name(node)
-            self._error("INS108", f"{what} is not a duration: {shown}", node.span,
+            shown_value = repr(node.value) if isinstance(node, YScalar) else type_name(node)
+            self._error("INS108", f"{what} is not a duration: {shown_value}", node.span,
                         'write "30s", "5m", "2h", "500ms", bare seconds or {ms: n}')
         return ms
 
@@ -313,10 +336,21 @@ class InstructionFrontEnd:
         try:
             expr = parse_cel(text[skip:], origin, exact)
         except CelSyntaxError as exc:
-            self._error("CEL201", f"CEL syntax error: {exc.message}", exc.span if exc.span.known else node.span)
+            message = exc.message if exc.code != "CEL201" else f"CEL syntax error: {exc.message}"
+            self._error(exc.code, message, exc.span if exc.span.known else node.span)
+            return E.Literal(None, "null", node.span)
+        if self._beyond_limits(expr, node):
             return E.Literal(None, "null", node.span)
         self._check_expr(expr, roots, scope, "CEL203", lambda_vars)
         return expr
+
+    def _beyond_limits(self, expr: E.Expr, node: YNode) -> bool:
+        """Reports an expression beyond LIM101/LIM102 here, before anything
+        walks it (the walks recurse per level)."""
+        found = expr_limit_findings(expr, node.span)
+        for d in found:
+            self._error(d.code, d.message, d.span, *d.notes)
+        return any(d.is_error for d in found)
 
     def _template(self, node: YScalar, roots: frozenset[str], scope: _Scope | None,
                   force_string: bool = False) -> E.Expr:
@@ -326,6 +360,8 @@ class InstructionFrontEnd:
             expr = parse_template(text, origin, exact)
         except TemplateError as exc:
             self._error("INS501", f"template error: {exc.message}", exc.span if exc.span.known else node.span)
+            return E.Literal(text, "string", node.span)
+        if self._beyond_limits(expr, node):
             return E.Literal(text, "string", node.span)
         if force_string and isinstance(expr, E.Template) and expr.typed_whole:
             expr = E.Template(expr.parts, expr.stringify, False, expr.span)
@@ -949,7 +985,11 @@ class InstructionFrontEnd:
                     add(name, self._cel(node, loop_roots, scope), node)
             mi = body.get("max_iterations")
             limit = CAT.MAX_ITERATIONS
-            if mi is not None:
+            if isinstance(mi, YScalar) and type(mi.value) in (int, float) and mi.value > MAX_DECLARED_ITERATIONS:
+                # Beyond what flowc runs at all (not only beyond the dialect's cap).
+                self._error("LIM106", f"`iterate.max_iterations` {shown_number(mi.text)} exceeds "
+                            f"{MAX_DECLARED_ITERATIONS}", mi.span)
+            elif mi is not None:
                 value = self._int(mi, "`iterate.max_iterations`", 1, CAT.MAX_ITERATIONS, code="INS306")
                 limit = value or CAT.MAX_ITERATIONS
             add("max_iterations", E.Literal(limit, "int", (mi or info.key).span), mi or info.key)

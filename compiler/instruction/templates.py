@@ -132,7 +132,9 @@ def _path(path: str, span: Span) -> E.Ref:
         # only an empty one can never match.
         if seg == "":
             raise TemplateError(f"invalid path {path!r}", span)
-        if seg.isdigit() and seg.isascii():
+        # A number segment is an index; one of more than 18 digits indexes
+        # no array (and is not given to int()), so it stays a key.
+        if seg.isdigit() and seg.isascii() and len(seg) <= 18:
             out.append(E.Index(E.Literal(int(seg), "int", span), span))
         else:
             out.append(E.Field(seg, span))

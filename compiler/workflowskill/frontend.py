@@ -14,6 +14,7 @@ import os
 import re
 
 from flowc.compiler import yamlsrc
+from flowc.compiler.numbers import as_count, bounded_digits, shown
 from flowc.compiler.suggest import did_you_mean
 from flowc.compiler.workflowskill import fields as F
 from flowc.compiler.workflowskill.expressions import ExpressionError, literal, parse_expression, parse_value
@@ -22,7 +23,7 @@ from flowc.compiler.yamlsrc import YMap, YNode, YScalar, YSeq, type_name
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.diagnostics import DiagnosticSink
-from flowc.ir.limits import MAX_STEPS
+from flowc.ir.limits import MAX_BACKOFF, MAX_DURATION_MS, MAX_RETRIES, MAX_STEPS
 from flowc.ir.ops import END_NODE_ID
 from flowc.ir.span import Span
 from flowc.ir.workflow import (
@@ -45,10 +46,15 @@ _STEP_ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def parse_duration_ms(text: str) -> int | None:
+    """A duration in ms (``"500ms"``, ``"2s"``); None when it is not one.
+    A duration beyond ``MAX_DURATION_MS`` comes back as ``MAX_DURATION_MS + 1``
+    (its digits are never converted whole), for the caller to report."""
     m = _DURATION.match(text)
     if not m:
         return None
-    return int(m.group(1)) * (1 if m.group(2) == "ms" else 1000)
+    scale = 1 if m.group(2) == "ms" else 1000
+    value = bounded_digits(m.group(1), MAX_DURATION_MS // scale)
+    return MAX_DURATION_MS + 1 if value is None else value * scale
 
 
 class _StepInfo:
@@ -550,14 +556,22 @@ class WorkflowSkillFrontEnd:
                 self.sink.error("WFS112", f"`retry` needs `{key}` (max, delay and backoff go together)", node.span)
                 ok = False
         mx, delay, backoff = node.get("max"), node.get("delay"), node.get("backoff")
-        if mx is not None and not (isinstance(mx, YScalar) and type(mx.value) is int and mx.value > 0):
+        count = as_count(mx.value) if isinstance(mx, YScalar) else None
+        if count is not None and count > MAX_RETRIES:
+            self.sink.error("LIM104", f"retry count {shown(mx.text)} exceeds {MAX_RETRIES}", mx.span)
+            ok = False
+        elif mx is not None and not (isinstance(mx, YScalar) and type(mx.value) is int and mx.value > 0):
             self.sink.error("WFS112", f"retry `max` must be an integer > 0, not {_show(mx)}", mx.span)
             ok = False
         delay_ms = self._duration(delay, "retry delay") if delay is not None else None
         if delay is not None and delay_ms is None:
             ok = False
-        if backoff is not None and not (isinstance(backoff, YScalar) and _is_number(backoff.value)
-                                        and backoff.value > 0):
+        factor = as_count(backoff.value) if isinstance(backoff, YScalar) else None
+        if factor is not None and factor > MAX_BACKOFF:
+            self.sink.error("LIM103", f"retry backoff {shown(backoff.text)} exceeds {MAX_BACKOFF}", backoff.span)
+            ok = False
+        elif backoff is not None and not (isinstance(backoff, YScalar) and _is_number(backoff.value)
+                                          and backoff.value > 0):
             self.sink.error("WFS112", f"retry `backoff` must be a number > 0, not {_show(backoff)}", backoff.span)
             ok = False
         if not ok:
@@ -567,6 +581,10 @@ class WorkflowSkillFrontEnd:
     def _duration(self, node: YNode, what: str) -> int | None:
         if isinstance(node, YScalar) and isinstance(node.value, str):
             ms = parse_duration_ms(node.value)
+            if ms is not None and ms > MAX_DURATION_MS:
+                self.sink.error("LIM105", f"{what} {shown(node.value)} exceeds {MAX_DURATION_MS}ms "
+                                "(about 24.8 days)", node.span)
+                return None
             if ms is not None:
                 return ms
         self.sink.error("WFS111", f"{what} must be a duration such as \"500ms\" or \"2s\", not {_show(node)}",
