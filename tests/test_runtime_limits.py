@@ -83,7 +83,7 @@ steps:
     type: tool
     tool: flaky_api
     retry:
-      max: 1000000
+      max: 1000
       delay: "1ms"
       backoff: 1.0
     inputs: {}
