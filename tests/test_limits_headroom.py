@@ -36,6 +36,9 @@ def test_corpus_stays_far_below_the_limit(maxima, measure):
 
 def test_every_limit_is_documented():
     page = (Path(__file__).resolve().parent.parent / "docs" / "limits.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(): line for line in page.splitlines() if line.startswith("| ")}
     for limit in L.LIMITS:
+        assert limit.name in rows, f"docs/limits.md has no row for {limit.name}"
+        assert f"{limit.value:,}" in rows[limit.name], f"docs/limits.md gives another value for {limit.name}"
         assert f"{limit.value:,}" in page, f"docs/limits.md does not give the value of {limit.name}"
         assert limit.code in page, f"docs/limits.md does not name {limit.code} ({limit.name})"
