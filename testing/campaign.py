@@ -368,20 +368,8 @@ def _run_malformed(result, dialect, n, run_seed, out_dir, max_steps, timeout, ti
     def check(text, counter):
         _limited(lambda: check_malformed_case(text, counter), timeout, "compiling malformed input")
 
-    remaining, attempt, seen = n, 0, set()
-    while remaining > 0 and attempt < 3:
-        generated, failed = _drive(strategy, check, remaining, run_seed + 104729 * (attempt + 1), tick,
-                                   result.checked)
-        result.examples["malformed"] += generated
-        remaining -= generated
-        attempt += 1
-        if failed is None:
-            break
-        # Go on under another seed; report each distinct crash once.
-        key = _first_line(failed[0].message)
-        if key not in seen:
-            seen.add(key)
-            _record(result, "malformed", dialect, out_dir, failed[0], failed[1])
+    _drive_with_reseeds(result, "malformed", dialect, out_dir, strategy, check, n,
+                        seeds=(run_seed + 104729 * k for k in range(1, 4)), tick=tick)
 
 
 def _run_hostile(result, dialect, n, run_seed, out_dir, max_steps, timeout, tick) -> None:
@@ -397,20 +385,26 @@ def _run_hostile(result, dialect, n, run_seed, out_dir, max_steps, timeout, tick
             counter.update({f"hostile:{k}": v for k, v in counts.items()})
         counter["hostile-text"] += 1
 
-    remaining, attempt, seen = n, 0, set()
-    while remaining > 0 and attempt < 5:
-        generated, failed = _drive(strategy, check, remaining, run_seed + 15485863 * (attempt + 1), tick,
-                                   result.checked)
-        result.examples["hostile"] += generated
+    _drive_with_reseeds(result, "hostile", dialect, out_dir, strategy, check, n,
+                        seeds=(run_seed + 15485863 * k for k in range(1, 6)), tick=tick)
+
+
+def _drive_with_reseeds(result, kind, dialect, out_dir, strategy, check, n, seeds, tick) -> None:
+    """Run ``n`` examples of ``strategy``; after a failure go on under the
+    next seed, reporting each distinct failure once."""
+    remaining, seen = n, set()
+    for seed in seeds:
+        if remaining <= 0:
+            break
+        generated, failed = _drive(strategy, check, remaining, seed, tick, result.checked)
+        result.examples[kind] += generated
         remaining -= generated
-        attempt += 1
         if failed is None:
             break
-        # Go on under another seed; report each distinct failure once.
         key = _first_line(failed[0].message)
         if key not in seen:
             seen.add(key)
-            _record(result, "hostile", dialect, out_dir, failed[0], failed[1])
+            _record(result, kind, dialect, out_dir, failed[0], failed[1])
 
 
 # ------------------------------------------------------------------ the campaign

@@ -1143,10 +1143,10 @@ def _range(target, name):
     raise no_overload(name, target)
 
 
-def all_(target, pred):
-    """``target.all(x, pred)``: false wins over errors; else the first error; else true."""
+def _all(items, pred):
+    """false wins over errors; else the first error; else true."""
     err = None
-    for x in _range(target, "all"):
+    for x in items:
         try:
             r = pred(x)
         except CelError as e:
@@ -1162,10 +1162,10 @@ def all_(target, pred):
     return True
 
 
-def exists(target, pred):
-    """``target.exists(x, pred)``: true wins over errors; else the first error; else false."""
+def _exists(items, pred):
+    """true wins over errors; else the first error; else false."""
     err = None
-    for x in _range(target, "exists"):
+    for x in items:
         try:
             r = pred(x)
         except CelError as e:
@@ -1181,13 +1181,28 @@ def exists(target, pred):
     return False
 
 
-def exists_one(target, pred):
-    """``target.exists_one(x, pred)``: exactly one element satisfies; errors propagate."""
+def _exists_one(items, pred):
+    """exactly one item satisfies; errors propagate."""
     count = 0
-    for x in _range(target, "exists_one"):
+    for x in items:
         if test(pred(x)):
             count += 1
     return count == 1
+
+
+def all_(target, pred):
+    """``target.all(x, pred)``."""
+    return _all(_range(target, "all"), pred)
+
+
+def exists(target, pred):
+    """``target.exists(x, pred)``."""
+    return _exists(_range(target, "exists"), pred)
+
+
+def exists_one(target, pred):
+    """``target.exists_one(x, pred)``."""
+    return _exists_one(_range(target, "exists_one"), pred)
 
 
 def map_(target, fn, pred=None):
@@ -1663,51 +1678,24 @@ def _pairs(target, name):
     raise no_overload(name, target)
 
 
+def _spread(pred):
+    """A body of two variables, called with one (index or key, value) pair."""
+    return lambda pair: pred(pair[0], pair[1])
+
+
 def all2(target, pred):
     """``target.all(k, v, pred)``: as ``all``, over (index or key, value)."""
-    err = None
-    for k, v in _pairs(target, "all"):
-        try:
-            r = pred(k, v)
-        except CelError as e:
-            if err is None:
-                err = e
-            continue
-        if r is False:
-            return False
-        if r is not True and err is None:
-            err = no_overload("_&&_", r)
-    if err is not None:
-        raise err
-    return True
+    return _all(_pairs(target, "all"), _spread(pred))
 
 
 def exists2(target, pred):
     """``target.exists(k, v, pred)``: as ``exists``, over (index or key, value)."""
-    err = None
-    for k, v in _pairs(target, "exists"):
-        try:
-            r = pred(k, v)
-        except CelError as e:
-            if err is None:
-                err = e
-            continue
-        if r is True:
-            return True
-        if r is not False and err is None:
-            err = no_overload("_||_", r)
-    if err is not None:
-        raise err
-    return False
+    return _exists(_pairs(target, "exists"), _spread(pred))
 
 
 def exists_one2(target, pred):
     """``target.existsOne(k, v, pred)``: exactly one pair satisfies; errors propagate."""
-    count = 0
-    for k, v in _pairs(target, "existsOne"):
-        if test(pred(k, v)):
-            count += 1
-    return count == 1
+    return _exists_one(_pairs(target, "existsOne"), _spread(pred))
 
 
 def transform_list(target, fn, pred=None):
