@@ -500,7 +500,10 @@ def test_dataflow_programs_run_on_micropython(tmp_path):
     jobs.append(["overflow", compile_bytecode(failing), {}, {}, None, None])
     jobs_file = tmp_path / "jobs.bin"
     jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
-    modules = [rt_cel.__file__, rt_regex.__file__, rt_dag.__file__, vm.__file__, cel_vm.__file__, dataflow.__file__]
+    from flowc.runtime import dag, drivers, kernel
+
+    modules = [rt_cel.__file__, rt_regex.__file__, rt_dag.__file__, vm.__file__, cel_vm.__file__, dataflow.__file__,
+               kernel.__file__, dag.__file__, drivers.__file__]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(MP_DIR / "mp_dataflow.py"),
                            str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=600, cwd=MP_DIR)

@@ -409,6 +409,23 @@ _NOT_CONSTANT = object()
 _WIDTH = 100  # generated lines are wrapped to about this many characters
 
 
+def _comprehension_test(test: str) -> str:
+    """``test`` fit for a comprehension's ``if`` clause, which takes no bare
+    conditional expression, lambda or ``:=`` (``if a if c else b`` would
+    read as two clauses): those get parentheses."""
+    try:
+        alone = ast.dump(ast.parse(test, mode="eval").body)
+    except SyntaxError:
+        return test
+    try:
+        ifs = ast.parse(f"[_ for _ in _ if {test}]", mode="eval").body.generators[0].ifs
+        if len(ifs) == 1 and ast.dump(ifs[0]) == alone:
+            return test
+    except SyntaxError:
+        pass
+    return f"({test})"
+
+
 def _wrap(line: str, indent: str) -> list[str]:
     """``line`` (a part of a comprehension: an element, ``for ...`` or
     ``if ...``), indented, over several lines when it is long: a conditional
@@ -419,6 +436,8 @@ def _wrap(line: str, indent: str) -> list[str]:
     if len(indent) + len(line) <= _WIDTH or line.startswith("for "):
         return [indent + line]
     keyword = "if " if line.startswith("if ") else ""
+    if keyword and _comprehension_test(line[len(keyword):]) != line[len(keyword):]:
+        return [indent + line]  # its parentheses are needed; wrapping would drop them
     return wrap_expression(line[len(keyword):], indent, keyword)
 
 
@@ -884,7 +903,7 @@ class _Generator:
         if not fast.changed:
             return None
         return ["[", _src(elt), f"for {ast.unparse(gen.target)} in {ast.unparse(gen.iter)}",
-                *(f"if {_src(test)}" for test in ifs), "]"]
+                *(f"if {_comprehension_test(_src(test))}" for test in ifs), "]"]
 
     def _transform(self, fn: _Func, node: Node, scope: tuple[str, ...]) -> list[str]:
         """The transform's result array: one expression, or (for a list

@@ -169,7 +169,9 @@ class _Generator:
             '"""A dataflow workflow compiled by flowc.',
             "",
             "``run(inputs, host)`` runs it with flowc's dataflow scheduler (rt_dag) and",
-            "returns the run record (see flowc's docs/host.md and docs/instruction.md).",
+            "returns the run record (see flowc's docs/host.md and docs/instruction.md);",
+            "``await run_async(inputs, host)`` runs independent steps concurrently",
+            "and ``run_virtual(inputs, script)`` on a virtual clock (docs/runtime.md).",
             '"""',
             "",
             "from flowc.backends.python import rt_cel as _c",
@@ -208,6 +210,18 @@ class _Generator:
         out.append("")
         out.append("def run(inputs, host, trigger=None, payload=None, max_iterations=None, max_host_calls=None):")
         out.append("    return _d.run(PLAN, inputs, host, trigger, payload, max_iterations, max_host_calls)")
+        out.append("")
+        out.append("")
+        out.append("def run_async(inputs, host, trigger=None, payload=None, max_iterations=None, max_host_calls=None,")
+        out.append("              concurrent=True):")
+        out.append("    return _d.run_async(PLAN, inputs, host, trigger, payload, max_iterations, max_host_calls,")
+        out.append("                        concurrent)")
+        out.append("")
+        out.append("")
+        out.append("def run_virtual(inputs, script, trigger=None, payload=None, max_iterations=None,")
+        out.append("                max_host_calls=None, concurrent=True):")
+        out.append("    return _d.run_virtual(PLAN, inputs, script, trigger, payload, max_iterations, max_host_calls,")
+        out.append("                          concurrent)")
         out.append("")
         out.append("")
         out.append('if __name__ == "__main__":')

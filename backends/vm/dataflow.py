@@ -236,6 +236,35 @@ class Program:
             self.machine.end_run()
 
 
+    def run_async(self, inputs, host, trigger=None, payload=None, max_instructions=None, max_iterations=None,
+                  max_host_calls=None, concurrent=True):
+        """A coroutine: the record of the run driven by asyncio (docs/runtime.md)."""
+        if self.plan is None:
+            raise DataflowError("this program holds expressions only")
+        machine, plan = self.machine, self.plan
+
+        async def go():
+            machine.start_run(max_instructions)
+            try:
+                return await _d.run_async(plan, inputs, host, trigger, payload, max_iterations, max_host_calls,
+                                          concurrent)
+            finally:
+                machine.end_run()
+        return go()
+
+    def run_virtual(self, inputs, script, trigger=None, payload=None, max_instructions=None,
+                    max_iterations=None, max_host_calls=None, concurrent=True):
+        """The record of the run on a virtual clock (docs/runtime.md)."""
+        if self.plan is None:
+            raise DataflowError("this program holds expressions only")
+        self.machine.start_run(max_instructions)
+        try:
+            return _d.run_virtual(self.plan, inputs, script, trigger, payload, max_iterations, max_host_calls,
+                                  concurrent)
+        finally:
+            self.machine.end_run()
+
+
 def _obj(v, what):
     if v is None:
         return {}

@@ -3,7 +3,8 @@
 //
 //   node run_dataflow.mjs DRIVER_PY JOBS_BIN MODULE_PY...
 //
-// Each MODULE_PY (rt_cel.py, rt_dag.py, vm.py, cel_vm.py, dataflow.py) is
+// Each MODULE_PY (rt_cel.py, rt_dag.py, vm.py, cel_vm.py, dataflow.py and the
+// kernel: kernel.py, dag.py, drivers.py) is
 // copied unmodified into MicroPython's file system under its own name;
 // DRIVER_PY is mp_dataflow.py; JOBS_BIN is a msgpack array of
 // [name, program, inputs, host script, trigger, payload] jobs. Prints one

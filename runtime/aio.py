@@ -1,0 +1,71 @@
+"""The asyncio driver: every ready request runs at once.
+
+``await drive_async(run, host)`` starts each request the kernel offers as an
+asyncio task: ``host.call(capability, name, args)`` (awaited when it returns
+an awaitable, bounded by the request's ``timeout_ms``: past it the answer is
+``TimedOut``) and ``host.sleep(ms)`` (awaited when it returns an awaitable,
+else ``asyncio.sleep``). Answers go to the kernel in the order the tasks
+finish (ties: the request issued first); requests the kernel cancels (race
+losers, siblings of a failed step) have their tasks cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any
+
+from flowc.runtime.drivers import answer_of_exception
+from flowc.runtime.kernel import KernelError, Result, Thrown, TimedOut
+
+
+async def perform_async(host: Any, req: Any) -> Any:
+    """Carry out one request with a host whose methods may be coroutines."""
+    if req.kind == "sleep":
+        try:
+            done = host.sleep(req.ms)
+            if inspect.isawaitable(done):
+                await done
+            else:
+                await asyncio.sleep(req.ms / 1000)
+        except Exception as exc:  # noqa: BLE001 - the kernel decides what a failed sleep means
+            return Thrown(str(exc))
+        return Result(None)
+    try:
+        value = host.call(req.capability, req.name, req.args)
+        if inspect.isawaitable(value):
+            if req.timeout_ms is not None:
+                value = await asyncio.wait_for(value, req.timeout_ms / 1000)
+            else:
+                value = await value
+        return Result(value)
+    except TimeoutError:  # asyncio.wait_for past timeout_ms
+        return TimedOut()
+    except Exception as exc:  # noqa: BLE001 - every host failure is an answer
+        return answer_of_exception(exc)
+
+
+async def drive_async(run: Any, host: Any) -> dict:
+    """Drive ``run`` with ``host``, every ready request at once; the record."""
+    running: dict[int, asyncio.Task] = {}
+    if not run.started:
+        run.start()
+    try:
+        while not run.finished:
+            for rid in run.cancelled():
+                task = running.pop(rid, None)
+                if task is not None:
+                    task.cancel()
+            for req in run.ready():
+                if req.id not in running:
+                    running[req.id] = asyncio.ensure_future(perform_async(host, req))
+            if not running:
+                raise KernelError("the run waits for nothing but has not finished")
+            done, _pending = await asyncio.wait(list(running.values()), return_when=asyncio.FIRST_COMPLETED)
+            for rid in sorted(rid for rid, task in running.items() if task in done):
+                task = running.pop(rid)
+                run.answer(rid, task.result())
+    finally:
+        for task in running.values():
+            task.cancel()
+    return run.record()

@@ -1,0 +1,128 @@
+"""Drivers of the kernel that need nothing but the standard library.
+
+- :func:`drive_sync` answers each request by calling the host, one request
+  at a time in the order the kernel issued them (``host.call`` /
+  ``host.sleep``): the behaviour of ``run(inputs, host)``.
+- :func:`drive_virtual` keeps a virtual clock: every request finishes
+  ``latency_ms`` after it started (a sleep after its ``ms``); the driver
+  answers the earliest first (ties: the request issued first), so timeouts
+  and race winners are decided by the script, never by the machine. A call
+  slower than its ``timeout_ms`` is answered ``TimedOut`` at the deadline.
+
+The asyncio driver is :mod:`flowc.runtime.aio` (MicroPython has no asyncio
+of the same shape). MicroPython-compatible: no typing, no f-strings.
+"""
+
+try:
+    from flowc.runtime.kernel import Error, KernelError, Result, Thrown, TimedOut
+except ImportError:  # pragma: no cover - copies side by side on MicroPython
+    from kernel import Error, KernelError, Result, Thrown, TimedOut
+
+
+def _message(exc):
+    m = getattr(exc, "message", None)
+    return m if isinstance(m, str) else str(exc)
+
+
+def answer_of_exception(exc):
+    """The answer for a host's exception: a timeout (``exc.timeout`` true),
+    a tool error (``exc.retriable`` true, flowc.host.ToolError) or a host failure."""
+    if getattr(exc, "timeout", False):
+        return TimedOut(_message(exc))
+    if getattr(exc, "retriable", False):
+        return Error(_message(exc))
+    return Thrown(_message(exc))
+
+
+def perform_sync(host, req):
+    """Carry out one request with a synchronous host; the answer."""
+    if req.kind == "sleep":
+        try:
+            host.sleep(req.ms)
+        except Exception as exc:  # noqa: BLE001 - the kernel decides what a failed sleep means
+            return Thrown(_message(exc))
+        return Result(None)
+    try:
+        return Result(host.call(req.capability, req.name, req.args))
+    except Exception as exc:  # noqa: BLE001 - every host failure is an answer
+        return answer_of_exception(exc)
+
+
+def drive_sync(run, host):
+    """Answer ``run``'s requests with ``host`` one at a time; the record."""
+    if not run.started:
+        run.start()
+    while not run.finished:
+        reqs = run.ready()
+        if not reqs:
+            raise KernelError("the run waits for nothing but has not finished")
+        run.answer(reqs[0].id, perform_sync(host, reqs[0]))
+    return run.record()
+
+
+class VirtualHost:
+    """A scripted host for virtual time. ``script`` maps ``"capability:name"``
+    or ``"name"`` to an answer or a list of answers given in turn (the last
+    repeats); an answer is ``{"output": v}``, ``{"error": msg}`` (a tool
+    error), ``{"throw": msg}`` (a host failure) or ``{"timeout": true}``,
+    each with an optional ``"latency_ms"`` (default 0). Unscripted calls
+    are tool errors."""
+
+    def __init__(self, script):
+        self.script = script
+        self.turn = {}
+
+    def answer(self, req):
+        """(answer, latency in ms) for call request ``req``."""
+        key = req.capability + ":" + req.name
+        spec = self.script.get(key, self.script.get(req.name))
+        if isinstance(spec, list):
+            n = self.turn.get(key, 0)
+            self.turn[key] = n + 1
+            spec = spec[min(n, len(spec) - 1)] if spec else None
+        if not isinstance(spec, dict):
+            return Error(key + " not registered"), 0
+        latency = spec.get("latency_ms", 0)
+        if "error" in spec:
+            return Error(spec["error"]), latency
+        if "throw" in spec:
+            return Thrown(spec["throw"]), latency
+        if spec.get("timeout"):
+            return TimedOut(), latency
+        return Result(spec.get("output")), latency
+
+
+def drive_virtual(run, host):
+    """Run on a virtual clock starting at 0 ms; ``host`` gives each call's
+    answer and latency (:class:`VirtualHost`). The record's steps carry
+    ``start_ms``/``end_ms``. Returns the record."""
+    now = 0
+    run.set_time(now)
+    if not run.started:
+        run.start()
+    inflight = {}  # request id -> (finish time, answer)
+    while not run.finished:
+        for rid in run.cancelled():
+            inflight.pop(rid, None)
+        for req in run.ready():
+            if req.id in inflight:
+                continue
+            if req.kind == "sleep":
+                inflight[req.id] = (now + req.ms, Result(None))
+                continue
+            answer, latency = host.answer(req)
+            if req.timeout_ms is not None and latency > req.timeout_ms:
+                inflight[req.id] = (now + req.timeout_ms, TimedOut())
+            else:
+                inflight[req.id] = (now + latency, answer)
+        if not inflight:
+            raise KernelError("the run waits for nothing but has not finished")
+        rid = None
+        for key in inflight:
+            if rid is None or (inflight[key][0], key) < (inflight[rid][0], rid):
+                rid = key
+        at, answer = inflight.pop(rid)
+        now = at
+        run.set_time(now)
+        run.answer(rid, answer)
+    return run.record()
