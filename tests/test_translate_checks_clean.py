@@ -163,3 +163,13 @@ steps:
     assert result.ok
     assert re.findall(r"(?m)^  - id: (\S+)$", result.text) == ["a_b_2", "a_b", "done"]
     assert target_errors(result.text, "workflowskill", result.workflow) == []
+
+
+def test_a_transform_with_each_translates_to_dialect_3_that_checks_clean():
+    """Dialect 3 has no form for `each` on a transform (TRN101): the step is
+    written to run once, and its inputs must not read the loop's index."""
+    text = strategies.WorkflowText(
+        "inputs:\n  rows:\n    type: array\nsteps:\n  - id: s0\n    type: transform\n    each: $inputs.rows\n"
+        "    operation: filter\n    where: '1'\n    inputs:\n      items:\n        type: array\n"
+        "        value: $inputs.rows[$index]\n", "workflowskill")
+    translations_check_clean(text)

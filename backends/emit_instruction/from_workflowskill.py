@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 
+import attrs
 from flowc.backends.emit_instruction import absent
 from flowc.backends.emit_instruction import printer as P
 from flowc.backends.emit_instruction.wfs_cel import OPERATOR_RULES, Converted, WfsToCel, lit
@@ -349,9 +350,11 @@ class _Lowering:
     def transform(self, graph: _Graph, node: Node, deps: list[str]) -> str:
         op = node.op.split(".", 1)[1]
         self.cel.scope = {}
-        over = self.transform_items(node)
         if node.iteration is not None:
-            self.report.finding("TRN101", "each on a transform step has no instruction form", node.span)
+            self.report.finding("TRN101", "each on a transform step has no instruction form; the step is "
+                                "written to run once, reading the each's item and index as null", node.span)
+            node = _without_loop_variables(node)
+        over = self.transform_items(node)
         guard = self._guard(node)
         items_id = graph.fresh(f"{node.id}_items")
         self.cel.scope = {"item": ANY, "index": NUMBER}
@@ -605,3 +608,23 @@ def _workflow_name(name: str, report: Report, span: Span) -> str:
 
 def lower_workflowskill(wf: Workflow, report: Report) -> Workflow:
     return _Lowering(wf, report).run()
+
+
+def _without_loop_variables(node: Node) -> Node:
+    """``node`` without its ``each``, its inputs and guard reading the
+    each's item and index as null: the target has no loop to bind them."""
+    names = {node.iteration.item_var, node.iteration.index_var}
+
+    def rewrite(value):
+        if isinstance(value, E.Ref) and value.root in names:
+            return E.Literal(None, "null", value.span)
+        if isinstance(value, tuple):
+            return tuple(rewrite(v) for v in value)
+        if attrs.has(type(value)):
+            changes = {a.name: rewrite(getattr(value, a.name)) for a in attrs.fields(type(value))
+                       if isinstance(getattr(value, a.name), tuple) or attrs.has(type(getattr(value, a.name)))}
+            return attrs.evolve(value, **changes) if changes else value
+        return value
+
+    guard = node.guard and attrs.evolve(node.guard, expr=rewrite(node.guard.expr))
+    return attrs.evolve(node, iteration=None, guard=guard, inputs=rewrite(node.inputs))
