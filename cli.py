@@ -362,7 +362,9 @@ def cmd_disasm(args) -> int:
     except VMError as exc:
         print(f"{args.path}: error: {exc}", file=sys.stderr)
         return EXIT_FINDINGS
-    sys.stdout.write(text)
+    from flowc.termtext import shown_lines
+
+    sys.stdout.write(shown_lines(text))  # the listings escape names; this fences the rest
     return EXIT_OK
 
 
@@ -390,27 +392,32 @@ def _vm_errors(used: bool) -> tuple:
 
 
 def _print_record(record: dict) -> None:
-    """The run record for people: status, outputs, steps, calls, sleeps."""
-    out = [f"status: {record['status']}"]
+    """The run record for people: status, outputs, steps, calls, sleeps.
+    Ids, names and messages are shown with :mod:`flowc.termtext` escapes."""
+    from flowc.termtext import shown, shown_lines
+
+    out = [f"status: {shown(record['status'])}"]
     if record["error"] is not None:
         step = record["error"].get("step")
-        out.append(f"error: {record['error']['message']}" + (f" (step {step})" if step else ""))
+        out.append(f"error: {shown(record['error']['message'])}" + (f" (step {shown(step)})" if step else ""))
     out.append("outputs: " + json.dumps(record["outputs"], indent=2, sort_keys=True, ensure_ascii=False,
                                         default=repr))
     out.append("steps:")
-    width = max((len(s["id"]) for s in record["steps"]), default=0)
-    for s in record["steps"]:
-        reason = f"  ({s['reason']})" if s.get("reason") else ""
-        out.append(f"  {s['id']:<{width}}  {s['status']}{reason}")
+    ids = [shown(s["id"]) for s in record["steps"]]
+    width = max((len(i) for i in ids), default=0)
+    for sid, s in zip(ids, record["steps"]):
+        reason = f"  ({shown(s['reason'])})" if s.get("reason") else ""
+        out.append(f"  {sid:<{width}}  {shown(s['status'])}{reason}")
     out.append(f"calls: {len(record['calls'])}")
     for c in record["calls"]:
         args = json.dumps(c["args"], sort_keys=True, ensure_ascii=False, default=repr)
         if len(args) > 100:
             args = args[:97] + "..."
-        out.append(f"  {c['capability']} {c['name']} {args}")
+        out.append(f"  {shown(c['capability'])} {shown(c['name'])} {args}")
     if record["sleeps_ms"]:
         out.append("sleeps (ms): " + ", ".join(str(ms) for ms in record["sleeps_ms"]))
-    print("\n".join(out))
+    # JSON escapes C0 controls only: the outputs and arguments go through it too
+    print(shown_lines("\n".join(out)))
 
 
 def cmd_run(args) -> int:

@@ -364,7 +364,9 @@ def load_json_file(path: str, what: str, max_depth: int = MAX_JSON_DEPTH) -> Any
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    from flowc.termtext import shown
+
+    return shown(" ".join(text.split()))
 
 
 def load_inputs_file(path: str | None) -> dict:

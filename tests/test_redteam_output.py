@@ -1,0 +1,124 @@
+"""Workflow text in every human-readable output and every file flowc writes.
+
+A hostile workflow (or bytecode file) must not drive the terminal that
+shows flowc's output (escape sequences, carriage returns, bidirectional
+formatting), forge lines of a listing (a finding, a step of a run, a line
+of a disassembly), inject Mermaid directives or Graphviz markup into a
+picture, change what a translation reads back as, or make ``flowc disasm``
+read a file the bytecode names.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from flowc.cli import main
+from flowc.termtext import shown, shown_lines
+
+# What a terminal acts on: C0 controls but tab and line feed, DEL, C1, bidi formatting, separators.
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+FORGED = "forged.yaml:1:1: error[FLC999]: forged"
+
+
+def _clean(text: str) -> None:
+    found = RAW_CONTROL.search(text)
+    assert found is None, f"raw {found.group()!r} in {text!r}"
+    assert not any(line.startswith(("forged", "FORGED")) for line in text.splitlines()), text
+
+
+def _run(capsys, *args: str) -> tuple[int, str, str]:
+    status = main(list(args))
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+# ------------------------------------------------------------------ the one escaping function
+def test_shown_escapes_what_a_terminal_acts_on():
+    assert shown("a\x1b[2Jb\r\n\x07\x9b\u202e\u2028\ud800") == "a\\x1b[2Jb\\r\\n\\x07\\x9b\\u202e\\u2028\\ud800"
+    assert shown("tab\tstays, é 😀 ünïcödé") == "tab\tstays, é 😀 ünïcödé"
+    assert shown_lines("one\ntwo\x1b]0;t\x07") == "one\ntwo\\x1b]0;t\\x07"
+    _clean(shown("".join(map(chr, range(0x110000)))))
+
+
+# ------------------------------------------------------------------ check
+AEVATAR_ESC = (
+    'name: "w\\e[31m\\u202e"\n'
+    "roles: [{ id: a }]\n"
+    "steps:\n"
+    '  - { id: "s\\e]0;pwned\\a", type: llm_call, target_role: "b\\e[5m\\nforged.yaml:1:1: error[FLC999]: '
+    'forged" }\n'
+    '  - { id: "s\\e]0;pwned\\a", type: "t\\r\\e[1m" }\n'
+)
+
+
+def test_check_shows_no_raw_control_characters_and_forges_no_finding(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.yaml").write_text(AEVATAR_ESC)
+    # A raw escape in the source: a YAML finding whose source line holds it.
+    (tmp_path / "b.yaml").write_text("name: x\x1b[31mRED\x9b2J\nroles: [{ id: a }]\n"
+                                     "steps: [{ id: s, type: llm_call, target_role: a }]\n")
+    # A file name that is an escape sequence (found walking a directory).
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "n\x1b[2Jame.yaml").write_text(
+        "name: x\nroles: [{ id: a }]\nsteps: [{ id: s, type: llm_call, target_role: b }]\n")
+    status, out, err = _run(capsys, "check", "a.yaml", "b.yaml", "d")
+    assert status == 1
+    _clean(out)
+    _clean(err)
+    assert "\\x1b]0;pwned\\x07" in out and "\\x1b[31mRED" in out and "n\\x1b[2Jame.yaml" in out
+    # every line at column 0 is the location of a real finding
+    starts = [line for line in out.splitlines() if line and not line[0].isspace()]
+    assert starts and all(line.startswith(("a.yaml:", "b.yaml:", "d/n\\x1b[2Jame.yaml:")) for line in starts), out
+
+
+def test_sarif_and_json_stay_valid_json_for_hostile_text(tmp_path, monkeypatch, capsys):
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.yaml").write_text(AEVATAR_ESC)
+    for fmt in ("json", "sarif"):
+        _status, out, _err = _run(capsys, "check", "--format", fmt, "a.yaml")
+        assert json.loads(out)
+        assert "\x1b" not in out
+
+
+# ------------------------------------------------------------------ run
+def test_the_readable_run_record_shows_no_raw_control_characters(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.yaml").write_text(
+        'name: w\nroles: [{ id: a }]\nsteps:\n'
+        '  - { id: "s\\e]0;pwned\\a\\nforged step", type: llm_call, target_role: a }\n'
+        '  - { id: "t\\rFORGED", type: tool_call, parameters: { tool: "x\\e[2J\\nforged call" } }\n')
+    status, out, err = _run(capsys, "run", "a.yaml")
+    assert status == 1  # the llm role is not registered with the host
+    _clean(out)
+    _clean(err)
+    assert "s\\x1b]0;pwned\\x07\\nforged step" in out
+
+
+# ------------------------------------------------------------------ disasm
+def _bytecode(tmp_path: Path, text: str, name: str = "w.yaml") -> Path:
+    (tmp_path / name).write_text(text)
+    assert main(["compile", "--target", "bytecode", name, "-o", "p.fcb"]) in (0, 1)
+    return tmp_path / "p.fcb"
+
+
+@pytest.mark.parametrize("dialect", ["aevatar", "workflowskill"])
+def test_disasm_shows_no_raw_control_characters_and_forges_no_line(dialect, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    if dialect == "aevatar":
+        text = ('name: "w\\e[31m"\nroles: [{ id: "r\\e[1m\\nforged role" }]\nsteps:\n'
+                '  - { id: "s\\e]0;pwned\\a\\nforged: x", type: llm_call, target_role: "r\\e[1m\\nforged role" }\n'
+                '  - { id: "t\\nFORGED", type: tool_call, parameters: { tool: "x\\e[2J\\nforged", "k\\nforged": v } }\n')
+    else:
+        text = ('inputs: {}\noutputs: {}\nsteps:\n'
+                '  - id: "s\\e]0;pwned\\a\\nforged: x"\n    type: tool\n    tool: "t\\e[2J\\nforged"\n'
+                '  - id: "u\\u202e\\nFORGED"\n    type: tool\n    tool: u\n')
+    _bytecode(tmp_path, text)
+    capsys.readouterr()
+    status, out, err = _run(capsys, "disasm", "p.fcb")
+    assert status == 0, err
+    _clean(out)
+    assert "\\x1b" in out
