@@ -10,15 +10,21 @@ read a file the bytecode names.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import zlib
 from pathlib import Path
 
+import msgpack
 import pytest
 from flowc.cli import main
 from flowc.termtext import shown, shown_lines
 
 # What a terminal acts on: C0 controls but tab and line feed, DEL, C1, bidi formatting, separators.
 RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+ROOT = Path(__file__).resolve().parent.parent
 FORGED = "forged.yaml:1:1: error[FLC999]: forged"
 
 
@@ -122,3 +128,49 @@ def test_disasm_shows_no_raw_control_characters_and_forges_no_line(dialect, tmp_
     assert status == 0, err
     _clean(out)
     assert "\\x1b" in out
+
+
+def _rewrite_source_name(program: Path, name: str) -> None:
+    """The program with its source map naming ``name`` (what a hand-made file can say)."""
+    from flowc.backends.vm import vm as V
+
+    top = V.unpackb(program.read_bytes())
+    body = V.unpackb(top[3])
+    body[8][0] = name
+    packed = msgpack.packb(body, use_bin_type=True)
+    program.write_bytes(msgpack.packb([top[0], top[1], zlib.crc32(packed) & 0xFFFFFFFF, packed],
+                                      use_bin_type=True))
+
+
+WFS = "inputs: {}\noutputs: {}\nsteps:\n  - id: a\n    type: tool\n    tool: t\n  - id: b\n    type: tool\n    tool: u\n"
+
+
+def test_disasm_reads_no_file_the_bytecode_names_by_a_path(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "key.txt").write_text("SECRET-1\nSECRET-2\nSECRET-3\nSECRET-4\nSECRET-5\n")
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    program = _bytecode(tmp_path / "work", WFS)
+    for name in (str(tmp_path / "secret" / "key.txt"), "../secret/key.txt"):
+        _rewrite_source_name(program, name)
+        for extra in ([], ["--source-root", str(tmp_path / "work")]):
+            capsys.readouterr()
+            status, out, _err = _run(capsys, "disasm", str(program), *extra)
+            assert status == 0 and "SECRET" not in out, out
+    # the base name still finds a source next to it, as documented
+    (tmp_path / "work" / "key.txt").write_text(WFS)
+    status, out, _err = _run(capsys, "disasm", str(program))
+    assert status == 0 and "; line 4  - id: a" in out, out
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_disasm_does_not_block_on_a_source_that_is_a_fifo(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    program = _bytecode(tmp_path, WFS)
+    os.mkfifo(tmp_path / "pipe.yaml")
+    _rewrite_source_name(program, "pipe.yaml")
+    env = dict(os.environ, PYTHONPATH=str(ROOT.parent))
+    done = subprocess.run([sys.executable, "-m", "flowc", "disasm", "p.fcb"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and "code:" in done.stdout, done.stderr

@@ -64,13 +64,23 @@ def _srcmap(srcmap) -> dict[int, tuple[int, int]]:
     return out
 
 
-def _source_lines(path: str, source_root: str | None) -> list[str] | None:
-    for candidate in ([os.path.join(source_root, path), os.path.join(source_root, os.path.basename(path))]
-                      if source_root else []) + [path]:
+def _source_lines(name: str, source_root: str | None) -> list[str] | None:
+    """The lines of the source file a program names, or None. The program
+    may come from anywhere, so only its base name counts (what flowc
+    writes): looked up in ``source_root``, else in the current directory,
+    never along a path the bytecode chose. Only a regular file of at most
+    MAX_SOURCE_BYTES is read (a FIFO or a device named like the source
+    can't block the listing or fill memory)."""
+    from flowc.ir.limits import MAX_SOURCE_BYTES
+    from flowc.sourcefile import FileTooLarge, read_limited
+
+    base = os.path.basename(name.replace("\\", "/"))
+    if base in ("", ".", "..") or "\0" in base:
+        return None
+    for candidate in ([os.path.join(source_root, base)] if source_root else []) + [base]:
         try:
-            with open(candidate, encoding="utf-8") as fh:
-                return fh.read().splitlines()
-        except (OSError, UnicodeDecodeError):
+            return read_limited(candidate, MAX_SOURCE_BYTES).decode("utf-8").splitlines()
+        except (OSError, FileTooLarge, UnicodeDecodeError):
             continue
     return None
 
