@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zlib
@@ -174,3 +175,53 @@ def test_disasm_does_not_block_on_a_source_that_is_a_fifo(tmp_path, monkeypatch,
     done = subprocess.run([sys.executable, "-m", "flowc", "disasm", "p.fcb"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0 and "code:" in done.stdout, done.stderr
+
+
+# ------------------------------------------------------------------ graph
+def _graph(tmp_path: Path, capsys, text: str, fmt: str, name: str = "g.yaml") -> str:
+    (tmp_path / name).write_text(text)
+    status, out, err = _run(capsys, "graph", "--format", fmt, name)
+    assert status == 0, err
+    return out
+
+
+HOSTILE_GRAPH = (
+    "name: \"w\\n---\\n%%{init: {'securityLevel': 'loose'}}%%\\nflowchart TD\\n"
+    "click n0 href \\\"javascript:alert(1)\\\"\\n\\e[31m\"\n"
+    "roles: [{ id: a }]\n"
+    "steps:\n"
+    "  - { id: \"s%%{init: {'theme': 'dark'}}%%\", type: llm_call, target_role: a }\n"
+    "  - { id: \"t\\\"]; click n0 call alert(1); x[\\\"\\e[2J<script>alert(1)</script>\", type: tool_call,"
+    " parameters: { tool: \"x\\\\\\\" URL=\\\"javascript:alert(1)\" } }\n"
+)
+
+
+def test_mermaid_holds_no_directive_and_its_front_matter_stays_whole(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    out = _graph(tmp_path, capsys, HOSTILE_GRAPH, "mermaid")
+    _clean(out)
+    lines = out.splitlines()
+    assert lines[0] == "---" and lines[2] == "---" and lines[1].startswith("title: ")
+    assert lines.count("---") == 2 and lines[3].startswith("flowchart ")
+    assert "%%{" not in out and "}%%" not in out
+    assert not any(line.strip().startswith(("click", "flowchart TD\\n")) for line in lines[4:])
+    assert "<script" not in out
+    body = [line for line in lines[4:] if not line.strip().startswith("%%")]
+    assert all(line.count('"') % 2 == 0 for line in body), out
+
+
+def test_dot_and_svg_hold_hostile_ids_as_text(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    out = _graph(tmp_path, capsys, HOSTILE_GRAPH, "dot")
+    _clean(out)
+    # quotes in text are escaped (\" in strings, &quot; in labels): no attribute can be added
+    assert not re.search(r'(?<!\\)(URL|href)="', out)
+    assert "<script" not in re.sub(r'tooltip="(?:[^"\\]|\\.)*"', "", out)  # a tooltip's text is text
+    if shutil.which("dot") is None:
+        return
+    (tmp_path / "g.yaml").write_text(HOSTILE_GRAPH)
+    status, _out, err = _run(capsys, "graph", "g.yaml", "-o", "g.svg")
+    assert status == 0, err
+    svg = (tmp_path / "g.svg").read_text(encoding="utf-8")
+    assert "<script" not in svg and not re.search(r'href="javascript', svg)
+    _clean(svg)
