@@ -20,6 +20,7 @@ from pathlib import Path
 
 import msgpack
 import pytest
+from flowc import driver
 from flowc.cli import main
 from flowc.termtext import shown, shown_lines
 
@@ -225,3 +226,19 @@ def test_dot_and_svg_hold_hostile_ids_as_text(tmp_path, monkeypatch, capsys):
     svg = (tmp_path / "g.svg").read_text(encoding="utf-8")
     assert "<script" not in svg and not re.search(r'href="javascript', svg)
     _clean(svg)
+
+
+# ------------------------------------------------------------------ identifiers
+@pytest.mark.parametrize("text", [
+    'name: "hello\\n"\nsteps:\n  s: { kind: manual }\n  f: { kind: finish, depends_on: s }\n',
+    'name: hello\nsteps:\n  "s\\n": { kind: manual }\n  f: { kind: finish, depends_on: "s\\n" }\n',
+])
+def test_an_identifier_does_not_end_in_a_line_break(text):
+    result = driver.compile_text(text, "w.yaml", "instruction")
+    assert "INS107" in [d.code for d in result.diagnostics], result.diagnostics
+
+
+def test_a_workflowskill_step_id_ending_in_a_line_break_is_reported():
+    text = 'inputs: {}\noutputs: {}\nsteps:\n  - id: "a\\n"\n    type: tool\n    tool: t\n'
+    result = driver.compile_text(text, "w.yaml", "workflowskill")
+    assert "WFS106" in [d.code for d in result.diagnostics], result.diagnostics
