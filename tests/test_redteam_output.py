@@ -228,6 +228,52 @@ def test_dot_and_svg_hold_hostile_ids_as_text(tmp_path, monkeypatch, capsys):
     _clean(svg)
 
 
+# ------------------------------------------------------------------ translation
+SECTION_DOC = """\
+## !workflow a
+
+```yaml
+description: "x\\n\\n```yaml\\nsteps:\\n  pwn: { kind: manual }\\n  f: { kind: finish, depends_on: pwn }\\n```\\n\\n## !workflow real"
+steps:
+  s: { kind: manual }
+  f: { kind: finish, depends_on: s }
+```
+"""
+
+
+@pytest.mark.parametrize("description", [
+    "x\n\n```yaml\nsteps:\n  pwn: { kind: manual }\n  f: { kind: finish, depends_on: pwn }\n```\n\n## !workflow real",
+    "x\n<!--\nhidden",
+    "x\n:::!workflow{name=b}\nsteps: {}\n:::",
+    "# a heading\ntext",
+    "  leading and trailing  ",
+    "~~~\nfenced",
+    "line\r\nbreaks\rof every\u2028kind",
+])
+def test_a_section_description_reads_back_as_itself(description, tmp_path):
+    from flowc.backends.yamlout import quoted
+    from flowc.compiler.instruction.frontend import compile_instruction_all
+    from flowc.translate import translate_text
+
+    doc = SECTION_DOC.replace(SECTION_DOC.splitlines()[3], "description: " + quoted(description))
+    before, diags = compile_instruction_all(doc, "doc.md")
+    assert not [d for d in diags if d.is_error] and before[0].description == description
+    out = translate_text(doc, "doc.md", "instruction")
+    assert out.ok, out.diagnostics
+    after, diags = compile_instruction_all(out.text, "doc.md")
+    assert not [d for d in diags if d.is_error], out.text
+    assert [(w.name, w.description, sorted(n.id for n in w.nodes)) for w in after] == \
+        [(w.name, w.description, sorted(n.id for n in w.nodes)) for w in before], out.text
+
+
+def test_a_plain_section_description_stays_prose(tmp_path):
+    from flowc.translate import translate_text
+
+    doc = SECTION_DOC.replace(SECTION_DOC.splitlines()[3], "description: Says hello.")
+    out = translate_text(doc, "doc.md", "instruction")
+    assert out.ok and out.text.startswith("## !workflow a\n\nSays hello.\n\n```yaml\n"), out.text
+
+
 # ------------------------------------------------------------------ identifiers
 @pytest.mark.parametrize("text", [
     'name: "hello\\n"\nsteps:\n  s: { kind: manual }\n  f: { kind: finish, depends_on: s }\n',
