@@ -4,6 +4,7 @@ line and caret for people; a JSON list for machines."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 
 from flowc.ir.diagnostics import Diagnostic
@@ -102,7 +103,13 @@ def render_sarif(diags: Iterable[Diagnostic], tool_version: str = "") -> str:
         "version": "2.1.0",
         "runs": [{"tool": {"driver": driver}, "columnKind": "unicodeCodePoints", "results": results}],
     }
-    return json.dumps(log, indent=2, sort_keys=False, ensure_ascii=False)
+    text = json.dumps(log, indent=2, sort_keys=False, ensure_ascii=False)
+    # A lone surrogate (a file name that is not UTF-8, read with surrogateescape)
+    # can't be written as UTF-8: inside a JSON string it is its \u escape.
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _sarif_rule(code: str, info, diags: list[Diagnostic]) -> dict:
@@ -151,4 +158,5 @@ def _sarif_artifact(path: str) -> dict:
     rel = path.replace(os.sep, "/")
     while rel.startswith("./"):
         rel = rel[2:]
-    return {"uri": quote(rel), "uriBaseId": "%SRCROOT%"}
+    # a name that is not UTF-8 is percent-encoded byte by byte, as a URI holds it
+    return {"uri": quote(rel, errors="surrogateescape"), "uriBaseId": "%SRCROOT%"}

@@ -288,3 +288,23 @@ def test_a_workflowskill_step_id_ending_in_a_line_break_is_reported():
     text = 'inputs: {}\noutputs: {}\nsteps:\n  - id: "a\\n"\n    type: tool\n    tool: t\n'
     result = driver.compile_text(text, "w.yaml", "workflowskill")
     assert "WFS106" in [d.code for d in result.diagnostics], result.diagnostics
+
+
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="needs file names that are not UTF-8")
+def test_sarif_and_json_stay_json_for_a_file_name_that_is_not_utf8(tmp_path, monkeypatch, capsys):
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    os.mkdir(b"d")
+    with open(b"d/\xff\x1b[31m.yaml", "wb") as fh:
+        fh.write(b"name: x\nroles: [{ id: a }]\nsteps: [{ id: s, type: llm_call, target_role: b }]\n")
+    for fmt in ("json", "sarif"):
+        status, out, _err = _run(capsys, "check", "--format", fmt, "d")
+        assert status == 1
+        out.encode("utf-8")  # printable as it is
+        data = json.loads(out)
+        assert data
+    uri = data["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "d/%FF%1B%5B31m.yaml"
+    status, out, _err = _run(capsys, "check", "--format", "sarif", str(tmp_path / "d"))
+    assert status == 1 and "%FF" in out and json.loads(out)
