@@ -308,3 +308,17 @@ def test_sarif_and_json_stay_json_for_a_file_name_that_is_not_utf8(tmp_path, mon
     assert uri == "d/%FF%1B%5B31m.yaml"
     status, out, _err = _run(capsys, "check", "--format", "sarif", str(tmp_path / "d"))
     assert status == 1 and "%FF" in out and json.loads(out)
+
+
+def test_check_progress_shows_file_names_escaped():
+    import io
+
+    from flowc.batch import FileResult, Progress
+
+    stream = io.StringIO()
+    progress = Progress(stream, interactive=False)
+    progress.start(1, 1)
+    progress.advance(FileResult("d/\udcff\x1b]0;t\x07\rforged.yaml", "", ()))
+    _clean(stream.getvalue())
+    stream.getvalue().encode("utf-8")
+    assert "d/\\udcff\\x1b]0;t\\x07\\rforged.yaml" in stream.getvalue()
