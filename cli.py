@@ -249,6 +249,13 @@ def cmd_eval(args) -> int:
                                 sys.stdin, sys.stdout, backend=args.backend, stderr=sys.stderr)
 
 
+def _error(path: str, exc: Exception) -> None:
+    """A backend's refusal on stderr; its message may quote workflow text."""
+    from flowc.termtext import shown
+
+    print(shown(f"{path}: error: {exc}"), file=sys.stderr)
+
+
 def _compile_for_backend(path: str, dialect: str | None, show_warnings: bool,
                          workflow_name: str | None = None):
     """Front end + analyze; print the findings (to stderr). The workflow, or
@@ -288,7 +295,10 @@ def _has_workflow(text: str, path: str, result, name: str) -> bool:
     names = workflow_names(text, path)
     if name in names:
         return True
-    print(f"flowc: error: {path} has no workflow named {name!r} (it has: {', '.join(names)})", file=sys.stderr)
+    from flowc.termtext import shown
+
+    print(shown(f"flowc: error: {path} has no workflow named {name!r} (it has: {', '.join(names)})"),
+          file=sys.stderr)
     return False
 
 
@@ -304,7 +314,7 @@ def cmd_compile(args) -> int:
     try:
         source = compile_workflow(workflow)
     except BackendError as exc:
-        print(f"{args.path}: error: {exc}", file=sys.stderr)
+        _error(args.path, exc)
         return EXIT_FINDINGS
     if args.output is None:
         sys.stdout.write(source)
@@ -325,7 +335,7 @@ def _compile_bytecode(args, workflow) -> int:
     try:
         data = compile_workflow(workflow, strip=args.strip)
     except AssembleError as exc:
-        print(f"{args.path}: error: {exc}", file=sys.stderr)
+        _error(args.path, exc)
         return EXIT_FINDINGS
     if args.output is None:
         if sys.stdout.isatty():
@@ -360,7 +370,7 @@ def cmd_disasm(args) -> int:
     try:
         text = disassemble(data, args.source_root)
     except VMError as exc:
-        print(f"{args.path}: error: {exc}", file=sys.stderr)
+        _error(args.path, exc)
         return EXIT_FINDINGS
     from flowc.termtext import shown_lines
 
@@ -453,10 +463,10 @@ def cmd_run(args) -> int:
         else:
             program = load_module(compile_workflow(workflow))
     except BackendError as exc:
-        print(f"{args.path}: error: {exc}", file=sys.stderr)
+        _error(args.path, exc)
         return EXIT_FINDINGS
     except _vm_errors(vm is not None) as exc:
-        print(f"{args.path}: error: {exc}", file=sys.stderr)
+        _error(args.path, exc)
         return EXIT_FINDINGS
     return run_and_print(lambda: program.run(inputs, host, **budgets), ("success", "completed"),
                          "flowc: error: ", show=None if args.json else _print_record)

@@ -322,3 +322,12 @@ def test_check_progress_shows_file_names_escaped():
     _clean(stream.getvalue())
     stream.getvalue().encode("utf-8")
     assert "d/\\udcff\\x1b]0;t\\x07\\rforged.yaml" in stream.getvalue()
+
+
+def test_the_names_of_a_documents_workflows_are_shown_escaped(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "wn.md").write_text("## !workflow a\x1b]0;pwn\x07\n\n```yaml\nsteps:\n  s: { kind: manual }\n"
+                                    "  f: { kind: finish, depends_on: s }\n```\n")
+    status, out, err = _run(capsys, "run", "wn.md", "--workflow", "nope")
+    assert status == 2 and "it has: a\\x1b]0;pwn\\x07" in err
+    _clean(out + err)
