@@ -331,3 +331,9 @@ def test_the_names_of_a_documents_workflows_are_shown_escaped(tmp_path, monkeypa
     status, out, err = _run(capsys, "run", "wn.md", "--workflow", "nope")
     assert status == 2 and "it has: a\\x1b]0;pwn\\x07" in err
     _clean(out + err)
+
+
+def test_the_fuzz_summary_shows_a_hostile_failure_escaped():
+    from flowc.testing.campaign import _first_line
+
+    assert _first_line("a payload ran: \x1b[2J\x07\u202e\nsecond line") == "a payload ran: \\x1b[2J\\x07\\u202e"
