@@ -349,3 +349,41 @@ def test_translate_into_a_directory_does_not_write_over_its_source(tmp_path, mon
     (tmp_path / "out").mkdir()
     status, out, err = _run(capsys, "translate", "--to", "aevatar", "w.yaml", "-o", "out")
     assert status == 0 and (tmp_path / "out" / "w.yaml").read_text().startswith("# flowc TRN102")
+
+
+# ------------------------------------------------------------------ every payload in a picture
+def _payload_pictures():
+    from flowc.testing import hostile
+    from flowc.testing.yamltext import dump
+
+    extra = ("%%{init: {'theme': 'dark'}}%%", 'x"]; click n0 href "javascript:alert(1)"; y["',
+             "a\n---\nb", "<script>alert(1)</script>", "x\\", 'URL="javascript:alert(1)" x')
+    for i, text in enumerate((*hostile.payloads("/m"), *extra)):
+        yield pytest.param(dump({
+            "name": text, "description": text, "roles": [{"id": "r", "name": text}],
+            "steps": [{"id": f"{text}{i}", "type": "llm_call", "target_role": "r"},
+                      {"id": f"t{i}", "type": "tool_call", "parameters": {"tool": text}}]}), id=str(i))
+
+
+@pytest.mark.parametrize("text", _payload_pictures())
+def test_every_payload_in_a_picture_stays_text(text):
+    from flowc.backends import graph
+
+    result = driver.compile_text(text, "w.yaml", "aevatar")
+    assert result.workflow is not None, result.diagnostics
+    mermaid = graph.render(result.workflow, "mermaid", result.diagnostics)
+    lines = mermaid.splitlines()
+    assert lines[0] == lines[2] == "---" and lines[1].startswith('title: "') and lines[3].startswith("flowchart")
+    assert "%%{" not in mermaid and "---" not in lines[3:]
+    for line in lines[4:]:
+        stripped = line.strip()
+        assert stripped.startswith(("%% ", "start", "n", "linkStyle", "classDef", "class ", "subgraph",
+                                    "end")), line
+        assert stripped.startswith("%% ") or line.count('"') % 2 == 0, line
+    _clean(mermaid)
+    dot = graph.render(result.workflow, "dot", result.diagnostics)
+    _clean(dot)
+    assert not re.search(r'(?<!\\)(URL|href)="', dot)
+    if shutil.which("dot") is not None:
+        svg = graph.render_image(dot, "svg").decode("utf-8")
+        assert "<script" not in svg and not re.search(r'href="javascript', svg)
