@@ -324,3 +324,43 @@ def test_flowc_fuzz_hostile(tmp_path, capsys):
     assert re.search(r"ok +hostile-text +4 ", text) and "findings: 0" in text and "crashes: 0" in text
     assert not out.exists()
     assert main(["fuzz", "--dialect", "ir", "--hostile", "--examples", "4"]) == 2
+
+
+def test_the_line_wrapper_keeps_hostile_constants_and_meaning():
+    """wrap_expression re-lays out generated expressions: string constants
+    holding parentheses, quotes, backslashes, line breaks, ``#`` and ``:=``
+    never change what the wrapped lines mean."""
+    import ast
+    import random
+
+    from flowc.backends.python.codegen import wrap_expression
+
+    texts = [*hostile.payloads("/m"), *hostile.file_names("/m"), "(", ")", ") if x else (", "\n)\n", "a, b", ":="]
+    rnd = random.Random(7)
+
+    def gen(depth: int = 0) -> str:
+        kind = rnd.randrange(8 if depth < 4 else 2)
+        if kind == 0:
+            return const(rnd.choice(texts) * rnd.randrange(1, 4))
+        if kind == 1:
+            return rnd.choice(["x", "item", "_t0"])
+        if kind == 2:
+            return f"_rt.wfs_eq({gen(depth + 1)}, {gen(depth + 1)})"
+        if kind == 3:
+            return f"({gen(depth + 1)} if {gen(depth + 1)} else {gen(depth + 1)})"
+        if kind == 4:
+            return f"({gen(depth + 1)} and {gen(depth + 1)} or {gen(depth + 1)})"
+        if kind == 5:
+            return f"{{{gen(depth + 1)}: {gen(depth + 1)}, 'k': {gen(depth + 1)}}}"
+        if kind == 6:
+            return f"(_t{depth} := {gen(depth + 1)})"
+        return f"({gen(depth + 1)}, {gen(depth + 1)},)"
+
+    wrapped = 0
+    for _ in range(600):
+        source = gen()
+        lines = wrap_expression(source, "    ", "return ")
+        wrapped += len(lines) > 1
+        got = ast.parse("def f():\n" + "\n".join(lines)).body[0].body[0].value
+        assert ast.dump(got) == ast.dump(ast.parse(source, mode="eval").body), source
+    assert wrapped > 200
