@@ -196,7 +196,9 @@ def cmd_check(args) -> int:
         try:
             caps = load_capabilities(args.host_capabilities)
         except ValueError as exc:
-            print(f"flowc: error: --host-capabilities: {exc}", file=sys.stderr)
+            from flowc.termtext import shown
+
+            print(shown(f"flowc: error: --host-capabilities: {exc}"), file=sys.stderr)  # quotes the file
             return EXIT_USAGE
     registry = None
     if getattr(args, "workflows_from", None):

@@ -387,3 +387,12 @@ def test_every_payload_in_a_picture_stays_text(text):
     if shutil.which("dot") is not None:
         svg = graph.render_image(dot, "svg").decode("utf-8")
         assert "<script" not in svg and not re.search(r'href="javascript', svg)
+
+
+def test_a_host_capabilities_file_is_quoted_escaped(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "caps.json").write_text('{"host": "h", "kinds": [], "k\\u001b]0;t\\u0007\\nforged": 1}')
+    (tmp_path / "w.yaml").write_text("name: w\nsteps:\n  s: { kind: manual }\n  f: { kind: finish, depends_on: s }\n")
+    status, out, err = _run(capsys, "check", "--host-capabilities", "caps.json", "w.yaml")
+    assert status == 2 and "k\\x1b]0;t\\x07\\nforged" in err, err
+    _clean(out + err)
