@@ -422,7 +422,9 @@ def write_json(value: Any, *, sort_keys: bool = True) -> bool:
     """Print ``value`` as one line of JSON on stdout. A reader that went away
     (``... | head``) is no error: stdout is pointed at the null device so
     nothing more is written or reported, and the result is False."""
-    text = json.dumps(value, sort_keys=sort_keys, ensure_ascii=False, default=repr)
+    from flowc.termtext import json_text
+
+    text = json_text(json.dumps(value, sort_keys=sort_keys, ensure_ascii=False, default=repr))
     return write_stdout(text + "\n")
 
 

@@ -4,11 +4,10 @@ line and caret for people; a JSON list for machines."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 
 from flowc.ir.diagnostics import Diagnostic
-from flowc.termtext import shown, shown_lines
+from flowc.termtext import json_text, shown, shown_lines
 
 
 def render_text(diag: Diagnostic, source_lines: list[str] | None) -> str:
@@ -103,13 +102,10 @@ def render_sarif(diags: Iterable[Diagnostic], tool_version: str = "") -> str:
         "version": "2.1.0",
         "runs": [{"tool": {"driver": driver}, "columnKind": "unicodeCodePoints", "results": results}],
     }
-    text = json.dumps(log, indent=2, sort_keys=False, ensure_ascii=False)
     # A lone surrogate (a file name that is not UTF-8, read with surrogateescape)
-    # can't be written as UTF-8: inside a JSON string it is its \u escape.
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+    # can't be written as UTF-8, and C1 or bidi characters would act on a
+    # terminal: inside a JSON string each is its \u escape.
+    return json_text(json.dumps(log, indent=2, sort_keys=False, ensure_ascii=False))
 
 
 def _sarif_rule(code: str, info, diags: list[Diagnostic]) -> dict:

@@ -10,14 +10,15 @@ it has. So every human-readable output (check's findings with their source
 lines, run's readable record, disasm, graph text) passes workflow text
 through :func:`shown`: those characters become visible escapes (``\\x1b``,
 ``\\u202e``) and everything else stays as it is. Lone surrogates, which no
-terminal encoding can print, are escaped too.
+terminal encoding can print, are escaped too. JSON output keeps its value
+and escapes the same characters as JSON does (:func:`json_text`).
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["shown", "shown_lines"]
+__all__ = ["json_text", "shown", "shown_lines"]
 
 # C0 controls but tab, DEL, C1 controls, line/paragraph separators,
 # bidirectional formatting (Trojan Source), lone surrogates.
@@ -49,3 +50,12 @@ def shown_lines(text: object) -> str:
     lines flowc laid out)."""
     text = str(text)
     return _BUT_NEWLINE.sub(_escape, text) if _BUT_NEWLINE.search(text) else text
+
+
+def json_text(text: str) -> str:
+    """JSON text (``json.dumps`` with ``ensure_ascii=False``) with every
+    character :func:`shown` escapes, and that JSON leaves raw (DEL, C1,
+    separators, bidi formatting, lone surrogates), written as its ``\\uNNNN``
+    escape: the same JSON value, safe on a terminal and as UTF-8. (They can
+    only occur inside strings: JSON's own whitespace is spaces and ``\\n``.)"""
+    return _BUT_NEWLINE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _BUT_NEWLINE.search(text) else text

@@ -396,3 +396,21 @@ def test_a_host_capabilities_file_is_quoted_escaped(tmp_path, monkeypatch, capsy
     status, out, err = _run(capsys, "check", "--host-capabilities", "caps.json", "w.yaml")
     assert status == 2 and "k\\x1b]0;t\\x07\\nforged" in err, err
     _clean(out + err)
+
+
+def test_json_output_escapes_what_json_leaves_raw(tmp_path, monkeypatch, capsys):
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    step = "s\u202e\x9b\x7f\u2028"
+    escaped = "s\\u202e\\x9b\\x7f\\u2028"  # as YAML writes them
+    (tmp_path / "a.yaml").write_text(
+        f'name: w\nroles: [{{ id: a }}]\nsteps:\n  - {{ id: "{escaped}", type: llm_call, target_role: zz }}\n')
+    _status, out, _err = _run(capsys, "check", "--format", "sarif", "a.yaml")
+    _clean(out)
+    assert "\\u202e" in out and json.loads(out)
+    (tmp_path / "a.yaml").write_text(
+        f'name: w\nroles: [{{ id: a }}]\nsteps:\n  - {{ id: "{escaped}", type: llm_call, target_role: a }}\n')
+    _status, out, _err = _run(capsys, "run", "--json", "a.yaml")
+    _clean(out)
+    assert json.loads(out)["steps"][0]["id"] == step
