@@ -343,11 +343,11 @@ def test_the_fuzz_summary_shows_a_hostile_failure_escaped():
 def test_translate_into_a_directory_does_not_write_over_its_source(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "w.yaml").write_text(WFS)
-    status, out, err = _run(capsys, "translate", "--to", "aevatar", "w.yaml", "-o", ".")
+    status, _out, err = _run(capsys, "translate", "--to", "aevatar", "w.yaml", "-o", ".")
     assert status == 2 and "over the source" in err, err
     assert (tmp_path / "w.yaml").read_text() == WFS
     (tmp_path / "out").mkdir()
-    status, out, err = _run(capsys, "translate", "--to", "aevatar", "w.yaml", "-o", "out")
+    status, _out, err = _run(capsys, "translate", "--to", "aevatar", "w.yaml", "-o", "out")
     assert status == 0 and (tmp_path / "out" / "w.yaml").read_text().startswith("# flowc TRN102")
 
 
