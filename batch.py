@@ -16,6 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 import attrs
 from flowc import driver
 from flowc.ir.diagnostics import Diagnostic
+from flowc.termtext import shown
 
 # Below this many files one process is faster than starting a pool.
 PARALLEL_THRESHOLD = 64
@@ -122,12 +123,13 @@ class Progress:
             self.stream.flush()
 
     def _show(self, path: str) -> None:
+        path = shown(path)  # a file name may hold escape sequences (flowc.termtext)
         digits = len(str(self.total))
         head = f"[{self.done:>{digits}}/{self.total}] {self.errors} E, {self.warnings} W  "
         if self.interactive:
             room = max(10, _columns(self.stream) - len(head) - 1)
-            shown = path if len(path) <= room else "…" + path[-(room - 1):]
-            text = head + shown
+            tail = path if len(path) <= room else "…" + path[-(room - 1):]
+            text = head + tail
             self.stream.write("\r" + text.ljust(self.width))
             self.width = max(self.width, len(text))
             self.stream.flush()

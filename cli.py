@@ -196,7 +196,9 @@ def cmd_check(args) -> int:
         try:
             caps = load_capabilities(args.host_capabilities)
         except ValueError as exc:
-            print(f"flowc: error: --host-capabilities: {exc}", file=sys.stderr)
+            from flowc.termtext import shown
+
+            print(shown(f"flowc: error: --host-capabilities: {exc}"), file=sys.stderr)  # quotes the file
             return EXIT_USAGE
     registry = None
     if getattr(args, "workflows_from", None):
@@ -249,6 +251,13 @@ def cmd_eval(args) -> int:
                                 sys.stdin, sys.stdout, backend=args.backend, stderr=sys.stderr)
 
 
+def _error(path: str, exc: Exception) -> None:
+    """A backend's refusal on stderr; its message may quote workflow text."""
+    from flowc.termtext import shown
+
+    print(shown(f"{path}: error: {exc}"), file=sys.stderr)
+
+
 def _compile_for_backend(path: str, dialect: str | None, show_warnings: bool,
                          workflow_name: str | None = None):
     """Front end + analyze; print the findings (to stderr). The workflow, or
@@ -288,7 +297,10 @@ def _has_workflow(text: str, path: str, result, name: str) -> bool:
     names = workflow_names(text, path)
     if name in names:
         return True
-    print(f"flowc: error: {path} has no workflow named {name!r} (it has: {', '.join(names)})", file=sys.stderr)
+    from flowc.termtext import shown
+
+    print(shown(f"flowc: error: {path} has no workflow named {name!r} (it has: {', '.join(names)})"),
+          file=sys.stderr)
     return False
 
 
@@ -304,7 +316,7 @@ def cmd_compile(args) -> int:
     try:
         source = compile_workflow(workflow)
     except BackendError as exc:
-        print(f"{args.path}: error: {exc}", file=sys.stderr)
+        _error(args.path, exc)
         return EXIT_FINDINGS
     if args.output is None:
         sys.stdout.write(source)
@@ -325,7 +337,7 @@ def _compile_bytecode(args, workflow) -> int:
     try:
         data = compile_workflow(workflow, strip=args.strip)
     except AssembleError as exc:
-        print(f"{args.path}: error: {exc}", file=sys.stderr)
+        _error(args.path, exc)
         return EXIT_FINDINGS
     if args.output is None:
         if sys.stdout.isatty():
@@ -360,9 +372,11 @@ def cmd_disasm(args) -> int:
     try:
         text = disassemble(data, args.source_root)
     except VMError as exc:
-        print(f"{args.path}: error: {exc}", file=sys.stderr)
+        _error(args.path, exc)
         return EXIT_FINDINGS
-    sys.stdout.write(text)
+    from flowc.termtext import shown_lines
+
+    sys.stdout.write(shown_lines(text))  # the listings escape names; this fences the rest
     return EXIT_OK
 
 
@@ -390,27 +404,32 @@ def _vm_errors(used: bool) -> tuple:
 
 
 def _print_record(record: dict) -> None:
-    """The run record for people: status, outputs, steps, calls, sleeps."""
-    out = [f"status: {record['status']}"]
+    """The run record for people: status, outputs, steps, calls, sleeps.
+    Ids, names and messages are shown with :mod:`flowc.termtext` escapes."""
+    from flowc.termtext import shown, shown_lines
+
+    out = [f"status: {shown(record['status'])}"]
     if record["error"] is not None:
         step = record["error"].get("step")
-        out.append(f"error: {record['error']['message']}" + (f" (step {step})" if step else ""))
+        out.append(f"error: {shown(record['error']['message'])}" + (f" (step {shown(step)})" if step else ""))
     out.append("outputs: " + json.dumps(record["outputs"], indent=2, sort_keys=True, ensure_ascii=False,
                                         default=repr))
     out.append("steps:")
-    width = max((len(s["id"]) for s in record["steps"]), default=0)
-    for s in record["steps"]:
-        reason = f"  ({s['reason']})" if s.get("reason") else ""
-        out.append(f"  {s['id']:<{width}}  {s['status']}{reason}")
+    ids = [shown(s["id"]) for s in record["steps"]]
+    width = max((len(i) for i in ids), default=0)
+    for sid, s in zip(ids, record["steps"]):
+        reason = f"  ({shown(s['reason'])})" if s.get("reason") else ""
+        out.append(f"  {sid:<{width}}  {shown(s['status'])}{reason}")
     out.append(f"calls: {len(record['calls'])}")
     for c in record["calls"]:
         args = json.dumps(c["args"], sort_keys=True, ensure_ascii=False, default=repr)
         if len(args) > 100:
             args = args[:97] + "..."
-        out.append(f"  {c['capability']} {c['name']} {args}")
+        out.append(f"  {shown(c['capability'])} {shown(c['name'])} {args}")
     if record["sleeps_ms"]:
         out.append("sleeps (ms): " + ", ".join(str(ms) for ms in record["sleeps_ms"]))
-    print("\n".join(out))
+    # JSON escapes C0 controls only: the outputs and arguments go through it too
+    print(shown_lines("\n".join(out)))
 
 
 def cmd_run(args) -> int:
@@ -446,10 +465,10 @@ def cmd_run(args) -> int:
         else:
             program = load_module(compile_workflow(workflow))
     except BackendError as exc:
-        print(f"{args.path}: error: {exc}", file=sys.stderr)
+        _error(args.path, exc)
         return EXIT_FINDINGS
     except _vm_errors(vm is not None) as exc:
-        print(f"{args.path}: error: {exc}", file=sys.stderr)
+        _error(args.path, exc)
         return EXIT_FINDINGS
     return run_and_print(lambda: program.run(inputs, host, **budgets), ("success", "completed"),
                          "flowc: error: ", show=None if args.json else _print_record)

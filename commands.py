@@ -13,7 +13,10 @@ _SUFFIX_FORMAT = {".mmd": "mermaid", ".mermaid": "mermaid", ".md": "mermaid", ".
 
 
 def _fail(message: str, status: int = EXIT_USAGE) -> int:
-    print(f"flowc: {message}", file=sys.stderr)
+    from flowc.termtext import shown_lines
+
+    # Graphviz's own messages may quote the picture's text
+    print(f"flowc: {shown_lines(message)}", file=sys.stderr)
     return status
 
 

@@ -364,7 +364,9 @@ def load_json_file(path: str, what: str, max_depth: int = MAX_JSON_DEPTH) -> Any
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    from flowc.termtext import shown
+
+    return shown(" ".join(text.split()))
 
 
 def load_inputs_file(path: str | None) -> dict:
@@ -420,7 +422,9 @@ def write_json(value: Any, *, sort_keys: bool = True) -> bool:
     """Print ``value`` as one line of JSON on stdout. A reader that went away
     (``... | head``) is no error: stdout is pointed at the null device so
     nothing more is written or reported, and the result is False."""
-    text = json.dumps(value, sort_keys=sort_keys, ensure_ascii=False, default=repr)
+    from flowc.termtext import json_text
+
+    text = json_text(json.dumps(value, sort_keys=sort_keys, ensure_ascii=False, default=repr))
     return write_stdout(text + "\n")
 
 

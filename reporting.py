@@ -7,27 +7,41 @@ import json
 from collections.abc import Iterable
 
 from flowc.ir.diagnostics import Diagnostic
+from flowc.termtext import json_text, shown, shown_lines
 
 
 def render_text(diag: Diagnostic, source_lines: list[str] | None) -> str:
+    """A finding for people. Workflow text in it (the file name, the
+    message, the source line, notes) is shown with :mod:`flowc.termtext`
+    escapes, and a line break in a message or note starts an indented line:
+    only a finding's location line starts at column 0."""
     s = diag.span
     where = f"{s.file}:{s.line}:{s.col}" if s.line > 0 else (s.file or "<input>")
-    out = [f"{where}: {diag.severity.value}[{diag.code}]: {diag.message}"]
+    out = [f"{shown(where)}: {diag.severity.value}[{shown(diag.code)}]: {_indented(diag.message)}"]
     if source_lines and 0 < s.line <= len(source_lines):
         text = source_lines[s.line - 1].rstrip("\n").expandtabs(1)
         gutter = str(s.line)
         pad = " " * len(gutter)
-        out.append(f"{'':>2}{gutter} | {text}")
         col = max(s.col, 1)
         if s.end_line == s.line and s.end_col > col:
             width = s.end_col - col
         else:
             width = max(len(text) - col + 1, 1)
         width = max(1, min(width, max(len(text) - col + 1, 1)))
-        out.append(f"{'':>2}{pad} | {' ' * (col - 1)}{'^' * width}")
+        # the caret under the escaped text: as wide as what it marks is shown
+        lead = len(shown(text[: col - 1])) + max(0, col - 1 - len(text))
+        width = max(1, len(shown(text[col - 1: col - 1 + width])))
+        out.append(f"{'':>2}{gutter} | {shown(text)}")
+        out.append(f"{'':>2}{pad} | {' ' * lead}{'^' * width}")
     for note in diag.notes:
-        out.append(f"   = note: {note}")
+        out.append(f"   = note: {_indented(note)}")
     return "\n".join(out)
+
+
+def _indented(text: str) -> str:
+    """Message text, its own line breaks kept, each following line indented."""
+    return "\n".join(line if i == 0 or line[:1].isspace() else "    " + line
+                     for i, line in enumerate(shown_lines(text).split("\n")))
 
 
 def render_all_text(diags: Iterable[Diagnostic], sources: dict[str, str]) -> str:
@@ -88,7 +102,10 @@ def render_sarif(diags: Iterable[Diagnostic], tool_version: str = "") -> str:
         "version": "2.1.0",
         "runs": [{"tool": {"driver": driver}, "columnKind": "unicodeCodePoints", "results": results}],
     }
-    return json.dumps(log, indent=2, sort_keys=False, ensure_ascii=False)
+    # A lone surrogate (a file name that is not UTF-8, read with surrogateescape)
+    # can't be written as UTF-8, and C1 or bidi characters would act on a
+    # terminal: inside a JSON string each is its \u escape.
+    return json_text(json.dumps(log, indent=2, sort_keys=False, ensure_ascii=False))
 
 
 def _sarif_rule(code: str, info, diags: list[Diagnostic]) -> dict:
@@ -137,4 +154,5 @@ def _sarif_artifact(path: str) -> dict:
     rel = path.replace(os.sep, "/")
     while rel.startswith("./"):
         rel = rel[2:]
-    return {"uri": quote(rel), "uriBaseId": "%SRCROOT%"}
+    # a name that is not UTF-8 is percent-encoded byte by byte, as a URI holds it
+    return {"uri": quote(rel, errors="surrogateescape"), "uriBaseId": "%SRCROOT%"}

@@ -142,6 +142,11 @@ def command(path: str, target: str, output: str | None, strict: bool, dialect: s
         return 0
     if os.path.isdir(output):
         output = os.path.join(output, default_output_name(path, target, result.workflow))
+        if _same_file(output, path):
+            # a name flowc chose must not replace the workflow it was made from
+            print(f"flowc: error: {output} is the source itself; translate would write over the source "
+                  "(give -o a file name or another directory)", file=sys.stderr)
+            return 2
     try:
         with open(output, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(out_text)
@@ -149,6 +154,13 @@ def command(path: str, target: str, output: str | None, strict: bool, dialect: s
         print(f"flowc: error: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 # ------------------------------------------------------------------ the corpus matrix

@@ -576,7 +576,11 @@ def summary(result: Result, elapsed: float, run_seed: int, jobs: int) -> str:
 
 
 def _first_line(text: str) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
+    """The first line of a failure's message for the summary (a hostile
+    example's text shown with flowc.termtext escapes)."""
+    from flowc.termtext import shown
+
+    line = shown(text.strip().splitlines()[0]) if text.strip() else ""
     return line if len(line) <= 160 else line[:157] + "..."
 
 

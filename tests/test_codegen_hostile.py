@@ -282,6 +282,9 @@ def test_the_three_reported_attacks_via_the_cli(tmp_path):
     assert not (tmp_path / "MARKER").exists()
 
 
+_TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_cli_on_hostile_files_with_hostile_names(tmp_path, dialect, monkeypatch, capsys):
     """Every command on a hostile file with a hostile name, in process (a
@@ -300,7 +303,11 @@ def test_cli_on_hostile_files_with_hostile_names(tmp_path, dialect, monkeypatch,
                  ["compile", "--target", "bytecode", name, "-o", "prog.fcb"], ["disasm", "prog.fcb"],
                  ["translate", "--to", target, name, "-o", "out.txt"]):
         assert main(args) in (0, 1), args
-    capsys.readouterr()
+        # what a terminal would show: no payload's escape sequence or line break acts on it
+        shown = capsys.readouterr()
+        for text in (shown.out, shown.err):
+            raw = _TERMINAL_CONTROL.search(text)
+            assert raw is None, (args, raw, text)
     compile((tmp_path / "mod.py").read_text(encoding="utf-8"), "mod.py", "exec")
     assert str(tmp_path).encode() not in (tmp_path / "prog.fcb").read_bytes()
     assert not marker.exists() and not (tmp_path / "MARKER").exists()
@@ -317,3 +324,43 @@ def test_flowc_fuzz_hostile(tmp_path, capsys):
     assert re.search(r"ok +hostile-text +4 ", text) and "findings: 0" in text and "crashes: 0" in text
     assert not out.exists()
     assert main(["fuzz", "--dialect", "ir", "--hostile", "--examples", "4"]) == 2
+
+
+def test_the_line_wrapper_keeps_hostile_constants_and_meaning():
+    """wrap_expression re-lays out generated expressions: string constants
+    holding parentheses, quotes, backslashes, line breaks, ``#`` and ``:=``
+    never change what the wrapped lines mean."""
+    import ast
+    import random
+
+    from flowc.backends.python.codegen import wrap_expression
+
+    texts = [*hostile.payloads("/m"), *hostile.file_names("/m"), "(", ")", ") if x else (", "\n)\n", "a, b", ":="]
+    rnd = random.Random(7)
+
+    def gen(depth: int = 0) -> str:
+        kind = rnd.randrange(8 if depth < 4 else 2)
+        if kind == 0:
+            return const(rnd.choice(texts) * rnd.randrange(1, 4))
+        if kind == 1:
+            return rnd.choice(["x", "item", "_t0"])
+        if kind == 2:
+            return f"_rt.wfs_eq({gen(depth + 1)}, {gen(depth + 1)})"
+        if kind == 3:
+            return f"({gen(depth + 1)} if {gen(depth + 1)} else {gen(depth + 1)})"
+        if kind == 4:
+            return f"({gen(depth + 1)} and {gen(depth + 1)} or {gen(depth + 1)})"
+        if kind == 5:
+            return f"{{{gen(depth + 1)}: {gen(depth + 1)}, 'k': {gen(depth + 1)}}}"
+        if kind == 6:
+            return f"(_t{depth} := {gen(depth + 1)})"
+        return f"({gen(depth + 1)}, {gen(depth + 1)},)"
+
+    wrapped = 0
+    for _ in range(600):
+        source = gen()
+        lines = wrap_expression(source, "    ", "return ")
+        wrapped += len(lines) > 1
+        got = ast.parse("def f():\n" + "\n".join(lines)).body[0].body[0].value
+        assert ast.dump(got) == ast.dump(ast.parse(source, mode="eval").body), source
+    assert wrapped > 200

@@ -81,9 +81,27 @@ def _markdown_block(wf: Workflow, report: Report) -> str:
     if carrier == "container":
         body = yamlout.dump(printer.document(with_name=False))
         return f":::!workflow{{name={wf.name}}}\n{body}:::\n"
-    body = yamlout.dump(printer.document(with_name=False, with_description=False))
-    prose = (wf.description or "").strip()
-    return f"## !workflow {wf.name}\n\n" + (prose + "\n\n" if prose else "") + f"```yaml\n{body}```\n"
+    description = wf.description or ""
+    prose = _is_prose(description)
+    body = yamlout.dump(printer.document(with_name=False, with_description=not prose))
+    return f"## !workflow {wf.name}\n\n" + (description + "\n\n" if prose else "") + f"```yaml\n{body}```\n"
+
+
+# A line of prose must not start what the section reader (or a Markdown
+# renderer) takes for structure: a heading, a code fence, a container, HTML.
+_STRUCTURE = ("#", "`", "~", ":", "<")
+_BREAKS = frozenset("\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def _is_prose(text: str) -> bool:
+    """Can a section's description be written as the prose before its
+    block, reading back as the same text? Otherwise it goes in the YAML
+    (where a description wins over the prose): a description holding a
+    fence or a heading, written as prose, would open a block or a section
+    of its own and change the document's workflows."""
+    if not text or text != text.strip() or any(ch in _BREAKS or (ch < " " and ch not in "\n\t") for ch in text):
+        return False
+    return not any(line.lstrip().startswith(_STRUCTURE) for line in text.split("\n"))
 
 
 def _duration(ms: int) -> str:

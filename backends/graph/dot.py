@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 
 from flowc.backends.graph.model import Box, Cluster, Line, Picture
+from flowc.termtext import shown, shown_lines
 
 FONT = "Helvetica"
 MONO = "Courier"
@@ -142,10 +143,12 @@ def _line(line: Line) -> str:
 
 
 def _h(text: str) -> str:
-    """Text inside an HTML-like label."""
-    return html.escape(text, quote=True)
+    """Text inside an HTML-like label (control characters, which XML does
+    not allow, as visible escapes)."""
+    return html.escape(shown(text), quote=True)
 
 
 def _attr(text: str) -> str:
-    """Text inside a double-quoted DOT attribute."""
-    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """Text inside a double-quoted DOT attribute (its line breaks kept as
+    DOT's \\n, other control characters as visible escapes)."""
+    return shown_lines(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

@@ -9,6 +9,7 @@ break the chart.
 from __future__ import annotations
 
 from flowc.backends.graph.model import Box, Cluster, Line, Picture
+from flowc.termtext import shown
 
 # category -> (open, close) of the node shape
 _SHAPE: dict[str, tuple[str, str]] = {
@@ -58,7 +59,7 @@ _ARROW: dict[str, tuple[str, str]] = {
 def to_mermaid(picture: Picture, direction: str = "TD") -> str:
     out = ["---", f"title: {_yaml_text(picture.title)}", "---", f"flowchart {direction}"]
     if picture.subtitle:
-        out.append(f"  %% {picture.subtitle}")
+        out.append(f"  %% {shown(picture.subtitle).replace('%', '#37;')}")
     boxes = {b.uid: b for b in picture.boxes}
     for uid in picture.top:
         out.append("  " + _box(boxes[uid]))
@@ -133,7 +134,8 @@ def _text(text: str) -> str:
     """Text inside a quoted Mermaid label: entity codes for anything special."""
     out = []
     for ch in text:
-        if ch.isalnum() or ch in " .,:;_-+*/=!?()[]{}$@'~^%→×·…":
+        # no `%`: `%%{...}%%` anywhere in the text is a Mermaid directive
+        if (ch.isalnum() and ch.isprintable()) or ch in " .,:;_-+*/=!?()[]{}$@'~^→×·…":
             out.append(ch)
         else:
             out.append(f"#{ord(ch)};")
@@ -141,4 +143,17 @@ def _text(text: str) -> str:
 
 
 def _yaml_text(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A double-quoted YAML scalar on one line for the front matter: line
+    breaks (a line ``---`` would end the front matter and make the rest
+    diagram text), control characters and ``%`` escaped."""
+    out = ['"']
+    for ch in text:
+        o = ord(ch)
+        if ch in '\\"':
+            out.append("\\" + ch)
+        elif ch.isprintable() and ch != "%":
+            out.append(ch)
+        else:
+            out.append(f"\\x{o:02x}" if o <= 0xFF else f"\\u{o:04x}" if o <= 0xFFFF else f"\\U{o:08x}")
+    out.append('"')
+    return "".join(out)

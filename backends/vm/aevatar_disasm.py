@@ -8,12 +8,13 @@ import json
 
 import msgpack
 from flowc.backends.vm import aevatar_vm as A
+from flowc.termtext import shown
 
 __all__ = ["disassemble_aevatar"]
 
 
 def _shown(text: str, limit: int = 48) -> str:
-    r = json.dumps(text, ensure_ascii=False)
+    r = shown(json.dumps(text, ensure_ascii=False))
     return r if len(r) <= limit else r[: limit - 4] + '..."'
 
 
@@ -21,7 +22,7 @@ def _operand(kind: str, value: int, body: list) -> str:
     if kind == "c":
         return f"{value} ({_shown(body[1][value])})"
     if kind == "n":
-        return f"{value} ({body[2][value]})"
+        return f"{value} ({shown(body[2][value])})"
     if kind == "f":
         return f"{value} ({A.FUNCTIONS[value][0]})"
     if kind == "b":
@@ -31,27 +32,27 @@ def _operand(kind: str, value: int, body: list) -> str:
 
 def _params(params: list, indent: str, out: list[str]) -> None:
     for name, block in params:
-        out.append(f"{indent}{name} = b{block}")
+        out.append(f"{indent}{shown(name)} = b{block}")
 
 
 def _step_line(row: list, indent: str) -> str:
-    line = f"{indent}{row[0]}: {row[1]}"
+    line = f"{indent}{shown(row[0])}: {shown(row[1])}"
     if row[2] is not None:
-        line += f" (role {row[2]})"
+        line += f" (role {shown(row[2])})"
     if row[4] is not None:
-        line += f" -> {row[4]} {row[5]}"
+        line += f" -> {shown(row[4])} {shown(row[5])}"
     return line
 
 
 def disassemble_aevatar(data: bytes) -> str:
     program = A.load(data)   # verifies first
     body = msgpack.unpackb(A.split(data), raw=False)
-    out = [f"flowc aevatar program, format {A.FORMAT_VERSION}, workflow {program.name!r}"]
+    out = [f"flowc aevatar program, format {A.FORMAT_VERSION}, workflow {shown(repr(program.name))}"]
     if body[4]:
         out.append("")
         out.append("roles:")
         for rid, config in body[4].items():
-            out.append(f"  {rid}: {json.dumps(config, ensure_ascii=False)}")
+            out.append(f"  {shown(rid)}: {shown(json.dumps(config, ensure_ascii=False))}")
     out.append("")
     out.append("steps:")
     for row in body[5]:
@@ -60,19 +61,19 @@ def disassemble_aevatar(data: bytes) -> str:
         if row[10] is not None:
             out.append(f"      condition: b{row[10]}")
         if row[6] is not None:
-            out.append(f"      next -> {row[6]}")
+            out.append(f"      next -> {shown(row[6])}")
         for key, target in row[7]:
-            out.append(f"      branch {key!r} -> {target}")
+            out.append(f"      branch {shown(repr(key))} -> {shown(target)}")
         if row[8] is not None:
             count, delay, mode = row[8]
             out.append(f"      retry {count} x {delay} ms{' (exponential)' if mode == 2 else ''}")
         if row[9] is not None:
             action, target, default = row[9]
-            detail = f" -> {target}" if target is not None else ""
+            detail = f" -> {shown(target)}" if target is not None else ""
             detail += f" default {_shown(default)}" if default is not None else ""
-            out.append(f"      on_error {action}{detail}")
+            out.append(f"      on_error {shown(action)}{detail}")
         for name, subs in (row[11] or {}).items():
-            out.append(f"      region {name}:")
+            out.append(f"      region {shown(name)}:")
             for sub in subs:
                 out.append(_step_line(sub, "        "))
                 _params(sub[3], "            ", out)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from flowc.backends.vm import cel_vm as V
 from flowc.backends.vm import dataflow as D
+from flowc.termtext import shown as text
 
 __all__ = ["disassemble_dataflow"]
 
@@ -13,12 +14,12 @@ __all__ = ["disassemble_dataflow"]
 def _operand(kind: str, value: int, body: dict) -> str:
     if kind == "c":
         tag, v = body["consts"][value]
-        shown = repr(v) if tag == "v" else (f"{v}u" if tag == "u" else f"b{v!r}")
-        return f"{value} ({shown[:40]})"
+        shown_value = repr(v) if tag == "v" else (f"{v}u" if tag == "u" else f"b{v!r}")
+        return f"{value} ({text(shown_value[:40])})"
     if kind == "n":
-        return f"{value} ({body['names'][value]})"
+        return f"{value} ({text(body['names'][value])})"
     if kind == "k":
-        return f"{value} ({body['keys'][value]})"
+        return f"{value} ({text(body['keys'][value])})"
     if kind == "b":
         return f"block {value}"
     if kind == "s":
@@ -30,32 +31,32 @@ def _operand(kind: str, value: int, body: dict) -> str:
 
 def _graph(graph: dict, indent: str, out: list[str]) -> None:
     for node in graph["nodes"]:
-        line = f"{indent}{node['id']}: {node['op']} ({node['kind']})"
+        line = f"{indent}{text(node['id'])}: {text(node['op'])} ({text(node['kind'])})"
         if node["deps"]:
-            line += " after " + ", ".join(node["deps"])
+            line += " after " + ", ".join(text(d) for d in node["deps"])
         out.append(line)
         exprs = []
         if node.get("guard") is not None:
             exprs.append(f"when=e{node['guard']}")
         if node.get("over") is not None:
             exprs.append(f"over=e{node['over']}")
-        exprs += [f"{k}=e{v}" for k, v in node["attrs"].items()]
+        exprs += [f"{text(k)}=e{v}" for k, v in node["attrs"].items()]
         if exprs:
             out.append(f"{indent}    " + " ".join(exprs))
         for label, target in node["branches"]:
-            out.append(f"{indent}    case {label!r} -> {target}")
+            out.append(f"{indent}    case {text(repr(label))} -> {text(target)}")
         for key in ("goto", "on_timeout"):
             if node.get(key):
-                out.append(f"{indent}    {key} -> {node[key]}")
+                out.append(f"{indent}    {key} -> {text(node[key])}")
         for name, region in node.get("regions") or ():
-            out.append(f"{indent}    region {name} (sinks: {', '.join(region['sinks'])})")
+            out.append(f"{indent}    region {text(name)} (sinks: {', '.join(text(x) for x in region['sinks'])})")
             _graph(region, indent + "        ", out)
 
 
 def disassemble_dataflow(data: bytes) -> str:
     program = D.load(data)   # verifies first
     body = _body(data)
-    out = [f"flowc dataflow program, format {D.FORMAT_VERSION}, workflow {program.workflow!r}"]
+    out = [f"flowc dataflow program, format {D.FORMAT_VERSION}, workflow {text(repr(program.workflow))}"]
     if body.get("graph") is not None:
         out.append("")
         out.append("graph:")

@@ -13,6 +13,7 @@ import os
 
 from flowc.backends.vm import format as F
 from flowc.backends.vm import vm as V
+from flowc.termtext import shown
 
 __all__ = ["decode_code", "disassemble"]
 
@@ -46,7 +47,7 @@ def decode_code(code: bytes) -> list[tuple[int, F.Opcode, list[int]]]:
 
 
 def _show(value, limit: int = 60) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=False)
+    text = shown(json.dumps(value, ensure_ascii=False, sort_keys=False))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -63,13 +64,23 @@ def _srcmap(srcmap) -> dict[int, tuple[int, int]]:
     return out
 
 
-def _source_lines(path: str, source_root: str | None) -> list[str] | None:
-    for candidate in ([os.path.join(source_root, path), os.path.join(source_root, os.path.basename(path))]
-                      if source_root else []) + [path]:
+def _source_lines(name: str, source_root: str | None) -> list[str] | None:
+    """The lines of the source file a program names, or None. The program
+    may come from anywhere, so only its base name counts (what flowc
+    writes): looked up in ``source_root``, else in the current directory,
+    never along a path the bytecode chose. Only a regular file of at most
+    MAX_SOURCE_BYTES is read (a FIFO or a device named like the source
+    can't block the listing or fill memory)."""
+    from flowc.ir.limits import MAX_SOURCE_BYTES
+    from flowc.sourcefile import FileTooLarge, read_limited
+
+    base = os.path.basename(name.replace("\\", "/"))
+    if base in ("", ".", "..") or "\0" in base:
+        return None
+    for candidate in ([os.path.join(source_root, base)] if source_root else []) + [base]:
         try:
-            with open(candidate, encoding="utf-8") as fh:
-                return fh.read().splitlines()
-        except (OSError, UnicodeDecodeError):
+            return read_limited(candidate, MAX_SOURCE_BYTES).decode("utf-8").splitlines()
+        except (OSError, FileTooLarge, UnicodeDecodeError):
             continue
     return None
 
@@ -95,7 +106,7 @@ def disassemble(data: bytes, source_root: str | None = None) -> str:
     lines += ["", f"steps ({len(steps)}):"]
     for i, (sid, kind, flags, entry) in enumerate(steps):
         extra = "  branch target" if flags & F.STEP_BRANCH_TARGET else ""
-        lines.append(f"  s{i:<4} {names[sid]!s:<24} {names[kind]:<12} entry {entry:04x}{extra}")
+        lines.append(f"  s{i:<4} {shown(names[sid]):<24} {shown(names[kind]):<12} entry {entry:04x}{extra}")
     lines += ["", f"retry policies ({len(retries)}):"]
     for i, (mx, delay, backoff) in enumerate(retries):
         lines.append(f"  r{i + 1:<4} max {mx}, delay {delay} ms, backoff {backoff}")
@@ -104,7 +115,7 @@ def disassemble(data: bytes, source_root: str | None = None) -> str:
         lines.append(f"  [{start:04x}, {end:04x}) -> {handler:04x}  stack depth {depth}")
     positions = _srcmap(srcmap)
     source = _source_lines(srcmap[0], source_root) if srcmap and srcmap[0] else None
-    entry_names = {entry: f"step s{i} {names[sid]}" for i, (sid, _k, _f, entry) in enumerate(steps)}
+    entry_names = {entry: f"step s{i} {shown(names[sid])}" for i, (sid, _k, _f, entry) in enumerate(steps)}
     lines += ["", "code:", "main:"]
     last_line = None
     for at, spec, operands in decode_code(code):
@@ -118,30 +129,30 @@ def disassemble(data: bytes, source_root: str | None = None) -> str:
             if line != last_line:
                 text = ""
                 if source is not None and 0 < line <= len(source):
-                    text = "  " + source[line - 1].strip()[:80]
+                    text = "  " + shown(source[line - 1].strip()[:80])
                 lines.append(f"        ; line {line}{text}")
                 last_line = line
-        shown = []
+        parts = []
         for kind, v in zip(spec.operands, operands):
             if kind == "const" and spec.name in ("CHECK_INPUTS", "CHECK_OUTPUT"):
                 pairs = consts[v]
                 types = ", ".join(f"{_show(names[n], 30)}: {F.TYPES[t]}" for n, t in zip(pairs[::2], pairs[1::2]))
-                shown.append(f"#{v} {{{types}}}")
+                parts.append(f"#{v} {{{types}}}")
             elif kind == "const":
-                shown.append(f"#{v} {_show(consts[v])}")
+                parts.append(f"#{v} {_show(consts[v])}")
             elif kind == "name":
-                shown.append(f"@{v} {_show(names[v])}")
+                parts.append(f"@{v} {_show(names[v])}")
             elif kind == "target":
-                shown.append(f"-> {v:04x}")
+                parts.append(f"-> {v:04x}")
             elif kind == "step":
-                shown.append(f"s{v} {names[steps[v][0]]}")
+                parts.append(f"s{v} {shown(names[steps[v][0]])}")
             elif kind == "retry":
-                shown.append(f"r{v}" if v else "no retry")
+                parts.append(f"r{v}" if v else "no retry")
             elif kind == "root":
-                shown.append("$" + F.ROOTS[v])
+                parts.append("$" + F.ROOTS[v])
             elif kind == "state":
-                shown.append(F.STATES[v])
+                parts.append(F.STATES[v])
             else:
-                shown.append(str(v))
-        lines.append(f"  {at:04x}  {spec.name:<16} {', '.join(shown)}".rstrip())
+                parts.append(str(v))
+        lines.append(f"  {at:04x}  {spec.name:<16} {', '.join(parts)}".rstrip())
     return "\n".join(lines) + "\n"

@@ -53,7 +53,9 @@ from flowc.ir.workflow import (
 __all__ = ["DIALECT", "compile_instruction", "compile_instruction_all", "parse_duration_ms", "workflow_names"]
 
 DIALECT = "instruction"
-_ID = re.compile(CAT.ID_PATTERN)
+# The schema's pattern ends in `$`, which in Python also matches before a final
+# line break ("s\n" passed as an id): Python ends it at \Z.
+_ID = re.compile(CAT.ID_PATTERN.removesuffix("$") + r"\Z")
 _CEL_PREFIX = re.compile(r"^\s*CEL:\s*")
 _DURATION_PART = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d)?")
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, None: 1000}

@@ -30,7 +30,7 @@ __all__ = ["TemplateError", "has_placeholder", "parse_template"]
 _OPEN = "{{"
 _CLOSE = "}}"
 _PASSTHROUGH = re.compile(r"^(\s*secret:|\s*secret-file:|config\.)")
-_ROOT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ROOT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 class TemplateError(Exception):

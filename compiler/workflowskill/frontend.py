@@ -42,7 +42,7 @@ from flowc.ir.workflow import (
 
 DIALECT = "workflowskill"
 _DURATION = re.compile(r"^(\d+)(ms|s)$")
-_STEP_ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_STEP_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def parse_duration_ms(text: str) -> int | None:
