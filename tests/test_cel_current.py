@@ -285,3 +285,11 @@ def test_rt_cel_extensions_run_on_micropython(tmp_path):
     assert done.returncode == 0 and lines, done.stdout + done.stderr
     assert all(line.startswith("ok ") for line in lines), done.stdout
     assert len(lines) == MICRO_PROBE.count("check(") - 1
+
+
+@pytest.mark.parametrize("expr", ['int("12\\n")', 'uint("12\\n")', 'double("1.5\\n")'])
+def test_a_number_in_text_ends_where_the_text_ends(expr):
+    """CEL (cel-go) refuses a conversion of text with a line break after the
+    number; Python's `$` would have matched before it."""
+    with pytest.raises(C.CelError):
+        evaluate_cel(parse_cel(expr), {})

@@ -688,8 +688,14 @@ def unbound(name, *args):
 
 # --- conversions -----------------------------------------------------------------------
 
+# Python's `$` also matches before a final line break ("12\n"), which CEL
+# rejects; MicroPython's re has no `\Z`, so _whole() checks the end itself.
 _INT_TEXT = re.compile(r"^[+-]?[0-9]+$")
 _FLOAT_TEXT = re.compile(r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$")
+
+
+def _whole(pattern, text):
+    return pattern.match(text) is not None and not text.endswith("\n")
 
 
 def to_int(v):
@@ -706,7 +712,7 @@ def to_int(v):
             raise CelError("range error: double out of int range")
         return int(v)
     if t is str:
-        if not _INT_TEXT.match(v):
+        if not _whole(_INT_TEXT, v):
             raise CelError("cannot convert " + repr(v) + " to int")
         return _int_result(int(v))
     if t is Timestamp:
@@ -733,7 +739,7 @@ def to_uint(v):
             raise CelError("range error: double out of uint range")
         return UInt(int(v))
     if t is str:
-        if not _INT_TEXT.match(v) or v[0] == "-":
+        if not _whole(_INT_TEXT, v) or v[0] == "-":
             raise CelError("cannot convert " + repr(v) + " to uint")
         return _uint_result(int(v))
     raise no_overload("uint", v)
@@ -755,7 +761,7 @@ def to_double(v):
             return INF
         if low in ("-inf", "-infinity"):
             return -INF
-        if not _FLOAT_TEXT.match(v):
+        if not _whole(_FLOAT_TEXT, v):
             raise CelError("cannot convert " + repr(v) + " to double")
         return float(v)
     raise no_overload("double", v)
