@@ -172,4 +172,10 @@ def test_a_transform_with_each_translates_to_dialect_3_that_checks_clean():
         "inputs:\n  rows:\n    type: array\nsteps:\n  - id: s0\n    type: transform\n    each: $inputs.rows\n"
         "    operation: filter\n    where: '1'\n    inputs:\n      items:\n        type: array\n"
         "        value: $inputs.rows[$index]\n", "workflowskill")
-    translations_check_clean(text)
+
+    @SOME
+    @given(st.just(text))
+    def check(text):
+        translations_check_clean(text)
+
+    check()
