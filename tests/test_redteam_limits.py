@@ -9,6 +9,7 @@ of a second and the old quadratic one took far longer than the bound.
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import tracemalloc
@@ -16,6 +17,11 @@ from pathlib import Path
 
 import pytest
 from flowc import driver, translate
+from flowc.backends import vm
+from flowc.backends.python import compile_workflow, load_module, runtime
+from flowc.backends.vm import vm as standalone_vm
+from flowc.host import ScriptedHost
+from flowc.ir.limits import MAX_DURATION_MS, MAX_RETRIES
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -68,3 +74,53 @@ def test_translating_a_long_aevatar_chain_to_workflowskill_is_linear():
     m_little = _peak_memory(translate.emit, little, "workflowskill")
     m_big = _peak_memory(translate.emit, big, "workflowskill")
     assert m_big < 8 * m_little, (m_little, m_big)
+
+
+# ------------------------------------------------------------------ runs
+
+def _both(workflow, inputs, script, **budgets) -> list[dict]:
+    """The run record of each backend, after a round trip through strict JSON
+    (no NaN or Infinity: what `flowc run --json` prints must parse)."""
+    py = load_module(compile_workflow(workflow)).run(inputs, ScriptedHost(script), **budgets)
+    on_vm = vm.load(vm.compile_workflow(workflow)).run(inputs, ScriptedHost(script), **budgets)
+    return [json.loads(json.dumps(r, allow_nan=False)) for r in (py, on_vm)]
+
+
+RETRY_AT_THE_LIMITS = f"""\
+inputs: {{}}
+outputs:
+  r: {{type: object, value: $steps.flaky.output.data}}
+steps:
+  - id: flaky
+    type: tool
+    tool: flaky_api
+    retry:
+      max: {MAX_RETRIES}
+      delay: "{MAX_DURATION_MS // 1000}s"
+      backoff: 1000000
+    outputs:
+      data: {{type: object}}
+"""
+
+
+@pytest.mark.parametrize("delay", [f"{MAX_DURATION_MS // 1000}s", "0ms"])
+def test_retry_sleeps_at_the_limits_stay_finite(delay):
+    # delay x backoff^(k-1) overflowed: sleeps of 1e300 ms, then Infinity in
+    # the record (invalid JSON), then the run failed after 52 attempts with
+    # "(34, 'Numerical result out of range')". Each sleep is now at most
+    # MAX_DURATION_MS, and every retry the policy asks for is made.
+    text = RETRY_AT_THE_LIMITS.replace(f"{MAX_DURATION_MS // 1000}s", delay)
+    workflow = _workflow(text, "workflowskill")
+    py, on_vm = _both(workflow, {}, {"flaky_api": {"error": "down"}})
+    assert py == on_vm
+    assert py["error"] == {"message": 'Tool "flaky_api": down', "step": "flaky"}
+    assert len(py["calls"]) == MAX_RETRIES + 1 and len(py["sleeps_ms"]) == MAX_RETRIES
+    if delay == "0ms":
+        assert set(py["sleeps_ms"]) == {0}
+    else:
+        assert py["sleeps_ms"][0] == (MAX_DURATION_MS // 1000) * 1000
+        assert set(py["sleeps_ms"][1:]) == {MAX_DURATION_MS}
+
+
+def test_the_standalone_vm_caps_sleeps_as_ir_limits_says():
+    assert standalone_vm.MAX_SLEEP_MS == runtime.MAX_SLEEP_MS == MAX_DURATION_MS
