@@ -34,6 +34,17 @@ _ORIGIN = Span("<eval>", 1, 1, 1, 1)
 
 def evaluate_text(lang: str, expr_text: str, vars: Any = None, mode: str = "expression",
                   backend: str = "python") -> tuple[str, Any]:
+    """Evaluate ``expr_text`` (see :func:`_evaluate`). Fuel bounds the work
+    of an evaluation but not the memory its values take, by design: one
+    that runs out of memory is an error like any other, never a traceback,
+    and a batch goes on with its next line."""
+    try:
+        return _evaluate(lang, expr_text, vars, mode, backend)
+    except MemoryError:
+        return "error", "out of memory"
+
+
+def _evaluate(lang: str, expr_text: str, vars: Any, mode: str, backend: str) -> tuple[str, Any]:
     """Evaluate ``expr_text`` in the context ``vars``: ``("value", v)``,
     ``("undefined", None)`` or ``("error", message)``.
 

@@ -10,6 +10,9 @@ of a second and the old quadratic one took far longer than the bound.
 from __future__ import annotations
 
 import json
+import os
+import resource
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -124,3 +127,59 @@ def test_retry_sleeps_at_the_limits_stay_finite(delay):
 
 def test_the_standalone_vm_caps_sleeps_as_ir_limits_says():
     assert standalone_vm.MAX_SLEEP_MS == runtime.MAX_SLEEP_MS == MAX_DURATION_MS
+
+
+# ------------------------------------------------------------------ memory
+
+def _cel_bomb(levels: int = 25) -> str:
+    """A CEL expression within every limit whose value is 8 * 4**24 bytes:
+    memory is not bounded by fuel, by design (README, Security)."""
+    text = f"size(v{levels - 1})"
+    for i in reversed(range(levels)):
+        value = "'xxxxxxxx'" if i == 0 else f"[v{i - 1}, v{i - 1}, v{i - 1}, v{i - 1}].join('')"
+        text = f"cel.bind(v{i}, {value}, {text})"
+    return text
+
+
+def _flowc_in_2gb(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """flowc under a 2 GB address-space limit, as `ulimit -v` would run it."""
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+    env = dict(os.environ, PYTHONPATH=str(ROOT.parent))
+    return subprocess.run([sys.executable, "-m", "flowc", *argv], capture_output=True, text=True, timeout=120,
+                          env=env, input=stdin, preexec_fn=limit, check=False)
+
+
+@pytest.mark.parametrize("backend", ["python", "vm"])
+def test_eval_out_of_memory_is_an_error_not_a_traceback(backend):
+    proc = _flowc_in_2gb("eval", "--lang", "cel", "--backend", backend, _cel_bomb())
+    assert "Traceback" not in proc.stderr and proc.returncode == 1, proc.stderr[-500:]
+    assert "out of memory" in proc.stdout + proc.stderr
+    lines = json.dumps({"expr": _cel_bomb()}) + "\n" + json.dumps({"expr": "1 + 1"}) + "\n"
+    proc = _flowc_in_2gb("eval", "--lang", "cel", "--backend", backend, "--batch", stdin=lines)
+    assert "Traceback" not in proc.stderr, proc.stderr[-500:]
+    first, second = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert "out of memory" in json.dumps(first) and second == 2, proc.stdout
+
+
+@pytest.mark.parametrize("backend", ["python", "vm"])
+def test_a_run_out_of_memory_fails_with_a_message(tmp_path, backend):
+    workflow = tmp_path / "bomb.yaml"
+    workflow.write_text("name: bomb\nsteps:\n  start: { kind: manual }\n"
+                        f"  a: {{ kind: assign, depends_on: start, value: \"CEL: {_cel_bomb()}\" }}\n"
+                        "  done: { kind: finish, depends_on: a, output: \"{{ steps.a.output }}\" }\n")
+    proc = _flowc_in_2gb("run", str(workflow), "--backend", backend, "--json")
+    assert "Traceback" not in proc.stderr and proc.returncode == 1, proc.stderr[-500:]
+    record = json.loads(proc.stdout)
+    assert record["status"] == "failed" and record["error"] == {"message": "out of memory", "step": "a"}
+
+
+def test_out_of_memory_in_any_command_is_one_line(monkeypatch, capsys, tmp_path):
+    from flowc import cli
+
+    def exhausted(*_args, **_kwargs):
+        raise MemoryError
+    monkeypatch.setattr(driver, "compile_text", exhausted)
+    (tmp_path / "w.yaml").write_text(gen.workflowskill(1))
+    assert cli.main(["check", str(tmp_path / "w.yaml")]) == 1
+    assert capsys.readouterr().err.strip().endswith("flowc: error: out of memory")
