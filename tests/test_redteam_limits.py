@@ -121,6 +121,34 @@ def test_translating_a_long_aevatar_chain_to_workflowskill_is_linear():
     assert m_big < 8 * m_little, (m_little, m_big)
 
 
+def _aevatar_switch(keys: int) -> str:
+    """An aevatar switch on ``keys`` keys, each to its own step (within
+    every aevatar limit: a switch may have 1,000 branches)."""
+    out = ["name: sw", "roles:", "  - id: w", "steps:", "  - id: s", "    type: switch",
+           '    parameters: {on: "${x}"}', "    branches:"]
+    out += [f"      k{i}: t{i}" for i in range(keys)] + ["      _default: t0"]
+    for i in range(keys):
+        out += [f"  - id: t{i}", "    type: assign", f"    parameters: {{target: y, value: v{i}}}", "    next: end"]
+    out += ["  - id: end", "    type: assign", "    parameters: {target: y, value: z}"]
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("target, keys", [("workflowskill", 70), ("workflowskill", 999),
+                                         ("instruction", 40), ("instruction", 999)])
+def test_a_translation_over_the_targets_limits_is_a_finding(target, keys):
+    # A switch becomes nested conditional steps (WorkflowSkill) or a nested
+    # CEL choice (instruction): 999 keys ended in a RecursionError, 70 keys
+    # (40 for instruction) were written as a workflow `flowc check` refuses (LIM101).
+    result = translate.translate_text(_aevatar_switch(keys), "sw.yaml", target)
+    assert not result.ok
+    errors = [d for d in result.emission.diagnostics if d.is_error]
+    assert errors and all(d.code.startswith("LIM") for d in errors), errors
+    assert "limit" in errors[0].message or "too deeply" in errors[0].message
+    # and within the target's limits it is written, and checks clean
+    small = translate.translate_text(_aevatar_switch(8), "sw.yaml", target)
+    assert small.ok and driver.compile_text(small.text, "t" + translate.output_suffix(target), target).ok
+
+
 # ------------------------------------------------------------------ graph
 
 def _warned_steps(n: int) -> str:
