@@ -277,3 +277,11 @@ def test_out_of_memory_in_any_command_is_one_line(monkeypatch, capsys, tmp_path)
     (tmp_path / "w.yaml").write_text(gen.workflowskill(1))
     assert cli.main(["check", str(tmp_path / "w.yaml")]) == 1
     assert capsys.readouterr().err.strip().endswith("flowc: error: out of memory")
+
+
+def test_translating_a_long_workflowskill_chain_to_aevatar_is_linear():
+    # Each step looked for itself among the steps already listed, and the
+    # listed steps were copied at each one: quadratic, 7.7 s of 10,000
+    # steps' emission (1.7 s now). At this size the linear part still
+    # dominates: this guards the scaling, it did not fail before.
+    _emit_scales_linearly(gen.workflowskill, "workflowskill", "aevatar", 600)
