@@ -285,3 +285,36 @@ def test_translating_a_long_workflowskill_chain_to_aevatar_is_linear():
     # steps' emission (1.7 s now). At this size the linear part still
     # dominates: this guards the scaling, it did not fail before.
     _emit_scales_linearly(gen.workflowskill, "workflowskill", "aevatar", 600)
+
+
+# ------------------------------------------------------------------ eval
+
+def _flowc(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT.parent))
+    return subprocess.run([sys.executable, "-m", "flowc", *argv], capture_output=True, text=True, timeout=60,
+                          env=env, input=stdin, check=False)
+
+
+@pytest.mark.parametrize("lang", ["cel", "workflowskill", "aevatar"])
+def test_eval_refuses_json_nested_past_the_value_depth(lang):
+    # A --vars or batch line nested 500 deep ended in a RecursionError traceback.
+    deep = "[" * 500 + "]" * 500
+    proc = _flowc("eval", "--lang", lang, "--vars", '{"x": ' + deep + "}", "1")
+    assert "Traceback" not in proc.stderr and proc.returncode == 2, proc.stderr[-300:]
+    assert json.loads(proc.stdout) == {"error": "--vars nests more than 64 levels deep"}
+    lines = "[" * 100_000 + "\n" + json.dumps({"expr": "1", "vars": {"x": json.loads(deep)}}) + "\n"
+    proc = _flowc("eval", "--lang", lang, "--batch", stdin=lines)
+    assert "Traceback" not in proc.stderr and proc.returncode == 0, proc.stderr[-300:]
+    assert [json.loads(line) for line in proc.stdout.splitlines()] == \
+        [{"error": "invalid batch line: the line nests more than 64 levels deep"}] * 2
+
+
+def test_evaluate_text_with_deep_values_is_an_error():
+    from flowc.evalcmd import evaluate_text
+
+    value: object = 1
+    for _ in range(5000):
+        value = [value]
+    assert evaluate_text("cel", "x", {"x": value}) == ("error", "the values nest too deeply")
+    assert evaluate_text("workflowskill", "$inputs.x", {"inputs": {"x": value}}) == \
+        ("error", "the values nest too deeply")
