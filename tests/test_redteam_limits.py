@@ -94,6 +94,27 @@ def test_reachability_agrees_with_a_walk():
                 assert reach.reaches(a, b) == walked, (a, b)
 
 
+def _config_uses(uses: int, items: int = 100_000) -> str:
+    """A config whose list var of ``items`` elements one step uses ``uses`` times."""
+    big = "[" + ",".join(["1"] * items) + "]"
+    args = ", ".join(f'a{i}: "{{{{config.big}}}}"' for i in range(uses))
+    return (f'config_version: "2"\nvars:\n  big: {big}\nworkflows:\n  - name: w\n    steps:\n'
+            f"      start: {{ kind: manual }}\n"
+            f"      hi: {{ kind: tool, depends_on: start, name: t, args: {{ {args} }} }}\n"
+            f"      done: {{ kind: finish, depends_on: hi }}\n")
+
+
+def test_config_vars_used_as_whole_values_count_toward_the_yaml_nodes():
+    # A whole-value {{config.X}} shares the var's node, but every later pass
+    # walks it once per use: 40 uses of a 100,000-item list took 10 s with
+    # no finding, 1,000 uses minutes.
+    result, took = _timed(driver.compile_text, _config_uses(1000, 20_000), "c.yaml", "instruction")
+    assert [d.code for d in result.diagnostics if d.is_error] == ["YAML005"]
+    assert "1,000,000 YAML nodes" in result.diagnostics[0].message and result.diagnostics[0].span.line == 8
+    assert took < 10
+    assert driver.compile_text(_config_uses(8, 1000), "c.yaml", "instruction").ok
+
+
 # ------------------------------------------------------------------ translation emitters
 
 def test_translating_a_long_workflowskill_chain_to_instruction_is_linear():
