@@ -203,11 +203,10 @@ def _evaluate_aevatar(expr_text: Any, vars: Any = None, mode: str = "expression"
 
 
 # --- CEL (the instruction dialect's expressions) -----------------------------------
-def _evaluate_with_fuel(expr: Any, vars: dict) -> Any:
-    """The expression's value on the Python backend, its comprehensions held
-    to a run's iteration budget as they are inside a run."""
+def _evaluate_with_fuel(evaluate: Any, *args: Any) -> Any:
+    """``evaluate(*args)`` with the CEL runtime's comprehensions and list
+    scans held to a run's iteration budget, as they are inside a run."""
     from flowc.backends.python import rt_cel, rt_dag
-    from flowc.backends.python.cel_expr import evaluate_cel
 
     left = [rt_dag.DEFAULT_MAX_ITERATIONS]
 
@@ -218,7 +217,7 @@ def _evaluate_with_fuel(expr: Any, vars: dict) -> Any:
 
     outer = rt_cel.set_fuel(charge)
     try:
-        return evaluate_cel(expr, vars)
+        return evaluate(*args)
     finally:
         rt_cel.set_fuel(outer)
 
@@ -243,9 +242,11 @@ def _evaluate_cel(expr_text: Any, vars: Any = None, backend: str = "python") -> 
     try:
         expr = parse_cel(expr_text, _ORIGIN)
         if backend == "vm":   # compiled to CEL bytecode, loaded (verified) and run by the VM's CEL machine
-            value = dataflow.load(assemble_expressions([expr])).evaluate(0, dict(vars))
+            value = _evaluate_with_fuel(dataflow.load(assemble_expressions([expr])).evaluate, 0, dict(vars))
         else:
-            value = _evaluate_with_fuel(expr, dict(vars))
+            from flowc.backends.python.cel_expr import evaluate_cel
+
+            value = _evaluate_with_fuel(evaluate_cel, expr, dict(vars))
         return "json", rt_cel.to_json_text(value)
     except rt_dag.OutOfFuel as e:
         return "error", e.message

@@ -339,3 +339,31 @@ def test_evaluate_text_with_deep_values_is_an_error():
     assert evaluate_text("cel", "x", {"x": value}) == ("error", "the values nest too deeply")
     assert evaluate_text("workflowskill", "$inputs.x", {"inputs": {"x": value}}) == \
         ("error", "the values nest too deeply")
+
+
+# ------------------------------------------------------------------ fuel
+
+@pytest.mark.parametrize("backend", ["python", "vm"])
+def test_list_membership_pays_for_the_elements_it_scans(backend):
+    # `a in xs` scans xs; inside a comprehension over xs the work is
+    # quadratic while the fuel counted only the comprehension's elements:
+    # 20,000 items took 15 s, 100,000 minutes, with no budget exhausted.
+    from flowc.evalcmd import evaluate_text
+
+    xs = list(range(20_000))
+    (kind, message), took = _timed(evaluate_text, "cel", "xs.filter(a, a in xs).size()", {"xs": xs},
+                                   "expression", backend)
+    assert (kind, message) == ("error", "fuel exhausted: more than 10000000 iterations")
+    assert took < 5
+    assert evaluate_text("cel", "xs.filter(a, a in [1, 2]).size()", {"xs": xs}, "expression", backend) == \
+        ("json", "2")
+
+
+def test_list_membership_in_a_run_is_paid_on_both_backends():
+    text = ("name: scan\nsteps:\n  start: { kind: manual }\n"
+            "  a: { kind: assign, depends_on: start, value: \"CEL: inputs.xs.filter(a, a in inputs.xs).size()\" }\n"
+            "  done: { kind: finish, depends_on: a, output: \"{{ steps.a.output }}\" }\n")
+    workflow = _workflow(text, "instruction")
+    py, on_vm = _both(workflow, {"xs": list(range(5_000))}, {}, max_iterations=1_000_000)
+    assert py == on_vm and py["status"] == "failed"
+    assert py["error"] == {"message": "fuel exhausted: more than 1000000 iterations", "step": "a"}
