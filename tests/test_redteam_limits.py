@@ -43,11 +43,19 @@ def _workflow(text: str, dialect: str):
     return result.workflow
 
 
+def _emitter(target: str):
+    """The target's emitter alone (translate.emit also reads the text back)."""
+    from flowc.backends import emit_aevatar, emit_instruction, emit_workflowskill
+
+    return {"workflowskill": emit_workflowskill, "aevatar": emit_aevatar,
+            "instruction": emit_instruction}[target].emit
+
+
 def _emit_scales_linearly(make, dialect: str, target: str, small: int) -> None:
     """Emitting 4x the steps takes about 4x the time, never 16x."""
     little, big = _workflow(make(small), dialect), _workflow(make(4 * small), dialect)
-    _, t_little = _timed(translate.emit, little, target)
-    emission, t_big = _timed(translate.emit, big, target)
+    _, t_little = _timed(_emitter(target), little)
+    emission, t_big = _timed(_emitter(target), big)
     assert emission.text, emission.diagnostics[:3]
     assert t_big < 0.5 + 8 * t_little, (t_little, t_big)
 
@@ -120,7 +128,7 @@ def test_config_vars_used_as_whole_values_count_toward_the_yaml_nodes():
 def test_translating_a_long_workflowskill_chain_to_instruction_is_linear():
     # Each step scanned every edge of the workflow for its depends_on:
     # 10,000 steps took minutes.
-    _emit_scales_linearly(gen.workflowskill, "workflowskill", "instruction", 600)
+    _emit_scales_linearly(gen.workflowskill, "workflowskill", "instruction", 500)
 
 
 def _peak_memory(fn, *args) -> int:
@@ -135,10 +143,10 @@ def _peak_memory(fn, *args) -> int:
 def test_translating_a_long_aevatar_chain_to_workflowskill_is_linear():
     # Each step's join was found from whole sets of post-dominators:
     # memory quadratic in the steps (10,000 steps: MemoryError at 2 GB).
-    _emit_scales_linearly(gen.aevatar, "aevatar", "workflowskill", 600)
-    little, big = _workflow(gen.aevatar(500), "aevatar"), _workflow(gen.aevatar(2000), "aevatar")
-    m_little = _peak_memory(translate.emit, little, "workflowskill")
-    m_big = _peak_memory(translate.emit, big, "workflowskill")
+    _emit_scales_linearly(gen.aevatar, "aevatar", "workflowskill", 400)
+    little, big = _workflow(gen.aevatar(400), "aevatar"), _workflow(gen.aevatar(1600), "aevatar")
+    m_little = _peak_memory(_emitter("workflowskill"), little)
+    m_big = _peak_memory(_emitter("workflowskill"), big)
     assert m_big < 8 * m_little, (m_little, m_big)
 
 
@@ -305,7 +313,7 @@ def test_translating_a_long_workflowskill_chain_to_aevatar_is_linear():
     # listed steps were copied at each one: quadratic, 7.7 s of 10,000
     # steps' emission (1.7 s now). At this size the linear part still
     # dominates: this guards the scaling, it did not fail before.
-    _emit_scales_linearly(gen.workflowskill, "workflowskill", "aevatar", 600)
+    _emit_scales_linearly(gen.workflowskill, "workflowskill", "aevatar", 500)
 
 
 # ------------------------------------------------------------------ eval
