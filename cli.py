@@ -481,6 +481,11 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except KeyboardInterrupt:
         return 130
+    except MemoryError:
+        # Limits bound what flowc holds for a workflow, but not the memory
+        # the machine has: the last resort is one line, never a traceback.
+        print("flowc: error: out of memory", file=sys.stderr)
+        return 1
     except BrokenPipeError:  # a reader that went away (flowc ... | head) is no error
         from flowc.host import silence_stdout
 

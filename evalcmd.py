@@ -22,6 +22,7 @@ from typing import IO, Any
 from flowc.backends.python import runtime as rt
 from flowc.backends.python.expr import ExprCompileError, evaluate
 from flowc.compiler.workflowskill.expressions import ExpressionError, parse_expression, parse_value
+from flowc.host import loads_json
 from flowc.ir.span import Span
 
 __all__ = ["LANGS", "MODES", "eval_command", "evaluate_text", "format_line", "run_batch", "run_eval"]
@@ -34,6 +35,23 @@ _ORIGIN = Span("<eval>", 1, 1, 1, 1)
 
 def evaluate_text(lang: str, expr_text: str, vars: Any = None, mode: str = "expression",
                   backend: str = "python") -> tuple[str, Any]:
+    """Evaluate ``expr_text`` (see :func:`_evaluate`). Fuel bounds the work
+    of an evaluation but not the memory its values take, by design: one
+    that runs out of memory is an error like any other, never a traceback,
+    and a batch goes on with its next line."""
+    return _guarded(_evaluate, lang, expr_text, vars, mode, backend)
+
+
+def _guarded(evaluate_fn, *args) -> tuple[str, Any]:
+    try:
+        return evaluate_fn(*args)
+    except MemoryError:
+        return "error", "out of memory"
+    except RecursionError:   # vars given through the API, which no loader measured
+        return "error", "the values nest too deeply"
+
+
+def _evaluate(lang: str, expr_text: str, vars: Any, mode: str, backend: str) -> tuple[str, Any]:
     """Evaluate ``expr_text`` in the context ``vars``: ``("value", v)``,
     ``("undefined", None)`` or ``("error", message)``.
 
@@ -95,15 +113,15 @@ def format_line(kind: str, value: Any) -> str:
 
 def _batch_line(line: str, lang: str, backend: str = "python") -> str:
     try:
-        request = json.loads(line)
+        request = loads_json(line, "the line")
     except ValueError as e:
         return format_line("error", f"invalid batch line: {e}")
     if not isinstance(request, dict) or not isinstance(request.get("expr"), str):
         return format_line("error", 'invalid batch line: expected {"expr": <string>, "vars": ..., "mode": ...}')
     if lang == "aevatar":
-        return format_line(*_evaluate_aevatar(request["expr"], request.get("vars"),
-                                              request.get("mode", "expression"),
-                                              request.get("variables_comparer") == "OrdinalIgnoreCase"))
+        return format_line(*_guarded(_evaluate_aevatar, request["expr"], request.get("vars"),
+                                     request.get("mode", "expression"),
+                                     request.get("variables_comparer") == "OrdinalIgnoreCase"))
     return format_line(*evaluate_text(lang, request["expr"], request.get("vars"),
                                       request.get("mode", "expression"), backend))
 
@@ -131,9 +149,9 @@ def eval_command(lang: str, expr: str | None, vars_json: str | None, mode: str |
     variables: Any = {}
     if vars_json is not None:
         try:
-            variables = json.loads(vars_json)
+            variables = loads_json(vars_json, "--vars")
         except ValueError as e:
-            stdout.write(format_line("error", f"invalid --vars JSON: {e}") + "\n")
+            stdout.write(format_line("error", str(e)) + "\n")
             return 2
     if mode is None:
         mode = _default_mode(lang, expr, stderr)
@@ -185,11 +203,10 @@ def _evaluate_aevatar(expr_text: Any, vars: Any = None, mode: str = "expression"
 
 
 # --- CEL (the instruction dialect's expressions) -----------------------------------
-def _evaluate_with_fuel(expr: Any, vars: dict) -> Any:
-    """The expression's value on the Python backend, its comprehensions held
-    to a run's iteration budget as they are inside a run."""
+def _evaluate_with_fuel(evaluate: Any, *args: Any) -> Any:
+    """``evaluate(*args)`` with the CEL runtime's comprehensions and list
+    scans held to a run's iteration budget, as they are inside a run."""
     from flowc.backends.python import rt_cel, rt_dag
-    from flowc.backends.python.cel_expr import evaluate_cel
 
     left = [rt_dag.DEFAULT_MAX_ITERATIONS]
 
@@ -200,7 +217,7 @@ def _evaluate_with_fuel(expr: Any, vars: dict) -> Any:
 
     outer = rt_cel.set_fuel(charge)
     try:
-        return evaluate_cel(expr, vars)
+        return evaluate(*args)
     finally:
         rt_cel.set_fuel(outer)
 
@@ -225,9 +242,11 @@ def _evaluate_cel(expr_text: Any, vars: Any = None, backend: str = "python") -> 
     try:
         expr = parse_cel(expr_text, _ORIGIN)
         if backend == "vm":   # compiled to CEL bytecode, loaded (verified) and run by the VM's CEL machine
-            value = dataflow.load(assemble_expressions([expr])).evaluate(0, dict(vars))
+            value = _evaluate_with_fuel(dataflow.load(assemble_expressions([expr])).evaluate, 0, dict(vars))
         else:
-            value = _evaluate_with_fuel(expr, dict(vars))
+            from flowc.backends.python.cel_expr import evaluate_cel
+
+            value = _evaluate_with_fuel(evaluate_cel, expr, dict(vars))
         return "json", rt_cel.to_json_text(value)
     except rt_dag.OutOfFuel as e:
         return "error", e.message

@@ -46,6 +46,7 @@ __all__ = [
     "load_host_script",
     "load_inputs_file",
     "load_json_file",
+    "loads_json",
     "parse_budget",
     "write_json",
 ]
@@ -349,17 +350,25 @@ def load_json_file(path: str, what: str, max_depth: int = MAX_JSON_DEPTH) -> Any
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ValueError(f"the {what} {path} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    return loads_json(text, f"the {what} {path}", max_depth)
+
+
+def loads_json(text: str, what: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """Parse JSON ``text``; raise ``ValueError`` with a one-line message
+    beginning with ``what`` when it is not valid JSON, holds ``NaN`` or
+    ``Infinity``, or nests arrays and objects more than ``max_depth`` levels
+    deep (which would overflow the stack of the code that reads it)."""
     try:
         value = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"the {what} {path} is not valid JSON: {exc.msg} at line {exc.lineno}, "
+        raise ValueError(f"{what} is not valid JSON: {exc.msg} at line {exc.lineno}, "
                          f"column {exc.colno}") from None
     except RecursionError:
-        raise ValueError(f"the {what} {path} nests more than {max_depth} levels deep") from None
+        raise ValueError(f"{what} nests more than {max_depth} levels deep") from None
     except ValueError as exc:  # NaN, Infinity; an integer of too many digits
-        raise ValueError(f"the {what} {path} is not valid JSON: {_one_line(str(exc))}") from None
+        raise ValueError(f"{what} is not valid JSON: {_one_line(str(exc))}") from None
     if _nests_deeper(value, max_depth):
-        raise ValueError(f"the {what} {path} nests more than {max_depth} levels deep")
+        raise ValueError(f"{what} nests more than {max_depth} levels deep")
     return value
 
 

@@ -12,7 +12,8 @@ import os
 import attrs
 from flowc import driver
 from flowc.backends.emitcore import TARGETS, Emission
-from flowc.ir.diagnostics import Diagnostic
+from flowc.ir.diagnostics import Diagnostic, Severity
+from flowc.ir.limits import MAX_SOURCE_BYTES
 from flowc.ir.workflow import Workflow
 
 __all__ = ["TARGETS", "Translation", "emit", "output_suffix", "translate_file", "translate_text",
@@ -51,7 +52,61 @@ def emit(workflow: Workflow, target: str, strict: bool = False) -> Emission:
         from flowc.backends.emit_instruction import emit as emit_target
     else:
         raise ValueError(f"unknown target dialect {target!r} (expected one of {', '.join(TARGETS)})")
-    return emit_target(workflow, strict=strict)
+    try:
+        emission = emit_target(workflow, strict=strict)
+    except RecursionError:
+        # An emitter that writes a construct as nested ones (a switch as a
+        # chain of conditionals) recurses once per level.
+        return Emission("", (Diagnostic("LIM101", Severity.ERROR, f"the workflow nests too deeply to be "
+                                         f"written in {target}", workflow.span),))
+    return _within_limits(emission, workflow, target)
+
+
+# Findings of the target's front end that say its output went over a limit.
+_LIMIT_CODES = ("LIM", "YAML005", "ANA406")
+
+
+def _within_limits(emission: Emission, workflow: Workflow, target: str) -> Emission:
+    """``emission``, with an error for each limit of ``target`` its text goes
+    over. A translation may grow: a switch of 40 keys is a CEL choice 80
+    levels deep in dialect 3, nested conditional steps in WorkflowSkill; a
+    workflow near MAX_STEPS gains steps. What `flowc translate` writes,
+    `flowc check` accepts: the text is read back as the target reads it
+    (linear, as every check)."""
+    if not emission.text:
+        return emission
+    size = len(emission.text.encode("utf-8", "surrogatepass"))
+    if size > MAX_SOURCE_BYTES:
+        found = [Diagnostic("LIM001", Severity.ERROR, f"it is {size:,} bytes; the limit is {MAX_SOURCE_BYTES:,}")]
+    else:
+        found = _limit_findings(emission.text, "translation" + output_suffix(target, workflow), target)
+    if not found:
+        return emission
+    over = []
+    for d in found[:10]:
+        where = f"line {d.span.line} of the translation: " if d.span.known else ""
+        over.append(Diagnostic(d.code, Severity.ERROR, f"the translation to {target} goes over a limit "
+                               f"({where}{d.message})", workflow.span))
+    return attrs.evolve(emission, diagnostics=(*emission.diagnostics, *over))
+
+
+def _limit_findings(text: str, path: str, target: str) -> list[Diagnostic]:
+    """The limits of ``target`` that ``text`` goes over: its front end's
+    findings and the IR's limits (the rest of the analysis is not needed
+    for them, and would double the cost of a translation)."""
+    from flowc.compiler.analyze.limits import check_limits
+    from flowc.ir.limits import MAX_ID_LENGTH
+
+    try:
+        compiled, diags = driver.FRONT_ENDS[target](text, path)
+    except RecursionError:
+        return [Diagnostic("LIM101", Severity.ERROR, "the workflow nests too deeply to compile")]
+    found = [d for d in diags if d.is_error and d.code.startswith(_LIMIT_CODES)]
+    if compiled is not None and not found:
+        found = [d for d in check_limits(compiled) if d.is_error]
+        found += [Diagnostic("ANA406", Severity.ERROR, f"step id is {len(n.id)} characters long; the limit is "
+                             f"{MAX_ID_LENGTH}", n.span) for n in compiled.nodes if len(n.id) > MAX_ID_LENGTH]
+    return found
 
 
 def translate_workflow(workflow: Workflow, target: str, strict: bool = False) -> Emission:

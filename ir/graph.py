@@ -14,7 +14,7 @@ from typing import Any
 
 from flowc.ir.workflow import Workflow
 
-__all__ = ["Graph", "NoCycle", "ancestors", "control_graph", "descendants", "find_cycle",
+__all__ = ["Graph", "NoCycle", "Reachability", "ancestors", "control_graph", "descendants", "find_cycle",
            "strongly_connected_components"]
 
 
@@ -275,3 +275,38 @@ def strongly_connected_components(graph: Graph) -> Iterator[set]:
                         if member == node:
                             break
                     yield component
+
+
+class Reachability:
+    """Whether one node reaches another, for many pairs: each strongly
+    connected component's ancestors as a bit set, built once in topological
+    order. A query is a bit test, where :func:`ancestors` walks the graph:
+    a check asking once per reference was quadratic in the steps. Memory is
+    at most n*n/8 bytes (12.5 MB for 10,000 nodes)."""
+
+    def __init__(self, graph: Graph) -> None:
+        components = list(strongly_connected_components(graph))[::-1]   # Tarjan gives sinks first
+        self._component: dict[Any, int] = {}
+        for i, members in enumerate(components):
+            for n in members:
+                self._component[n] = i
+        self._cyclic = [len(members) > 1 or any(n in graph._succ[n] for n in members) for members in components]
+        above = [0] * len(components)
+        for i, members in enumerate(components):
+            mask = 0
+            for n in members:
+                for p in graph._pred[n]:
+                    j = self._component[p]
+                    if j != i:
+                        mask |= above[j] | (1 << j)
+            above[i] = mask
+        self._above = above
+
+    def reaches(self, source: Any, target: Any) -> bool:
+        """A path of one edge or more leads from ``source`` to ``target``
+        (``target in descendants(graph, source)``, or ``source`` on a cycle
+        when they are the same node)."""
+        i, j = self._component[source], self._component[target]
+        if i == j:
+            return self._cyclic[i]
+        return bool(self._above[j] & (1 << i))

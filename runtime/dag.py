@@ -123,6 +123,8 @@ class _Refused(Exception):
 
 
 def _message(exc):
+    if isinstance(exc, MemoryError):   # its text is empty
+        return "out of memory"
     m = getattr(exc, "message", None)
     if isinstance(m, str):
         return m

@@ -77,6 +77,7 @@ class _Lowering:
         # (step id, successor) -> where the step starts: a step listed in
         # several arms is written once when it goes on to the same step.
         self.entries: dict[tuple[str, str], str] = {}
+        self.listed: set[str] = set()   # the steps of ``entries``: one lookup, not a scan per step
         self.output = _run_output(wf)
         self.read = {r.path[0].name for e in _expressions(wf) for r in E.refs(e)
                      if r.root == "steps" and r.path and isinstance(r.path[0], E.Field)}
@@ -85,12 +86,13 @@ class _Lowering:
     def sequence(self, ids: list[str], successor: str) -> tuple[list[Slot], str]:
         """Slots for steps run one after another, then ``successor``; and
         the id the sequence starts at."""
-        slots: list[Slot] = []
+        parts: list[list[Slot]] = []
         entry = successor
         for sid in reversed(ids):
             item, entry = self.item(sid, entry)
-            slots = item + slots
-        return slots, entry
+            parts.append(item)
+        # Joined once: prepending each item copied the list (quadratic).
+        return [slot for item in reversed(parts) for slot in item], entry
 
     def item(self, sid: str, successor: str) -> tuple[list[Slot], str]:
         node = self.by_id[sid]
@@ -98,7 +100,7 @@ class _Lowering:
         if (sid, successor) in self.entries:
             return [], self.entries[(sid, successor)]
         arms = sid
-        if any(s == sid for s, _ in self.entries):
+        if sid in self.listed:
             # Listed again, going on elsewhere: an aevatar step goes on to one
             # step, so this is a copy under another id -- the same when
             # nothing reads the step's output (the copy's output has its id).
@@ -111,6 +113,7 @@ class _Lowering:
             node = attrs.evolve(node, id=fresh_id(sid, self.taken))
         slots, entry = self._item(node, successor, arms)
         self.entries[(sid, successor)] = entry
+        self.listed.add(sid)
         return slots, entry
 
     def _item(self, node: Node, successor: str, arms: str) -> tuple[list[Slot], str]:

@@ -8,6 +8,7 @@ DOT and Mermaid writers only decide how each of those looks.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections.abc import Iterable
 
@@ -107,6 +108,7 @@ class _Builder:
         self.boxes: list[Box] = []
         self.lines: list[Line] = []
         self.placed: list[tuple[Node, str]] = []   # for matching findings to boxes
+        self._located: _SpanIndex | None = None
         self.counter = 0
         self.arms: dict[tuple[str, str | None], list[Edge]] = {}   # branch arms of the scope being drawn
 
@@ -349,14 +351,60 @@ class _Builder:
         s = d.span
         if not s.known:
             return None
-        best = None
-        for node, uid in self.placed:
+        if self._located is None:
+            self._located = _SpanIndex(self.placed)
+        return self._located.innermost(s.file, (s.line, s.col))
+
+
+def _holds(n, point: tuple[int, int]) -> bool:
+    return (n.line, n.col) <= point < (n.end_line, n.end_col) or (n.line, n.col) == point
+
+
+class _SpanIndex:
+    """The placed nodes by where they start, each with the innermost node
+    that holds its start: a finding is placed by a binary search and a few
+    steps out, not by a scan of every node (thousands of findings on
+    thousands of steps took minutes). Node spans nest like the YAML they
+    come from, so the last node starting at or before a point, or one of
+    the nodes holding it, is the innermost node holding the point."""
+
+    def __init__(self, placed: list[tuple[Node, str]]) -> None:
+        self.by_file: dict[str, tuple[list[tuple[int, int]], list[tuple]]] = {}
+        rows: dict[str, list[tuple]] = {}
+        for index, (node, uid) in enumerate(placed):
             n = node.span
-            if node.id.startswith("$") or not n.known or (s.file and n.file and s.file != n.file):
+            if node.id.startswith("$") or not n.known:
                 continue
-            if (n.line, n.col) <= (s.line, s.col) < (n.end_line, n.end_col) or \
-                    (n.line, n.col) == (s.line, s.col):
+            # Same start: the larger first, so the smaller (inner) is met last;
+            # same span: the first placed last, as the first placed wins.
+            key = (n.line, n.col, -n.end_line, -n.end_col, -index)
+            rows.setdefault(n.file or "", []).append((key, n, uid))
+        for file, entries in rows.items():
+            entries.sort(key=lambda row: row[0])
+            starts = [(row[1].line, row[1].col) for row in entries]
+            parents: list[int] = []
+            stack: list[int] = []
+            for i, (_, n, _uid) in enumerate(entries):
+                while stack and not _holds(entries[stack[-1]][1], (n.line, n.col)):
+                    stack.pop()
+                parents.append(stack[-1] if stack else -1)
+                stack.append(i)
+            self.by_file[file] = (starts, [(n, uid, parent) for (_, n, uid), parent in zip(entries, parents)])
+
+    def innermost(self, file: str | None, point: tuple[int, int]) -> str | None:
+        # A finding or a node without a file matches any file.
+        if not file:
+            tables = list(self.by_file.values())
+        else:
+            tables = [self.by_file[f] for f in (file, "") if f in self.by_file]
+        best = None
+        for starts, nodes in tables:
+            i = bisect.bisect_right(starts, point) - 1
+            while i >= 0 and not _holds(nodes[i][0], point):
+                i = nodes[i][2]
+            if i >= 0:
+                n = nodes[i][0]
                 size = (n.end_line - n.line, n.end_col - n.col)
                 if best is None or size < best[0]:
-                    best = (size, uid)
+                    best = (size, nodes[i][1])
         return best[1] if best else None

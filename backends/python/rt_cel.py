@@ -461,6 +461,10 @@ def in_(x, container):
     """``x in container``: list membership by ``==``, or map key presence."""
     t = type(container)
     if t is list or t is tuple:
+        if _fuel is not None:
+            # A scan, paid like the elements a comprehension visits: inside
+            # one over the same list the work is quadratic.
+            _fuel(len(container))
         for item in container:
             if eq(x, item):
                 return True

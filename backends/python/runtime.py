@@ -614,6 +614,9 @@ WORKFLOW_HALTED = "Workflow halted"
 # imports no flowc module; tests/test_runtime_limits.py keeps them equal).
 DEFAULT_MAX_ITERATIONS = 10000000   # loop iterations per run (each, filter and map items)
 DEFAULT_MAX_HOST_CALLS = 1000000    # host calls per run, retries included
+# The longest sleep a run asks the host for: flowc.ir.limits.MAX_DURATION_MS
+# (a copy, as for the budgets above; a test keeps them equal).
+MAX_SLEEP_MS = 2147483647
 
 
 class OutOfFuel(Exception):
@@ -666,6 +669,20 @@ def js_typeof(v):
     if t is str:
         return "string"
     return "object"
+
+
+def retry_sleep(delay, backoff, attempt):
+    """The sleep before retry ``attempt`` (1-based): ``delay * backoff **
+    (attempt - 1)``, at most MAX_SLEEP_MS. Both factors are within their
+    limits, but their product is not: at a million retries it overflowed
+    (OverflowError, or inf and then Infinity in the run record)."""
+    if delay <= 0:
+        return 0
+    try:
+        ms = delay * backoff ** (attempt - 1)
+    except OverflowError:
+        return MAX_SLEEP_MS
+    return ms if ms <= MAX_SLEEP_MS else MAX_SLEEP_MS
 
 
 def _whole(ms):
@@ -990,7 +1007,7 @@ class Run:
                     raise StepFailure(capability[:1].upper() + capability[1:] + ' "' + name + '": '
                                       + message) from None
             attempts += 1
-            self.sleep(retry[1] * retry[2] ** (attempts - 1))
+            self.sleep(retry_sleep(retry[1], retry[2], attempts))
 
     def sleep(self, ms):
         """Ask the host to pause; a host that fails to fails the step."""

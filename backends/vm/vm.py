@@ -65,6 +65,7 @@ MAX_CALL_DEPTH = 256
 DEFAULT_MAX_INSTRUCTIONS = 200000000
 DEFAULT_MAX_ITERATIONS = 10000000
 DEFAULT_MAX_HOST_CALLS = 1000000
+MAX_SLEEP_MS = 2147483647  # flowc.ir.limits.MAX_DURATION_MS: the longest sleep a run asks for
 
 # ---------------------------------------------------------------- opcodes
 # Must equal flowc.backends.vm.format.OPCODES (a test checks it).
@@ -1650,6 +1651,19 @@ def compact(obj):
     return obj
 
 
+def _retry_sleep(delay, backoff, attempt):
+    # delay * backoff ** (attempt - 1), at most MAX_SLEEP_MS: the product of
+    # two bounded factors overflows (OverflowError on CPython, inf on
+    # MicroPython) long before a million retries.
+    if delay <= 0:
+        return 0
+    try:
+        ms = delay * backoff ** (attempt - 1)
+    except OverflowError:
+        return MAX_SLEEP_MS
+    return ms if ms <= MAX_SLEEP_MS else MAX_SLEEP_MS
+
+
 def _whole(ms):
     if type(ms) is float and ms == ms and ms not in (INF, -INF) and ms == int(ms):
         return int(ms)
@@ -2285,7 +2299,7 @@ class _Run(object):
                     raise _StepError(capability[:1].upper() + capability[1:] + ' "' + name + '": '
                                      + message)
             attempts += 1
-            self.sleep(retry[1] * retry[2] ** (attempts - 1))
+            self.sleep(_retry_sleep(retry[1], retry[2], attempts))
 
     def fail(self, message, output, ignore):
         sid = self.p.steps[self.cur][0]

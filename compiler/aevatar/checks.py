@@ -156,6 +156,7 @@ def _reference_rules(fe: AevatarFrontEnd, wf: Workflow, graph: G.Graph) -> list[
     # assign it: the reply is the step's output (vars[<step id>]).
     human_vars = {info.params.get("variable", "user_input"): info.id for info in fe.steps
                   if info.canonical in ("human_input", "secure_input")}
+    reach = G.Reachability(graph)
     for info in [*fe.steps, *fe.children]:
         if info.is_child:
             continue
@@ -170,7 +171,7 @@ def _reference_rules(fe: AevatarFrontEnd, wf: Workflow, graph: G.Graph) -> list[
                                            f"{name!r} is empty", ref.span))
                     continue
                 if ref.root == "steps":
-                    out.extend(_step_ref(fe, wf, graph, info, key, ref))
+                    out.extend(_step_ref(fe, graph, reach, info, key, ref))
                 elif ref.root == "vars":
                     name = ref.path[0].name if ref.path else ""
                     if name in human_vars and name not in variables:
@@ -203,7 +204,7 @@ def _literal_key(name: str) -> bool:
     return dotnet.try_parse_double(name) is not None or dotnet.try_parse_bool(name) is not None
 
 
-def _step_ref(fe, wf, graph, info, key, ref: E.Ref) -> list[Diagnostic]:
+def _step_ref(fe, graph, reach: G.Reachability, info, key, ref: E.Ref) -> list[Diagnostic]:
     names = [seg.name for seg in ref.path if isinstance(seg, E.Field)]
     where = f"step {info.id!r}, parameter `{key}`"
     if not names or not names[0]:
@@ -242,8 +243,8 @@ def _step_ref(fe, wf, graph, info, key, ref: E.Ref) -> list[Diagnostic]:
         return [warning("AEV213", f"{where}: steps.{target}.{field} is never set by the engine (steps.<id> has "
                         f"{', '.join(P.STEP_FIELDS)}, json.*, annotations.*, usage.*)", ref.span,
                         *([hint] if hint else []))]
-    if target == info.id or target in graph and info.id in graph and target in G.ancestors(graph, info.id):
-        if target == info.id and not _in_cycle(graph, info.id):
+    if target == info.id or target in graph and info.id in graph and reach.reaches(target, info.id):
+        if target == info.id and not (info.id in graph and reach.reaches(info.id, info.id)):
             return [warning("AEV214", f"{where}: step {target!r} reads its own output, which is empty "
                             "while it runs", ref.span)]
         return []
@@ -251,10 +252,6 @@ def _step_ref(fe, wf, graph, info, key, ref: E.Ref) -> list[Diagnostic]:
         return [warning("AEV214", f"{where}: step {target!r} never runs before {info.id!r}, so "
                         f"`{_flat(ref)}` is empty here", ref.span)]
     return []
-
-
-def _in_cycle(graph: G.Graph, node: str) -> bool:
-    return any(node in G.descendants(graph, s) for s in graph.successors(node)) or graph.has_edge(node, node)
 
 
 # ---------------------------------------------------------------- parameters

@@ -28,7 +28,7 @@ import json
 
 from flowc.compiler.yamlsrc import YMap, YNode, YScalar, YSeq
 from flowc.ir.diagnostics import Diagnostic, error
-from flowc.ir.limits import MAX_SOURCE_BYTES
+from flowc.ir.limits import MAX_SOURCE_BYTES, MAX_YAML_NODES
 
 __all__ = ["TOKEN", "substitute"]
 
@@ -36,11 +36,14 @@ TOKEN = "{{config."
 
 
 class _Budget:
-    """Characters written by substitution, so a var embedded many times
-    cannot grow the document without bound (the check stays linear)."""
+    """Characters written by substitution, and YAML nodes placed by it, so a
+    var used many times cannot grow the document without bound (the check
+    stays linear): a shared value costs nothing here, but every pass after
+    this one walks it once per use."""
 
     def __init__(self) -> None:
         self.used = 0
+        self.nodes = 0
         self.reported = False
 
 
@@ -107,6 +110,16 @@ def _scalar(node: YScalar, variables, diags, budget: _Budget, cache: dict) -> YN
         if value is None:
             _undefined(name, node, diags)
             return node
+        size = cache.get((name,))
+        if size is None:
+            size = cache[(name,)] = _size(value)
+        budget.nodes += size
+        if budget.nodes > MAX_YAML_NODES:
+            if not budget.reported:
+                budget.reported = True
+                diags.append(error("YAML005", "substituting config vars makes the workflow hold more than "
+                                   f"{MAX_YAML_NODES:,} YAML nodes", node.span))
+            return node
         return _at(value, node)
     out: list[str] = []
     pos = 0
@@ -135,6 +148,20 @@ def _scalar(node: YScalar, variables, diags, budget: _Budget, cache: dict) -> YN
     out.append(text[pos:])
     joined = "".join(out)
     return YScalar(joined, node.quoted, joined, node.span)
+
+
+def _size(value: YNode) -> int:
+    """The YAML nodes of ``value`` (iterative: a deep value cannot overflow the stack)."""
+    count = 0
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        count += 1
+        if isinstance(node, YMap):
+            stack.extend(v for _k, v in node.items)
+        elif isinstance(node, YSeq):
+            stack.extend(node.items)
+    return count
 
 
 def _text(value: YNode) -> str:
