@@ -357,7 +357,6 @@ def _compile_bytecode(args, workflow) -> int:
 # ------------------------------------------------------------------ disasm
 def cmd_disasm(args) -> int:
     from flowc.backends.vm import VMError, disassemble
-
     from flowc.ir.limits import MAX_SOURCE_BYTES
     from flowc.sourcefile import FileTooLarge, read_limited
 

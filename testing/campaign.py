@@ -393,10 +393,10 @@ def _drive_with_reseeds(result, kind, dialect, out_dir, strategy, check, n, seed
     """Run ``n`` examples of ``strategy``; after a failure go on under the
     next seed, reporting each distinct failure once."""
     remaining, seen = n, set()
-    for seed in seeds:
+    for attempt_seed in seeds:
         if remaining <= 0:
             break
-        generated, failed = _drive(strategy, check, remaining, seed, tick, result.checked)
+        generated, failed = _drive(strategy, check, remaining, attempt_seed, tick, result.checked)
         result.examples[kind] += generated
         remaining -= generated
         if failed is None:

@@ -31,7 +31,7 @@ def test_the_demo_directory_is_its_own_registry(capsys):
     """Every workflow_call of the demos names a demo: checked together, none is reported."""
     calls = sum(path.read_text(encoding="utf-8").count("type: workflow_call") for path in DEMOS.glob("*.yaml"))
     assert calls >= 8
-    code, findings = check(capsys, str(DEMOS), "--workflows-from", str(DEMOS))
+    _code, findings = check(capsys, str(DEMOS), "--workflows-from", str(DEMOS))
     assert aev138(findings) == []
     assert {Path(f["file"]).name for f in findings if f["severity"] == "error"} <= {"03_conditional.yaml",
                                                                                    "conditional.yaml"}

@@ -37,8 +37,8 @@ def test_a_misspelled_operation_does_not_hide_the_where_error():
     found = _wfs(operation="filtr")
     codes = [code for code, _ in found]
     assert "WFS106" in codes and "WFS201" in codes
-    assert ("WFS201", "invalid expression in `where`: the expression ends where a value was expected "
-                      "(after `>=`)") in found
+    assert ("WFS201", ("invalid expression in `where`: the expression ends where a value was expected "
+                       "(after `>=`)")) in found
 
 
 def test_an_unknown_step_type_does_not_hide_the_where_error():

@@ -23,7 +23,7 @@ def _source() -> tuple[str, object]:
 
 def test_steps_come_in_dependency_order_and_the_plan_keeps_its_own():
     source, workflow = _source()
-    ids = re.findall(r"^    'id': '([a-z_]+)',$", source, re.M)
+    ids = re.findall(r"^    'id': '([a-z_]+)',$", source, re.MULTILINE)
     assert ids.index("start") < ids.index("items") < ids.index("evens") < ids.index("label") < ids.index("done")
     assert ids.index("total") < ids.index("label")
     module = load_module(source)

@@ -16,7 +16,7 @@ ROOT = Path(cli.__file__).resolve().parent
 
 def _first_console_block() -> list[str]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"```console\n(.*?)```", text, re.S)
+    block = re.search(r"```console\n(.*?)```", text, re.DOTALL)
     assert block is not None
     return [line for line in block.group(1).splitlines() if line.strip()]
 

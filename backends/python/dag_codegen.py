@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import ast
 import heapq
-import os
-import re
 from typing import Any
 
 from flowc.backends.dag_plan import PlanError, build_plan, is_dataflow

@@ -1661,7 +1661,7 @@ def _retry_sleep(delay, backoff, attempt):
         ms = delay * backoff ** (attempt - 1)
     except OverflowError:
         return MAX_SLEEP_MS
-    return ms if ms <= MAX_SLEEP_MS else MAX_SLEEP_MS
+    return min(ms, MAX_SLEEP_MS)
 
 
 def _whole(ms):

@@ -26,18 +26,17 @@ import re
 
 import attrs
 from flowc.compiler import yamlsrc
-from flowc.compiler.aevatar import dotnet
+from flowc.compiler.aevatar import dotnet, registry
 from flowc.compiler.aevatar import primitives as P
-from flowc.compiler.aevatar import registry
 from flowc.compiler.aevatar.expressions import Locator, Lowering
 from flowc.compiler.aevatar.values import looks_typed, param_text, scalar_text
 from flowc.compiler.numbers import shown
 from flowc.compiler.suggest import did_you_mean
 from flowc.compiler.yamlsrc import YMap, YNode, YScalar, YSeq, type_name
-from flowc.ir.limits import MAX_STEPS
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.diagnostics import DiagnosticSink
+from flowc.ir.limits import MAX_STEPS
 from flowc.ir.span import Span
 from flowc.ir.workflow import (
     Actor,

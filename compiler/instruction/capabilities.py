@@ -17,11 +17,11 @@ import json
 
 import attrs
 from flowc.compiler.instruction.catalog import KINDS
-from flowc.ir.limits import MAX_SOURCE_BYTES
-from flowc.sourcefile import FileTooLarge, read_limited
 from flowc.compiler.instruction.frontend import compile_instruction_all
 from flowc.ir.diagnostics import Diagnostic, error
+from flowc.ir.limits import MAX_SOURCE_BYTES
 from flowc.ir.workflow import Node
+from flowc.sourcefile import FileTooLarge, read_limited
 
 __all__ = ["HostCapabilities", "check_host", "load_capabilities", "parse_capabilities"]
 

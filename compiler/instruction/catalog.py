@@ -28,9 +28,9 @@ __all__ = [
     "KindSpec",
     "catalog_data",
     "json_schema",
-    "workflow_schema",
     "markdown_table",
     "nested_kinds",
+    "workflow_schema",
 ]
 
 # Caps (RFC 0027 section 8).
