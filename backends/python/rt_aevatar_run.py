@@ -878,11 +878,12 @@ class Run(Kernel):
         if self.calls_left < 0:
             raise OutOfFuel("fuel exhausted: more than " + str(self.max_host_calls) + " host calls")
         self.calls.append({"capability": capability, "name": name, "args": args})
-        answer = yield Call(capability, name, args, timeout_ms)
+        req = Call(capability, name, args, timeout_ms)
+        answer = yield req
         if answer.kind == "result":
             return answer.value
-        if answer.kind == "timeout" and timeout_ms is not None and answer.message == "timeout":
-            raise StepFailure("TIMEOUT after " + str(timeout_ms) + "ms")
+        if answer.kind == "timeout" and req.timeout_ms is not None and answer.message == "timeout":
+            raise StepFailure("TIMEOUT after " + str(req.timeout_ms) + "ms")
         raise StepFailure(answer.message)
 
     def sleep(self, ms):
@@ -1030,8 +1031,11 @@ class Run(Kernel):
         for key in list(params):
             if key.endswith("_step_type") or key == "step":
                 params[key] = _canonical(params[key])
+        body = self.primitive(step, params, text, scope)
+        if step["type"] not in _NO_DEADLINE and params.get("timeout_ms") is not None:
+            body = _deadline(body, _int(params, ("timeout_ms",), 0, 100, 600000))
         try:
-            return (yield from self.primitive(step, params, text, scope))
+            return (yield from body)
         except StepFailure as exc:
             return False, exc.output, exc.message, None, None, None
 
@@ -1263,6 +1267,17 @@ class Run(Kernel):
         if not items:
             return True, "", None, None, None, None
         body = _region(step, "body")[0]
+        if self.concurrent:
+            subs = []
+            for i, item in enumerate(items):
+                item_scope = _Obj(scope)
+                item_scope["input"] = _rta.trim(item)
+                item_scope["output"] = _rta.trim(item)
+                subs.append(self.sub(dict(body, id=step["id"] + "_item_" + str(i)), _rta.trim(item), item_scope))
+            got, _stopped = yield from self.gather(subs, _workers(params), None)
+            all_ok = all(ok for ok, _out, _err in got)
+            merged = SEP.join(out for _ok, out, _err in got)
+            return all_ok, merged, None if all_ok else "foreach: an item failed", None, None, None
         outs = []
         all_ok = True
         for i, item in enumerate(items):
@@ -1280,6 +1295,8 @@ class Run(Kernel):
         workers = _region(step, "workers", True)
         if not workers:
             raise StepFailure(("race" if race else "parallel") + ": no workers and no target role")
+        if self.concurrent:
+            return (yield from self.fan_out_concurrent(step, params, text, scope, race, workers))
         outs = []
         errors = []
         for worker in workers:
@@ -1301,12 +1318,69 @@ class Run(Kernel):
             return ok, out, err, None, None, None
         return not errors, merged, errors[0] if errors else None, None, None, None
 
+    def fan_out_concurrent(self, step, params, text, scope, race, workers):
+        """parallel / race with the workers as sibling tasks: a race's first
+        success wins (the others are cancelled); parallel joins the outputs
+        in arrival order, as the engine does."""
+        subs = [self.sub(worker, text, scope) for worker in workers]
+        got, stopped = yield from self.gather(subs, _workers(params), _succeeded if race else None)
+        if race:
+            if stopped:
+                return True, got[-1][1], None, None, None, None
+            raise StepFailure("all race branches failed")
+        outs = [out for _ok, out, _err in got]
+        errors = [err for ok, _out, err in got if not ok]
+        merged = SEP.join(outs)
+        vote_region = (step.get("regions") or {}).get("vote")
+        if vote_region:
+            ok, out, err = yield from self.sub(vote_region[0], merged, scope)
+            return ok, out, err, None, None, None
+        return not errors, merged, errors[0] if errors else None, None, None, None
+
+    def gather(self, gens, limit, stop):
+        """Run the generators ``gens`` (sub-steps) as child tasks, at most
+        ``limit`` at a time, started in order; ([their values in arrival
+        order], stopped): when ``stop(value)`` holds the others are cancelled
+        and stopped is true. A child's exception (fuel) is raised here."""
+        current = self.current
+        running = []
+        got = []
+        nxt = 0
+        while nxt < len(gens) or running:
+            while nxt < len(gens) and len(running) < limit:
+                running.extend((yield Spawn([self._child(gens[nxt], current)])))
+                nxt += 1
+            for task in (yield Wait(list(running), True)):
+                running.remove(task)
+                value = task.result()
+                got.append(value)
+                if stop is not None and stop(value):
+                    yield Cancel(running)
+                    self.current = current
+                    return got, True
+        self.current = current
+        return got, False
+
+    def _child(self, gen, current):
+        self.current = current  # a fuel failure in a worker names the top-level step
+        return (yield from gen)
+
     def map_reduce(self, step, params, text, scope):
         items = split_items(text, _escaped(_get(params, ("delimiter", "separator"), SEP), SEP))
         if not items and params.get("items") is not None:
             items = string_list(params["items"])
         mapper = _region(step, "map")[0]
-        outs = []
+        if self.concurrent:
+            subs = [self.sub(dict(mapper, id=step["id"] + "_map_" + str(i)), _rta.trim(item), scope)
+                    for i, item in enumerate(items)]
+            got, stopped = yield from self.gather(subs, _workers(params), _failed)
+            if stopped:
+                _ok, out, err = got[-1]
+                return False, out, err, None, None, None
+            outs = [out for _ok, out, _err in got]
+            items = []  # the mappers ran: go on to the reduce
+        else:
+            outs = []
         for i, item in enumerate(items):
             ok, out, err = (yield from self.sub(dict(mapper, id=step["id"] + "_map_" + str(i)), _rta.trim(item), scope))
             if not ok:
@@ -1318,6 +1392,42 @@ class Run(Kernel):
             return True, merged, None, None, None, None
         ok, out, err = (yield from self.sub(reducer[0], merged, scope))
         return ok, out, err, None, None, None
+
+
+# Steps whose timeout_ms is not a deadline on their host calls (the engine
+# forwards it to the suspension, or the host answers the wait itself).
+_NO_DEADLINE = ("human_input", "secure_input", "human_approval", "wait_signal")
+
+
+def _deadline(body, ms):
+    """``body`` (a step's generator) with ``ms`` as the deadline of each host
+    call it makes: the step's ``timeout_ms``, enforced by drivers with a
+    clock (asyncio, virtual time); the sync driver has none."""
+    answer = None
+    try:
+        while True:
+            try:
+                item = body.send(answer)
+            except StopIteration as stop:
+                return stop.args[0] if stop.args else None
+            if isinstance(item, Call) and item.timeout_ms is None:
+                item.timeout_ms = ms
+            answer = yield item
+    finally:
+        body.close()
+
+
+def _workers(params):
+    """How many workers of a composite run at once (max_concurrent_workers, 1..20)."""
+    return _int(params, ("max_concurrent_workers",), 20, 1, 20)
+
+
+def _succeeded(outcome):
+    return outcome[0]
+
+
+def _failed(outcome):
+    return not outcome[0]
 
 
 def _region(step, name, may_be_empty=False):
