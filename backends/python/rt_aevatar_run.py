@@ -17,11 +17,16 @@ way the aevatar engine's kernel does (WorkflowExecutionKernel, c8db46d):
   fallback dispatches the fallback step with the output (or the error text);
   else the run fails.
 
-Every effect is a host call (``host.call(capability, name, args)``) or a
-sleep. There is no clock, so a step's ``timeout_ms`` cannot fire here: a host
-call that fails with a message the engine reads as a timeout (``TIMEOUT``,
-``timed out after N ms``) is one. Runs are bounded by ``max_steps``
-dispatches (the engine has no bound: loops are legal).
+Every effect is a host call or a sleep, and the run performs neither: the
+loop is a task of the sans-I/O kernel (:mod:`flowc.runtime.kernel`) that
+yields :class:`Call` / :class:`Sleep` requests, and a driver answers them
+(:func:`run`: the sync driver, ``host.call`` / ``host.sleep`` one at a
+time; :func:`run_async`: asyncio; :func:`run_virtual`: a virtual clock).
+A host call that fails with a message the engine reads as a timeout
+(``TIMEOUT``, ``timed out after N ms``) is one; a step's ``timeout_ms`` is
+the deadline of its host calls, which only drivers with a clock enforce.
+Runs are bounded by ``max_steps`` dispatches (the engine has no bound:
+loops are legal). See docs/runtime.md.
 
 Standard library only, no typing at run time (MicroPython-compatible: the
 VM runs this kernel there. MicroPython's dicts forget insertion order and

@@ -29,8 +29,10 @@ evaluating arguments early: ``and``, ``or``, the arithmetic, the
 comparisons, ``if``). A LAZY names blocks after its own, so evaluation
 always terminates.
 
-Standard library only (plus rt_aevatar, rt_aevatar_run and the VM's
-msgpack reader); MicroPython-compatible.
+Standard library only (plus rt_aevatar, rt_aevatar_run, the kernel and
+drivers of flowc.runtime, and the VM's msgpack reader); MicroPython-compatible.
+``run`` drives the kernel with the sync driver; ``run_async`` and
+``run_virtual`` with asyncio and a virtual clock (docs/runtime.md).
 """
 
 # MicroPython style: %-formatting reads the same on both interpreters.
