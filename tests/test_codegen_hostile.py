@@ -364,3 +364,16 @@ def test_the_line_wrapper_keeps_hostile_constants_and_meaning():
         got = ast.parse("def f():\n" + "\n".join(lines)).body[0].body[0].value
         assert ast.dump(got) == ast.dump(ast.parse(source, mode="eval").body), source
     assert wrapped > 200
+
+
+def test_a_wrapped_comprehension_test_keeps_the_parentheses_it_needs():
+    """A filter's test that is a conditional expression, just too long for
+    one line, stays one clause (`if a if c else b` would not parse)."""
+    import ast
+
+    from flowc.backends.python.codegen import _wrap
+
+    test = "(index == index if type(index) is type(index) is str else _rt.wfs_eq(index, index))"
+    lines = _wrap("if " + test, " " * 16)
+    ast.parse("[item for index, item in items\n" + "\n".join(lines) + "]", mode="eval")
+    assert "".join(x.strip() for x in lines).startswith("if (")

@@ -438,7 +438,12 @@ def _wrap(line: str, indent: str) -> list[str]:
     keyword = "if " if line.startswith("if ") else ""
     if keyword and _comprehension_test(line[len(keyword):]) != line[len(keyword):]:
         return [indent + line]  # its parentheses are needed; wrapping would drop them
-    return wrap_expression(line[len(keyword):], indent, keyword)
+    lines = wrap_expression(line[len(keyword):], indent, keyword)
+    # a piece printed alone loses its own parentheses: the test must still be one clause
+    test = " ".join(x.strip() for x in lines)[len(keyword):]
+    if keyword and _comprehension_test(test) != test:
+        return [indent + line]
+    return lines
 
 
 def wrap_expression(source: str, indent: str, lead: str = "", tail: str = "") -> list[str]:

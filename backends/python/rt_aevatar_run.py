@@ -17,11 +17,16 @@ way the aevatar engine's kernel does (WorkflowExecutionKernel, c8db46d):
   fallback dispatches the fallback step with the output (or the error text);
   else the run fails.
 
-Every effect is a host call (``host.call(capability, name, args)``) or a
-sleep. There is no clock, so a step's ``timeout_ms`` cannot fire here: a host
-call that fails with a message the engine reads as a timeout (``TIMEOUT``,
-``timed out after N ms``) is one. Runs are bounded by ``max_steps``
-dispatches (the engine has no bound: loops are legal).
+Every effect is a host call or a sleep, and the run performs neither: the
+loop is a task of the sans-I/O kernel (:mod:`flowc.runtime.kernel`) that
+yields :class:`Call` / :class:`Sleep` requests, and a driver answers them
+(:func:`run`: the sync driver, ``host.call`` / ``host.sleep`` one at a
+time; :func:`run_async`: asyncio; :func:`run_virtual`: a virtual clock).
+A host call that fails with a message the engine reads as a timeout
+(``TIMEOUT``, ``timed out after N ms``) is one; a step's ``timeout_ms`` is
+the deadline of its host calls, which only drivers with a clock enforce.
+Runs are bounded by ``max_steps`` dispatches (the engine has no bound:
+loops are legal). See docs/runtime.md.
 
 Standard library only, no typing at run time (MicroPython-compatible: the
 VM runs this kernel there. MicroPython's dicts forget insertion order and
@@ -43,6 +48,13 @@ except ImportError:  # copied next to the generated module
     import rt_regex as _rx
 
 try:
+    from flowc.runtime import drivers as _drivers
+    from flowc.runtime.kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait
+except ImportError:  # copies side by side (MicroPython)
+    import drivers as _drivers
+    from kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait
+
+try:
     from collections import OrderedDict as _OrderedDict
 except ImportError:  # pragma: no cover
     _OrderedDict = dict
@@ -51,7 +63,7 @@ _MICRO = _sys.implementation.name == "micropython"
 # An object whose key order shows: a dict, or an OrderedDict where dicts are unordered.
 _Obj = _OrderedDict if _MICRO else dict
 
-__all__ = ["MAX_STEPS", "main", "run"]
+__all__ = ["MAX_STEPS", "main", "run", "run_async", "run_virtual"]
 
 MAX_STEPS = 10000
 SEP = "\n---\n"
@@ -804,14 +816,36 @@ def guard(params, text):
 
 
 # ---------------------------------------------------------------- the run
-class Run:
-    def __init__(self, plan, inputs, host, max_steps=MAX_STEPS, max_iterations=None, max_host_calls=None):
+class HostFailure(Exception):
+    """The host failed to sleep: the run stops (the way a sleeping host's
+    exception always escaped a run)."""
+
+    def __init__(self, message):
+        super().__init__(message)
+        self.message = message
+
+
+class Run(Kernel):
+    """The aevatar step loop as a kernel task: host calls and sleeps are
+    requests (:class:`Call` / :class:`Sleep`) a driver answers, so the same
+    plan runs synchronously, under asyncio or on a virtual clock.
+    ``concurrent``: the workers of parallel, race, foreach and map_reduce
+    run as sibling tasks (at most ``max_concurrent_workers`` at a time); off,
+    they run one after the other, which is the reference order.
+    ``fuel_errors``: further exceptions that mean a budget ran out (the VM's
+    instruction fuel); the run fails at the top-level step, like OutOfFuel."""
+
+    def __init__(self, plan, inputs, host=None, max_steps=MAX_STEPS, max_iterations=None, max_host_calls=None,
+                 concurrent=False, fuel_errors=()):
+        Kernel.__init__(self)
+        self.concurrent = concurrent
+        self.fuel_errors = (OutOfFuel,) + tuple(fuel_errors)
+        self.result = None
         self.max_iterations = DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations
         self.max_host_calls = DEFAULT_MAX_HOST_CALLS if max_host_calls is None else max_host_calls
         self.iterations_left = self.max_iterations
         self.calls_left = self.max_host_calls
         self.plan = plan
-        self.host = host
         self.steps = plan["steps"]
         self.index = {}
         for i, step in enumerate(self.steps):
@@ -840,23 +874,29 @@ class Run:
                 self.vars[k] = v
 
     # ------------------------------------------------------------ host
-    def call(self, capability, name, args):
+    def call(self, capability, name, args, timeout_ms=None):
+        """A host call (a kernel request); its value, or StepFailure with the
+        host's message. ``timeout_ms``: the step's deadline, which only a
+        driver with a clock enforces; past it the step fails with the
+        engine's ``TIMEOUT after <n>ms`` (a timeout: no retry, no on_error)."""
         self.calls_left -= 1
         if self.calls_left < 0:
             raise OutOfFuel("fuel exhausted: more than " + str(self.max_host_calls) + " host calls")
         self.calls.append({"capability": capability, "name": name, "args": args})
-        try:
-            return self.host.call(capability, name, args)
-        except Exception as exc:  # noqa: BLE001 - every host failure fails the step
-            message = getattr(exc, "message", None)
-            if not isinstance(message, str):
-                message = str(exc)
-            raise StepFailure(message)
+        req = Call(capability, name, args, timeout_ms)
+        answer = yield req
+        if answer.kind == "result":
+            return answer.value
+        if answer.kind == "timeout" and req.timeout_ms is not None and answer.message == "timeout":
+            raise StepFailure("TIMEOUT after " + str(req.timeout_ms) + "ms")
+        raise StepFailure(answer.message)
 
     def sleep(self, ms):
         ms = int(ms) if ms == int(ms) else ms
         self.sleeps.append(ms)
-        self.host.sleep(ms)
+        answer = yield Sleep(ms)
+        if answer.kind != "result":
+            raise HostFailure(answer.message)
 
     # ------------------------------------------------------------ variables
     def completed(self, step_id, output, success, error, branch, assigned):
@@ -879,11 +919,19 @@ class Run:
                     self.vars[prefix + "json." + str(k)] = v if isinstance(v, str) else _text(v)
 
     # ------------------------------------------------------------ the loop
+    def start(self):
+        return Kernel.start(self, self.execute())
+
+    def record(self):
+        """The run record (raises what the run raised, e.g. HostFailure)."""
+        return self.outcome()
+
     def execute(self):
-        """The run record; a run out of fuel fails at the top-level step running."""
+        """The root task: the run record; a run out of fuel fails at the
+        top-level step running."""
         try:
-            return self._execute()
-        except OutOfFuel as exc:
+            return (yield from self._execute())
+        except self.fuel_errors as exc:
             return self.finish(False, "", exc.message, self.current)
 
     def _execute(self):
@@ -896,7 +944,7 @@ class Run:
             if self.budget < 0:
                 return self.finish(False, "", f"step budget exhausted ({self.max_steps} dispatches)", step["id"])
             self.current = step["id"]
-            ok, output, error, branch, jump, assigned = self.dispatch(step, text, self.vars)
+            ok, output, error, branch, jump, assigned = (yield from self.dispatch(step, text, self.vars))
             record = {"id": step["id"], "status": "success" if ok else "failed", "output": output}
             if branch:
                 record["branch"] = branch
@@ -915,7 +963,7 @@ class Run:
                         delay = retry[1] * (2 ** (count - 1)) if retry[2] == 2 else retry[1]
                         delay = max(0, min(60000, delay))
                         if delay > 0:
-                            self.sleep(delay)
+                            (yield from self.sleep(delay))
                         continue
                 self.retries.pop(step["id"], None)
                 policy = step.get("on_error") or ["fail", None, None]
@@ -988,8 +1036,11 @@ class Run:
         for key in list(params):
             if key.endswith("_step_type") or key == "step":
                 params[key] = _canonical(params[key])
+        body = self.primitive(step, params, text, scope)
+        if step["type"] not in _NO_DEADLINE and params.get("timeout_ms") is not None:
+            body = _deadline(body, _int(params, ("timeout_ms",), 0, 100, 600000))
         try:
-            return self.primitive(step, params, text, scope)
+            return (yield from body)
         except StepFailure as exc:
             return False, exc.output, exc.message, None, None, None
 
@@ -1027,10 +1078,10 @@ class Run:
             return True, vote(text), None, None, None, None
         if t == "delay":
             ms = _int(params, ("duration_ms", "duration", "delay_ms"), 1000, 0, 300000)
-            self.sleep(ms)
+            (yield from self.sleep(ms))
             return True, text, None, None, None, None
         if t == "llm_call":
-            return True, self.llm(step, params, text, role), None, None, None, None
+            return True, (yield from self.llm(step, params, text, role)), None, None, None, None
         if t == "tool_call":
             tool = _rta.trim(params.get("tool", ""))
             if not tool:
@@ -1039,21 +1090,21 @@ class Run:
             raw = raw if raw is not None and not _rta.is_blank(raw) else ("{}" if _rta.is_blank(text) else text)
             data = _parse_json(raw)
             args = data if isinstance(data, dict) else {"arguments": raw}
-            return True, _text(self.call("tool", tool, args)), None, None, None, None
+            return True, _text((yield from self.call("tool", tool, args))), None, None, None, None
         if t in ("connector_call", "secure_connector_call"):
-            return self.connector(step, params, text)
+            return (yield from self.connector(step, params, text))
         if t in ("human_input", "secure_input"):
-            reply = self.call("human", "input" if t == "human_input" else "secure_input",
+            reply = (yield from self.call("human", "input" if t == "human_input" else "secure_input",
                               _pairs(("prompt", _get(params, ("prompt", "message"))),
-                                     ("variable", params.get("variable", "user_input"))))
+                                     ("variable", params.get("variable", "user_input")))))
             if reply is None:
                 if params.get("on_timeout", "fail") == "fail":
                     raise StepFailure("Human input timed out")
                 return True, text, None, None, None, None
             return True, _text(reply), None, None, None, None
         if t == "human_approval":
-            answer = self.call("human", "approval", _pairs(("prompt", _get(params, ("prompt", "message"))),
-                                                           ("content", text)))
+            answer = (yield from self.call("human", "approval", _pairs(("prompt", _get(params, ("prompt", "message"))),
+                                                           ("content", text))))
             approved, content = _approval(answer)
             if approved:
                 return True, content if content is not None else text, None, "true", None, None
@@ -1062,56 +1113,56 @@ class Run:
             return True, text, None, "false", None, None
         if t == "wait_signal":
             name = _rta.lower(_get(params, ("signal_name", "signal"), "default"))
-            payload = self.call("signal", name, {"prompt": _get(params, ("prompt", "message"))})
+            payload = (yield from self.call("signal", name, {"prompt": _get(params, ("prompt", "message"))}))
             if payload is None:
                 raise StepFailure("signal '" + name + "' timed out after " + str(
                     _int(params, ("timeout_ms",), 0, 0, 2 ** 31 - 1)) + "ms")
             out = _text(payload)
             return True, out if out else text, None, None, None, None
         if t == "checkpoint":
-            self.call("checkpoint", _get(params, ("name",), step["id"]), {"input": text})
+            (yield from self.call("checkpoint", _get(params, ("name",), step["id"]), {"input": text}))
             return True, text, None, None, None, None
         if t == "emit":
-            self.call("event", _get(params, ("event_type",), "custom"), {"payload": _get(params, ("payload",), text)})
+            (yield from self.call("event", _get(params, ("event_type",), "custom"), {"payload": _get(params, ("payload",), text)}))
             return True, text, None, None, None, None
         if t == "workflow_call":
             name = _rta.trim(params.get("workflow", ""))
             if not name:
                 raise StepFailure("workflow_call 缺少 workflow 参数")
-            out = self.call("workflow", name, _pairs(("input", text),
-                                                     ("lifecycle", params.get("lifecycle", "singleton"))))
+            out = (yield from self.call("workflow", name, _pairs(("input", text),
+                                                     ("lifecycle", params.get("lifecycle", "singleton")))))
             return True, _text(out), None, None, None, None
         if t == "evaluate":
-            return self.evaluate(step, params, text, role)
+            return (yield from self.evaluate(step, params, text, role))
         if t == "while":
-            return self.loop(step, params, text)
+            return (yield from self.loop(step, params, text))
         if t == "foreach":
-            return self.foreach(step, params, text, scope)
+            return (yield from self.foreach(step, params, text, scope))
         if t in ("parallel", "race"):
-            return self.fan_out(step, params, text, scope, t == "race")
+            return (yield from self.fan_out(step, params, text, scope, t == "race"))
         if t == "map_reduce":
-            return self.map_reduce(step, params, text, scope)
+            return (yield from self.map_reduce(step, params, text, scope))
         if t == "cache":
             key = params.get("cache_key") or text
             if key in self.cache:
                 return True, self.cache[key], None, None, None, None
             sub = _region(step, "child")[0]
-            ok, out, err = self.sub(sub, text, scope)
+            ok, out, err = (yield from self.sub(sub, text, scope))
             if ok:
                 self.cache[key] = out
             return ok, out, err, None, None, None
         if t == "reflect":
-            return self.reflect(step, params, text, role)
+            return (yield from self.reflect(step, params, text, role))
         # lease, notify, http_request, self_reschedule and extension primitives
         capability = step.get("capability") or "extension"
-        out = self.call(capability, step.get("name") or t, _pairs(("input", text), ("parameters", params)))
+        out = (yield from self.call(capability, step.get("name") or t, _pairs(("input", text), ("parameters", params))))
         return True, _text(out), None, None, None, None
 
     # ------------------------------------------------------------ host-backed primitives
     def llm(self, step, params, text, role):
         agent_type = params.get("agent_type")
         if agent_type is not None and not _rta.is_blank(agent_type):
-            out = self.call("agent", _rta.trim(agent_type), _pairs(("input", text), ("parameters", params)))
+            out = (yield from self.call("agent", _rta.trim(agent_type), _pairs(("input", text), ("parameters", params))))
             return _text(out)
         prompt = text
         prefix = params.get("prompt_prefix")
@@ -1122,7 +1173,7 @@ class Run:
         config = self.plan.get("roles", {}).get(role)
         if config:
             args["role"] = config
-        return _text(self.call("llm", role, args))
+        return _text((yield from self.call("llm", role, args)))
 
     def connector(self, step, params, text):
         name = _rta.trim(_get(params, ("connector", "connector_name")))
@@ -1138,7 +1189,7 @@ class Run:
         args = _pairs(("operation", _get(params, ("operation", "action"))), ("payload", text),
                       ("parameters", params))
         try:
-            out = self.call("connector", name, args)
+            out = (yield from self.call("connector", name, args))
         except StepFailure:
             if params.get("on_error", "fail").lower() == "continue":
                 return True, text, None, None, None, None
@@ -1151,9 +1202,9 @@ class Run:
         criteria = params.get("criteria", "quality")
         scale = params.get("scale", "1-5")
         threshold = _rta.try_parse_double(params.get("threshold", "3"))
-        reply = _text(self.call("llm", role or "assistant", _pairs(
+        reply = _text((yield from self.call("llm", role or "assistant", _pairs(
             ("prompt", "Evaluate the following against: " + criteria + " (scale " + scale + ")\n\n" + text),
-            ("purpose", "evaluate"), ("criteria", criteria), ("scale", scale))))
+            ("purpose", "evaluate"), ("criteria", criteria), ("scale", scale)))))
         score = _first_number(reply)
         below = params.get("on_below", "")
         key = below if (score is not None and threshold is not None and score < threshold and below) else None
@@ -1163,15 +1214,15 @@ class Run:
         rounds = _int(params, ("max_rounds",), 3, 1, 100)
         criteria = params.get("criteria", "quality and correctness")
         role = role or "assistant"
-        draft = _text(self.call("llm", role, _pairs(("prompt", text), ("purpose", "draft"))))
+        draft = _text((yield from self.call("llm", role, _pairs(("prompt", text), ("purpose", "draft")))))
         for _ in range(rounds):
-            critique = _text(self.call("llm", role, _pairs(
-                ("prompt", "Critique against: " + criteria + "\n\n" + draft), ("purpose", "critique"))))
+            critique = _text((yield from self.call("llm", role, _pairs(
+                ("prompt", "Critique against: " + criteria + "\n\n" + draft), ("purpose", "critique")))))
             if "PASS" in _rta.upper(critique):
                 break
-            draft = _text(self.call("llm", role, _pairs(
+            draft = _text((yield from self.call("llm", role, _pairs(
                 ("prompt", "Improve the draft.\n\nDraft:\n" + draft + "\n\nCritique:\n" + critique),
-                ("purpose", "draft"))))
+                ("purpose", "draft")))))
         return True, draft, None, None, None, None
 
     # ------------------------------------------------------------ composites
@@ -1182,7 +1233,7 @@ class Run:
                 "branches": []}
         if params is not None:
             step["params"] = lambda _V, p=params: list(p.items())
-        ok, out, err, _branch, _jump, _assigned = self.dispatch(step, text, scope)
+        ok, out, err, _branch, _jump, _assigned = (yield from self.dispatch(step, text, scope))
         self.records.append({"id": sub["id"], "status": "success" if ok else "failed", "output": out})
         self.vars[sub["id"]] = out
         return ok, out, err
@@ -1201,7 +1252,7 @@ class Run:
         while True:
             iteration_vars = {"output": current, "input": current, "iteration": str(i), "max_iterations": str(limit)}
             sub = dict(body, id=step["id"] + "_iter_" + str(i))
-            ok, out, err = self.sub(sub, current, iteration_vars)
+            ok, out, err = (yield from self.sub(sub, current, iteration_vars))
             if not ok:
                 return False, out, err, None, None, None
             i += 1
@@ -1221,6 +1272,17 @@ class Run:
         if not items:
             return True, "", None, None, None, None
         body = _region(step, "body")[0]
+        if self.concurrent:
+            subs = []
+            for i, item in enumerate(items):
+                item_scope = _Obj(scope)
+                item_scope["input"] = _rta.trim(item)
+                item_scope["output"] = _rta.trim(item)
+                subs.append(self.sub(dict(body, id=step["id"] + "_item_" + str(i)), _rta.trim(item), item_scope))
+            got, _stopped = yield from self.gather(subs, _workers(params), None)
+            all_ok = all(ok for ok, _out, _err in got)
+            merged = SEP.join(out for _ok, out, _err in got)
+            return all_ok, merged, None if all_ok else "foreach: an item failed", None, None, None
         outs = []
         all_ok = True
         for i, item in enumerate(items):
@@ -1228,7 +1290,7 @@ class Run:
             item_scope = _Obj(scope)
             item_scope["input"] = _rta.trim(item)
             item_scope["output"] = _rta.trim(item)
-            ok, out, _err = self.sub(sub, _rta.trim(item), item_scope)
+            ok, out, _err = (yield from self.sub(sub, _rta.trim(item), item_scope))
             all_ok = all_ok and ok
             outs.append(out)
         merged = SEP.join(outs)
@@ -1238,10 +1300,12 @@ class Run:
         workers = _region(step, "workers", True)
         if not workers:
             raise StepFailure(("race" if race else "parallel") + ": no workers and no target role")
+        if self.concurrent:
+            return (yield from self.fan_out_concurrent(step, params, text, scope, race, workers))
         outs = []
         errors = []
         for worker in workers:
-            ok, out, err = self.sub(worker, text, scope)
+            ok, out, err = (yield from self.sub(worker, text, scope))
             if race:
                 if ok:
                     return True, out, None, None, None, None
@@ -1255,18 +1319,75 @@ class Run:
         merged = SEP.join(outs)
         vote_region = (step.get("regions") or {}).get("vote")
         if vote_region:
-            ok, out, err = self.sub(vote_region[0], merged, scope)
+            ok, out, err = (yield from self.sub(vote_region[0], merged, scope))
             return ok, out, err, None, None, None
         return not errors, merged, errors[0] if errors else None, None, None, None
+
+    def fan_out_concurrent(self, step, params, text, scope, race, workers):
+        """parallel / race with the workers as sibling tasks: a race's first
+        success wins (the others are cancelled); parallel joins the outputs
+        in arrival order, as the engine does."""
+        subs = [self.sub(worker, text, scope) for worker in workers]
+        got, stopped = yield from self.gather(subs, _workers(params), _succeeded if race else None)
+        if race:
+            if stopped:
+                return True, got[-1][1], None, None, None, None
+            raise StepFailure("all race branches failed")
+        outs = [out for _ok, out, _err in got]
+        errors = [err for ok, _out, err in got if not ok]
+        merged = SEP.join(outs)
+        vote_region = (step.get("regions") or {}).get("vote")
+        if vote_region:
+            ok, out, err = yield from self.sub(vote_region[0], merged, scope)
+            return ok, out, err, None, None, None
+        return not errors, merged, errors[0] if errors else None, None, None, None
+
+    def gather(self, gens, limit, stop):
+        """Run the generators ``gens`` (sub-steps) as child tasks, at most
+        ``limit`` at a time, started in order; ([their values in arrival
+        order], stopped): when ``stop(value)`` holds the others are cancelled
+        and stopped is true. A child's exception (fuel) is raised here."""
+        current = self.current
+        running = []
+        got = []
+        nxt = 0
+        while nxt < len(gens) or running:
+            while nxt < len(gens) and len(running) < limit:
+                running.extend((yield Spawn([self._child(gens[nxt], current)])))
+                nxt += 1
+            for task in (yield Wait(list(running), True)):
+                running.remove(task)
+                value = task.result()
+                got.append(value)
+                if stop is not None and stop(value):
+                    yield Cancel(running)
+                    self.current = current
+                    return got, True
+        self.current = current
+        return got, False
+
+    def _child(self, gen, current):
+        self.current = current  # a fuel failure in a worker names the top-level step
+        return (yield from gen)
 
     def map_reduce(self, step, params, text, scope):
         items = split_items(text, _escaped(_get(params, ("delimiter", "separator"), SEP), SEP))
         if not items and params.get("items") is not None:
             items = string_list(params["items"])
         mapper = _region(step, "map")[0]
-        outs = []
+        if self.concurrent:
+            subs = [self.sub(dict(mapper, id=step["id"] + "_map_" + str(i)), _rta.trim(item), scope)
+                    for i, item in enumerate(items)]
+            got, stopped = yield from self.gather(subs, _workers(params), _failed)
+            if stopped:
+                _ok, out, err = got[-1]
+                return False, out, err, None, None, None
+            outs = [out for _ok, out, _err in got]
+            items = []  # the mappers ran: go on to the reduce
+        else:
+            outs = []
         for i, item in enumerate(items):
-            ok, out, err = self.sub(dict(mapper, id=step["id"] + "_map_" + str(i)), _rta.trim(item), scope)
+            ok, out, err = (yield from self.sub(dict(mapper, id=step["id"] + "_map_" + str(i)), _rta.trim(item), scope))
             if not ok:
                 return False, out, err, None, None, None
             outs.append(out)
@@ -1274,8 +1395,44 @@ class Run:
         reducer = (step.get("regions") or {}).get("reduce")
         if not reducer:
             return True, merged, None, None, None, None
-        ok, out, err = self.sub(reducer[0], merged, scope)
+        ok, out, err = (yield from self.sub(reducer[0], merged, scope))
         return ok, out, err, None, None, None
+
+
+# Steps whose timeout_ms is not a deadline on their host calls (the engine
+# forwards it to the suspension, or the host answers the wait itself).
+_NO_DEADLINE = ("human_input", "secure_input", "human_approval", "wait_signal")
+
+
+def _deadline(body, ms):
+    """``body`` (a step's generator) with ``ms`` as the deadline of each host
+    call it makes: the step's ``timeout_ms``, enforced by drivers with a
+    clock (asyncio, virtual time); the sync driver has none."""
+    answer = None
+    try:
+        while True:
+            try:
+                item = body.send(answer)
+            except StopIteration as stop:
+                return stop.args[0] if stop.args else None
+            if isinstance(item, Call) and item.timeout_ms is None:
+                item.timeout_ms = ms
+            answer = yield item
+    finally:
+        body.close()
+
+
+def _workers(params):
+    """How many workers of a composite run at once (max_concurrent_workers, 1..20)."""
+    return _int(params, ("max_concurrent_workers",), 20, 1, 20)
+
+
+def _succeeded(outcome):
+    return outcome[0]
+
+
+def _failed(outcome):
+    return not outcome[0]
 
 
 def _region(step, name, may_be_empty=False):
@@ -1342,8 +1499,33 @@ def run(plan, inputs, host, max_steps=MAX_STEPS, max_iterations=None, max_host_c
     """Run ``plan`` with ``inputs`` ({"input": prompt, other run parameters})
     against ``host``; return the run record. Past ``max_iterations`` step
     dispatches or ``max_host_calls`` host calls the run fails ("fuel exhausted")."""
-    r = Run(plan, inputs, host, max_steps, max_iterations, max_host_calls)
-    return r.execute()
+    r = Run(plan, inputs, None, max_steps, max_iterations, max_host_calls)
+    return drive_sync(r, host)
+
+
+def drive_sync(r, host):
+    """The record of run ``r`` answered by ``host`` one request at a time."""
+    return _drivers.drive_sync(r, host)
+
+
+def run_async(plan, inputs, host, max_steps=MAX_STEPS, max_iterations=None, max_host_calls=None,
+              concurrent=True, fuel_errors=()):
+    """A coroutine: the record of the run driven by asyncio (``host.call``
+    may be a coroutine). ``concurrent=False`` keeps the sequential order
+    (the record of :func:`run` for the same answers)."""
+    from flowc.runtime.aio import drive_async
+
+    r = Run(plan, inputs, None, max_steps, max_iterations, max_host_calls, concurrent, fuel_errors)
+    return drive_async(r, host)
+
+
+def run_virtual(plan, inputs, script, max_steps=MAX_STEPS, max_iterations=None, max_host_calls=None,
+                concurrent=True, fuel_errors=()):
+    """The record of the run on a virtual clock (``script``: see
+    :class:`flowc.runtime.drivers.VirtualHost`, or an object with its ``answer``)."""
+    host = script if hasattr(script, "answer") else _drivers.VirtualHost(script)
+    r = Run(plan, inputs, None, max_steps, max_iterations, max_host_calls, concurrent, fuel_errors)
+    return _drivers.drive_virtual(r, host)
 
 
 def main(run_fn, argv=None):

@@ -29,8 +29,10 @@ evaluating arguments early: ``and``, ``or``, the arithmetic, the
 comparisons, ``if``). A LAZY names blocks after its own, so evaluation
 always terminates.
 
-Standard library only (plus rt_aevatar, rt_aevatar_run and the VM's
-msgpack reader); MicroPython-compatible.
+Standard library only (plus rt_aevatar, rt_aevatar_run, the kernel and
+drivers of flowc.runtime, and the VM's msgpack reader); MicroPython-compatible.
+``run`` drives the kernel with the sync driver; ``run_async`` and
+``run_virtual`` with asyncio and a virtual clock (docs/runtime.md).
 """
 
 # MicroPython style: %-formatting reads the same on both interpreters.
@@ -494,11 +496,22 @@ class Program:
         host calls; past one the run fails."""
         self.machine.reset(max_instructions)
         # iterations and host calls are charged by the kernel, as on the Python backend
-        r = _k.Run(self.plan, inputs, host, _k.MAX_STEPS, max_iterations, max_host_calls)
-        try:
-            return r.execute()
-        except _Fuel as exc:
-            return r.finish(False, "", exc.message, r.current)
+        r = _k.Run(self.plan, inputs, None, _k.MAX_STEPS, max_iterations, max_host_calls, False, (_Fuel,))
+        return _k.drive_sync(r, host)
+
+    def run_async(self, inputs, host, max_instructions=None, max_iterations=None, max_host_calls=None,
+                  concurrent=True):
+        """A coroutine: the run driven by asyncio (see rt_aevatar_run.run_async)."""
+        self.machine.reset(max_instructions)
+        return _k.run_async(self.plan, inputs, host, _k.MAX_STEPS, max_iterations, max_host_calls,
+                            concurrent, (_Fuel,))
+
+    def run_virtual(self, inputs, script, max_instructions=None, max_iterations=None, max_host_calls=None,
+                    concurrent=True):
+        """The run on a virtual clock (see rt_aevatar_run.run_virtual)."""
+        self.machine.reset(max_instructions)
+        return _k.run_virtual(self.plan, inputs, script, _k.MAX_STEPS, max_iterations, max_host_calls,
+                              concurrent, (_Fuel,))
 
 
 def load(data):
