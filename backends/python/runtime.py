@@ -1,8 +1,9 @@
 """Run-time support for generated Python modules: WorkflowSkill value semantics.
 
 Generated code imports this module as ``_rt``. It uses the standard library
-only and no flowc module, so a generated module runs wherever this file is
-copied. The algorithms are plain functions over plain values (no classes
+and the sans-I/O kernel only (flowc.runtime.kernel and drivers, themselves
+standard library only), so a generated module runs wherever this file is
+copied with those two beside it. The algorithms are plain functions over plain values (no classes
 beyond two small ones, no typing at run time) so that a MicroPython-compatible
 VM can share them.
 
