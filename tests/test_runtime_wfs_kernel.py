@@ -169,3 +169,19 @@ def test_a_transform_only_workflow_runs_without_requests():
     run.start()
     assert run.finished and run.ready() == [] and run.journal == []
     assert run.record()["status"] == "success"
+
+
+def test_what_no_step_catches_surfaces_from_record():
+    """An exception that is no step failure (a bug) is not turned into a
+    record: ``record()`` raises it, as the direct calls did."""
+    module = module_of("fixtures/retry-backoff.md")
+
+    class Odd:  # an answer the runtime cannot read: no message
+        kind = "odd"
+
+    run = module.new_run({})
+    run.start()
+    run.answer(run.ready()[0].id, Odd())
+    assert run.finished
+    with pytest.raises(AttributeError):
+        run.record()
