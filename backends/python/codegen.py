@@ -445,7 +445,14 @@ def _wrap(line: str, indent: str) -> list[str]:
     keyword = "if " if line.startswith("if ") else ""
     if keyword and _comprehension_test(line[len(keyword):]) != line[len(keyword):]:
         return [indent + line]  # its parentheses are needed; wrapping would drop them
-    return wrap_expression(line[len(keyword):], indent, keyword)
+    lines = wrap_expression(line[len(keyword):], indent, keyword)
+    if keyword:
+        # the wrapper prints the outermost expression without the parentheses
+        # around it, which an ``if`` clause may need (``if (a if c else b)``)
+        body = " ".join(x.strip() for x in lines)[len(keyword):]
+        if _comprehension_test(body) != body:
+            return [indent + line]
+    return lines
 
 
 def wrap_expression(source: str, indent: str, lead: str = "", tail: str = "") -> list[str]:
