@@ -27,11 +27,18 @@ def _message(exc):
 def answer_of_exception(exc):
     """The answer for a host's exception: a timeout (``exc.timeout`` true),
     a tool error (``exc.retriable`` true, flowc.host.ToolError) or a host failure."""
+    retriable = bool(getattr(exc, "retriable", False))
     if getattr(exc, "timeout", False):
-        return TimedOut(_message(exc))
-    if getattr(exc, "retriable", False):
-        return Error(_message(exc))
-    return Thrown(_message(exc))
+        answer = TimedOut(_message(exc))
+    elif retriable:
+        answer = Error(_message(exc))
+    else:
+        answer = Thrown(_message(exc))
+    # what a dialect may read besides the kind (WorkflowSkill retries every
+    # retriable failure and names a failure without message by its type)
+    answer.retriable = retriable
+    answer.type_name = type(exc).__name__
+    return answer
 
 
 def perform_sync(host, req):

@@ -275,3 +275,17 @@ def test_fast_paths_are_laid_out_within_100_columns():
         source = compile_workflow(driver.compile_text(text, "w.md").workflow)
         long = [line for line in source.splitlines() if len(line) > 100 and "STEP_IDS" not in line]
         assert long == []
+
+
+def test_a_conditional_fast_test_keeps_its_parentheses_in_the_if_clause():
+    """``$index == $index``: the fast test is ``(a if c else b)``; laid out
+    alone on its line it keeps the parentheses an ``if`` clause needs."""
+    modules = _modules(json.dumps({"steps": [
+        {"id": "s0", "type": "transform", "operation": "filter", "where": "$index == $index",
+         "inputs": {"items": {"type": "array", "value": "$inputs.rows"}}}],
+        "inputs": {"rows": {"type": "array"}}}))
+    assert modules is not None
+    module, fast_only, _wf, has_fallback = modules
+    assert has_fallback
+    for m in (module, fast_only):
+        assert m.run({"rows": [1, "a"]}, ScriptedHost({}))["steps"] == [{"id": "s0", "status": "success"}]

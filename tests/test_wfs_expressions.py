@@ -553,8 +553,10 @@ def test_js_to_number():
 
 
 def test_runtime_uses_the_standard_library_only(tmp_path):
-    """runtime.py copied anywhere imports in a bare interpreter (no
-    site-packages, no flowc) and loads no third-party module."""
+    """runtime.py copied anywhere, with the kernel's two modules beside it
+    (flowc/runtime/kernel.py and drivers.py, standard library only),
+    imports in a bare interpreter (no site-packages, no flowc) and loads no
+    third-party module."""
     source = Path(rt.__file__).read_text(encoding="utf-8")
     tree = ast.parse(source)
     top_level = set()
@@ -565,9 +567,13 @@ def test_runtime_uses_the_standard_library_only(tmp_path):
             top_level.add((node.module or "").split(".")[0])
     assert top_level <= set(sys.stdlib_module_names), top_level
     (tmp_path / "wfs_runtime_copy.py").write_text(source, encoding="utf-8")
+    for name in ("kernel.py", "drivers.py"):
+        (tmp_path / name).write_text((Path(rt.__file__).parents[2] / "runtime" / name).read_text(encoding="utf-8"),
+                                     encoding="utf-8")
     probe = (
         "import sys; sys.path.insert(0, '.'); import wfs_runtime_copy as rt; "
         "assert rt.wfs_template(['a', 1.0, None]) == 'a1'; "
+        "assert rt.SkillRun.__mro__[1].__name__ == 'Kernel'; "
         "bad = [m for m in sys.modules if m.split('.')[0] in "
         "('flowc', 'lark', 'yaml', 'attrs', 'cattrs', 'networkx', 'msgpack')]; "
         "assert not bad, bad"

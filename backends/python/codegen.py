@@ -9,6 +9,13 @@ that differ from Python's are calls into :mod:`flowc.backends.python.runtime`
 (imported as ``_rt``): expressions via :mod:`flowc.backends.python.expr`, and
 the run orchestration (host calls with retries, records, outputs).
 
+The steps that call the host or sleep are generators, tasks of the
+sans-I/O kernel (flowc.runtime.kernel): ``yield from ctx.call(...)`` yields
+the request and receives the driver's answer; ``_main`` and the branch arms
+``yield from`` them. Transforms and exits stay plain functions, so their
+loops run as plain Python. ``run``, ``run_async`` and ``run_virtual`` bind
+the run to the sync, asyncio and virtual-time drivers (docs/runtime.md).
+
 Safety: ids, tool names, keys, strings, descriptions and the file name are
 hostile input. They reach the generated text only through
 :mod:`flowc.backends.python.pysource`: as constants (``pysource.const``) or
@@ -622,6 +629,7 @@ class _Generator:
         self.arm_names: dict[tuple[str, str], str] = {}
         self.sequence: dict[str, str] = {}
         self.arms: dict[str, dict[str, list[str]]] = {}
+        self.effects: set[str] = set()  # steps whose function is a generator (see _find_effects)
 
     # ---------------------------------------------------------------- checks
     def _check(self) -> None:
@@ -673,6 +681,39 @@ class _Generator:
                 for label in ("then", "else"):
                     self.arm_names[(node.id, label)] = _ident("_arm", index, node.id, label)
         self._check_acyclic()
+        self._find_effects()
+
+    def _find_effects(self) -> None:
+        """The steps whose function is a generator (a kernel task): those
+        that call the host or sleep, and the conditionals whose arms hold
+        one. The others (transforms, exits) stay plain functions, so their
+        loops run as plain Python."""
+        def arm_steps(node_id: str) -> list[str]:
+            arms = self.arms.get(node_id, {})
+            return [*arms.get("then", []), *arms.get("else", [])]
+
+        # each step once, its arms' steps before it (the arms are acyclic:
+        # _check_acyclic), without recursion: conditionals may nest deeply
+        known: dict[str, bool] = {}
+        for start in self.nodes:
+            stack = [(start, False)]
+            while stack:
+                node_id, expanded = stack.pop()
+                if node_id in known:
+                    continue
+                if not expanded:
+                    stack.append((node_id, True))
+                    stack.extend((t, False) for t in arm_steps(node_id) if t not in known)
+                    continue
+                node = self.nodes[node_id]
+                known[node_id] = (node.op == "call" or (node.iteration is not None and node.iteration.delay_ms > 0)
+                                  or any(known[t] for t in arm_steps(node_id)))
+        self.effects = {node_id for node_id, effects in known.items() if effects and self.nodes[node_id].op != "end"}
+
+    def _invoke(self, node_id: str) -> str:
+        """The expression that runs step ``node_id`` (``yield from`` a generator)."""
+        call = f"{self.fn_names[node_id]}(ctx)"
+        return f"(yield from {call})" if node_id in self.effects else call
 
     def _check_acyclic(self) -> None:
         """Branch arms call step functions; a cycle would recurse forever."""
@@ -812,7 +853,7 @@ class _Generator:
         self.out.append(f"def {name}(ctx):")
         if step is not None:
             # the step a run out of fuel names in its error, as the VM does
-            self.out.append(f"    ctx.cur = {_const(step)}")
+            self.out.append(f"    ctx.begin({_const(step)})")
         self.out.extend(fn.prologue())
         self.out.extend(fn.lines)
 
@@ -850,7 +891,7 @@ class _Generator:
                 r = node.retry
                 call += f", retry=({_const(int(r.max_retries))}, {_const(int(r.delay_ms))}, " \
                         f"{_const(float(r.backoff))})"
-            fn.emit(depth, f"{raw} = {call})")
+            fn.emit(depth, f"{raw} = yield from {call})")
         else:
             fn.emit(depth, f"items = {RT}.transform_items(args)")
             key = node.outputs[0].name if node.outputs else "items"
@@ -1003,7 +1044,7 @@ class _Generator:
             fn.emit(2, "try:")
             if it.delay_ms > 0:
                 fn.emit(3, "if index:")
-                fn.emit(4, f"ctx.sleep({_const(int(it.delay_ms))})  # between iterations")
+                fn.emit(4, f"yield from ctx.sleep({_const(int(it.delay_ms))})  # between iterations")
             fn.lines.extend(body.lines)
             fn.state_roots |= body.state_roots
             fn.missing_roots |= body.missing_roots
@@ -1045,7 +1086,9 @@ class _Generator:
             fn.emit(1, keyword)
             targets = arms[label]
             if targets:
-                fn.emit(2, f"signal = {self.arm_names[(node.id, label)]}(ctx)")
+                arm = f"{self.arm_names[(node.id, label)]}(ctx)"
+                effects = any(t in self.effects for t in targets)
+                fn.emit(2, f"signal = yield from {arm}" if effects else f"signal = {arm}")
                 fn.emit(2, f"ctx.branch_output({sid}, {_const(targets[-1])})")
             else:
                 fn.emit(2, f"signal = {RT}.NEXT")
@@ -1062,10 +1105,11 @@ class _Generator:
                                          f"{len(targets)} step{'s' if len(targets) != 1 else ''} in order", 200))
         self.out.append(f"def {self.arm_names[(node.id, label)]}(ctx):")
         for target in targets[:-1]:
-            self.out.append(f"    signal = {self.fn_names[target]}(ctx)")
+            call = f"{self.fn_names[target]}(ctx)"
+            self.out.append(f"    signal = yield from {call}" if target in self.effects else f"    signal = {call}")
             self.out.append("    if signal:")
             self.out.append("        return signal")
-        self.out.append(f"    return {self.fn_names[targets[-1]]}(ctx)")
+        self.out.append(f"    return {self._invoke(targets[-1])}")
 
     # ------------------------------------------------------------- the module
     def _main(self, chain: list[str]) -> None:
@@ -1074,7 +1118,7 @@ class _Generator:
         self.out.append("# the top-level steps, in order; each ends the run or becomes the last value")
         self.out.append("def _main(ctx):")
         for node_id in chain:
-            self.out.append(f"    if {self.fn_names[node_id]}(ctx):")
+            self.out.append(f"    if {self._invoke(node_id)}:")
             self.out.append("        return")
             self.out.append(f"    ctx.settle({_const(node_id)})")
         if not chain:
@@ -1124,7 +1168,8 @@ class _Generator:
         out.append('"""A workflow compiled by flowc.')
         out.append("")
         out.append("``run(inputs, host)`` runs it and returns the run record (see flowc's")
-        out.append("docs/host.md). Run from a shell with a scripted host:")
+        out.append("docs/host.md); ``run_async`` and ``run_virtual`` run it with the asyncio and")
+        out.append("virtual-time drivers (docs/runtime.md). Run from a shell with a scripted host:")
         out.append("``python <this file> --inputs in.json --host script.json``.")
         out.append('"""')
         out.append("")
@@ -1154,15 +1199,31 @@ class _Generator:
         self._end()
         out.append("")
         out.append("")
+        out.append("def new_run(inputs, max_iterations=None, max_host_calls=None):")
+        out.append('    """The run on the sans-I/O kernel, not started: a driver (or a caller by hand)')
+        out.append('    answers its requests. ``record()`` is the run record once it has finished."""')
+        out.append(f"    ctx = {RT}.Run(None, inputs, INPUT_DEFAULTS, STEP_IDS, BRANCH_STEP_IDS, max_iterations,")
+        out.append("                  max_host_calls)")
+        out.append(f"    return {RT}.SkillRun(ctx, INPUT_TYPES, _main, _end)")
+        out.append("")
+        out.append("")
         out.append("def run(inputs, host, max_iterations=None, max_host_calls=None):")
         out.append('    """Run the workflow with ``inputs`` (a dict) against ``host``; return the run record.')
         out.append("    A run that exceeds ``max_iterations`` loop iterations or ``max_host_calls`` host")
         out.append('    calls (retries included) fails with "fuel exhausted" (defaults: see docs/host.md)."""')
-        out.append(f"    ctx = {RT}.Run(host, inputs, INPUT_DEFAULTS, STEP_IDS, BRANCH_STEP_IDS, max_iterations,")
-        out.append("                  max_host_calls)")
-        out.append("    if ctx.check_inputs(INPUT_TYPES):")
-        out.append("        ctx.main(_main)")
-        out.append("    return ctx.finish(_end)")
+        out.append(f"    return {RT}.drive_sync(new_run(inputs, max_iterations, max_host_calls), host)")
+        out.append("")
+        out.append("")
+        out.append("def run_async(inputs, host, max_iterations=None, max_host_calls=None):")
+        out.append('    """A coroutine: the run record, driven by asyncio (``host.call`` and ``host.sleep``')
+        out.append('    may be coroutines); the steps still run one after another."""')
+        out.append(f"    return {RT}.drive_async(new_run(inputs, max_iterations, max_host_calls), host)")
+        out.append("")
+        out.append("")
+        out.append("def run_virtual(inputs, script, max_iterations=None, max_host_calls=None):")
+        out.append('    """The run record on a virtual clock (``script``: see flowc.runtime.drivers.VirtualHost);')
+        out.append('    its steps carry ``start_ms``/``end_ms``."""')
+        out.append(f"    return {RT}.drive_virtual(new_run(inputs, max_iterations, max_host_calls), script)")
         out.append("")
         out.append("")
         out.append('if __name__ == "__main__":')

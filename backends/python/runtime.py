@@ -1,8 +1,9 @@
 """Run-time support for generated Python modules: WorkflowSkill value semantics.
 
 Generated code imports this module as ``_rt``. It uses the standard library
-only and no flowc module, so a generated module runs wherever this file is
-copied. The algorithms are plain functions over plain values (no classes
+and the sans-I/O kernel only (flowc.runtime.kernel and drivers, themselves
+standard library only), so a generated module runs wherever this file is
+copied with those two beside it. The algorithms are plain functions over plain values (no classes
 beyond two small ones, no typing at run time) so that a MicroPython-compatible
 VM can share them.
 
@@ -18,6 +19,13 @@ runtime/src/expression); the IR's operator keys (``wfs.eq`` ...) name them.
 
 import math
 import re
+
+try:
+    from flowc.runtime import drivers as _drivers
+    from flowc.runtime.kernel import Call, Kernel, Sleep
+except ImportError:  # pragma: no cover - copies side by side on MicroPython
+    import drivers as _drivers
+    from kernel import Call, Kernel, Sleep
 
 __all__ = [
     "INF",
@@ -900,10 +908,14 @@ class Run:
     """The state of one run: the context expressions read (``inputs``,
     ``steps``), the step records, and what the host was asked to do.
 
-    Generated step functions call :meth:`call` and :meth:`sleep` for
-    effects and end with :meth:`done`, :meth:`skip`, :meth:`fail`,
-    :meth:`exit` (or :meth:`branch` / :meth:`branch_output` for
-    conditionals); :meth:`finish` builds the run record.
+    Generated step functions are kernel tasks (flowc.runtime.kernel): for
+    effects they ``yield from`` :meth:`call` and :meth:`sleep`, which yield
+    the kernel's ``Call``/``Sleep`` requests and read the driver's answers;
+    they start with :meth:`begin` and end with :meth:`done`, :meth:`skip`,
+    :meth:`fail`, :meth:`exit` (or :meth:`branch` / :meth:`branch_output`
+    for conditionals); :meth:`finish` builds the run record. Steps without
+    effects (transforms) stay plain functions: their loops are not
+    generators. :class:`SkillRun` is the kernel that runs all this.
     """
 
     def __init__(self, host, inputs, defaults, step_ids, branch_step_ids, max_iterations=None,
@@ -934,17 +946,31 @@ class Run:
         self.calls_left = self.max_host_calls
         self.cur = None
         self.out_of_fuel = False
+        self.kernel = None  # the SkillRun running this (its clock: kernel.now)
+        self.began = None   # virtual time the current step began at (a clock only)
+        self.branch_records = None  # a clock only: a conditional's record, to end after its arm
 
     def main(self, steps):
-        """Run ``steps(self)`` (the generated ``_main``); a run out of fuel
-        stops there and fails, as on the VM: error ``{"message": "fuel
-        exhausted: ...", "step": <the step running>}``, no outputs."""
+        """Run ``steps(self)`` (the generated ``_main``, a generator when
+        some step has effects); a run out of fuel stops there and fails, as
+        on the VM: error ``{"message": "fuel exhausted: ...", "step": <the
+        step running>}``, no outputs."""
         try:
-            steps(self)
+            flow = steps(self)
+            if flow is not None:
+                yield from flow
         except OutOfFuel as exc:
             self.status = "failed"
             self.error = {"message": exc.message, "step": self.cur}
             self.out_of_fuel = True
+
+    def begin(self, step_id):
+        """A step starts: it is the one a run out of fuel names; on a
+        virtual clock, its record gets the time it began."""
+        self.cur = step_id
+        kernel = self.kernel
+        if kernel is not None and kernel.now is not None:
+            self.began = kernel.now
 
     # fuel
     def charge(self, items):
@@ -983,12 +1009,13 @@ class Run:
                 return False
         return True
 
-    # effects
+    # effects: generators, ``yield from`` them (the kernel answers their requests)
     def call(self, capability, name, args, retry=None):
         """Call the host; ``retry`` is ``(max_retries, delay_ms, backoff)``.
-        Only a tool error (an exception whose ``retriable`` is true) is
-        retried; it fails the step as ``<Capability> "<name>": <message>``.
-        Any other exception fails the step with its own message."""
+        Only a tool error (an ``Error`` answer: an exception whose
+        ``retriable`` is true) is retried; it fails the step as
+        ``<Capability> "<name>": <message>``. Any other failure fails the
+        step with its own message. WorkflowSkill has no call timeout."""
         if MISSING in args.values():
             args = {k: v for k, v in args.items() if v is not MISSING}
         attempts = 0
@@ -997,28 +1024,33 @@ class Run:
             if self.calls_left < 0:
                 raise OutOfFuel(_fuel_message(self.max_host_calls, "host calls"))
             self.calls.append({"capability": capability, "name": name, "args": args})
-            try:
-                return self.host.call(capability, name, args)
-            except Exception as exc:  # noqa: BLE001 - every host failure fails the step
-                message = error_message(exc)
-                if not getattr(exc, "retriable", False):
-                    raise StepFailure(message) from None
-                if retry is None or attempts >= retry[0]:
-                    raise StepFailure(capability[:1].upper() + capability[1:] + ' "' + name + '": '
-                                      + message) from None
+            answer = yield Call(capability, name, args)
+            if answer.kind == "result":
+                return answer.value
+            message = answer_message(answer)
+            if not answer_retriable(answer):
+                raise StepFailure(message)
+            if retry is None or attempts >= retry[0]:
+                raise StepFailure(capability[:1].upper() + capability[1:] + ' "' + name + '": ' + message)
             attempts += 1
-            self.sleep(retry_sleep(retry[1], retry[2], attempts))
+            yield from self.sleep(retry_sleep(retry[1], retry[2], attempts))
 
     def sleep(self, ms):
         """Ask the host to pause; a host that fails to fails the step."""
         ms = _whole(ms)
         self.sleeps.append(ms)
-        try:
-            self.host.sleep(ms)
-        except Exception as exc:  # noqa: BLE001 - every host failure fails the step
-            raise StepFailure(error_message(exc)) from None
+        answer = yield Sleep(ms)
+        if answer.kind != "result":
+            raise StepFailure(answer_message(answer))
 
     # step outcomes
+    def _record(self, entry):
+        if self.began is not None:  # a virtual clock: when the step ran
+            entry["start_ms"] = self.began
+            entry["end_ms"] = self.kernel.now
+        self.records.append(entry)
+        return entry
+
     def _set(self, step_id, output):
         self.steps[step_id] = {} if output is MISSING else {"output": output}
 
@@ -1032,13 +1064,13 @@ class Run:
 
     def done(self, step_id, output):
         self._set(step_id, output)
-        self.records.append({"id": step_id, "status": "success"})
+        self._record({"id": step_id, "status": "success"})
         return NEXT
 
     def skip(self, step_id):
         """The guard was false: the output is null and the step is skipped."""
         self.steps[step_id] = {"output": None}
-        self.records.append({"id": step_id, "status": "skipped", "reason": GUARD_FALSE})
+        self._record({"id": step_id, "status": "skipped", "reason": GUARD_FALSE})
         return NEXT
 
     def fail(self, step_id, exc, ignore=False, output=None):
@@ -1046,7 +1078,7 @@ class Run:
         array of an ``each``). Under on_error ignore the run goes on;
         otherwise it halts and fails with this error."""
         self.steps[step_id] = {"output": output}
-        self.records.append({"id": step_id, "status": "failed"})
+        self._record({"id": step_id, "status": "failed"})
         if ignore:
             return NEXT
         self.status = "failed"
@@ -1056,7 +1088,7 @@ class Run:
     def exit(self, step_id, status, output):
         """An exit step fired: the run ends with ``status``."""
         self._set(step_id, output)
-        self.records.append({"id": step_id, "status": "success"})
+        self._record({"id": step_id, "status": "success"})
         self.exited = True
         self.exit_output = output
         if status == "failed":
@@ -1064,14 +1096,21 @@ class Run:
         return EXIT
 
     def branch(self, step_id):
-        """A conditional chose its arm: its record comes before the arm's."""
-        self.records.append({"id": step_id, "status": "success"})
+        """A conditional chose its arm: its record comes before the arm's
+        (on a virtual clock it ends when the arm does)."""
+        entry = self._record({"id": step_id, "status": "success"})
+        if self.began is not None:
+            if self.branch_records is None:
+                self.branch_records = {}
+            self.branch_records[step_id] = entry
 
     def branch_output(self, step_id, last_listed):
         """After the arm: the conditional's output is that of the arm's last
         *listed* step (``?? null``), whether or not it ran."""
         output = None if last_listed is None else self.output_or_null(last_listed)
         self.steps[step_id] = {"output": output}
+        if self.branch_records is not None and step_id in self.branch_records:
+            self.branch_records.pop(step_id)["end_ms"] = self.kernel.now
 
     def settle(self, step_id):
         """A top-level step finished without ending the run: it is the last
@@ -1104,6 +1143,67 @@ class Run:
             "calls": self.calls,
             "sleeps_ms": self.sleeps,
         }
+
+
+def answer_message(answer):
+    """The message of a failed request's answer, as :func:`error_message`
+    gives it for the host's exception (its type's name when empty)."""
+    message = answer.message
+    if type(message) is not str:
+        message = str(message)
+    return message or getattr(answer, "type_name", None) or answer.kind
+
+
+def answer_retriable(answer):
+    """Is the failure a tool error (retried under ``retry``)? An exception
+    both retriable and a timeout stays retriable, as it always was."""
+    return getattr(answer, "retriable", answer.kind == "error")
+
+
+class SkillRun(Kernel):
+    """A WorkflowSkill run on the sans-I/O kernel: one task, the generated
+    ``_main`` (steps one after another, as the dialect says), fed by any
+    driver of flowc.runtime. ``record()`` is the run record."""
+
+    def __init__(self, ctx, input_types, steps, outputs):
+        Kernel.__init__(self)
+        ctx.kernel = self
+        self.ctx = ctx
+        self.input_types = input_types
+        self.steps = steps
+        self.outputs = outputs
+
+    def start(self):
+        return Kernel.start(self, self._main())
+
+    def _main(self):
+        if self.ctx.check_inputs(self.input_types):
+            yield from self.ctx.main(self.steps)
+
+    def record(self):
+        if self.finished:
+            self.outcome()  # what no step catches (a bug, not a step's failure) surfaces, as before
+        return self.ctx.finish(self.outputs)
+
+
+def drive_sync(run, host):
+    """The reference record: ``host.call`` / ``host.sleep`` one request at a time."""
+    return _drivers.drive_sync(run, host)
+
+
+def drive_async(run, host):
+    """A coroutine: the record of ``run`` driven by asyncio (the host's
+    methods may be coroutines)."""
+    from flowc.runtime.aio import drive_async as drive
+
+    return drive(run, host)
+
+
+def drive_virtual(run, script):
+    """The record of ``run`` on a virtual clock (``script``: see
+    flowc.runtime.drivers.VirtualHost); steps carry ``start_ms``/``end_ms``."""
+    host = script if hasattr(script, "answer") else _drivers.VirtualHost(script)
+    return _drivers.drive_virtual(run, host)
 
 
 def exit_outputs(keys, output):
