@@ -8,14 +8,9 @@ same features case by case (tests/test_cel_conformance.py)."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
-
 import pytest
 from flowc.backends.emit_instruction.printer import cel as print_cel
 from flowc.backends.python import rt_cel as C
-from flowc.backends.python import rt_regex
 from flowc.backends.python.cel_expr import evaluate_cel
 from flowc.backends.vm import cel_vm as V
 from flowc.backends.vm import dataflow
@@ -24,9 +19,7 @@ from flowc.compiler.instruction.cel import CelSyntaxError, check_names, parse_ce
 from flowc.ir import expr as E
 from flowc.ir.expr import strip_spans
 from flowc.ir.semantics import FUNCTIONS
-
-MICROPYTHON = (Path(__file__).resolve().parent / "micropython" / "node_modules" / "@micropython"
-               / "micropython-webassembly-pyscript" / "micropython.mjs")
+from micropython_probe import assert_rt_cel_probe_passes
 
 
 def on_vm(expr, env):
@@ -272,19 +265,7 @@ check("round", math_round(-1.5), -2.0)
 
 
 def test_rt_cel_extensions_run_on_micropython(tmp_path):
-    assert shutil.which("node") is not None, "node is not installed"
-    assert MICROPYTHON.is_file(), "run `npm ci` in tests/micropython"
-    script = tmp_path / "probe.py"
-    # rt_cel imports rt_regex: the script first writes it into MicroPython's file system.
-    prologue = (f"open('/rt_regex.py', 'w').write({Path(rt_regex.__file__).read_text(encoding='utf-8')!r})\n"
-                "import sys\nsys.path.append('/')\n")
-    script.write_text(prologue + Path(C.__file__).read_text(encoding="utf-8") + MICRO_PROBE, encoding="utf-8")
-    done = subprocess.run(["node", str(MICROPYTHON), str(script)], capture_output=True, text=True,
-                          timeout=120, check=False)
-    lines = done.stdout.strip().splitlines()
-    assert done.returncode == 0 and lines, done.stdout + done.stderr
-    assert all(line.startswith("ok ") for line in lines), done.stdout
-    assert len(lines) == MICRO_PROBE.count("check(") - 1
+    assert_rt_cel_probe_passes(tmp_path, MICRO_PROBE)
 
 
 @pytest.mark.parametrize("expr", ['int("12\\n")', 'uint("12\\n")', 'double("1.5\\n")'])

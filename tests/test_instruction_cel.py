@@ -5,7 +5,6 @@ MicroPython."""
 from __future__ import annotations
 
 import ast
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,10 +18,9 @@ from flowc.ir import expr as E
 from flowc.ir.expr import strip_spans
 from flowc.ir.semantics import FUNCTIONS, OPERATORS
 from flowc.ir.span import Span
+from micropython_probe import assert_rt_cel_probe_passes
 
 ORIGIN = Span("w.yaml", 7, 11, 7, 40)
-MICROPYTHON = (Path(__file__).resolve().parent / "micropython" / "node_modules" / "@micropython"
-               / "micropython-webassembly-pyscript" / "micropython.mjs")
 
 
 def cel(text, **env):
@@ -317,20 +315,7 @@ check("template", template_json(["n=", 3, None]), "n=3")
 
 
 def test_rt_cel_runs_on_micropython(tmp_path):
-    # Fails (never skips) without node and `npm ci` in tests/micropython.
-    assert shutil.which("node") is not None, "node is not installed"
-    assert MICROPYTHON.is_file(), "run `npm ci` in tests/micropython"
-    script = tmp_path / "probe.py"
-    # rt_cel imports rt_regex: the script first writes it into MicroPython's file system.
-    prologue = (f"open('/rt_regex.py', 'w').write({Path(rt_regex.__file__).read_text(encoding='utf-8')!r})\n"
-                "import sys\nsys.path.append('/')\n")
-    script.write_text(prologue + Path(C.__file__).read_text(encoding="utf-8") + MICRO_PROBE, encoding="utf-8")
-    done = subprocess.run(["node", str(MICROPYTHON), str(script)], capture_output=True, text=True,
-                          timeout=120, check=False)
-    lines = done.stdout.strip().splitlines()
-    assert done.returncode == 0 and lines, done.stdout + done.stderr
-    assert all(line.startswith("ok ") for line in lines), done.stdout
-    assert len(lines) == MICRO_PROBE.count("check(") - 1
+    assert_rt_cel_probe_passes(tmp_path, MICRO_PROBE)
 
 
 # ------------------------------------------------------------------ flowc eval --lang cel

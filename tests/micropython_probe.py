@@ -1,0 +1,30 @@
+"""Run rt_cel with a probe script under MicroPython (the WebAssembly port
+installed in tests/micropython by `npm ci`): the probe's `check(...)` lines
+print `ok ...` or `FAIL ...`. Fails, never skips, without node or the port."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from flowc.backends.python import rt_cel, rt_regex
+
+MICROPYTHON = (Path(__file__).resolve().parent / "micropython" / "node_modules" / "@micropython"
+               / "micropython-webassembly-pyscript" / "micropython.mjs")
+
+
+def assert_rt_cel_probe_passes(tmp_path: Path, probe: str) -> None:
+    assert shutil.which("node") is not None, "node is not installed"
+    assert MICROPYTHON.is_file(), "run `npm ci` in tests/micropython"
+    script = tmp_path / "probe.py"
+    # rt_cel imports rt_regex: the script first writes it into MicroPython's file system.
+    prologue = (f"open('/rt_regex.py', 'w').write({Path(rt_regex.__file__).read_text(encoding='utf-8')!r})\n"
+                "import sys\nsys.path.append('/')\n")
+    script.write_text(prologue + Path(rt_cel.__file__).read_text(encoding="utf-8") + probe, encoding="utf-8")
+    done = subprocess.run(["node", str(MICROPYTHON), str(script)], capture_output=True, text=True,
+                          timeout=120, check=False)
+    lines = done.stdout.strip().splitlines()
+    assert done.returncode == 0 and lines, done.stdout + done.stderr
+    assert all(line.startswith("ok ") for line in lines), done.stdout
+    assert len(lines) == probe.count("check(") - 1
