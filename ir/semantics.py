@@ -72,10 +72,17 @@ class DialectProfile:
     null_vs_missing: str  # "distinct": a missing value is not null
     parameters_are_strings: bool
     number_model: str
-    # How nodes are scheduled: "sequential" (document order with branches),
+    # The execution rows (a key of SCHEDULING, CONCURRENCY and
+    # OUTPUT_RESOLUTION each; backends/execution.py reads them, in one
+    # place, and chooses the code generator or assembler by them).
+    # When a node may start: "sequential" (document order with branches),
     # "kernel" (aevatar's step kernel), "dataflow" (ready when dependencies
     # are done, skipped or pruned).
     scheduling: str = "sequential"
+    # What may run at once when a driver runs requests concurrently.
+    concurrency: str = "none"
+    # Where the run's outputs come from.
+    output_resolution: str = "declared_outputs"
     # How a Ref path is read: "wfs" (missing is undefined), "flat_keys"
     # (aevatar dotted keys), "cel" (CEL selection: a missing key is an error).
     access: str = "wfs"
@@ -90,6 +97,31 @@ class DialectProfile:
     # A step no path from the entry reaches: "warning" (it never runs) or
     # "error" (instruction: an unreachable root is refused at load).
     unreachable_steps: str = "warning"
+
+
+# The values of the execution rows, with their meaning. A backend runs a
+# workflow only when it implements every row of the workflow's profile.
+SCHEDULING: dict[str, str] = {
+    "sequential": "one step at a time in document order; a branch chooses the next step; the run ends "
+                  "at the terminal node",
+    "kernel": "aevatar's step loop: routing by `next`, branches, fall-through and error strategies, "
+              "each step's input the previous step's output",
+    "dataflow": "a node starts when every dependency is done, skipped or pruned; switches prune the "
+                "arms they do not take",
+}
+CONCURRENCY: dict[str, str] = {
+    "none": "one step at a time, whatever the driver (iterations too)",
+    "composite_workers": "top-level steps one at a time; the workers of parallel, race, foreach and "
+                         "map_reduce may run at once",
+    "ready_nodes": "every ready node may start at once; parallel and race branches, foreach and batch "
+                   "lanes too",
+}
+OUTPUT_RESOLUTION: dict[str, str] = {
+    "declared_outputs": "the workflow's declared outputs, resolved when the run reaches its end "
+                        "(an exit node gives its own output)",
+    "last_output": "one output, `output`: the output of the last step that ran",
+    "finish_node": "the `output` of the finish node that ended the run (none without one)",
+}
 
 
 WORKFLOWSKILL = DialectProfile(
@@ -275,6 +307,8 @@ INSTRUCTION = DialectProfile(
     parameters_are_strings=False,
     number_model="int64/uint64/double (CEL)",
     scheduling="dataflow",
+    concurrency="ready_nodes",
+    output_resolution="finish_node",
     access="cel",
     resolution_errors="step_failure",
     timeouts_bypass_policies=False,
@@ -381,6 +415,8 @@ AEVATAR = DialectProfile(
     parameters_are_strings=True,
     number_model="double parsed from text (invariant culture), printed G17",
     scheduling="kernel",
+    concurrency="composite_workers",
+    output_resolution="last_output",
     access="flat_keys",
     resolution_errors="as_text",
     timeouts_bypass_policies=True,

@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 from flowc.ir.expr import Expr
+from flowc.ir.semantics import PROFILES, DialectProfile
 from flowc.ir.span import NO_SPAN, Span
 from flowc.ir.types import ANY, Type
 
@@ -202,6 +203,13 @@ class Workflow:
     description: str | None = None
     metadata: dict = attrs.field(factory=dict, hash=False)
     span: Span = NO_SPAN
+
+    @property
+    def profile(self) -> DialectProfile | None:
+        """The named flags of the workflow's semantics (None for a key
+        :data:`~flowc.ir.semantics.PROFILES` does not hold). Execution code
+        reads these flags, never ``semantics`` or ``dialect`` themselves."""
+        return PROFILES.get(self.semantics)
 
     def node(self, node_id: str) -> Node | None:
         for n in self.nodes:
