@@ -16,8 +16,10 @@ A trigger's ``inputs`` (its mapping, rendered against ``{payload, env}``)
 become the run's inputs; the plan's ``input_schema`` (the workflow's
 ``inputs.schema``) checks them before any step runs.
 
-``deps`` are the sources of the node's dependency edges in order;
-``branches`` a switch's ``[label, target]`` pairs in case order with
+``kind`` is a display field: the node's spelling in its source, for
+listings (``flowc disassemble``); nothing decides behaviour on it
+(tests/test_layering_execution.py). ``deps`` are the sources of the
+node's dependency edges in order; ``branches`` a switch's ``[label, target]`` pairs in case order with
 ``$default`` last; ``goto``/``on_timeout`` the targets of its error routes;
 ``attrs`` maps each attr to an expression; ``regions`` are ``[name,
 graph]`` pairs. ``sinks`` are the nodes no other node of the graph
@@ -29,8 +31,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from flowc.backends.execution import runs_under
 from flowc.ir import expr as E
-from flowc.ir.semantics import PROFILES
 from flowc.ir.workflow import EdgeKind, Node, Region, Workflow
 
 __all__ = ["SUPPORTED_OPS", "PlanError", "build_plan", "is_dataflow"]
@@ -51,8 +53,8 @@ class PlanError(Exception):
 
 
 def is_dataflow(workflow: Workflow) -> bool:
-    profile = PROFILES.get(workflow.semantics)
-    return profile is not None and profile.scheduling == "dataflow"
+    """Whether the dataflow scheduler runs ``workflow`` (its profile's flags say so)."""
+    return runs_under(workflow, "dataflow") is None
 
 
 def _literal_str(expr: E.Expr | None, what: str) -> str:
@@ -91,6 +93,8 @@ def _node(node: Node, deps, branches, goto, on_timeout, where: str, depth: int, 
     if node.op not in SUPPORTED_OPS:
         raise PlanError(f"step {node.id!r}: operation {node.op!r} is not supported")
     label = f"{where}{node.id}"
+    # "kind" is a display field (the source's spelling, shown by listings);
+    # the scheduler decides by "op" and never reads it.
     out: dict[str, Any] = {"id": node.id, "op": node.op, "kind": node.kind, "deps": deps, "branches": branches,
                            "goto": goto, "on_timeout": on_timeout, "on_error": node.on_error.action}
     if node.guard is not None:
@@ -140,8 +144,9 @@ def _region(region: Region, label: str, depth: int, expression: ExprFn) -> dict:
 def build_plan(workflow: Workflow, expression: ExprFn) -> dict:
     """The plan of a checked dataflow workflow; ``expression`` turns each
     expression into the backend's token."""
-    if not is_dataflow(workflow):
-        raise PlanError(f"the {workflow.semantics} semantics do not schedule by dataflow")
+    why_not = runs_under(workflow, "dataflow")
+    if why_not is not None:
+        raise PlanError(f"the dataflow plan: {why_not}")
     defaults = {p.name: p.default for p in workflow.inputs if p.has_default}
     reducers = {}
     state = workflow.metadata.get("state") if isinstance(workflow.metadata, dict) else None

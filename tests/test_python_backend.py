@@ -120,6 +120,9 @@ def test_load_module_does_not_register_the_module(corpus_sources):
 
 
 def test_unsupported_semantics_are_refused():
+    """The backend chooses by the profile's scheduling model: a step the
+    chosen scheduler does not run is refused naming the model, and a
+    semantics key without a profile is refused as such."""
     workflow = compile_yaml("""
         steps:
           - id: a
@@ -128,8 +131,10 @@ def test_unsupported_semantics_are_refused():
     """)
     import attrs
 
-    with pytest.raises(BackendError, match="semantics"):
+    with pytest.raises(BackendError, match="operation 'exit' is not run by kernel scheduling"):
         compile_workflow(attrs.evolve(workflow, semantics="aevatar"))
+    with pytest.raises(BackendError, match="names no DialectProfile"):
+        compile_workflow(attrs.evolve(workflow, semantics="nonesuch"))
 
 
 # ---------------------------------------------------------------- semantics

@@ -25,13 +25,17 @@ def compile_workflow(workflow: Workflow) -> str:
     """The source text of the Python module for ``workflow``. The same
     workflow always gives the same text. Raises :class:`BackendError` for
     constructs this backend does not implement."""
-    from flowc.backends.python.codegen import generate
+    from flowc.backends.execution import ExecutionModelError, execution_model
+    from flowc.backends.python.codegen import BackendError, generate
     from flowc.backends.python.dag_codegen import generate as generate_dataflow
-    from flowc.backends.python.dag_codegen import is_dataflow
 
-    if is_dataflow(workflow):   # instruction dialect: plan + the rt_dag scheduler
+    try:
+        scheduling = execution_model(workflow)   # the profile's flags, never the dialect
+    except ExecutionModelError as exc:
+        raise BackendError(str(exc)) from None
+    if scheduling == "dataflow":   # plan + the runtime/dag.py scheduler
         return generate_dataflow(workflow)
-    if workflow.semantics == "aevatar":   # plan + the rt_aevatar_run kernel
+    if scheduling == "kernel":   # plan + the rt_aevatar_run kernel
         from flowc.backends.python.aevatar_codegen import generate as generate_aevatar
 
         return generate_aevatar(workflow)

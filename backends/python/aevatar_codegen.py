@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowc.backends.aevatar_plan import AevatarPlanError, build_plan
+from flowc.backends.execution import runs_under
 from flowc.backends.python import pysource
 from flowc.backends.python.aevatar_expr import AevatarCompileError, compile_expr
 from flowc.backends.python.codegen import BackendError
@@ -135,6 +136,7 @@ class _Generator:
 
 
 def generate(workflow: Workflow) -> str:
-    if workflow.semantics != "aevatar":
-        raise AevatarCodegenError(f"not an aevatar workflow: {workflow.semantics!r}")
+    why_not = runs_under(workflow, "kernel")
+    if why_not is not None:
+        raise AevatarCodegenError(f"the aevatar kernel's code generator: {why_not}")
     return _Generator(workflow).generate()

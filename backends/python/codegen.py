@@ -31,6 +31,7 @@ import ast
 import re
 from typing import Any
 
+from flowc.backends.execution import runs_under
 from flowc.backends.python import pysource
 from flowc.backends.python.expr import ENV_NAME, ENV_ROOTS, RUNTIME_NAME, ExprCompileError, compile_expr
 from flowc.ir import expr as E
@@ -51,7 +52,6 @@ _TRUTHINESS = {"js_boolean": "js_boolean", "wfs_truthy": "wfs_truthy"}
 _TYPE_NAMES = {"string": "string", "int": "int", "float": "float", "bool": "boolean", "array": "array",
                "object": "object"}
 _SUPPORTED_OPS = ("call", "transform.filter", "transform.map", "transform.sort", "branch", "exit", "end")
-_SUPPORTED_SEMANTICS = ("workflowskill",)
 _IDENT_CHARS = re.compile(r"[^A-Za-z0-9_]")
 
 
@@ -634,8 +634,9 @@ class _Generator:
     # ---------------------------------------------------------------- checks
     def _check(self) -> None:
         wf = self.wf
-        if wf.semantics not in _SUPPORTED_SEMANTICS:
-            raise BackendError(f"the Python backend does not implement {wf.semantics!r} semantics yet")
+        why_not = runs_under(wf, "sequential")
+        if why_not is not None:
+            raise BackendError(f"the sequential code generator: {why_not}")
         for index, node in enumerate(wf.nodes):
             if not isinstance(node.id, str):
                 raise BackendError("a node id is not a string")

@@ -27,14 +27,18 @@ def compile_workflow(workflow: Workflow, strip: bool = False) -> bytes:
     """The bytecode of ``workflow``; ``strip`` leaves the source map out.
     The same IR always gives the same bytes. Raises :class:`AssembleError`
     for constructs the bytecode does not express."""
-    from flowc.backends.dag_plan import is_dataflow
-    from flowc.backends.vm.assemble import assemble
+    from flowc.backends.execution import ExecutionModelError, execution_model
+    from flowc.backends.vm.assemble import AssembleError, assemble
 
-    if is_dataflow(workflow):   # instruction dialect: a dataflow program (backends/vm/dataflow.py)
+    try:
+        scheduling = execution_model(workflow)   # the profile's flags, never the dialect
+    except ExecutionModelError as exc:
+        raise AssembleError(str(exc)) from None
+    if scheduling == "dataflow":   # a dataflow program (backends/vm/dataflow.py)
         from flowc.backends.vm.dataflow_assemble import assemble_dataflow
 
         return assemble_dataflow(workflow)
-    if workflow.semantics == "aevatar":   # aevatar: the plan + the rt_aevatar_run kernel (aevatar_vm.py)
+    if scheduling == "kernel":   # the plan + the rt_aevatar_run kernel (aevatar_vm.py)
         from flowc.backends.vm.aevatar_assemble import assemble_aevatar
 
         return assemble_aevatar(workflow)

@@ -17,6 +17,7 @@ import zlib
 from typing import Any
 
 import msgpack
+from flowc.backends.execution import runs_under
 from flowc.backends.vm import format as F
 from flowc.ir import expr as E
 from flowc.ir.span import Span
@@ -201,8 +202,9 @@ class Assembler:
     # ------------------------------------------------------------ the program
     def build(self) -> list:
         wf = self.wf
-        if wf.semantics != "workflowskill":
-            raise AssembleError(f"the bytecode backend runs workflowskill semantics, not {wf.semantics!r}")
+        why_not = runs_under(wf, "sequential")
+        if why_not is not None:
+            raise AssembleError(f"the sequential assembler: {why_not}")
         nodes = [n for n in wf.nodes if n.op != "end"]
         self.step_index = {n.id: i for i, n in enumerate(nodes)}
         if len(self.step_index) != len(nodes):
@@ -613,6 +615,7 @@ class Assembler:
         for node in nodes:
             idx = self.step_index[node.id]
             flags = F.STEP_BRANCH_TARGET if node.id in self.targets else 0
+            # node.kind (the source's spelling) is for listings only: the VM never reads it.
             steps.append([self.name(node.id), self.name(node.kind), flags, fn_offsets[idx + 1]])
         regions = sorted([[s.offset, e.offset, h.offset, d] for s, e, h, d in self.regions])
         # The base name only: no machine path in the artifact, and the same
