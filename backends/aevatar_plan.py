@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from flowc.backends.python.rt_aevatar_run import _canonical
+from flowc.backends.execution import runs_under
 from flowc.ir import expr as E
 from flowc.ir.workflow import EdgeKind, Node, Workflow
 
@@ -49,11 +49,32 @@ def _lit(node: Node, name: str) -> str | None:
     return value.value if isinstance(value, E.Literal) and isinstance(value.value, str) else None
 
 
+# The kernel's primitive for each IR operation exactly one primitive lowers to.
+_OP_PRIMITIVES = {
+    "assign": "assign", "branch": "conditional", "switch": "switch", "assert": "guard", "while": "while",
+    "sleep": "delay", "foreach": "foreach", "parallel": "parallel", "race": "race", "map_reduce": "map_reduce",
+    "cache": "cache", "reflect": "reflect", "vote": "vote",
+}
+# Operations several primitives lower to (llm_call, tool_call, evaluate ...
+# are all a `call`): the front end records the primitive as attr `primitive`.
+_RECORDED_OPS = frozenset({"call", "transform.apply"})
+
+
 def step_type(node: Node) -> str:
-    """The kernel's name for a step's primitive (canonical; ``extension`` for extension primitives)."""
+    """The kernel's name for a step's primitive (canonical; ``extension`` for
+    extension primitives), from the node's op and attributes."""
     if node.op == "call" and _lit(node, "capability") == "extension":
         return "extension"
-    return _canonical(node.kind)
+    if node.op in _RECORDED_OPS:
+        primitive = _lit(node, "primitive")
+        if primitive is None:
+            raise AevatarPlanError(f"step {node.id!r}: operation {node.op!r} without attr `primitive`; the "
+                                   "kernel can't tell which primitive it runs")
+        return primitive
+    primitive = _OP_PRIMITIVES.get(node.op)
+    if primitive is None:
+        raise AevatarPlanError(f"step {node.id!r}: operation {node.op!r} is not run by kernel scheduling")
+    return primitive
 
 
 class _Builder:
@@ -92,8 +113,7 @@ class _Builder:
 
     def step(self, node: Node) -> dict:
         if node.op not in OPS:
-            raise AevatarPlanError(f"step {node.id!r}: operation {node.op!r} has no meaning under aevatar "
-                                   "semantics")
+            raise AevatarPlanError(f"step {node.id!r}: operation {node.op!r} is not run by kernel scheduling")
         kind = step_type(node)
         deferred = kind == "while"
         data: dict[str, Any] = {
@@ -145,7 +165,8 @@ class _Builder:
 def build_plan(workflow: Workflow, params_fn: ParamsFn, expression_fn: ExpressionFn) -> dict:
     """The plan of a checked aevatar workflow; :class:`AevatarPlanError` when
     it holds something the kernel does not run."""
-    if workflow.semantics != "aevatar":
-        raise AevatarPlanError(f"not an aevatar workflow: {workflow.semantics!r}")
+    why_not = runs_under(workflow, "kernel")
+    if why_not is not None:
+        raise AevatarPlanError(f"the aevatar kernel's plan: {why_not}")
     b = _Builder(workflow, params_fn, expression_fn)
     return {"name": workflow.name, "roles": b.roles(), "steps": [b.step(n) for n in workflow.nodes]}

@@ -896,6 +896,8 @@ class AevatarFrontEnd:
             attrs_ += self._op_attrs(info)
             regions = self._regions(info)
         attrs_ += self._step_attrs(info)
+        if op in _SHARED_OPS and not info.extension and prim is not None:
+            attrs_.append(_lit("primitive", info.canonical))
         return Node(
             id=info.id, op=op, kind=info.raw_type, span=info.span, actor=actor, attrs=tuple(attrs_),
             on_error=self._error_policy(info), retry=self._retry(info), regions=regions,
@@ -1102,6 +1104,8 @@ class AevatarFrontEnd:
             op = prim.op
             if op == "call":
                 attrs_ += [_lit("capability", prim.capability or "host"), _lit("name", canonical)]
+            if op in _SHARED_OPS:
+                attrs_.append(_lit("primitive", canonical))
         actor = role if role else (IMPLICIT_ROLE if prim is not None and prim.role == "implicit" else None)
         return Node(node_id, op, stype, info.span, actor=actor, attrs=tuple(attrs_))
 
@@ -1185,6 +1189,13 @@ class AevatarFrontEnd:
 
 
 _KIND_NAMES = {"int": "an integer", "double": "a number", "bool": "true or false"}
+
+
+# IR operations several primitives lower to (llm_call, tool_call, evaluate
+# ... are all a `call`; transform and retrieve_facts a `transform.apply`):
+# their nodes carry the canonical primitive as attr `primitive`, which the
+# aevatar kernel dispatches on (the others' op names the primitive).
+_SHARED_OPS = frozenset({"call", "transform.apply"})
 
 
 def _lit(name: str, value: str) -> Attr:
