@@ -14,30 +14,38 @@ and the VM program) give the same virtual records:
   human_input the suspension's timeout.
 
 The sync driver has no clock: no timer is ever issued there. One test runs a
-real asyncio host whose calls sleep, and a deadline fires on the event loop.
+real asyncio host whose calls sleep, and a deadline fires on the event loop;
+another runs the kernel's deadlines on MicroPython.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import subprocess
 import textwrap
 import time
+from pathlib import Path
 
+import msgpack
 from flowc import driver
 from flowc.backends import vm
-from flowc.backends.python import compile_workflow, load_module
-from flowc.backends.python import rt_aevatar_run as K
+from flowc.backends.python import compile_workflow, load_module, rt_aevatar_run
 from flowc.host import ScriptedHost
 from flowc.runtime import dag, drivers
 from flowc.runtime.kernel import Call, Kernel, Result, with_deadline
 
 
-def compiled(text: str, dialect: str):
-    """(generated module, VM program) of one workflow."""
+def _workflow(text: str, dialect: str):
     result = driver.compile_text(textwrap.dedent(text), "w.yaml", dialect)
     assert result.ok, [(d.code, d.message) for d in result.diagnostics if d.is_error]
-    wf = result.workflow
+    return result.workflow
+
+
+def compiled(text: str, dialect: str):
+    """(generated module, VM program) of one workflow."""
+    wf = _workflow(text, dialect)
     return load_module(compile_workflow(wf)), vm.load(vm.compile_workflow(wf))
 
 
@@ -275,7 +283,7 @@ def test_an_aevatar_step_timeout_fails_the_run_past_retry_and_on_error():
     assert record["steps"] == [{"id": "fan_sub_0", "status": "success", "output": "A"},
                                {"id": "fan", "status": "failed", "output": "", "error": "TIMEOUT after 200ms"}]
     assert len(record["calls"]) == 3 and record["sleeps_ms"] == []      # no retry, no skip to `after`
-    watched = Watched(K.Run(programs[0].PLAN, {"input": "q"}, concurrent=True))
+    watched = Watched(rt_aevatar_run.Run(programs[0].PLAN, {"input": "q"}, concurrent=True))
     watched.drive(script)
     assert watched.cancelled_calls() == ["b", "c"]
     in_time = both_virtual(programs, {"input": "q"}, {"llm:a": "A", "llm:b": "B", "llm:c": "C"})
@@ -417,3 +425,66 @@ def test_a_real_asyncio_deadline_fires_and_cancels_the_host_calls():
     took = time.perf_counter() - start
     assert record["error"] == {"message": "TIMEOUT after 150ms", "step": "fan"}
     assert sorted(host.cancelled) == ["b", "c"] and 0.15 <= took < 1.0, took
+
+
+# ---------------------------------------------------------------- MicroPython
+
+MP_DIR = Path(__file__).resolve().parent / "micropython"
+
+MP_DRIVER = '''
+import json
+
+import aevatar_vm
+import dag
+import dataflow
+import drivers
+import rt_aevatar_run
+from vm import unpackb
+
+
+def main(path):
+    with open(path, "rb") as f:
+        jobs = unpackb(f.read())
+    for kind, program, inputs, script in jobs:
+        if kind == "dataflow":
+            run = dag.new_run(dataflow.load(program).plan, inputs, concurrent=True)
+            print(json.dumps(drivers.drive_virtual(run, drivers.VirtualHost(script))))
+        else:
+            print(rt_aevatar_run.json_dumps(aevatar_vm.load(program).run_virtual(inputs, script)))
+'''
+
+
+def test_deadlines_fire_the_same_on_micropython(tmp_path):
+    """kernel.py, drivers.py, dag.py and rt_aevatar_run.py copied unmodified
+    into MicroPython: a race past its timeout and an aevatar step past its
+    timeout_ms give the virtual records CPython gives."""
+    from flowc.backends.python import rt_aevatar, rt_cel, rt_dag, rt_regex
+    from flowc.backends.vm import aevatar_vm, cel_vm, dataflow
+    from flowc.backends.vm import vm as vm_module
+    from flowc.runtime import kernel
+
+    node = shutil.which("node")
+    assert node, "node is needed to run MicroPython (tests/micropython)"
+    race = compiled(RACE, "instruction")[1]
+    fan = compiled(FAN, "aevatar")[1]
+    race_script = {"alpha": {"output": "A", "latency_ms": 300}, "beta": {"output": "B", "latency_ms": 500}}
+    fan_script = {"llm:a": {"output": "A", "latency_ms": 100}, "llm:b": {"output": "B", "latency_ms": 300},
+                  "llm:c": {"output": "C", "latency_ms": 400}}
+    jobs = [["dataflow", vm.compile_workflow(_workflow(RACE, "instruction")), {}, race_script],
+            ["aevatar", vm.compile_workflow(_workflow(FAN, "aevatar")), {"input": "q"}, fan_script]]
+    jobs_file = tmp_path / "jobs.bin"
+    jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
+    driver_file = tmp_path / "mp_deadlines.py"
+    driver_file.write_text(MP_DRIVER, encoding="utf-8")
+    modules = [rt_cel.__file__, rt_regex.__file__, rt_dag.__file__, vm_module.__file__, cel_vm.__file__,
+               dataflow.__file__, kernel.__file__, dag.__file__, drivers.__file__, rt_aevatar.__file__,
+               rt_aevatar_run.__file__, aevatar_vm.__file__]
+    proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(driver_file), str(jobs_file), *modules],
+                          check=False, capture_output=True, text=True, timeout=300, cwd=MP_DIR)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    want_race = race.run_virtual({}, race_script)
+    want_fan = fan.run_virtual({"input": "q"}, fan_script)
+    assert want_race["outputs"] == {"error": "timeout"}
+    assert want_fan["error"] == {"message": "TIMEOUT after 200ms", "step": "fan"}
+    assert [dumps(line) for line in lines] == [dumps(want_race), dumps(json.loads(json.dumps(want_fan)))]
