@@ -19,6 +19,9 @@ on CPython and MicroPython (no asyncio, no threads), and the kernel decides
 alone when each task resumes, so the same answers given in the same order
 always give the same record.
 
+A deadline is a timer task raced against the body it bounds
+(:func:`with_deadline`); only a driver with a clock fires one.
+
 Request ids count from 1 in the order the kernel issues requests; since
 issuing depends only on earlier answers, a journal of ``(id, answer)``
 pairs replays a run exactly.

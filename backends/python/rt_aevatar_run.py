@@ -1417,8 +1417,9 @@ class Run(Kernel):
         return ok, out, err, None, None, None
 
 
-# Steps whose timeout_ms is not a deadline on their host calls (the engine
-# forwards it to the suspension, or the host answers the wait itself).
+# Steps whose parameters.timeout_ms is not a limit on each host call: a
+# wait_signal's and a human_input's is their own wait timer (see primitive),
+# a human_approval's only travels with the suspension.
 _NO_DEADLINE = ("human_input", "secure_input", "human_approval", "wait_signal")
 
 
