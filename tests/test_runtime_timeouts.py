@@ -290,6 +290,21 @@ def test_an_aevatar_step_timeout_fails_the_run_past_retry_and_on_error():
     assert in_time["status"] == "success"
 
 
+def test_a_journal_with_a_fired_deadline_replays_the_run():
+    module, _program = compiled(FAN, "aevatar")
+    script = {"llm:a": {"output": "A", "latency_ms": 100}, "llm:b": {"output": "B", "latency_ms": 300},
+              "llm:c": {"output": "C", "latency_ms": 400}}
+    first = rt_aevatar_run.Run(module.PLAN, {"input": "q"}, concurrent=True)
+    record = drivers.drive_virtual(first, drivers.VirtualHost(script))
+    assert record["error"]["message"] == "TIMEOUT after 200ms"
+    again = rt_aevatar_run.Run(module.PLAN, {"input": "q"}, concurrent=True)
+    again.clock = True        # the timers are requests of the journal: replay them on a run that has them
+    again.start()
+    for rid, answer in first.journal:
+        again.answer(rid, answer)
+    assert again.finished and dumps(again.record()) == dumps(record)
+
+
 REFLECT = """\
 name: think
 roles: [{id: a}]
