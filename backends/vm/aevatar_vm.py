@@ -43,13 +43,13 @@ try:
     from flowc.backends.python import rt_aevatar as _rta
     from flowc.backends.python import rt_aevatar_run as _k
     from flowc.backends.vm import vm as _vm
-    from flowc.backends.vm.vm import VerifyError, VMError
+    from flowc.backends.vm.vm import VerifyError
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import rt_aevatar as _rta
     import rt_aevatar_run as _k
 
     import vm as _vm
-    from vm import VerifyError, VMError
+    from vm import VerifyError
 
 __all__ = ["FUNCTIONS", "OPCODES", "Program", "load", "load_kernel"]
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import zlib
 
 from flowc.backends.vm import format as F
 from flowc.backends.vm import vm as V
@@ -106,7 +107,8 @@ def disassemble(data: bytes, source_root: str | None = None) -> str:
         f"size: {len(data)} bytes",
         f"sections ({len(table)}):",
     ]
-    for sname, (start, end, crc) in table.items():
+    for sname, (start, end) in table.items():
+        crc = zlib.crc32(data[start:end]) & 0xFFFFFFFF
         lines.append(f"  {sname:<8} {end - start:9,d} bytes at {start:#06x}  crc32 0x{crc:08x}")
     body = {"sequential": _sequential, "kernel": _kernel, "dataflow": _dataflow}[model]
     return "\n".join(lines + [""] + body(program, sections, source_root)) + "\n"

@@ -86,8 +86,8 @@ def pack_container(model: str, name: str | None, sections: list[tuple[str, Any]]
     assert all(s in required or s in optional for s, _ in blobs), "a section the model does not have"
     table = [[sname, len(blob), zlib.crc32(blob) & 0xFFFFFFFF] for sname, blob in blobs]
     header = msgpack.packb([model, name, table], use_bin_type=True)
-    return MAGIC + bytes([FORMAT_VERSION]) + len(header).to_bytes(4, "big") + header + b"".join(
-        blob for _, blob in blobs)
+    return (MAGIC + bytes([FORMAT_VERSION]) + len(header).to_bytes(4, "big")
+            + (zlib.crc32(header) & 0xFFFFFFFF).to_bytes(4, "big") + header + b"".join(blob for _, blob in blobs))
 
 
 @attrs.frozen

@@ -1099,29 +1099,33 @@ def _check_const(v, depth):
 
 def open_container(data):
     """The header of a flowc program, checked: ``(model, name, table)``, the
-    table mapping each section's name to ``(start, end, crc32)`` in data.
-    Magic, version, header and section bounds are checked here, once; a
-    section's bytes only when it is read (:func:`read_section`)."""
+    table mapping each section's name to ``(start, end)`` in data. Magic,
+    version, the header, the section table's bounds and every section's
+    checksum are checked here, once; a section is decoded only when it is
+    read (:func:`read_section`)."""
     if not isinstance(data, (bytes, bytearray)):
         raise VerifyError("a flowc program must be bytes")
     n = len(data)
     if n > MAX_FILE_BYTES:
         raise VerifyError("a program of %d bytes exceeds the limit of %d" % (n, MAX_FILE_BYTES))
-    if n < 9 or bytes(data[0:4]) != MAGIC:
+    if n < 13 or bytes(data[0:4]) != MAGIC:
         raise VerifyError("not a flowc program (bad magic)")
     version = data[4]
     if version not in SUPPORTED_VERSIONS:
         raise VerifyError("unsupported format version %d (this VM runs %s)"
                           % (version, ", ".join([str(v) for v in SUPPORTED_VERSIONS])))
-    hlen = (data[5] << 24) | (data[6] << 16) | (data[7] << 8) | data[8]
-    if hlen > MAX_HEADER_BYTES or 9 + hlen > n:
+    hlen = _u32(data, 5)
+    if hlen > MAX_HEADER_BYTES or 13 + hlen > n:
         raise VerifyError("a header of %d bytes does not fit (limit %d, %d bytes left)"
-                          % (hlen, MAX_HEADER_BYTES, n - 9))
-    header = unpackb(bytes(data[9:9 + hlen]))
+                          % (hlen, MAX_HEADER_BYTES, n - 13))
+    raw = bytes(data[13:13 + hlen])
+    if _crc(raw) != _u32(data, 9):
+        raise VerifyError("checksum mismatch: the header is corrupt")
+    header = unpackb(raw)
     if type(header) is not list or len(header) != 3:
         raise VerifyError("the header must be an array of 3: model, name, sections")
     model, name, rows = header
-    if model not in MODELS or type(model) is not str:
+    if type(model) is not str or model not in MODELS:
         raise VerifyError("unknown scheduling model %s (known: %s)" % (_short(model), ", ".join(MODELS)))
     if name is not None and type(name) is not str:
         raise VerifyError("the program name must be a string or nil")
@@ -1129,7 +1133,7 @@ def open_container(data):
         raise VerifyError("the section table must be an array of at most %d rows" % MAX_SECTIONS)
     required, optional = MODEL_SECTIONS[model]
     table = {}
-    pos = 9 + hlen
+    pos = 13 + hlen
     for row in rows:
         if type(row) is not list or len(row) != 3 or type(row[0]) is not str:
             raise VerifyError("a section table row must be [name, length, crc32]")
@@ -1142,7 +1146,10 @@ def open_container(data):
         crc = _int(row[2], "the checksum of section " + sname)
         if pos + length > n:
             raise VerifyError("section %s runs past the end of the program" % sname)
-        table[sname] = (pos, pos + length, crc)
+        # every section's checksum, also of those this loader skips: no corruption loads
+        if _crc(bytes(data[pos:pos + length])) != crc:
+            raise VerifyError("checksum mismatch: section %s is corrupt" % sname)
+        table[sname] = (pos, pos + length)
         pos += length
     if pos != n:
         raise VerifyError("%d bytes after the last section" % (n - pos))
@@ -1152,16 +1159,17 @@ def open_container(data):
     return model, name, table
 
 
+def _u32(data, at):
+    return (data[at] << 24) | (data[at + 1] << 16) | (data[at + 2] << 8) | data[at + 3]
+
+
 def read_section(data, table, name):
-    """Section ``name`` decoded (one msgpack document), after its checksum;
-    None when the program has no such section."""
+    """Section ``name`` of an opened container, decoded (one msgpack
+    document); None when the program has no such section."""
     where = table.get(name)
     if where is None:
         return None
-    blob = bytes(data[where[0]:where[1]])
-    if _crc(blob) != where[2]:
-        raise VerifyError("checksum mismatch: section %s is corrupt" % name)
-    return unpackb(blob)
+    return unpackb(bytes(data[where[0]:where[1]]))
 
 
 def guarded(fn, *args):
