@@ -17,7 +17,7 @@ def open_program(data: bytes) -> tuple[str, str | None, dict[str, Any]]:
     model, name, rows = msgpack.unpackb(data[13:13 + hlen], raw=False)
     sections = {}
     pos = 13 + hlen
-    for sname, length, _crc in rows:
+    for sname, length in rows:
         sections[sname] = msgpack.unpackb(data[pos:pos + length], raw=False)
         pos += length
     return model, name, sections
@@ -26,9 +26,9 @@ def open_program(data: bytes) -> tuple[str, str | None, dict[str, Any]]:
 def pack_program(model: Any, name: Any, sections: dict[str, Any], version: int = F.FORMAT_VERSION) -> bytes:
     """A container with valid checksums, whatever the model, name and sections hold."""
     blobs = [(sname, msgpack.packb(value, use_bin_type=True)) for sname, value in sections.items()]
-    header = msgpack.packb([model, name, [[s, len(b), zlib.crc32(b)] for s, b in blobs]], use_bin_type=True)
-    return (F.MAGIC + bytes([version]) + len(header).to_bytes(4, "big") + zlib.crc32(header).to_bytes(4, "big")
-            + header + b"".join(b for _, b in blobs))
+    header = msgpack.packb([model, name, [[s, len(b)] for s, b in blobs]], use_bin_type=True)
+    rest = header + b"".join(b for _, b in blobs)
+    return F.MAGIC + bytes([version]) + len(header).to_bytes(4, "big") + zlib.crc32(rest).to_bytes(4, "big") + rest
 
 
 def sequential_body(data: bytes) -> list:

@@ -5,6 +5,7 @@ program or raises VerifyError; one disassembler for all."""
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,10 @@ def test_the_loader_of_one_model_refuses_another():
         _rejected(pack_program(other, name, sections))
 
 
+def _with_checksum(data: bytes) -> bytes:
+    return data[:9] + zlib.crc32(data[13:]).to_bytes(4, "big") + data[13:]
+
+
 def test_header_and_table_limits():
     model, name, sections = open_program(PROGRAMS["sequential"])
     assert "version" in _rejected(pack_program(model, name, sections, version=2))
@@ -84,7 +89,8 @@ def test_header_and_table_limits():
     assert "at most 16" in _rejected(pack_program(model, name, many))
     big = PROGRAMS["sequential"]
     assert "header" in _rejected(big[:5] + (F.LIMITS["header_bytes"] + 1).to_bytes(4, "big") + big[9:])
-    assert "after the last section" in _rejected(big + b"\x00")
+    assert "after the last section" in _rejected(_with_checksum(big + b"\x00"))
+    assert "runs past the end" in _rejected(_with_checksum(big[:-1]))
     flipped = bytearray(big)
     flipped[20] ^= 1   # inside the header
     assert "checksum" in _rejected(bytes(flipped))
@@ -97,7 +103,7 @@ def test_a_corrupt_skipped_section_is_still_refused():
     start, end = table["srcmap"]
     bad = bytearray(data)
     bad[end - 1] ^= 0x01
-    assert "section srcmap" in _rejected(bytes(bad))
+    assert "checksum" in _rejected(bytes(bad))
 
 
 @pytest.mark.parametrize("model", sorted(SOURCES))

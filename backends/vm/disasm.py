@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import zlib
 
 from flowc.backends.vm import format as F
 from flowc.backends.vm import vm as V
@@ -104,12 +103,11 @@ def disassemble(data: bytes, source_root: str | None = None) -> str:
     lines = [
         f"flowc program, format version {data[4]}, scheduling model {model}",
         f"workflow: {_show(name)}",
-        f"size: {len(data)} bytes",
+        f"size: {len(data)} bytes, checksum crc32 0x{int.from_bytes(data[9:13], 'big'):08x}",
         f"sections ({len(table)}):",
     ]
     for sname, (start, end) in table.items():
-        crc = zlib.crc32(data[start:end]) & 0xFFFFFFFF
-        lines.append(f"  {sname:<8} {end - start:9,d} bytes at {start:#06x}  crc32 0x{crc:08x}")
+        lines.append(f"  {sname:<8} {end - start:9,d} bytes at {start:#06x}")
     body = {"sequential": _sequential, "kernel": _kernel, "dataflow": _dataflow}[model]
     return "\n".join(lines + [""] + body(program, sections, source_root)) + "\n"
 

@@ -84,10 +84,9 @@ def pack_container(model: str, name: str | None, sections: list[tuple[str, Any]]
     blobs = [(sname, msgpack.packb(value, use_bin_type=True)) for sname, value in sections]
     assert [s for s, _ in blobs if s in required] == list(required), "sections out of order or missing"
     assert all(s in required or s in optional for s, _ in blobs), "a section the model does not have"
-    table = [[sname, len(blob), zlib.crc32(blob) & 0xFFFFFFFF] for sname, blob in blobs]
-    header = msgpack.packb([model, name, table], use_bin_type=True)
-    return (MAGIC + bytes([FORMAT_VERSION]) + len(header).to_bytes(4, "big")
-            + (zlib.crc32(header) & 0xFFFFFFFF).to_bytes(4, "big") + header + b"".join(blob for _, blob in blobs))
+    header = msgpack.packb([model, name, [[sname, len(blob)] for sname, blob in blobs]], use_bin_type=True)
+    rest = header + b"".join(blob for _, blob in blobs)
+    return MAGIC + bytes([FORMAT_VERSION]) + len(header).to_bytes(4, "big") + zlib.crc32(rest).to_bytes(4, "big") + rest
 
 
 @attrs.frozen

@@ -1100,9 +1100,10 @@ def _check_const(v, depth):
 def open_container(data):
     """The header of a flowc program, checked: ``(model, name, table)``, the
     table mapping each section's name to ``(start, end)`` in data. Magic,
-    version, the header, the section table's bounds and every section's
-    checksum are checked here, once; a section is decoded only when it is
-    read (:func:`read_section`)."""
+    version, the checksum of everything after the fixed part (so no
+    corrupted byte loads, also in a section this loader skips), the header
+    and the section table's bounds are checked here, once; a section is
+    decoded only when it is read (:func:`read_section`)."""
     if not isinstance(data, (bytes, bytearray)):
         raise VerifyError("a flowc program must be bytes")
     n = len(data)
@@ -1118,10 +1119,9 @@ def open_container(data):
     if hlen > MAX_HEADER_BYTES or 13 + hlen > n:
         raise VerifyError("a header of %d bytes does not fit (limit %d, %d bytes left)"
                           % (hlen, MAX_HEADER_BYTES, n - 13))
-    raw = bytes(data[13:13 + hlen])
-    if _crc(raw) != _u32(data, 9):
-        raise VerifyError("checksum mismatch: the header is corrupt")
-    header = unpackb(raw)
+    if _crc(bytes(data[13:])) != _u32(data, 9):
+        raise VerifyError("checksum mismatch: the program is corrupt")
+    header = unpackb(bytes(data[13:13 + hlen]))
     if type(header) is not list or len(header) != 3:
         raise VerifyError("the header must be an array of 3: model, name, sections")
     model, name, rows = header
@@ -1135,20 +1135,16 @@ def open_container(data):
     table = {}
     pos = 13 + hlen
     for row in rows:
-        if type(row) is not list or len(row) != 3 or type(row[0]) is not str:
-            raise VerifyError("a section table row must be [name, length, crc32]")
+        if type(row) is not list or len(row) != 2 or type(row[0]) is not str:
+            raise VerifyError("a section table row must be [name, length]")
         sname = row[0]
         if sname in table:
             raise VerifyError("section %s appears twice" % _short(sname))
         if sname not in required and sname not in optional:
             raise VerifyError("a %s program has no section %s" % (model, _short(sname)))
         length = _int(row[1], "the length of section " + sname, 0, n)
-        crc = _int(row[2], "the checksum of section " + sname)
         if pos + length > n:
             raise VerifyError("section %s runs past the end of the program" % sname)
-        # every section's checksum, also of those this loader skips: no corruption loads
-        if _crc(bytes(data[pos:pos + length])) != crc:
-            raise VerifyError("checksum mismatch: section %s is corrupt" % sname)
         table[sname] = (pos, pos + length)
         pos += length
     if pos != n:
