@@ -99,8 +99,8 @@ def test_header_and_table_limits():
 
 def test_a_corrupt_skipped_section_is_still_refused():
     data = PROGRAMS["sequential"]
-    model, name, table = V.open_container(data)
-    start, end = table["srcmap"]
+    _model, _name, table = V.open_container(data)
+    _start, end = table["srcmap"]
     bad = bytearray(data)
     bad[end - 1] ^= 0x01
     assert "checksum" in _rejected(bytes(bad))

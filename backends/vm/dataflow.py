@@ -227,10 +227,10 @@ def load(data):
 
 
 def _load(data):
-    model, _name, table = _vm.open_container(data)
+    model, name, table = _vm.open_container(data)
     if model != "dataflow":
         raise DataflowError("a %s program: this loader runs dataflow programs" % model)
-    return load_dataflow(data, _name, table)
+    return load_dataflow(data, name, table)
 
 
 def load_dataflow(data, name, table):
