@@ -15,9 +15,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from flowc.backends.vm.vm import Program, VerifyError, VMError, run
-from flowc.backends.vm.vm import guarded as _guarded
-from flowc.backends.vm.vm import load_sequential as _load_sequential
-from flowc.backends.vm.vm import open_container as _open_container
 
 if TYPE_CHECKING:
     from flowc.ir.workflow import Workflow
@@ -49,16 +46,9 @@ def load(data: bytes):
     the container's header names the model, whose loader verifies its
     sections. Every program has ``run(inputs, host)``; anything wrong with
     the bytes is a :class:`VerifyError`."""
-    return _guarded(_load_any, data)
+    from flowc.backends.vm.loader import load as _load
 
-
-def _load_any(data: bytes):
-    from flowc.backends.vm import aevatar_vm, dataflow
-
-    model, name, table = _open_container(data)
-    loader = {"sequential": _load_sequential, "kernel": aevatar_vm.load_kernel,
-              "dataflow": dataflow.load_dataflow}[model]
-    return loader(data, name, table)
+    return _load(data)
 
 
 def disassemble(data: bytes, source_root: str | None = None) -> str:

@@ -21,6 +21,7 @@ import os
 
 from flowc.backends.vm import format as F
 from flowc.backends.vm import vm as V
+from flowc.backends.vm.loader import load
 from flowc.termtext import shown
 
 __all__ = ["decode_code", "disassemble"]
@@ -95,8 +96,6 @@ def _source_lines(name: str, source_root: str | None) -> list[str] | None:
 
 def disassemble(data: bytes, source_root: str | None = None) -> str:
     """The listing of a program; VerifyError when it does not load."""
-    from flowc.backends.vm import load
-
     program = load(data)  # raises VerifyError
     model, name, table = V.open_container(data)
     sections = {sname: V.read_section(data, table, sname) for sname in table}
