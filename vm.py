@@ -13,7 +13,7 @@ __all__ = ["MISSING", "Program", "VMError", "VerifyError", "load", "main", "run"
 
 
 def main(argv=None) -> int:
-    """Run any flowc program kind (WorkflowSkill bytecode, dataflow, aevatar)."""
+    """Run any flowc program (any scheduling model: sequential, kernel, dataflow)."""
     return _main(argv, loader=load)
 
 if __name__ == "__main__":

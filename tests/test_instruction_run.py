@@ -17,8 +17,11 @@ from flowc.backends.python.rt_dag import jitter_factor, schema_errors
 from flowc.backends.vm import compile_workflow as compile_bytecode
 from flowc.backends.vm import dataflow
 from flowc.backends.vm import load as load_program
+from flowc.backends.vm import VerifyError
 from flowc.backends.vm.cel_vm import CelVMError
 from flowc.host import ScriptedHost, ToolError
+
+from tests.program_bytes import open_program
 
 DATA = Path(__file__).resolve().parent / "data" / "instruction"
 BACKENDS = ("python", "vm")
@@ -420,12 +423,13 @@ def test_a_timeout_routes_to_on_timeout():
 def test_dataflow_programs_are_verified():
     wf = driver.compile_file(str(DATA / "03-agentd-e2e-control-flow.yaml")).workflow
     data = compile_bytecode(wf)
-    assert dataflow.is_dataflow(data)
-    with pytest.raises(CelVMError):
+    assert open_program(data)[0] == "dataflow"
+    assert isinstance(load_program(data), dataflow.Program)
+    with pytest.raises(VerifyError):
         load_program(data[: len(data) // 2])
     flipped = bytearray(data)
     flipped[len(flipped) // 2] ^= 0x01
-    with pytest.raises(CelVMError):
+    with pytest.raises(VerifyError):
         load_program(bytes(flipped))
 
 
@@ -542,7 +546,7 @@ def test_flowc_disasm_lists_a_dataflow_program(tmp_path, capsys):
                      "-o", str(program)]) == 0
     assert cli.main(["disasm", str(program)]) == 0
     text = capsys.readouterr().out
-    assert text.startswith("flowc dataflow program, format 1, workflow 'pipe'")
+    assert text.startswith('flowc program, format version 1, scheduling model dataflow\nworkflow: "pipe"\n')
     assert "route: switch (switch) after race" in text and "case '$default' -> took_default" in text
     assert "region c (sinks: z2)" in text and "JUMP_FALSE_KEEP" not in text.split("expressions:")[0]
 

@@ -51,12 +51,22 @@ _MICRO = sys.implementation.name == "micropython"
 # Objects must keep insertion order (JSON key order, "the first array input").
 _Obj = _OrderedDict if _MICRO else dict
 
-MAGIC = b"WFBC"
-FORMAT_VERSION = 2
-SUPPORTED_VERSIONS = (2,)
+# The container (docs/bytecode.md section 1): must equal flowc.backends.vm.format's (a test checks).
+MAGIC = b"FLWC"
+FORMAT_VERSION = 1
+SUPPORTED_VERSIONS = (1,)
+MODELS = ("sequential", "kernel", "dataflow")
+# model -> (sections it must hold, sections it may hold)
+MODEL_SECTIONS = {
+    "sequential": (("consts", "names", "plan", "retries", "regions", "code"), ("srcmap",)),
+    "kernel": (("consts", "names", "plan", "code"), ()),
+    "dataflow": (("consts", "names", "keys", "exprs", "plan", "code"), ()),
+}
 BRANCH_TARGET = 1
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_HEADER_BYTES = 65536
+MAX_SECTIONS = 16
 MAX_NESTING = 100
 MAX_STACK = 131072  # >= MAX_EXPR_DEPTH * (2 * MAX_EXPR_ITEMS + 1) of ir/limits.py (a test checks)
 MAX_CALL_DEPTH = 256
@@ -1087,31 +1097,99 @@ def _check_const(v, depth):
     raise VerifyError("a constant is of an unsupported type (%s)" % type(v).__name__)
 
 
-def split_file(data):
-    """The (version, body bytes) of a bytecode file, checked: magic, known
-    version, checksum."""
+def open_container(data):
+    """The header of a flowc program, checked: ``(model, name, table)``, the
+    table mapping each section's name to ``(start, end)`` in data. Magic,
+    version, the checksum of everything after the fixed part (so no
+    corrupted byte loads, also in a section this loader skips), the header
+    and the section table's bounds are checked here, once; a section is
+    decoded only when it is read (:func:`read_section`)."""
     if not isinstance(data, (bytes, bytearray)):
-        raise VerifyError("bytecode must be bytes")
-    if len(data) > MAX_FILE_BYTES:
-        raise VerifyError("bytecode of %d bytes exceeds the limit of %d" % (len(data), MAX_FILE_BYTES))
-    if len(data) < 7 or bytes(data[0:3]) != b"\x94\xc4\x04" or bytes(data[3:7]) != MAGIC:
-        raise VerifyError("not flowc bytecode (bad magic)")
-    top = unpackb(bytes(data))
-    if type(top) is not list or len(top) != 4:
-        raise VerifyError("the file must be an array of 4: magic, version, checksum, body")
-    version = top[1]
-    if type(version) is not int:
-        raise VerifyError("the format version must be an integer")
+        raise VerifyError("a flowc program must be bytes")
+    n = len(data)
+    if n > MAX_FILE_BYTES:
+        raise VerifyError("a program of %d bytes exceeds the limit of %d" % (n, MAX_FILE_BYTES))
+    if n < 13 or bytes(data[0:4]) != MAGIC:
+        raise VerifyError("not a flowc program (bad magic)")
+    version = data[4]
     if version not in SUPPORTED_VERSIONS:
-        raise VerifyError("unsupported bytecode format version %d (this VM runs %s)"
+        raise VerifyError("unsupported format version %d (this VM runs %s)"
                           % (version, ", ".join([str(v) for v in SUPPORTED_VERSIONS])))
-    checksum = top[2]
-    body = top[3]
-    if type(body) is not bytes:
-        raise VerifyError("the body must be msgpack bin")
-    if type(checksum) is not int or checksum != _crc(body):
-        raise VerifyError("checksum mismatch: the body is corrupt")
-    return version, body
+    hlen = _u32(data, 5)
+    if hlen > MAX_HEADER_BYTES or 13 + hlen > n:
+        raise VerifyError("a header of %d bytes does not fit (limit %d, %d bytes left)"
+                          % (hlen, MAX_HEADER_BYTES, n - 13))
+    if _crc(bytes(data[13:])) != _u32(data, 9):
+        raise VerifyError("checksum mismatch: the program is corrupt")
+    header = unpackb(bytes(data[13:13 + hlen]))
+    if type(header) is not list or len(header) != 3:
+        raise VerifyError("the header must be an array of 3: model, name, sections")
+    model, name, rows = header
+    if type(model) is not str or model not in MODELS:
+        raise VerifyError("unknown scheduling model %s (known: %s)" % (_short(model), ", ".join(MODELS)))
+    if name is not None and type(name) is not str:
+        raise VerifyError("the program name must be a string or nil")
+    if type(rows) is not list or len(rows) > MAX_SECTIONS:
+        raise VerifyError("the section table must be an array of at most %d rows" % MAX_SECTIONS)
+    required, optional = MODEL_SECTIONS[model]
+    table = {}
+    pos = 13 + hlen
+    for row in rows:
+        if type(row) is not list or len(row) != 2 or type(row[0]) is not str:
+            raise VerifyError("a section table row must be [name, length]")
+        sname = row[0]
+        if sname in table:
+            raise VerifyError("section %s appears twice" % _short(sname))
+        if sname not in required and sname not in optional:
+            raise VerifyError("a %s program has no section %s" % (model, _short(sname)))
+        length = _int(row[1], "the length of section " + sname, 0, n)
+        if pos + length > n:
+            raise VerifyError("section %s runs past the end of the program" % sname)
+        table[sname] = (pos, pos + length)
+        pos += length
+    if pos != n:
+        raise VerifyError("%d bytes after the last section" % (n - pos))
+    for sname in required:
+        if sname not in table:
+            raise VerifyError("a %s program needs a section %s" % (model, sname))
+    return model, name, table
+
+
+def _u32(data, at):
+    return (data[at] << 24) | (data[at + 1] << 16) | (data[at + 2] << 8) | data[at + 3]
+
+
+def read_section(data, table, name):
+    """Section ``name`` of an opened container, decoded (one msgpack
+    document); None when the program has no such section."""
+    where = table.get(name)
+    if where is None:
+        return None
+    return unpackb(bytes(data[where[0]:where[1]]))
+
+
+def guarded(fn, *args):
+    """fn(*args), every failure a VerifyError: a loader bug or an exhausted
+    interpreter must not escape as anything else. The cyclic collector is
+    paused meanwhile (loading allocates many small acyclic objects)."""
+    paused = _gc is not None and _gc.isenabled()
+    if paused:
+        _gc.disable()
+    try:
+        return fn(*args)
+    except VerifyError:
+        raise
+    except VMError as exc:
+        raise VerifyError(str(exc))
+    except _RecursionError:
+        raise VerifyError("the program nests too deeply")
+    except MemoryError:
+        raise VerifyError("the program is too large to load")
+    except Exception as exc:  # noqa: BLE001 - a decoder bug must not escape as anything else
+        raise VerifyError("malformed program: " + type(exc).__name__ + ": " + str(exc))
+    finally:
+        if paused:
+            _gc.enable()
 
 
 try:
@@ -1121,27 +1199,27 @@ except NameError:  # pragma: no cover - MicroPython
 
 
 def load(data):
-    """Decode and verify bytecode; return a :class:`Program` or raise VerifyError."""
-    # The pass allocates a tuple per instruction and no cycles: pausing the
-    # cyclic collector saves a third of the time.
-    paused = _gc is not None and _gc.isenabled()
-    if paused:
-        _gc.disable()
-    try:
-        body = split_file(data)[1]
-        sections = unpackb(body)
-        return _verify(sections)
-    except VMError:
-        raise
-    except _RecursionError:
-        raise VerifyError("bytecode nests too deeply")
-    except MemoryError:
-        raise VerifyError("bytecode too large to load")
-    except Exception as exc:  # noqa: BLE001 - a decoder bug must not escape as anything else
-        raise VerifyError("malformed bytecode: " + type(exc).__name__ + ": " + str(exc))
-    finally:
-        if paused:
-            _gc.enable()
+    """Decode and verify a sequential program; return a :class:`Program` or
+    raise VerifyError. (flowc.backends.vm.load runs every model.)"""
+    return guarded(_load, data)
+
+
+def _load(data):
+    model, name, table = open_container(data)
+    if model != "sequential":
+        raise VerifyError("a %s program: this loader runs sequential programs" % model)
+    return load_sequential(data, name, table)
+
+
+def load_sequential(data, name, table):
+    """A :class:`Program` of an opened container (:func:`open_container`).
+    The source map is not read: the VM has no use for it."""
+    plan = read_section(data, table, "plan")
+    if type(plan) is not list or len(plan) != 2:
+        raise VerifyError("section plan must be [steps, finish]")
+    return _verify([name, read_section(data, table, "consts"), read_section(data, table, "names"), plan[0],
+                    read_section(data, table, "retries"), read_section(data, table, "regions"), plan[1],
+                    read_section(data, table, "code"), None])
 
 
 def _read_varint(code, p, end):
