@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from flowc.backends.vm.vm import Program, VerifyError, VMError, run
-from flowc.backends.vm.vm import load as _load_bytecode
 
 if TYPE_CHECKING:
     from flowc.ir.workflow import Workflow
@@ -45,13 +44,9 @@ def load(data: bytes):
     """Verify and load a program: WorkflowSkill bytecode, a dataflow
     program (instruction dialect) or an aevatar program; all have
     ``run(inputs, host)``."""
-    from flowc.backends.vm import aevatar_vm, dataflow
+    from flowc.backends.vm.device import load as load_any
 
-    if dataflow.is_dataflow(data):
-        return dataflow.load(data)
-    if aevatar_vm.is_aevatar(data):
-        return aevatar_vm.load(data)
-    return _load_bytecode(data)
+    return load_any(data)
 
 
 def disassemble(data: bytes, source_root: str | None = None) -> str:
