@@ -234,3 +234,25 @@ def test_a_bundle_of_one_dialect_runs_that_dialect(dialect, tmp_path):
     for name, data, inputs, script in jobs:
         got = bundled.load(data).run(inputs, ScriptedHost(script))
         assert rt_cel.to_json(got) == rt_cel.to_json(load(data).run(inputs, ScriptedHost(script))), name
+
+
+def test_a_name_reexported_through_another_module_is_followed(tmp_path, monkeypatch):
+    package = tmp_path / "flowc"
+    (package / "dev").mkdir(parents=True)
+    (package / "dev" / "entry.py").write_text(
+        "try:\n    from flowc.dev import a as _a\nexcept ImportError:\n    import a as _a\n\n"
+        "def load(data):\n    return _a.deep(data)\n", encoding="utf-8")
+    (package / "dev" / "a.py").write_text(
+        "try:\n    from flowc.dev.b import deep\nexcept ImportError:\n    from b import deep\n", encoding="utf-8")
+    (package / "dev" / "b.py").write_text("def deep(x):\n    return [x]\n", encoding="utf-8")
+    monkeypatch.setattr(B, "PACKAGE_ROOT", package)
+    built = B.build_bundle("flowc.dev.entry")
+    assert built.modules == ["flowc.dev.b", "flowc.dev.a", "flowc.dev.entry"]
+    namespace: dict = {}
+    exec(compile(built.text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
+    assert namespace["load"](1) == [1]
+    (package / "dev" / "entry.py").write_text(
+        "try:\n    from flowc.dev import a as _a\nexcept ImportError:\n    import a as _a\n\n"
+        "def load(data):\n    return _a.missing(data)\n", encoding="utf-8")
+    with pytest.raises(B.BundleError, match="flowc.dev.a has no top-level name missing"):
+        B.build_bundle("flowc.dev.entry")

@@ -332,17 +332,29 @@ class _Rewriter(ast.NodeTransformer):
     """Rewrites one module for the flat namespace: global names to their
     flat names, module aliases' attributes to the names they stand for."""
 
-    def __init__(self, mod: Module, flat: dict[tuple[str, str], str]):
-        self.mod, self.flat = mod, flat
+    def __init__(self, mod: Module, flat: dict[tuple[str, str], str], modules: dict[str, Module]):
+        self.mod, self.flat, self.modules = mod, flat, modules
         self.scope = Scope("module", None, set(), set(), set())
 
     def resolve(self, name: str) -> str | None:
         """The flat name of global ``name`` of this module, None for a builtin."""
         if name in self.mod.imported:
-            return self.flat[self.mod.imported[name]]
+            return self.lookup(self.mod.imported[name])
         if name in self.mod.bindings:
             return self.flat[(self.mod.name, name)]
         return None
+
+    def lookup(self, key: tuple[str, str]) -> str:
+        """The flat name of top-level name ``key[1]`` of module ``key[0]``,
+        following a name that module itself imported from another."""
+        seen = set()
+        while key not in self.flat:
+            source = self.modules[key[0]].imported.get(key[1])
+            if source is None or key in seen:
+                raise BundleError(f"{self.mod.name}: {key[0]} has no top-level name {key[1]}")
+            seen.add(key)
+            key = source
+        return self.flat[key]
 
     def _where(self, node: ast.AST) -> str:
         return f"{self.mod.name}:{getattr(node, 'lineno', '?')}"
@@ -366,10 +378,7 @@ class _Rewriter(ast.NodeTransformer):
             if not isinstance(node.ctx, ast.Load):
                 raise BundleError(f"{self._where(node)}: assigns {value.id}.{node.attr} (another module's global)")
             target = self.mod.aliases[value.id]
-            key = (target, node.attr)
-            if key not in self.flat:
-                raise BundleError(f"{self._where(node)}: {target} has no top-level name {node.attr}")
-            return ast.copy_location(ast.Name(self.flat[key], ast.Load()), node)
+            return ast.copy_location(ast.Name(self.lookup((target, node.attr)), ast.Load()), node)
         return self.generic_visit(node)
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> ast.AST:
@@ -645,10 +654,7 @@ def build_bundle(entry: str = ENTRY) -> Bundle:
             raise BundleError(f"{mod.name} imports __future__: not a device module")
         mod.bindings = _top_level_bindings(mod)
     flat = _flat_names(modules, entry)
-    for mod in modules:
-        for key in mod.imported.values():
-            if key not in flat:
-                raise BundleError(f"{mod.name}: imports {key[1]} from {key[0]}, which does not bind it at top level")
+    by_name = {m.name: m for m in modules}
     texts: list[str] = []
     for _ in range(3):   # renaming a builtin shadow may reveal no new one; two passes settle it
         texts = []
@@ -656,7 +662,7 @@ def build_bundle(entry: str = ENTRY) -> Bundle:
             tree = ast.parse(mod.path.read_text(encoding="utf-8"), str(mod.path))
             _strip_docstring(tree)
             mod.free = set()
-            rewriter = _Rewriter(mod, flat)
+            rewriter = _Rewriter(mod, flat, by_name)
             tree.body = rewriter._visit_body(tree.body)
             texts.append(ast.unparse(ast.fix_missing_locations(tree)))
         if not _rename_builtin_shadows(modules, flat):
