@@ -23,7 +23,11 @@ def main(argv=None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     if args and args[0] == "--bundle":
         return _write_bundle(args[1:])
-    return _main(args, loader=load)
+    status = _main(args, loader=load)
+    if "-h" in args or "--help" in args:
+        sys.stdout.write("\nor: " + _BUNDLE_USAGE.removeprefix("usage: ")
+                         + "    write flowc_vm.py, the VM as one file for a device (docs/embedding.md)\n")
+    return status
 
 
 _BUNDLE_USAGE = "usage: python -m flowc.vm --bundle DIR [--dialect workflowskill|aevatar|instruction]\n"
