@@ -127,3 +127,30 @@ def test_vm_module_is_standalone():
     # only the command line (main) reads its files and host script with flowc.host
     assert imports == ["from flowc.host import load_host_script, load_inputs_file, parse_budget, run_and_print"], \
         imports
+
+
+def test_loading_on_micropython_leaves_the_collector_on(monkeypatch):
+    """On CPython load() pauses the cyclic collector (a third of the time);
+    MicroPython has one collector, the one that frees memory: paused there,
+    a load on a small heap fails with earlier runs' garbage still in it (the
+    smallest heap for six WorkflowSkill runs was twice that of one)."""
+    calls = []
+
+    class Collector:
+        def isenabled(self):
+            return True
+
+        def disable(self):
+            calls.append("disable")
+
+        def enable(self):
+            calls.append("enable")
+
+    data = corpus_programs()[0][1]
+    monkeypatch.setattr(vm_module, "_gc", Collector())
+    vm_module.load(data)
+    assert calls == ["disable", "enable"]
+    calls.clear()
+    monkeypatch.setattr(vm_module, "_MICRO", True)
+    vm_module.load(data)
+    assert calls == []

@@ -1122,9 +1122,11 @@ except NameError:  # pragma: no cover - MicroPython
 
 def load(data):
     """Decode and verify bytecode; return a :class:`Program` or raise VerifyError."""
-    # The pass allocates a tuple per instruction and no cycles: pausing the
-    # cyclic collector saves a third of the time.
-    paused = _gc is not None and _gc.isenabled()
+    # The pass allocates a tuple per instruction and no cycles: pausing
+    # CPython's cyclic collector saves a third of the time. MicroPython has
+    # one collector, the only one that frees memory: paused, a load on a
+    # small heap fails with garbage of earlier runs still in it.
+    paused = not _MICRO and _gc is not None and _gc.isenabled()
     if paused:
         _gc.disable()
     try:
