@@ -473,15 +473,14 @@ MP_PACKAGE = MP_DIR / "node_modules" / "@micropython" / "micropython-webassembly
 
 
 def test_dataflow_programs_run_on_micropython(tmp_path):
-    """rt_cel, rt_dag, the CEL machine and the dataflow loader, copied
-    unmodified into MicroPython (WebAssembly port under node), give the same
-    records as CPython. Missing node or `npm ci` is a failure, as for the
-    WorkflowSkill VM."""
+    """The VM bundle (rt_cel, rt_dag, the CEL machine, the dataflow loader
+    and the kernel in one file) on MicroPython (WebAssembly port under node)
+    gives the same records as CPython. Missing node or `npm ci` is a
+    failure, as for the WorkflowSkill VM."""
     import shutil
 
     import msgpack
-    from flowc.backends.python import rt_cel, rt_dag, rt_regex
-    from flowc.backends.vm import cel_vm, vm
+    from flowc.backends.vm.bundle import write_bundle
 
     node = shutil.which("node")
     assert node, "node is not installed: the MicroPython test needs node (v18+)"
@@ -504,10 +503,8 @@ def test_dataflow_programs_run_on_micropython(tmp_path):
     jobs.append(["overflow", compile_bytecode(failing), {}, {}, None, None])
     jobs_file = tmp_path / "jobs.bin"
     jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
-    from flowc.runtime import dag, drivers, kernel
-
-    modules = [rt_cel.__file__, rt_regex.__file__, rt_dag.__file__, vm.__file__, cel_vm.__file__, dataflow.__file__,
-               kernel.__file__, dag.__file__, drivers.__file__]
+    bundle, _ = write_bundle(tmp_path)
+    modules = [str(bundle)]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(MP_DIR / "mp_dataflow.py"),
                            str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=600, cwd=MP_DIR)

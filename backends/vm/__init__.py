@@ -50,9 +50,9 @@ def load(data: bytes):
     the container's header names the model, whose loader verifies its
     sections. Every program has ``run(inputs, host)``; anything wrong with
     the bytes is a :class:`VerifyError`."""
-    from flowc.backends.vm.loader import load as _load
+    from flowc.backends.vm.device import load as load_any
 
-    return _load(data)
+    return load_any(data)
 
 
 def disassemble(data: bytes, source_root: str | None = None) -> str:

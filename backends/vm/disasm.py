@@ -21,7 +21,7 @@ import os
 
 from flowc.backends.vm import format as F
 from flowc.backends.vm import vm as V
-from flowc.backends.vm.loader import load
+from flowc.backends.vm.device import load
 from flowc.termtext import shown
 
 __all__ = ["decode_code", "disassemble"]

@@ -2,8 +2,8 @@
 //
 //   node run_vm.mjs VM_PY HOST_PY JOBS_BIN
 //
-// VM_PY is backends/vm/vm.py, copied unmodified into MicroPython's file
-// system; HOST_PY is mp_host.py (a scripted host for MicroPython); JOBS_BIN
+// VM_PY is the VM bundle (python -m flowc.vm --bundle DIR), written as
+// /flowc_vm.py into MicroPython's file system; HOST_PY is mp_host.py (a scripted host for MicroPython); JOBS_BIN
 // is a msgpack array of [name, bytecode, inputs, host script] jobs. Prints
 // one JSON line per job: {"name": ..., "record": ...} or {"name": ..., "error": ...}.
 import fs from "node:fs";
