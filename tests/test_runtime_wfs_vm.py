@@ -29,6 +29,9 @@ from flowc.backends.vm import compile_workflow, load
 from flowc.host import ScriptedHost, ToolError
 from flowc.runtime import drivers
 from flowc.runtime.kernel import Result
+from flowc.testing import strategies as wst
+from flowc.testing.properties import vm_unsupported
+from hypothesis import HealthCheck, assume, given, settings
 
 TESTS = Path(__file__).resolve().parent
 WFS_DIR = TESTS / "data" / "workflowskill"
@@ -212,6 +215,23 @@ def test_every_recorded_case_on_a_virtual_clock_gives_the_python_backends_record
     got = program.run_virtual(case["inputs"], Timed(case["host"]))
     assert dumps(got) == dumps(module.run_virtual(case["inputs"], Timed(case["host"])))
     assert got["steps"][0].get("start_ms") == 0
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(wst.runnable_workflows("workflowskill"))
+def test_generated_workflows_on_a_virtual_clock_agree_with_the_python_backend(case):
+    """Every step kind, each with delays, retries, error policies, guards,
+    branches, tool errors and host failures (flowc.testing.strategies)."""
+    wf = case.workflow()
+    assume(vm_unsupported(wf) is None)
+    program, module = load(compile_workflow(wf)), load_module(python_compile(wf))
+    got = program.run_virtual(case.inputs, Timed(case.host_script))
+    assert dumps(got) == dumps(module.run_virtual(case.inputs, Timed(case.host_script))), case.text
+    for step in got["steps"]:
+        step.pop("start_ms", None)
+        step.pop("end_ms", None)
+    # a virtual clock changes the times only: the rest is the sync record
+    assert dumps(got) == dumps(program.run(case.inputs, ScriptedHost(case.host_script))), case.text
 
 
 # ------------------------------------------------------------------ asyncio
