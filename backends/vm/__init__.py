@@ -5,9 +5,10 @@ container (see docs/bytecode.md); ``load(data)`` verifies them and returns
 a program whose ``run(inputs, host)`` gives the same run record as the
 Python backend.
 
-The VM (:mod:`flowc.backends.vm.vm`) is one standalone module: standard
-library only, MicroPython-compatible. Importing this package loads the VM
-only; the assembler (IR, msgpack) loads when something is compiled.
+The VM (:mod:`flowc.backends.vm.vm`) is one module on the sans-I/O kernel
+(flowc.runtime.kernel and drivers): standard library only,
+MicroPython-compatible. Importing this package loads the VM only; the
+assembler (IR, msgpack) loads when something is compiled.
 """
 
 from __future__ import annotations

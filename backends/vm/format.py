@@ -1,8 +1,8 @@
 """The bytecode format as data: the opcode table, the file layout and limits.
 
 The assembler, the disassembler, the docs (docs/bytecode.md) and the tests
-read this module. The VM (:mod:`flowc.backends.vm.vm`) is standalone and
-keeps its own copy of the numbers; ``tests/test_vm_format.py`` checks that
+read this module. The VM (:mod:`flowc.backends.vm.vm`) imports nothing of
+flowc but the kernel and keeps its own copy of the numbers; ``tests/test_vm_format.py`` checks that
 the two agree.
 
 Operand kinds (each operand is one unsigned LEB128 varint in the code):
