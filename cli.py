@@ -113,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-instructions", metavar="N", type=_budget,
                      help="fuel, --backend vm only: fail the run after N VM instructions "
                           "(default: 200,000,000)")
+    run.add_argument("--trace", metavar="FILE", help="write the run's events (steps, host calls) to FILE, "
+                     "one JSON object a line (docs/hosts-providers.md)")
+    run.add_argument("--trace-values", action="store_true", help="with --trace: also the calls' arguments "
+                     "and results (cut short; credentials redacted)")
     run.set_defaults(func=cmd_run)
 
     dis = sub.add_parser("disasm", help="list bytecode: constants, names, steps and code with source lines")
@@ -469,8 +473,39 @@ def cmd_run(args) -> int:
     except _vm_errors(vm is not None) as exc:
         _error(args.path, exc)
         return EXIT_FINDINGS
-    return run_and_print(lambda: program.run(inputs, host, **budgets), ("success", "completed"),
-                         "flowc: error: ", show=None if args.json else _print_record)
+    tracer = _open_trace(args)
+    if tracer is False:
+        return EXIT_USAGE
+    ran = {}
+
+    def start():
+        ran["record"] = program.run(inputs, tracer.wrap(host) if tracer else host, **budgets)
+        return ran["record"]
+    try:
+        return run_and_print(start, ("success", "completed"), "flowc: error: ",
+                             show=None if args.json else _print_record)
+    finally:
+        if tracer:
+            tracer.end_run(ran.get("record"))  # a run off the kernel's drivers, or one that crashed
+            tracer.sink.close()
+
+
+def _open_trace(args):
+    """The run's tracer (None without --trace; False when FILE can't be written: reported)."""
+    if not args.trace:
+        if args.trace_values:
+            print("flowc: error: --trace-values needs --trace FILE", file=sys.stderr)
+            return False
+        return None
+    from flowc.hosts.trace import open_trace
+    from flowc.termtext import shown
+
+    try:
+        return open_trace(args.trace, values=args.trace_values, workflow=os.path.basename(args.path))
+    except OSError as exc:
+        print(shown(f"flowc: error: cannot write the trace file {args.trace}: {exc.strerror or exc}"),
+              file=sys.stderr)
+        return False
 
 
 def main(argv: list[str] | None = None) -> int:
