@@ -246,7 +246,8 @@ def _request_args(args: dict) -> dict:
     if "url" in args or not isinstance(params, dict):
         return args
     out = dict(params)
-    if "body" not in out and args.get("input"):
+    method = str(out.get("method") or "GET").upper()
+    if "body" not in out and args.get("input") and method not in ("GET", "HEAD"):
         out["body"] = args["input"]
     if isinstance(out.get("headers"), str) and out["headers"].strip():
         try:
