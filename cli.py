@@ -476,17 +476,18 @@ def cmd_run(args) -> int:
     tracer = _open_trace(args)
     if tracer is False:
         return EXIT_USAGE
+    traced = tracer.wrap(host) if tracer else None
     ran = {}
 
     def start():
-        ran["record"] = program.run(inputs, tracer.wrap(host) if tracer else host, **budgets)
+        ran["record"] = program.run(inputs, traced or host, **budgets)
         return ran["record"]
     try:
         return run_and_print(start, ("success", "completed"), "flowc: error: ",
                              show=None if args.json else _print_record)
     finally:
         if tracer:
-            tracer.end_run(ran.get("record"))  # a run off the kernel's drivers, or one that crashed
+            traced.finish(ran.get("record"))  # a run off the kernel's drivers, or one that crashed
             tracer.sink.close()
 
 

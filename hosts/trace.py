@@ -23,7 +23,8 @@ variable whose name says it holds a secret (``*_API_KEY``, ``*TOKEN*``,
 ``*SECRET*``, ``*PASSWORD*``) is removed from every line.
 
 A run that does not go through the kernel's drivers (the WorkflowSkill VM)
-still gets its host calls traced by the wrapped host itself.
+still gets its host calls traced by the wrapped host itself
+(:class:`ObservedHost`, which also carries other observers).
 """
 
 from __future__ import annotations
@@ -52,6 +53,13 @@ def environment_secrets() -> list[str]:
     """Values of the environment variables whose names say they are secrets."""
     return sorted({v for k, v in os.environ.items() if _SECRET_ENV.search(k) and len(v) >= 8},
                   key=len, reverse=True)
+
+
+def scrubbed(text: str, secrets: list[str]) -> str:
+    """``text`` without any of ``secrets`` (also as JSON escapes them)."""
+    for secret in secrets:
+        text = text.replace(secret, REDACTED).replace(json.dumps(secret)[1:-1], REDACTED)
+    return text
 
 
 def redacted(value: Any, max_chars: int, depth: int = 0) -> Any:
@@ -92,13 +100,11 @@ class Tracer:
         self.workflow = workflow
         self.clock = clock
         self.secrets = environment_secrets()
-        self.driven = False       # a kernel driver reports this run's calls
         self.run_id: str | None = None
         self._began = 0.0
         self._steps: dict[str, list[float]] = {}        # step -> start times (a step may run again)
         self._open: list[str] = []                       # steps started and not ended, in order
         self._requests: dict[int, tuple[Any, Any, float | None]] = {}  # id -> (request, step, started)
-        self._host_calls = 0
 
     # ------------------------------------------------------------ the drivers' observer
     def __call__(self, event: tuple) -> None:
@@ -108,7 +114,6 @@ class Tracer:
             handler(*event[1:])
 
     def _on_run_start(self, run: Any) -> None:
-        self.driven = True
         self.start_run()
 
     def _on_issue(self, req: Any, step: Any) -> None:
@@ -198,7 +203,6 @@ class Tracer:
             fields["error"] = redacted(error, self.max_chars)
         self.write("run_end", **fields)
         self.run_id = None
-        self.driven = False
 
     # ------------------------------------------------------------ writing
     def _since(self, started: float | None) -> float | None:
@@ -207,41 +211,59 @@ class Tracer:
     def write(self, event: str, **fields: Any) -> None:
         line = {"event": event, "run": self.run_id, "t_ms": self._since(self._began)}
         line.update(fields)
-        text = json.dumps(line, ensure_ascii=False, default=repr)
-        for secret in self.secrets:
-            text = text.replace(secret, REDACTED).replace(json.dumps(secret)[1:-1], REDACTED)
+        text = scrubbed(json.dumps(line, ensure_ascii=False, default=repr), self.secrets)
         self.sink.write(text + "\n")
         self.sink.flush()
 
     # ------------------------------------------------------------ hosts
-    def wrap(self, host: Any) -> TracedHost:
-        return TracedHost(host, self)
+    def wrap(self, host: Any) -> ObservedHost:
+        """``host`` with this tracer watching its runs."""
+        return ObservedHost(host, self)
 
 
-class TracedHost:
-    """``host`` with the tracer as its ``observer``. Calls a driver reports
-    pass straight through; others (a run off the kernel) are traced here."""
+class ObservedHost:
+    """``host`` whose runs are told to ``observers`` (a :class:`Tracer`, an
+    OpenTelemetry exporter ...): the drivers find :meth:`observer` on it.
+    Calls a driver reports pass straight through; the calls of a run off
+    the kernel are reported here, and :meth:`finish` ends such a run."""
 
-    def __init__(self, host: Any, tracer: Tracer) -> None:
+    def __init__(self, host: Any, *observers: Any) -> None:
         self.host = host
-        self.observer = tracer
+        self.observers = observers
+        self.driven = False   # a kernel driver reports this run
+        self.open = False     # a run_start was told and no run_end yet
+        self._calls = 0
+
+    def observer(self, event: tuple) -> None:
+        if event[0] == "run_start":
+            self.driven = self.open = True
+        elif event[0] == "run_end":
+            self.driven = self.open = False
+        for observe in self.observers:
+            observe(event)
+
+    def finish(self, record: dict | None) -> None:
+        """End a run no driver ended (one off the kernel, or one that crashed)."""
+        if self.open:
+            self.observer(("run_end", record))
 
     def call(self, capability: str, name: str, args: dict) -> Any:
-        tracer = self.observer
-        if tracer.driven:
+        if self.driven:
             return self.host.call(capability, name, args)
-        tracer.start_run()
-        tracer._host_calls += 1
-        req = _HostCall(tracer._host_calls, capability, name, args)
-        tracer(("start", req))
+        if not self.open:
+            self.observer(("run_start", None))
+            self.driven = False
+        self._calls += 1
+        req = _HostCall(self._calls, capability, name, args)
+        self.observer(("start", req))
         try:
             value = self.host.call(capability, name, args)
         except Exception as exc:
-            tracer(("answer", req.id, _Answer.of(exc)))
+            self.observer(("answer", req.id, _Answer.of(exc)))
             raise
         if inspect.isawaitable(value):
             return self._finish_async(req, value)
-        tracer(("answer", req.id, _Answer("result", value=value)))
+        self.observer(("answer", req.id, _Answer("result", value=value)))
         return value
 
     async def _finish_async(self, req: _HostCall, pending: Any) -> Any:

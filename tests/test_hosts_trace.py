@@ -199,3 +199,48 @@ def test_scripted_host_log_is_reachable_through_the_wrapper(tmp_path):
         traced = Tracer(sink).wrap(host)
         assert traced.call("tool", "x", {}) == 1
         assert traced.calls == host.calls
+
+
+# ------------------------------------------------------------------ OpenTelemetry
+def test_otel_spans_per_run_step_and_call(tmp_path, monkeypatch):
+    from flowc.hosts.otel import OtelObserver
+    from flowc.hosts.trace import ObservedHost
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    monkeypatch.setenv("FLOWC_TEST_OTEL_TOKEN", "otel-secret-0123456789")
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    result = driver.compile_text(RACE, "race.yaml", "instruction")
+    module = load_module(compile_workflow(result.workflow))
+
+    class Failing(AsyncHost):
+        async def call(self, capability, name, args):
+            if name == "quick":
+                raise ToolError("quick failed: otel-secret-0123456789")
+            if name == "lazy":
+                return {"name": name}
+            return await super().call(capability, name, args)
+
+    observer = OtelObserver(provider.get_tracer("test"), workflow="race.yaml")
+    with (tmp_path / "t.jsonl").open("w") as sink:
+        host = ObservedHost(Failing(), observer, Tracer(sink))
+        record = asyncio.run(module.run_async({}, host))
+    assert record["status"] == "completed"  # the race's other branch won
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    run = spans["flowc.run"]
+    assert run.attributes["flowc.workflow"] == "race.yaml" and run.parent is None
+    for step in ("start", "fetch_a", "fetch_b", "pick", "done"):
+        assert spans[f"flowc.step {step}"].parent.span_id == run.context.span_id
+    fetch = [s for s in exporter.get_finished_spans() if s.name == "flowc.call tool:slow"]
+    assert len(fetch) == 2 and {s.parent.span_id for s in fetch} == {
+        spans["flowc.step fetch_a"].context.span_id, spans["flowc.step fetch_b"].context.span_id}
+    quick = spans["flowc.call tool:quick"]
+    assert quick.status.status_code.name == "ERROR" and quick.attributes["flowc.status"] == "error"
+    assert "otel-secret" not in quick.status.description and "[redacted]" in quick.status.description
+    lazy = spans["flowc.call tool:lazy"]
+    assert lazy.attributes["flowc.status"] == "ok" and lazy.end_time >= lazy.start_time
+    # the same run's trace file, written by the second observer
+    assert_well_formed(events(tmp_path / "t.jsonl"))
