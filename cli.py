@@ -117,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "one JSON object a line (docs/hosts-providers.md)")
     run.add_argument("--trace-values", action="store_true", help="with --trace: also the calls' arguments "
                      "and results (cut short; credentials redacted)")
+    run.add_argument("--progress", action="store_true",
+                     help="show the steps and host calls live while the run goes (on a terminal; needs rich)")
     run.set_defaults(func=cmd_run)
 
     dis = sub.add_parser("disasm", help="list bytecode: constants, names, steps and code with source lines")
@@ -473,40 +475,56 @@ def cmd_run(args) -> int:
     except _vm_errors(vm is not None) as exc:
         _error(args.path, exc)
         return EXIT_FINDINGS
-    tracer = _open_trace(args)
-    if tracer is False:
+    observers = _observers(args)
+    if observers is None:
         return EXIT_USAGE
-    traced = tracer.wrap(host) if tracer else None
+    observed = None
+    if observers:
+        from flowc.hosts.trace import ObservedHost
+
+        observed = ObservedHost(host, *observers)
     ran = {}
 
     def start():
-        ran["record"] = program.run(inputs, traced or host, **budgets)
+        ran["record"] = program.run(inputs, observed or host, **budgets)
         return ran["record"]
     try:
         return run_and_print(start, ("success", "completed"), "flowc: error: ",
                              show=None if args.json else _print_record)
     finally:
-        if tracer:
-            traced.finish(ran.get("record"))  # a run off the kernel's drivers, or one that crashed
-            tracer.sink.close()
+        if observed is not None:
+            observed.finish(ran.get("record"))  # a run off the kernel's drivers, or one that crashed
+            if args.trace:
+                observers[0].sink.close()
 
 
-def _open_trace(args):
-    """The run's tracer (None without --trace; False when FILE can't be written: reported)."""
-    if not args.trace:
-        if args.trace_values:
-            print("flowc: error: --trace-values needs --trace FILE", file=sys.stderr)
-            return False
-        return None
-    from flowc.hosts.trace import open_trace
+def _observers(args) -> list | None:
+    """What watches the run: a trace file (--trace), a live display
+    (--progress, on a terminal). None after reporting a usage error."""
     from flowc.termtext import shown
 
-    try:
-        return open_trace(args.trace, values=args.trace_values, workflow=os.path.basename(args.path))
-    except OSError as exc:
-        print(shown(f"flowc: error: cannot write the trace file {args.trace}: {exc.strerror or exc}"),
-              file=sys.stderr)
-        return False
+    observers = []
+    if args.trace_values and not args.trace:
+        print("flowc: error: --trace-values needs --trace FILE", file=sys.stderr)
+        return None
+    if args.trace:
+        from flowc.hosts.trace import open_trace
+
+        try:
+            observers.append(open_trace(args.trace, values=args.trace_values,
+                                        workflow=os.path.basename(args.path)))
+        except OSError as exc:
+            print(shown(f"flowc: error: cannot write the trace file {args.trace}: {exc.strerror or exc}"),
+                  file=sys.stderr)
+            return None
+    if args.progress and sys.stderr.isatty():
+        try:
+            from flowc.hosts.progress import progress_on_stderr
+        except ImportError:
+            print("flowc: error: --progress needs rich: pip install 'flowc[progress]'", file=sys.stderr)
+            return None
+        observers.append(progress_on_stderr(os.path.basename(args.path)))
+    return observers
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -244,3 +244,65 @@ def test_otel_spans_per_run_step_and_call(tmp_path, monkeypatch):
     assert lazy.attributes["flowc.status"] == "ok" and lazy.end_time >= lazy.start_time
     # the same run's trace file, written by the second observer
     assert_well_formed(events(tmp_path / "t.jsonl"))
+
+
+# ------------------------------------------------------------------ the live display
+def test_progress_draws_steps_and_escapes_workflow_text():
+    import io
+
+    from flowc.hosts.progress import ProgressObserver
+    from flowc.hosts.trace import ObservedHost
+    from rich.console import Console
+
+    screen = io.StringIO()
+    progress = ProgressObserver(Console(file=screen, force_terminal=True, width=100, color_system=None), "triage")
+    result = driver.compile_file(str(TRIAGE / "SKILL.md"))
+    module = load_module(compile_workflow(result.workflow))
+    host = json.loads((TRIAGE / "host.json").read_text(encoding="utf-8"))
+    inputs = json.loads((TRIAGE / "inputs.json").read_text(encoding="utf-8"))
+    record = module.run(inputs, ObservedHost(ScriptedHost(host), progress))
+    out = screen.getvalue()
+    assert "triage: success" in out and f"{len(record['calls'])} host calls" in out
+    for step in record["steps"]:
+        assert step["id"] in out
+    # workflow text is shown as written, never obeyed as markup or escapes
+    screen = io.StringIO()
+    progress = ProgressObserver(Console(file=screen, force_terminal=True, width=100, color_system=None), "w")
+    for event in (("run_start", None), ("step_start", "[red]x\x1b[2J"), ("run_end", {"status": "failed"})):
+        progress(event)
+    out = screen.getvalue()
+    assert "[red]x\\x1b[2J" in out and "\x1b[2J" not in out and "cancelled" in out
+
+
+def test_progress_on_a_real_terminal_and_not_on_a_pipe():
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "flowc", "run", str(TRIAGE / "SKILL.md"), "--inputs",
+            str(TRIAGE / "inputs.json"), "--host", str(TRIAGE / "host.json"), "--progress"]
+    env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=follower, env=env)
+    os.close(follower)
+    screen = b""
+    while True:
+        ready, _, _ = select.select([leader], [], [], 20)
+        if not ready:
+            break
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the follower side closed: the process ended
+            break
+        if not chunk:
+            break
+        screen += chunk
+    out, _ = proc.communicate(timeout=60)
+    os.close(leader)
+    assert proc.returncode == 0 and b"status: success" in out
+    shown = screen.decode("utf-8", "replace")
+    assert "SKILL.md: success" in shown and "nothing_important" in shown and "skipped" in shown
+    piped = subprocess.run(args, check=False, capture_output=True, env=env, timeout=60)
+    assert piped.returncode == 0 and piped.stderr == b""  # no terminal: no display
