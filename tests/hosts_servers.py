@@ -42,6 +42,7 @@ class Running:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out at once (no 40 ms delayed-ACK stall)
 
             def log_message(self, *args):  # quiet
                 pass
