@@ -2,7 +2,7 @@
 
     python benchmarks/bench_hosts.py [--runs N]
 
-- **trace overhead**: the triage example (7 steps, 7 host calls, 2
+- **trace overhead**: the triage example (7 steps, 5 host calls, 2
   sleeps) run N times with a scripted host, plain and with a
   ``Tracer`` writing every event to a file (``flowc run --trace``).
   Reported: ms per run of each and their ratio (one measurement each).

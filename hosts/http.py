@@ -177,7 +177,7 @@ class HttpProvider:
                 return await self._follow(tool, method, target, headers, content, deadline_ms, limit, truncate)
         except (TimeoutError, httpx.TimeoutException):
             raise ProviderTimeout(f"{tool}: {origin(target)} gave no answer within {deadline_ms} ms") from None
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:  # a refused connection, a reset, a body that does not decode
             raise ToolError(f"{tool}: network error from {origin(target)}: {type(exc).__name__}") from None
 
     def _checked(self, tool: str, url: str | httpx.URL) -> httpx.URL:
@@ -209,7 +209,7 @@ class HttpProvider:
                                                            url, next_url)
                     url = next_url
                     continue
-                body, cut = await _read_capped(resp, limit)
+                body, cut = await read_capped(resp, limit)
                 if cut and not truncate:
                     raise ToolError(f"{tool}: the response from {origin(url)} is larger than {limit} bytes")
                 return _Response(url, resp.status_code, resp.reason_phrase, resp.headers, body, cut)
@@ -217,7 +217,7 @@ class HttpProvider:
                 await resp.aclose()
 
 
-async def _read_capped(resp: httpx.Response, limit: int) -> tuple[bytes, bool]:
+async def read_capped(resp: httpx.Response, limit: int) -> tuple[bytes, bool]:
     """At most ``limit`` bytes of the (decoded) body; True when there was more."""
     chunks: list[bytes] = []
     size = 0
@@ -273,8 +273,8 @@ def _headers(value: Any) -> dict[str, str]:
         if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}", key):
             raise ToolError("http_request: a header name is not a valid token")
         text = _scalar(v)
-        if "\r" in text or "\n" in text:
-            raise ToolError(f"http_request: header {key!r} holds a line break")
+        if not text.isascii() or not text.isprintable():
+            raise ToolError(f"http_request: header {key!r} must be printable ASCII (no line breaks)")
         out[key] = text
     return out
 

@@ -32,6 +32,7 @@ from typing import Any
 import httpx
 from flowc.host import HostFailure, ToolError, loads_json
 from flowc.hosts.base import ProviderTimeout
+from flowc.hosts.http import read_capped
 from flowc.hosts.llm_args import LLM_TOOL_NAMES, Prompt, PromptError, prompt_of
 from flowc.hosts.settings import LlmProfile
 
@@ -40,6 +41,7 @@ ANTHROPIC_DEFAULT_MAX_TOKENS = 4096
 ANSWER_TOOL = "answer"
 MAX_BACKOFF_S = 60.0
 _RETRIED = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024  # an API's answer larger than this is refused, not held
 
 
 class LlmProvider:
@@ -107,11 +109,11 @@ class LlmProvider:
         attempt = 0
         while True:
             try:
-                resp = await self._client.post(url, json=body, headers=headers)
+                resp, text = await self._send(url, body, headers)
             except httpx.TimeoutException:
                 raise ProviderTimeout(f"{self.name}: {self.profile.provider} gave no answer within "
                                       f"{self.profile.timeout_ms} ms") from None
-            except httpx.TransportError as exc:
+            except httpx.RequestError as exc:
                 if attempt < self.profile.max_retries:
                     attempt += 1
                     await asyncio.sleep(self._backoff(attempt, None))
@@ -119,13 +121,21 @@ class LlmProvider:
                 raise ToolError(f"{self.name}: cannot reach {self.profile.provider}: "
                                 f"{type(exc).__name__}") from None
             if resp.status_code < 300:
-                return _json_body(self.name, resp, key)
+                return _json_body(self.name, resp.status_code, text, key)
             if resp.status_code in _RETRIED and attempt < self.profile.max_retries:
                 attempt += 1
                 await asyncio.sleep(self._backoff(attempt, resp))
                 continue
             raise ToolError(f"{self.name}: {self.profile.provider} HTTP {resp.status_code}: "
-                            f"{_error_message(resp, key)}")
+                            f"{_error_message(resp, text, key)}")
+
+    async def _send(self, url: str, body: dict, headers: dict) -> tuple[httpx.Response, str]:
+        """One POST; the response and its text (at most MAX_RESPONSE_BYTES)."""
+        async with self._client.stream("POST", url, json=body, headers=headers) as resp:
+            data, cut = await read_capped(resp, MAX_RESPONSE_BYTES)
+        if cut:
+            raise ToolError(f"{self.name}: the API's answer is larger than {MAX_RESPONSE_BYTES} bytes")
+        return resp, data.decode(resp.encoding or "utf-8", errors="replace")
 
     def _backoff(self, attempt: int, resp: httpx.Response | None) -> float:
         """Seconds to wait before retry ``attempt``: what the API asked for,
@@ -235,19 +245,19 @@ def _parse_json(name: str, text: str) -> Any:
         raise ToolError(f"{name}: the model's answer is not JSON: {_short(stripped)}") from None
 
 
-def _json_body(name: str, resp: httpx.Response, key: str | None) -> Any:
+def _json_body(name: str, status: int, text: str, key: str | None) -> Any:
     try:
-        return loads_json(resp.text, "the response")
+        return loads_json(text, "the response")
     except ValueError:
-        raise ToolError(f"{name}: the API answered {resp.status_code} with a body that is not JSON: "
-                        f"{_scrub(_short(resp.text), key)}") from None
+        raise ToolError(f"{name}: the API answered {status} with a body that is not JSON: "
+                        f"{_scrub(_short(text), key)}") from None
 
 
-def _error_message(resp: httpx.Response, key: str | None) -> str:
+def _error_message(resp: httpx.Response, text: str, key: str | None) -> str:
     """The API's own message (``{"error": {"message"}}`` in both APIs), key scrubbed."""
     message = None
     try:
-        data = json.loads(resp.text)
+        data = json.loads(text)
         error = data.get("error") if isinstance(data, dict) else None
         if isinstance(error, dict):
             message = error.get("message")
@@ -256,7 +266,7 @@ def _error_message(resp: httpx.Response, key: str | None) -> str:
     except (ValueError, RecursionError):
         pass
     if not isinstance(message, str) or not message.strip():
-        message = resp.reason_phrase or resp.text
+        message = resp.reason_phrase or text
     return _scrub(_short(message), key)
 
 

@@ -167,7 +167,8 @@ def test_a_closed_port_is_a_tool_error():
 def test_bad_arguments_are_tool_errors(site):
     for args in ({}, {"url": 5}, {"url": f"{site.url}/", "method": "TRACE"},
                  {"url": f"{site.url}/", "headers": {"X": "a\r\nInjected: 1"}},
-                 {"url": f"{site.url}/", "headers": {"Bad Name": "x"}}):
+                 {"url": f"{site.url}/", "headers": {"Bad Name": "x"}},
+                 {"url": f"{site.url}/", "headers": {"X": "caf\u00e9"}}):
         with pytest.raises(ToolError):
             call(allowing(site), "http_request", args)
 

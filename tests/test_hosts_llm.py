@@ -211,3 +211,11 @@ def test_an_unreachable_api_is_a_tool_error():
     profile = LlmProfile("openai", "http://127.0.0.1:9/v1", "m", max_retries=1)
     with pytest.raises(ToolError, match="cannot reach openai"):
         ask(profile, "r", {"prompt": "x"})
+
+
+def test_an_answer_past_the_size_cap_is_refused(openai, monkeypatch):
+    import flowc.hosts.llm as llm_module
+
+    monkeypatch.setattr(llm_module, "MAX_RESPONSE_BYTES", 100)
+    with pytest.raises(ToolError, match="larger than 100 bytes"):
+        ask(openai.profile, "r", {"prompt": "x"})
