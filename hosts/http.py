@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 from typing import Any
 
@@ -39,6 +40,20 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 _CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset=["']?([A-Za-z0-9_.:-]{1,40})""", re.IGNORECASE)
 USER_AGENT = "flowc-web-fetch/0.1"
+
+
+class _NoQueryInLogs(logging.Filter):
+    """httpx logs each request's full URL at INFO; a query string may carry a
+    token, so its log records name the URL without it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(arg.copy_with(query=None) if isinstance(arg, httpx.URL) and arg.query else arg
+                                for arg in record.args)
+        return True
+
+
+logging.getLogger("httpx").addFilter(_NoQueryInLogs())
 
 
 class _Response:

@@ -213,9 +213,19 @@ FAILING = """\
         url: "http://203.0.113.9/private?api_key=query-secret-123"
         headers: {Authorization: "BEARER"}
         on_error: continue
+      fetched:
+        kind: http
+        depends_on: start
+        url: "SITE/data"
+        headers: {Authorization: "BEARER"}
+      missing:
+        kind: search.fetch
+        depends_on: start
+        url: "SITE/status/404?token=query-secret-123"
+        on_error: continue
       ask:
         kind: agent
-        depends_on: denied
+        depends_on: [denied, fetched, missing]
         instruction: "hello"
         on_error: continue
       ask2:
@@ -231,13 +241,14 @@ def test_a_planted_key_never_leaves_the_environment(world, tmp_path, monkeypatch
     site, openai, anthropic = world
     caplog.set_level(logging.DEBUG)
     outputs = []
-    text = FAILING.replace("BEARER", BEARER)
+    text = FAILING.replace("BEARER", BEARER).replace("SITE", site.url)
     # 1. a key the APIs refuse (the OpenAI server quotes the key it got in its 401)
     monkeypatch.setenv("FLOWC_TEST_LLM_KEY", KEY + "-wrong")
     with (tmp_path / "fail.jsonl").open("w") as sink:
         failed = run_traced(text, "f.yaml", "instruction", {}, providers(site, openai, anthropic), sink)
     errors = {s["id"]: s.get("error") for s in failed["steps"]}
-    assert "allow-list" in json.dumps(errors["denied"])
+    assert "allow-list" in json.dumps(errors["denied"]) and "HTTP 404" in json.dumps(errors["missing"])
+    assert {s["id"]: s["status"] for s in failed["steps"]}["fetched"] == "done"
     assert "HTTP 401" in json.dumps(errors["ask"]) and "HTTP 401" in json.dumps(errors["ask2"])
     outputs += [json.dumps(failed), (tmp_path / "fail.jsonl").read_text()]
     # 2. the right key: Anthropic answers after one 429, OpenAI's 429s outlast the retries
