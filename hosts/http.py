@@ -145,7 +145,9 @@ class HttpProvider:
         text = resp.text()
         out: dict[str, Any] = {"content": text, "url": url}
         if "html" in resp.headers.get("content-type", "").lower():
-            title, content = readable(text, str(resp.url), extract)
+            # the conversion is CPU work (about 1 s a MB): in a thread, so other
+            # calls of the run go on meanwhile
+            title, content = await asyncio.to_thread(readable, text, str(resp.url), extract)
             out["content"] = content
             if title:
                 out["title"] = title
