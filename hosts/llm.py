@@ -91,6 +91,8 @@ class LlmProvider:
         key = os.environ.get(env)
         if not key:
             raise HostFailure(f"{self.name}: the environment variable {env} (the API key) is not set")
+        if not (key.isascii() and key.isprintable()):  # a header could not carry it (and its error would show it)
+            raise HostFailure(f"{self.name}: the environment variable {env} does not hold a printable ASCII key")
         return key
 
     async def _ask(self, prompt: Prompt, key: str | None) -> Any:

@@ -196,6 +196,15 @@ def test_a_missing_key_is_a_host_failure(openai, monkeypatch):
     assert openai.requests == []
 
 
+def test_a_key_a_header_cannot_carry_is_refused_without_showing_it(openai, monkeypatch):
+    for bad in (KEY + "\n", KEY + "\u00e9"):
+        monkeypatch.setenv("FLOWC_TEST_OPENAI_KEY", bad)
+        with pytest.raises(HostFailure) as info:
+            ask(openai.profile, "r", {"prompt": "x"})
+        assert "printable ASCII" in info.value.message and KEY not in info.value.message
+    assert openai.requests == []
+
+
 def test_a_call_without_a_prompt_is_a_tool_error(openai):
     with pytest.raises(ToolError, match="no \"prompt\""):
         ask(openai.profile, "r", {"role": {"id": "r"}})
