@@ -68,16 +68,39 @@ class Prompt:
     json_answer: bool = False   # the answer is parsed as JSON
 
 
+# A dialect-3 kind told by a field only it has (when the call's name is not
+# the kind: a route may name the profile instead).
+_KIND_FIELDS = (("classes", "classify"), ("choices", "route"), ("rubric", "judge"), ("questions", "decide"),
+                ("length", "summarize"), ("reads", "think"), ("check", "think"), ("effort", "think"))
+
+
+def kind_of(tool: str, args: dict) -> str | None:
+    """The dialect-3 model kind of a call: its name, else a field only that kind has."""
+    if tool in KIND_INSTRUCTIONS:
+        return tool
+    for field, kind in _KIND_FIELDS:
+        if field in args:
+            return kind
+    if "input" in args and "output_schema" in args:
+        return "extract"
+    if "prompt" in args and "output_schema" in args:
+        return "think"
+    return None
+
+
 def prompt_of(tool: str, args: dict) -> Prompt:
-    """The request for a call of ``tool`` with ``args`` (PromptError if none)."""
+    """The request for a call of ``tool`` with ``args`` (PromptError if none).
+    The arguments' shape decides, so a route that names the profile rather
+    than the workflow's name still reads them right."""
     if isinstance(args.get("role"), dict) or "purpose" in args:
         return _aevatar(args)
     if "instruction" in args:
         return _agent(args)
     if tool == "llm" or "schema" in args:
         return _workflowskill(args)
-    if tool in KIND_INSTRUCTIONS:
-        return _kind(tool, args)
+    kind = kind_of(tool, args)
+    if kind is not None:
+        return _kind(kind, args)
     text = _text(args.get("prompt", args.get("input")))
     if not text:
         raise PromptError('the call has no "prompt"')

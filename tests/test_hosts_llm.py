@@ -138,6 +138,16 @@ def test_anthropic_json_answer_for_workflowskill(anthropic):
         ask(anthropic.profile, "llm", {"prompt": "A haiku"})
 
 
+def test_a_route_naming_the_profile_still_reads_the_kind():
+    # a config route ``llm:classify = "llm.gpt"`` calls the provider's tool "gpt"
+    by_name = prompt_of("classify", {"input": "x", "classes": ["a", "b"]})
+    assert prompt_of("gpt", {"input": "x", "classes": ["a", "b"]}) == by_name
+    schema = {"type": "object"}
+    assert prompt_of("gpt", {"input": "x", "output_schema": schema}) == prompt_of("extract", {
+        "input": "x", "output_schema": schema})
+    assert prompt_of("gpt", {"prompt": "p", "schema": {"a": "string"}}).json_answer  # WorkflowSkill
+
+
 def test_prompt_of_reads_each_shape():
     assert prompt_of("llm", {"prompt": "p"}).json_answer
     assert not prompt_of("assistant", {"prompt": "p"}).json_answer
