@@ -31,7 +31,7 @@ from flowc.host import HostFailure, ToolError, loads_json
 from flowc.hosts.allowlist import AllowList, UrlRefused, origin
 from flowc.hosts.base import ProviderTimeout
 from flowc.hosts.readable import readable
-from flowc.hosts.settings import HttpConfig
+from flowc.hosts.settings import HttpConfig, http_config
 
 TOOLS = ("web_fetch", "http_request")
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
@@ -99,8 +99,8 @@ class HttpProvider:
     def __init__(self, config: HttpConfig, *, name: str = "http",
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.name = name
-        self.config = config
-        self.allow = AllowList(config.allow)
+        self.config = http_config(config)
+        self.allow = AllowList(self.config.allow)
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
 

@@ -34,7 +34,7 @@ from flowc.host import HostFailure, ToolError, loads_json
 from flowc.hosts.base import ProviderTimeout
 from flowc.hosts.http import read_capped
 from flowc.hosts.llm_args import LLM_TOOL_NAMES, Prompt, PromptError, prompt_of
-from flowc.hosts.settings import LlmProfile
+from flowc.hosts.settings import LlmProfile, llm_profile
 
 ANTHROPIC_VERSION = "2023-06-01"
 ANTHROPIC_DEFAULT_MAX_TOKENS = 4096
@@ -50,7 +50,7 @@ class LlmProvider:
     def __init__(self, name: str, profile: LlmProfile, *, transport: httpx.AsyncBaseTransport | None = None,
                  backoff_base_s: float = 0.5) -> None:
         self.name = name
-        self.profile = profile
+        self.profile = llm_profile(profile)
         self.backoff_base_s = backoff_base_s
         self._transport = transport
         self._client: httpx.AsyncClient | None = None

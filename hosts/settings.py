@@ -50,3 +50,18 @@ class LlmProfile:
     max_tokens: int | None = None
     timeout_ms: int = attrs.field(default=120000, validator=_positive)
     max_retries: int = attrs.field(default=3, validator=_not_negative)
+
+
+def _fields_of(cls: type, obj: object) -> dict:
+    return {f.name: getattr(obj, f.name) for f in attrs.fields(cls) if hasattr(obj, f.name)}
+
+
+def http_config(obj: object) -> HttpConfig:
+    """``obj`` as an :class:`HttpConfig`: any object with its fields (the
+    ones it lacks take their defaults), so a config loader's own class works."""
+    return obj if isinstance(obj, HttpConfig) else HttpConfig(**_fields_of(HttpConfig, obj))
+
+
+def llm_profile(obj: object) -> LlmProfile:
+    """``obj`` as an :class:`LlmProfile` (as :func:`http_config` does)."""
+    return obj if isinstance(obj, LlmProfile) else LlmProfile(**_fields_of(LlmProfile, obj))

@@ -201,3 +201,17 @@ def test_readable_is_linear_on_deep_and_unclosed_markup():
             + "</a>" * 20_000)
     _title, content = readable(html, "http://h/")  # answers (a quadratic walk would not, here)
     assert content.count("x") == 50_000
+
+
+def test_a_config_of_another_class_takes_the_defaults_it_lacks(site):
+    import attrs
+
+    @attrs.frozen
+    class Loaded:
+        allow: list
+        timeout_ms: int = 30000
+
+    provider = HttpProvider(Loaded([site.url + "/"]))
+    assert provider.config.max_redirects == 5 and provider.config.max_body_bytes == 10_000_000
+    out = call(provider.config, "http_request", {"url": f"{site.url}/data"})
+    assert out["status"] == 200

@@ -238,3 +238,18 @@ def test_an_answer_past_the_size_cap_is_refused(openai, monkeypatch):
     monkeypatch.setattr(llm_module, "MAX_RESPONSE_BYTES", 100)
     with pytest.raises(ToolError, match="larger than 100 bytes"):
         ask(openai.profile, "r", {"prompt": "x"})
+
+
+def test_a_profile_of_another_class_takes_the_defaults_it_lacks(openai):
+    import attrs
+
+    @attrs.frozen
+    class Loaded:  # what a config loader may build: the fields it knows
+        provider: str
+        base_url: str
+        model: str
+        api_key_env: str
+
+    provider = LlmProvider("main", Loaded("openai", openai.url + "/v1", "gpt-test", "FLOWC_TEST_OPENAI_KEY"))
+    assert provider.profile.max_retries == 3 and provider.profile.timeout_ms == 120000
+    assert ask(provider.profile, "r", {"prompt": "x"}) == "echo: x"
