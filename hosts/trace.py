@@ -36,7 +36,7 @@ import os
 import re
 import time
 import uuid
-from typing import Any, TextIO
+from typing import Any, Self, TextIO
 
 REDACTED = "[redacted]"
 _SECRET_KEY = re.compile(r"authori[sz]ation|api[-_]?key|token|secret|password|passwd|cookie|credential|"
@@ -278,7 +278,15 @@ class ObservedHost:
     def sleep(self, ms: float) -> Any:
         return self.host.sleep(ms)
 
-    def __getattr__(self, name: str) -> Any:  # the host's own attributes (calls, sleeps, ...)
+    # a host that starts and stops its providers (``async with host:``) still does
+    async def __aenter__(self) -> Self:
+        await self.host.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> Any:
+        return await self.host.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:  # the host's own attributes (calls, sleeps, log ...)
         if name == "host":
             raise AttributeError(name)
         return getattr(self.host, name)

@@ -306,3 +306,28 @@ def test_progress_on_a_real_terminal_and_not_on_a_pipe():
     assert "SKILL.md: success" in shown and "nothing_important" in shown and "skipped" in shown
     piped = subprocess.run(args, check=False, capture_output=True, env=env, timeout=60)
     assert piped.returncode == 0 and piped.stderr == b""  # no terminal: no display
+
+
+def test_an_observed_host_starts_and_stops_the_host_it_wraps(tmp_path):
+    from flowc.hosts.trace import ObservedHost
+
+    class Managed(AsyncHost):
+        state = "new"
+
+        async def __aenter__(self):
+            self.state = "started"
+            return self
+
+        async def __aexit__(self, *exc):
+            self.state = "stopped"
+
+    async def go(host):
+        async with host as entered:
+            assert entered is host and host.state == "started"
+            assert await host.call("tool", "quick", {}) == {"name": "quick"}
+
+    inner = Managed()
+    with (tmp_path / "t.jsonl").open("w") as sink:
+        asyncio.run(go(ObservedHost(inner, Tracer(sink))))
+    assert inner.state == "stopped"
+    assert [e["event"] for e in events(tmp_path / "t.jsonl")] == ["run_start", "call_start", "call_end"]
