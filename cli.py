@@ -463,39 +463,40 @@ def cmd_run(args) -> int:
                                             workflow_name=args.workflow)
     if workflow is None:
         return status
+    watched = _watched(args, host)
+    if watched is None:
+        return EXIT_USAGE
+    host, watching = watched
     try:
         if vm is not None:
             compile_fn, load_fn = vm
-            program = load_fn(compile_fn(workflow))
+            program = watching(load_fn(compile_fn(workflow)))
         else:
-            program = load_module(compile_workflow(workflow))
+            program = watching(load_module(compile_workflow(workflow)))
     except BackendError as exc:
         _error(args.path, exc)
         return EXIT_FINDINGS
     except _vm_errors(vm is not None) as exc:
         _error(args.path, exc)
         return EXIT_FINDINGS
+    return run_and_print(lambda: program.run(inputs, host, **budgets), ("success", "completed"),
+                         "flowc: error: ", show=None if args.json else _print_record)
+
+
+def _watched(args, host):
+    """``(host, wrap)`` for --trace/--progress: the host the run is told to
+    (an ObservedHost) and what wraps the program so its run's end is told
+    and the trace file closed; None after reporting a usage error."""
     observers = _observers(args)
     if observers is None:
-        return EXIT_USAGE
-    observed = None
-    if observers:
-        from flowc.hosts.trace import ObservedHost
+        return None
+    if not observers:
+        return host, lambda program: program
+    from flowc.hosts.trace import ObservedHost, ObservedProgram
 
-        observed = ObservedHost(host, *observers)
-    ran = {}
-
-    def start():
-        ran["record"] = program.run(inputs, observed or host, **budgets)
-        return ran["record"]
-    try:
-        return run_and_print(start, ("success", "completed"), "flowc: error: ",
-                             show=None if args.json else _print_record)
-    finally:
-        if observed is not None:
-            observed.finish(ran.get("record"))  # a run off the kernel's drivers, or one that crashed
-            if args.trace:
-                observers[0].sink.close()
+    observed = ObservedHost(host, *observers)
+    closing = [o.sink.close for o in observers if hasattr(o, "sink")]
+    return observed, lambda program: ObservedProgram(program, observed, closing)
 
 
 def _observers(args) -> list | None:

@@ -292,6 +292,46 @@ class ObservedHost:
         return getattr(self.host, name)
 
 
+class ObservedProgram:
+    """A compiled program (a module, a VM program) whose runs, when they end,
+    end the observed host's run (one off the kernel's drivers: they end
+    their own) and call ``on_end`` (close a trace file)."""
+
+    def __init__(self, program: Any, observed: ObservedHost, on_end: list | tuple = ()) -> None:
+        self.program = program
+        self.observed = observed
+        self.on_end = on_end
+
+    def run(self, inputs: dict, host: Any, *args: Any, **kwargs: Any) -> dict:
+        record = None
+        try:
+            record = self.program.run(inputs, host, *args, **kwargs)
+            return record
+        finally:
+            self._ended(record)
+
+    def _ended(self, record: dict | None) -> None:
+        self.observed.finish(record)
+        for end in self.on_end:
+            end()
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "program":
+            raise AttributeError(name)
+        value = getattr(self.program, name)
+        if name != "run_async" or not callable(value):
+            return value
+
+        async def run_async(inputs: dict, host: Any, *args: Any, **kwargs: Any) -> dict:
+            record = None
+            try:
+                record = await value(inputs, host, *args, **kwargs)
+                return record
+            finally:
+                self._ended(record)
+        return run_async
+
+
 class _HostCall:
     kind = "call"
 
