@@ -408,6 +408,51 @@ def _vm_errors(used: bool) -> tuple:
     return (AssembleError, VMError)
 
 
+def _watched(args, host):
+    """``(host, wrap)`` for --trace/--progress: the host the run is told to
+    (an ObservedHost) and what wraps the program so its run's end is told
+    and the trace file closed; None after reporting a usage error."""
+    observers = _observers(args)
+    if observers is None:
+        return None
+    if not observers:
+        return host, lambda program: program
+    from flowc.hosts.trace import ObservedHost, ObservedProgram
+
+    observed = ObservedHost(host, *observers)
+    closing = [o.sink.close for o in observers if hasattr(o, "sink")]
+    return observed, lambda program: ObservedProgram(program, observed, closing)
+
+
+def _observers(args) -> list | None:
+    """What watches the run: a trace file (--trace), a live display
+    (--progress, on a terminal). None after reporting a usage error."""
+    from flowc.termtext import shown
+
+    observers = []
+    if args.trace_values and not args.trace:
+        print("flowc: error: --trace-values needs --trace FILE", file=sys.stderr)
+        return None
+    if args.trace:
+        from flowc.hosts.trace import open_trace
+
+        try:
+            observers.append(open_trace(args.trace, values=args.trace_values,
+                                        workflow=os.path.basename(args.path)))
+        except OSError as exc:
+            print(shown(f"flowc: error: cannot write the trace file {args.trace}: {exc.strerror or exc}"),
+                  file=sys.stderr)
+            return None
+    if args.progress and sys.stderr.isatty():
+        try:
+            from flowc.hosts.progress import progress_on_stderr
+        except ImportError:
+            print("flowc: error: --progress needs rich: pip install 'flowc[progress]'", file=sys.stderr)
+            return None
+        observers.append(progress_on_stderr(os.path.basename(args.path)))
+    return observers
+
+
 def _print_record(record: dict) -> None:
     """The run record for people: status, outputs, steps, calls, sleeps.
     Ids, names and messages are shown with :mod:`flowc.termtext` escapes."""
@@ -481,51 +526,6 @@ def cmd_run(args) -> int:
         return EXIT_FINDINGS
     return run_and_print(lambda: program.run(inputs, host, **budgets), ("success", "completed"),
                          "flowc: error: ", show=None if args.json else _print_record)
-
-
-def _watched(args, host):
-    """``(host, wrap)`` for --trace/--progress: the host the run is told to
-    (an ObservedHost) and what wraps the program so its run's end is told
-    and the trace file closed; None after reporting a usage error."""
-    observers = _observers(args)
-    if observers is None:
-        return None
-    if not observers:
-        return host, lambda program: program
-    from flowc.hosts.trace import ObservedHost, ObservedProgram
-
-    observed = ObservedHost(host, *observers)
-    closing = [o.sink.close for o in observers if hasattr(o, "sink")]
-    return observed, lambda program: ObservedProgram(program, observed, closing)
-
-
-def _observers(args) -> list | None:
-    """What watches the run: a trace file (--trace), a live display
-    (--progress, on a terminal). None after reporting a usage error."""
-    from flowc.termtext import shown
-
-    observers = []
-    if args.trace_values and not args.trace:
-        print("flowc: error: --trace-values needs --trace FILE", file=sys.stderr)
-        return None
-    if args.trace:
-        from flowc.hosts.trace import open_trace
-
-        try:
-            observers.append(open_trace(args.trace, values=args.trace_values,
-                                        workflow=os.path.basename(args.path)))
-        except OSError as exc:
-            print(shown(f"flowc: error: cannot write the trace file {args.trace}: {exc.strerror or exc}"),
-                  file=sys.stderr)
-            return None
-    if args.progress and sys.stderr.isatty():
-        try:
-            from flowc.hosts.progress import progress_on_stderr
-        except ImportError:
-            print("flowc: error: --progress needs rich: pip install 'flowc[progress]'", file=sys.stderr)
-            return None
-        observers.append(progress_on_stderr(os.path.basename(args.path)))
-    return observers
 
 
 def main(argv: list[str] | None = None) -> int:
