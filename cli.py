@@ -113,6 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-instructions", metavar="N", type=_budget,
                      help="fuel, --backend vm only: fail the run after N VM instructions "
                           "(default: 200,000,000)")
+    run.add_argument("--trace", metavar="FILE", help="write the run's events (steps, host calls) to FILE, "
+                     "one JSON object a line (docs/hosts-providers.md)")
+    run.add_argument("--trace-values", action="store_true", help="with --trace: also the calls' arguments "
+                     "and results (cut short; credentials redacted)")
+    run.add_argument("--progress", action="store_true",
+                     help="show the steps and host calls live while the run goes (on a terminal; needs rich)")
     run.set_defaults(func=cmd_run)
 
     dis = sub.add_parser("disasm", help="list bytecode: constants, names, steps and code with source lines")
@@ -402,6 +408,51 @@ def _vm_errors(used: bool) -> tuple:
     return (AssembleError, VMError)
 
 
+def _watched(args, host):
+    """``(host, wrap)`` for --trace/--progress: the host the run is told to
+    (an ObservedHost) and what wraps the program so its run's end is told
+    and the trace file closed; None after reporting a usage error."""
+    observers = _observers(args)
+    if observers is None:
+        return None
+    if not observers:
+        return host, lambda program: program
+    from flowc.hosts.trace import ObservedHost, ObservedProgram
+
+    observed = ObservedHost(host, *observers)
+    closing = [o.sink.close for o in observers if hasattr(o, "sink")]
+    return observed, lambda program: ObservedProgram(program, observed, closing)
+
+
+def _observers(args) -> list | None:
+    """What watches the run: a trace file (--trace), a live display
+    (--progress, on a terminal). None after reporting a usage error."""
+    from flowc.termtext import shown
+
+    observers = []
+    if args.trace_values and not args.trace:
+        print("flowc: error: --trace-values needs --trace FILE", file=sys.stderr)
+        return None
+    if args.trace:
+        from flowc.hosts.trace import open_trace
+
+        try:
+            observers.append(open_trace(args.trace, values=args.trace_values,
+                                        workflow=os.path.basename(args.path)))
+        except OSError as exc:
+            print(shown(f"flowc: error: cannot write the trace file {args.trace}: {exc.strerror or exc}"),
+                  file=sys.stderr)
+            return None
+    if args.progress and sys.stderr.isatty():
+        try:
+            from flowc.hosts.progress import progress_on_stderr
+        except ImportError:
+            print("flowc: error: --progress needs rich: pip install 'flowc[progress]'", file=sys.stderr)
+            return None
+        observers.append(progress_on_stderr(os.path.basename(args.path)))
+    return observers
+
+
 def _print_record(record: dict) -> None:
     """The run record for people: status, outputs, steps, calls, sleeps.
     Ids, names and messages are shown with :mod:`flowc.termtext` escapes."""
@@ -457,12 +508,16 @@ def cmd_run(args) -> int:
                                             workflow_name=args.workflow)
     if workflow is None:
         return status
+    watched = _watched(args, host)
+    if watched is None:
+        return EXIT_USAGE
+    host, watching = watched
     try:
         if vm is not None:
             compile_fn, load_fn = vm
-            program = load_fn(compile_fn(workflow))
+            program = watching(load_fn(compile_fn(workflow)))
         else:
-            program = load_module(compile_workflow(workflow))
+            program = watching(load_module(compile_workflow(workflow)))
     except BackendError as exc:
         _error(args.path, exc)
         return EXIT_FINDINGS
