@@ -64,7 +64,17 @@ def test_the_vm_backend_traces_host_calls(tmp_path, capsys):
     capsys.readouterr()
     trace = events(out)
     assert_well_formed(trace)
-    assert [e["request"] for e in trace if e["event"] == "call_end"] == [1, 2, 3, 4, 5]
+    python_out = tmp_path / "python.jsonl"
+    assert cli.main(["run", str(TRIAGE / "SKILL.md"), "--inputs", str(TRIAGE / "inputs.json"),
+                     "--host", str(TRIAGE / "host.json"), "--trace", str(python_out)]) == 0
+    capsys.readouterr()
+    python_trace = events(python_out)
+    calls = [e["request"] for e in trace if e["event"] == "call_end"]
+    assert len(calls) == 5
+    # the VM runs on the same kernel: the same requests and step events as the Python backend
+    assert calls == [e["request"] for e in python_trace if e["event"] == "call_end"]
+    steps = [(e["event"], e.get("step")) for e in trace if e["event"].startswith("step_")]
+    assert steps and steps == [(e["event"], e.get("step")) for e in python_trace if e["event"].startswith("step_")]
     assert trace[-1]["status"] == "success"
 
 

@@ -2426,6 +2426,7 @@ class SkillVMRun(Kernel):
             rec["start_ms"] = self.began
             rec["end_ms"] = self.now
         self.records.append(rec)
+        self.note("step_end", sid, status, reason)
         return rec
 
     def set_output(self, sid, v):
@@ -2686,6 +2687,8 @@ class SkillVMRun(Kernel):
                         self.cur = cur = a
                         if self.now is not None:  # a virtual clock: the step's record gets its start
                             self.began = self.now
+                        if self.events is not None:  # observed (a trace)
+                            self.events.append(("step_start", self.p.steps[a][0]))
                     elif op == RUN:
                         if len(frames) >= MAX_CALL_DEPTH:
                             raise _Fuel("call depth exceeds %d" % MAX_CALL_DEPTH)
