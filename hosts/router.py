@@ -9,6 +9,7 @@ host.call(capability, name, args)`` is what the asyncio driver calls.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 from typing import Any, Self
 
@@ -27,21 +28,22 @@ def build_providers(config: HostConfig, *, errlog: Any = None) -> dict[str, Any]
     sections."""
     providers: dict[str, Any] = {name: McpProvider(server, errlog=errlog) for name, server in config.mcp.items()}
     if config.http is not None:
-        try:
-            from flowc.hosts.http import HttpProvider
-        except ImportError as exc:
-            raise ConfigError(f"{config.source}: [http] needs flowc.hosts.http, which this flowc lacks "
-                              f"({exc})") from None
-        providers["http"] = HttpProvider(config.http)
+        providers["http"] = _optional(config, "http", "HttpProvider")(config.http)
     if config.llm:
-        try:
-            from flowc.hosts.llm import LlmProvider
-        except ImportError as exc:
-            raise ConfigError(f"{config.source}: [llm] needs flowc.hosts.llm, which this flowc lacks "
-                              f"({exc})") from None
+        llm_provider = _optional(config, "llm", "LlmProvider")
         for name, profile in config.llm.items():
-            providers[f"llm.{name}"] = LlmProvider(name, profile)
+            providers[f"llm.{name}"] = llm_provider(name, profile)
     return providers
+
+
+def _optional(config: HostConfig, section: str, name: str) -> Any:
+    """The provider class of an optional section, imported only when the config has the section."""
+    try:
+        module = importlib.import_module(f"flowc.hosts.{section}")
+    except ImportError as exc:
+        raise ConfigError(f"{config.source}: [{section}] needs flowc.hosts.{section}, which this flowc lacks "
+                          f"({exc})") from None
+    return getattr(module, name)
 
 
 class RouterHost:

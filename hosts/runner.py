@@ -11,6 +11,7 @@ status ``interrupted``.
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from typing import Any
 
@@ -65,3 +66,55 @@ def interrupted_record(host: RouterHost) -> dict:
                if c["outcome"] in ("pending", "cancelled")]
     return {"status": "interrupted", "outputs": {}, "error": {"message": "interrupted", "step": None},
             "steps": [], "calls": calls, "sleeps_ms": [], "in_flight": waiting}
+
+
+def configured_main(run: Any):
+    """The ``--config``/``--mcp-config`` hook of a generated module's command
+    line (:func:`flowc.host.script_main`): runs the module's ``run_async``
+    against the config's providers, prints the record as JSON, and gives the
+    exit status (130 after Ctrl-C, with the record so far)."""
+
+    def configured(config: str | None, mcp_config: str | None, inputs: dict, trigger: str | None,
+                   budgets: dict, success: str) -> int:
+        from flowc.host import HostError, run_and_print
+        from flowc.hosts.config import ConfigError, load_host_config
+
+        module = sys.modules.get(getattr(run, "__module__", ""), None)
+        program = _ModuleProgram(run, getattr(module, "run_async", None), trigger)
+        try:
+            host = RouterHost(load_host_config(config, mcp_config))
+            record, interrupted = run_with_config(program, inputs, host, budgets)
+        except ConfigError as exc:
+            print("error: " + _one_line(str(exc)), file=sys.stderr)
+            return 2
+        except HostError as exc:   # a server that did not start
+            print("error: " + _one_line(str(exc)), file=sys.stderr)
+            return 1
+        status = run_and_print(lambda: record, (success,), "error: ")
+        return 130 if interrupted else status
+
+    return configured
+
+
+class _ModuleProgram:
+    """A generated module's ``run``/``run_async`` with its trigger bound."""
+
+    def __init__(self, run: Any, run_async: Any, trigger: str | None) -> None:
+        self._run, self._run_async, self._trigger = run, run_async, trigger
+        # WorkflowSkill bytecode has no run_async: run_on then uses run on a thread
+        self.run_async = self._call_async if run_async is not None else None
+
+    def _extra(self) -> dict:
+        return {"trigger": self._trigger} if self._trigger is not None else {}
+
+    def run(self, inputs: dict, host: Any, **budgets: Any) -> dict:
+        return self._run(inputs, host, **self._extra(), **budgets)
+
+    def _call_async(self, inputs: dict, host: Any, **budgets: Any) -> Any:
+        return self._run_async(inputs, host, **self._extra(), **budgets)
+
+
+def _one_line(text: str) -> str:
+    from flowc.termtext import shown
+
+    return shown(" ".join(text.split()))

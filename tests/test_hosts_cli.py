@@ -197,3 +197,18 @@ def test_ctrl_c_stops_the_servers_and_prints_the_record_so_far(tmp_path, as_json
     while _alive(server) and time.monotonic() < stop:
         time.sleep(0.05)
     assert not _alive(server), "the MCP server outlived the run"
+
+
+# ------------------------------------------------------------------ a compiled module's command line
+def test_a_compiled_module_runs_with_the_config_too(tmp_path):
+    module = tmp_path / "clocks.py"
+    assert flowc("compile", str(EXAMPLES / "clocks.instruction.yaml"), "-o", str(module)).returncode == 0
+    config = example_config(tmp_path)
+    proc = subprocess.run([sys.executable, str(module), "--config", config], capture_output=True, text=True,
+                          env=ENV, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    assert record["status"] == "completed" and record["outputs"]["difference"] == "+8.0h"
+    both = subprocess.run([sys.executable, str(module), "--config", config, "--host", "x.json"],
+                          capture_output=True, text=True, env=ENV, timeout=120, check=False)
+    assert both.returncode == 2 and "exclude each other" in both.stderr
