@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import subprocess
 import sys
 from typing import Any, Self
 
@@ -110,7 +111,7 @@ class McpProvider:
         if s.command is not None:
             env = {key: expand_env(value, f"{where}: env {key}") for key, value in s.env}
             params = StdioServerParameters(command=s.command, args=list(s.args), env=env or None, cwd=s.cwd)
-            return stdio_client(params, errlog=self._errlog or sys.stderr)
+            return stdio_client(params, errlog=self._errlog or _stderr())
         headers = {key: expand_env(value, f"{where}: header {key}") for key, value in s.headers}
         if not headers:
             return streamable_http_client(s.url)
@@ -199,6 +200,18 @@ def _text_value(text: str) -> Any:
         except ValueError:
             pass
     return text
+
+
+def _stderr() -> Any:
+    """Where a stdio server's standard error goes: flowc's own, as a real file
+    (a replaced ``sys.stderr`` without a descriptor falls back to the process's)."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            continue
+        return stream
+    return subprocess.DEVNULL
 
 
 async def _list_tools(client: Any) -> list:
