@@ -50,6 +50,7 @@ class McpProvider:
         self._tools: dict[str, Any] = {}
         self._task: asyncio.Task | None = None
         self._stop: asyncio.Event | None = None
+        self._ready: asyncio.Future | None = None
         self._stopped_because: str | None = None
         self._lost = False   # the connection dropped: every later call fails at once
 
@@ -60,6 +61,7 @@ class McpProvider:
         transport = self._transport()   # ConfigError (a missing variable) before anything starts
         self._stop = asyncio.Event()
         ready: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._ready = ready
         self._task = asyncio.ensure_future(self._serve(transport, ready))
         try:
             await asyncio.wait_for(asyncio.shield(ready), START_TIMEOUT_S)
@@ -85,6 +87,9 @@ class McpProvider:
             return
         if self._stop is not None:
             self._stop.set()
+        if self._client is None:
+            # still starting (a handshake that may never come): only cancelling stops it
+            task.cancel()
         try:
             await asyncio.wait({task})
         except asyncio.CancelledError:
@@ -93,6 +98,10 @@ class McpProvider:
             task.cancel()
             await asyncio.wait({task}, timeout=10.0)
             raise
+        finally:
+            ready = self._ready
+            if ready is not None and ready.done() and not ready.cancelled():
+                ready.exception()   # a start nobody waits for any more: its failure is known
 
     async def __aenter__(self) -> Self:
         await self.start()

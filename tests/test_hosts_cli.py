@@ -212,3 +212,32 @@ def test_a_compiled_module_runs_with_the_config_too(tmp_path):
     both = subprocess.run([sys.executable, str(module), "--config", config, "--host", "x.json"],
                           capture_output=True, text=True, env=ENV, timeout=120, check=False)
     assert both.returncode == 2 and "exclude each other" in both.stderr
+
+
+def test_ctrl_c_while_a_server_starts_stops_it_too(tmp_path):
+    """A server that never answers its handshake: Ctrl-C during the start still stops it."""
+    pidfile = tmp_path / "server.pid"
+    hang = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
+    config = tmp_path / "host.toml"
+    config.write_text(f'[mcp.servers.time]\ncommand = {sys.executable!r}\nargs = ["-c", {hang!r}]\n')
+    proc = subprocess.Popen([sys.executable, "-m", "flowc", "run", str(EXAMPLES / "SKILL.md"), "--config",
+                             str(config), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=ENV)
+    try:
+        deadline = time.monotonic() + 60
+        while not (pidfile.exists() and pidfile.read_text()):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        server = int(pidfile.read_text())
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    record = json.loads(out)
+    assert record["status"] == "interrupted" and record["calls"] == [] and record["in_flight"] == []
+    stop = time.monotonic() + 10
+    while _alive(server) and time.monotonic() < stop:
+        time.sleep(0.05)
+    assert not _alive(server), "the half-started MCP server outlived the run"
