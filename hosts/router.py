@@ -16,7 +16,7 @@ from typing import Any, Self
 from flowc.host import HostFailure, ToolError
 from flowc.hosts.config import ConfigError, HostConfig
 from flowc.hosts.mcp import McpProvider
-from flowc.hosts.routes import NESTED_ARGS, PAYLOAD, TOOL_ARGS, Refusal, RouteTable, Target
+from flowc.hosts.routes import NESTED_ARGS, PARAMETERS, PAYLOAD, TOOL_ARGS, Refusal, RouteTable, Target
 
 __all__ = ["RouterHost", "build_providers", "tool_args"]
 
@@ -144,6 +144,9 @@ def tool_args(target: Target, tool: str, args: dict, provider: Any = None) -> di
       call holds (besides ``input``/``detach``) and the tool takes no ``args``;
     - ``nested_args``: the object under ``args`` (``{}`` without one);
     - ``payload``: the JSON object in ``payload`` (``{}`` when blank);
+    - ``parameters``: when the call is ``{input, parameters}`` (aevatar's
+      ``http_request``), the parameters, with a non-blank ``input`` as the
+      ``body`` unless they give one; else ``args``;
     - anything else: ``args`` as they are."""
     if target.shape == TOOL_ARGS:
         inner = args.get("args")
@@ -158,6 +161,14 @@ def tool_args(target: Target, tool: str, args: dict, provider: Any = None) -> di
         return inner
     if target.shape == PAYLOAD:
         return _payload_args(args.get("payload"), tool)
+    if target.shape == PARAMETERS:
+        params = args.get("parameters")
+        if not isinstance(params, dict) or not set(args) <= {"input", "parameters"}:
+            return args
+        body = args.get("input")
+        if isinstance(body, str) and body.strip() and "body" not in params:
+            return {**params, "body": body}
+        return dict(params)
     return args
 
 

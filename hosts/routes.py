@@ -38,6 +38,7 @@ AS_IS = "as_is"              # the arguments are the tool's (WorkflowSkill, aeva
 TOOL_ARGS = "tool_args"      # as_is, or the object under `args` (dialect 3 `tool`: {"args": {...}})
 NESTED_ARGS = "nested_args"  # the object under `args` (dialect 3 `mcp.tool`: {server, tool, args})
 PAYLOAD = "payload"          # the JSON object in `payload` (aevatar connector_call)
+PARAMETERS = "parameters"    # `parameters` (+ `input` as the body) when that is the call (aevatar http_request)
 
 
 @attrs.frozen
@@ -47,10 +48,6 @@ class Target:
     provider: str
     tool: str | None          # None: the call's `operation` names it (a connector that is a server)
     shape: str = AS_IS
-
-    @property
-    def is_mcp(self) -> bool:
-        return self.provider != "http" and not self.provider.startswith("llm.")
 
 
 @attrs.frozen
@@ -85,7 +82,7 @@ class RouteTable:
                 return Target(name, None, PAYLOAD)
             return self._tool(name, PAYLOAD)
         if capability == "http":
-            return self._http("http_request", f"http:{name}")
+            return self._http("http_request", f"http:{name}", PARAMETERS)
         if capability == "llm":
             return self._llm(name)
         return Refusal("HST001", f"the host config grants no provider for {capability} {name!r} "
@@ -99,10 +96,11 @@ class RouteTable:
 
     # ------------------------------------------------------------------ parts
     def _route(self, routed: str, capability: str, name: str) -> Target | Refusal:
-        shape = {"mcp": NESTED_ARGS, "connector": PAYLOAD, "tool": TOOL_ARGS}.get(capability, AS_IS)
+        shape = {"mcp": NESTED_ARGS, "connector": PAYLOAD, "tool": TOOL_ARGS,
+                 "http": PARAMETERS}.get(capability, AS_IS)
         head, dot, tail = routed.partition(".")
         if dot and head == "http":
-            return self._http(tail, routed)
+            return self._http(tail, routed, shape)
         if dot and head == "llm":
             return self._llm(tail, strict=True)
         if dot and head in self.server_tools:
@@ -124,7 +122,7 @@ class RouteTable:
             return Refusal("HST002", f"the tool {name!r} is on several MCP servers ({', '.join(owners)}); "
                                      f"name one: {spelled}, or route it in [routes]")
         if name in HTTP_TOOLS and self.config.http is not None:
-            return Target("http", name, AS_IS)
+            return Target("http", name, shape)
         hint = " (the built-in HTTP tools need an [http] section)" if name in HTTP_TOOLS else ""
         return Refusal("HST001", f"no MCP server of the host config has a tool {name!r}{hint}")
 
@@ -141,12 +139,12 @@ class RouteTable:
             return Refusal("HST001", f"the host config has no MCP server {server!r}")
         return self._server_tool(server, tool, NESTED_ARGS)
 
-    def _http(self, tool: str, what: str) -> Target | Refusal:
+    def _http(self, tool: str, what: str, shape: str = AS_IS) -> Target | Refusal:
         if self.config.http is None:
             return Refusal("HST001", f"{what} needs the built-in HTTP tools: add an [http] section with `allow`")
         if tool not in HTTP_TOOLS:
             return Refusal("HST001", f"{what}: the built-in HTTP tools are {', '.join(HTTP_TOOLS)}")
-        return Target("http", tool, AS_IS)
+        return Target("http", tool, shape)
 
     def _llm(self, name: str, strict: bool = False) -> Target | Refusal:
         if name in self.config.llm:

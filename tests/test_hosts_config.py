@@ -186,7 +186,7 @@ def test_tool_names_resolve_bare_qualified_or_not_at_all():
     assert table.resolve("tool", "nope").code == "HST001"
     assert "has no tool 'nope'" in table.resolve("tool", "echo.nope").message
     assert "[http]" in table.resolve("tool", "web_fetch").message
-    assert _table(http=True).resolve("tool", "web_fetch") == Target("http", "web_fetch", "as_is")
+    assert _table(http=True).resolve("tool", "web_fetch") == Target("http", "web_fetch", "tool_args")
 
 
 def test_each_capability_resolves_its_own_way():
@@ -198,7 +198,7 @@ def test_each_capability_resolves_its_own_way():
     assert table.resolve("connector", "convert_time") == Target("time", "convert_time", "payload")
     assert table.check_operation("time", "convert_time") is None
     assert table.check_operation("time", "nope").code == "HST001"
-    assert table.resolve("http", "request") == Target("http", "http_request", "as_is")
+    assert table.resolve("http", "request") == Target("http", "http_request", "parameters")
     assert table.resolve("llm", "analyst") == Target("llm.default", "analyst", "as_is")
     assert table.resolve("memory", "get").code == "HST001"
     assert _table().resolve("llm", "agent").code == "HST001"
@@ -234,6 +234,12 @@ def test_arguments_take_the_shape_the_call_needs():
     assert tool_args(payload, "t", {"operation": "t", "payload": " "}) == {}
     with pytest.raises(ToolError, match="JSON object"):
         tool_args(payload, "t", {"operation": "t", "payload": "not json"})
+    http = Target("http", "http_request", "parameters")
+    assert tool_args(http, "http_request", {"url": "https://x.example/", "method": "GET"}) == \
+        {"url": "https://x.example/", "method": "GET"}                                    # dialect 3
+    assert tool_args(http, "http_request", {"input": "", "parameters": {"url": "u"}}) == {"url": "u"}  # aevatar
+    assert tool_args(http, "http_request", {"input": "hi", "parameters": {"url": "u", "method": "POST"}}) == \
+        {"url": "u", "method": "POST", "body": "hi"}
 
 
 # ------------------------------------------------------------------ results
