@@ -111,9 +111,13 @@ class McpProvider:
         await self.aclose()
 
     def _transport(self) -> Any:
-        from mcp import StdioServerParameters
-        from mcp.client.stdio import stdio_client
-        from mcp.client.streamable_http import streamable_http_client
+        try:
+            from mcp import StdioServerParameters
+            from mcp.client.stdio import stdio_client
+            from mcp.client.streamable_http import streamable_http_client
+        except ImportError:
+            raise ConfigError(f"MCP server {self.name!r}: talking to MCP servers needs the `mcp` package: "
+                              "pip install 'flowc[hosts]'") from None
 
         s = self.server
         where = f"MCP server {s.name!r}"

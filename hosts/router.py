@@ -92,6 +92,12 @@ class RouterHost:
         await self.aclose()
 
     def _check_routes(self) -> None:
+        # what `flowc check --config` trusted must hold when the servers run
+        for name, server in sorted(self.config.mcp.items()):
+            missing = sorted(set(server.tools or ()) - set(self.providers[name].tools()))
+            if missing:
+                raise ConfigError(f"{self.config.source}: MCP server {name!r} lists tools it does not have: "
+                                  f"{', '.join(missing)}")
         for key, target in sorted(self.config.routes.items()):
             capability, colon, name = key.partition(":")
             found = self.routes.resolve(capability if colon else "tool", name if colon else key)

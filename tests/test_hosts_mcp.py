@@ -234,7 +234,7 @@ def test_the_router_finds_tools_by_name_and_refuses_what_is_not_granted():
     assert outcomes == ["result", "result", "result", "failed", "failed", "failed"]
 
 
-def test_a_route_to_nothing_is_a_config_error_at_start(tmp_path):
+def test_routes_and_tools_lists_are_checked_when_the_servers_start(tmp_path):
     config = tmp_path / "host.toml"
     config.write_text(f'[mcp.servers.echo]\ncommand = {sys.executable!r}\nargs = [{ECHO!r}]\n'
                       '[routes]\nshout = "echo.shout"\n')
@@ -246,6 +246,10 @@ def test_a_route_to_nothing_is_a_config_error_at_start(tmp_path):
         return str(info.value)
 
     assert "routes.'shout' = 'echo.shout': MCP server 'echo' has no tool 'shout'" in run(go())
+
+    config.write_text(f'[mcp.servers.echo]\ncommand = {sys.executable!r}\nargs = [{ECHO!r}]\n'
+                      'tools = ["echo", "shout"]\n')
+    assert "MCP server 'echo' lists tools it does not have: shout" in run(go())
 
 
 # ------------------------------------------------------------------ workflows through the asyncio driver
