@@ -216,9 +216,8 @@ def cmd_check(args) -> int:
             return EXIT_USAGE
     table = None
     if getattr(args, "config", None) or getattr(args, "mcp_config", None):
-        from flowc.hosts.check import route_table
-
         from flowc.host import HostError
+        from flowc.hosts.check import route_table
 
         try:
             table = route_table(args.config, args.mcp_config)

@@ -11,11 +11,20 @@ import jsonschema
 import pytest
 from flowc import cli
 from flowc.host import ToolError
-from flowc.hosts.config import (ConfigError, HttpConfig, LlmProfile, McpServer, expand_env, load_config,
-                                load_host_config, load_mcp_json, parse_config)
+from flowc.hosts.config import (
+    ConfigError,
+    HttpConfig,
+    LlmProfile,
+    McpServer,
+    expand_env,
+    load_config,
+    load_host_config,
+    load_mcp_json,
+    parse_config,
+)
 from flowc.hosts.mcp import value_of_result
-from flowc.hosts.routes import Refusal, RouteTable, Target
 from flowc.hosts.router import tool_args
+from flowc.hosts.routes import Refusal, RouteTable, Target
 from flowc.hosts.schema import HOST_SCHEMA, MCP_JSON_SCHEMA
 from mcp.types import CallToolResult, ImageContent, TextContent
 
