@@ -165,7 +165,8 @@ def load_mcp_json(path: str) -> HostConfig:
     if not isinstance(data, dict) or not isinstance(data.get("mcpServers"), dict):
         raise ConfigError(f"the MCP config {path} must be an object with an `mcpServers` object")
     servers = {name: _server(name, spec, f"mcpServers.{name}", path)
-               for name, spec in _named(data["mcpServers"], "mcpServers", path).items()}
+               for name, spec in _named(data["mcpServers"], "mcpServers", path).items()
+               if not _disabled(spec, f"mcpServers.{name}", path)}
     return HostConfig(mcp=servers, source=path)
 
 
@@ -184,7 +185,8 @@ def parse_config(data: dict, source: str = "host config") -> HostConfig:
     mcp = _table(data, "mcp", source)
     _keys(mcp, {"servers"}, "[mcp]", source)
     servers = {name: _server(name, spec, f"mcp.servers.{name}", source)
-               for name, spec in _named(_table(mcp, "servers", source), "mcp.servers", source).items()}
+               for name, spec in _named(_table(mcp, "servers", source), "mcp.servers", source).items()
+               if not _disabled(spec, f"mcp.servers.{name}", source)}
     profiles = {name: _profile(spec, f"llm.{name}", source)
                 for name, spec in _named(_table(data, "llm", source), "llm", source).items()}
     http = _http(data["http"], source) if "http" in data else None
@@ -261,7 +263,8 @@ def _server(name: str, spec: Any, where: str, source: str) -> McpServer:
         raise _fail(source, f"{where}: {name!r} names the built-in tools' targets (`{name}.<name>`); "
                             "call the server something else")
     # "type"/"transport" name the transport in some clients' files; the fields decide it here
-    _keys(spec, {"command", "args", "env", "cwd", "url", "headers", "tools", "timeout_ms", "type", "transport"},
+    _keys(spec, {"command", "args", "env", "cwd", "url", "headers", "tools", "timeout_ms", "type", "transport",
+                 "disabled"},
           where, source)
     for key in ("type", "transport"):
         kind = spec.get(key)
@@ -285,6 +288,14 @@ def _server(name: str, spec: Any, where: str, source: str) -> McpServer:
         env=_string_map(spec, "env", where, source), cwd=_string(spec, "cwd", where, source), url=url,
         headers=_string_map(spec, "headers", where, source), tools=_strings(spec, "tools", where, source),
         timeout_ms=_positive_int(spec, "timeout_ms", where, source, DEFAULT_TIMEOUT_MS))
+
+
+def _disabled(spec: dict, where: str, source: str) -> bool:
+    """``disabled = true`` leaves a server out (as MCP clients do)."""
+    value = spec.get("disabled", False)
+    if not isinstance(value, bool):
+        raise _fail(source, f"{where}.disabled must be true or false")
+    return value
 
 
 def _profile(spec: dict, where: str, source: str) -> LlmProfile:

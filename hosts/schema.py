@@ -31,6 +31,7 @@ _STDIO = {
         "timeout_ms": {**_POSITIVE, "description": "a call's deadline (default 60000)"},
         "type": {"enum": ["stdio"]},
         "transport": {"enum": ["stdio"]},
+        "disabled": {"type": "boolean", "description": "true: leave the server out"},
     },
     "additionalProperties": False,
 }
@@ -48,6 +49,7 @@ _HTTP_SERVER = {
         "timeout_ms": _STDIO["properties"]["timeout_ms"],
         "type": _HTTP_KINDS,
         "transport": _HTTP_KINDS,
+        "disabled": {"type": "boolean", "description": "true: leave the server out"},
     },
     "additionalProperties": False,
 }

@@ -107,6 +107,7 @@ BAD = {
                             "needs `model`"),
     "http allow not a list": ('[http]\nallow = "https://x/"\n', "allow must be a list"),
     "route not a string": ("[routes]\nx = 1\n", "must be a target string"),
+    "disabled not a boolean": ('[mcp.servers.a]\ncommand = "x"\ndisabled = "yes"\n', "true or false"),
 }
 
 
@@ -137,7 +138,8 @@ def test_files_toml_and_mcp_servers_json(tmp_path):
     toml = tmp_path / "host.toml"
     toml.write_text('[mcp.servers.time]\ncommand = "mcp-server-time"\n')
     servers = {"mcpServers": {"echo": {"command": "python3", "args": ["echo.py"], "env": {"A": "1"}},
-                              "remote": {"type": "streamable-http", "url": "https://h.example/mcp"}}}
+                              "remote": {"type": "streamable-http", "url": "https://h.example/mcp"},
+                              "off": {"command": "x", "disabled": True}}}
     jsonschema.validate(servers, MCP_JSON_SCHEMA)
     js = tmp_path / "servers.json"
     js.write_text(json.dumps(servers))
