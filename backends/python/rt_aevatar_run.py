@@ -1575,5 +1575,6 @@ def run_virtual(plan, inputs, script, max_steps=MAX_STEPS, max_iterations=None, 
 def main(run_fn, argv=None):
     """``python module.py --inputs in.json --host script.json`` (see flowc.host.script_main)."""
     from flowc.host import script_main
+    from flowc.hosts.runner import configured_main
 
-    return script_main(run_fn, argv)
+    return script_main(run_fn, argv, configured=configured_main(run_fn))

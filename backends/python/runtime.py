@@ -1237,5 +1237,6 @@ def match_outputs(keys, last):
 def main(run, argv=None):
     """``python workflow.py --inputs in.json --host script.json`` (see flowc.host.script_main)."""
     from flowc.host import script_main
+    from flowc.hosts.runner import configured_main
 
-    return script_main(run, argv)
+    return script_main(run, argv, configured=configured_main(run))
