@@ -133,11 +133,11 @@ def test_aevatar_programs_run_on_micropython(tmp_path):
 
     import msgpack
     from flowc.backends import vm
-    from flowc.backends.python import rt_aevatar_run, rt_regex
-    from flowc.backends.vm import aevatar_vm
+    from flowc.backends.python import rt_aevatar_run, rt_cel, rt_dag, rt_regex
+    from flowc.backends.vm import aevatar_vm, expr_vm
     from flowc.backends.vm import vm as vm_module
     from flowc.host import ScriptedHost
-    from flowc.runtime import drivers, kernel
+    from flowc.runtime import dag, drivers, kernel
 
     node = shutil.which("node")
     assert node, "node is needed to run MicroPython (tests/micropython)"
@@ -148,8 +148,9 @@ def test_aevatar_programs_run_on_micropython(tmp_path):
     jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
     # mp_host.py imports the VM as flowc_vm (as tests/test_vm_micropython.py copies it)
     shutil.copy(vm_module.__file__, tmp_path / "flowc_vm.py")
-    modules = [rt_aevatar.__file__, rt_aevatar_run.__file__, rt_regex.__file__, vm_module.__file__, aevatar_vm.__file__,
-               kernel.__file__, drivers.__file__, str(MP_DIR / "mp_host.py"), str(tmp_path / "flowc_vm.py")]
+    modules = [rt_aevatar.__file__, rt_aevatar_run.__file__, rt_regex.__file__, rt_cel.__file__, rt_dag.__file__,
+               vm_module.__file__, expr_vm.__file__, aevatar_vm.__file__, kernel.__file__, dag.__file__,
+               drivers.__file__, str(MP_DIR / "mp_host.py"), str(tmp_path / "flowc_vm.py")]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(MP_DIR / "mp_aevatar.py"), str(jobs_file),
                            *modules], check=False, capture_output=True, text=True, timeout=900, cwd=MP_DIR)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -263,10 +263,10 @@ def test_concurrent_aevatar_runs_on_micropython(tmp_path):
     """The aevatar VM with rt_aevatar_run.py, kernel.py and drivers.py copied
     unmodified into MicroPython: a race, a parallel step and a map_reduce on
     virtual time give the records CPython gives."""
-    from flowc.backends.python import rt_aevatar, rt_regex
-    from flowc.backends.vm import aevatar_vm
+    from flowc.backends.python import rt_aevatar, rt_cel, rt_dag, rt_regex
+    from flowc.backends.vm import aevatar_vm, expr_vm
     from flowc.backends.vm import vm as vm_module
-    from flowc.runtime import drivers, kernel
+    from flowc.runtime import dag, drivers, kernel
 
     node = shutil.which("node")
     assert node, "node is needed to run MicroPython (tests/micropython)"
@@ -279,8 +279,9 @@ def test_concurrent_aevatar_runs_on_micropython(tmp_path):
     jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
     driver_file = tmp_path / "mp_driver.py"
     driver_file.write_text(MP_DRIVER, encoding="utf-8")
-    modules = [rt_aevatar.__file__, rt_aevatar_run.__file__, rt_regex.__file__, vm_module.__file__,
-               aevatar_vm.__file__, kernel.__file__, drivers.__file__]
+    modules = [rt_aevatar.__file__, rt_aevatar_run.__file__, rt_regex.__file__, rt_cel.__file__, rt_dag.__file__,
+               vm_module.__file__, expr_vm.__file__, aevatar_vm.__file__, kernel.__file__, dag.__file__,
+               drivers.__file__]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(driver_file), str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=300, cwd=MP_DIR)
     assert proc.returncode == 0, proc.stderr[-3000:]

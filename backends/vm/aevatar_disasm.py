@@ -8,6 +8,7 @@ import json
 
 import msgpack
 from flowc.backends.vm import aevatar_vm as A
+from flowc.backends.vm.expr_disasm import disassemble_block
 from flowc.termtext import shown
 
 __all__ = ["disassemble_aevatar"]
@@ -16,18 +17,6 @@ __all__ = ["disassemble_aevatar"]
 def _shown(text: str, limit: int = 48) -> str:
     r = shown(json.dumps(text, ensure_ascii=False))
     return r if len(r) <= limit else r[: limit - 4] + '..."'
-
-
-def _operand(kind: str, value: int, body: list) -> str:
-    if kind == "c":
-        return f"{value} ({_shown(body[1][value])})"
-    if kind == "n":
-        return f"{value} ({shown(body[2][value])})"
-    if kind == "f":
-        return f"{value} ({A.FUNCTIONS[value][0]})"
-    if kind == "b":
-        return f"block {value}"
-    return str(value)
 
 
 def _params(params: list, indent: str, out: list[str]) -> None:
@@ -80,8 +69,6 @@ def disassemble_aevatar(data: bytes) -> str:
     for b, code in enumerate(body[3]):
         out.append("")
         out.append(f"block {b}:")
-        for pc, op, operands in A.decode(code):
-            name, kinds = A.OPCODES[op]
-            args = ", ".join(_operand(k, v, body) for k, v in zip(kinds, operands, strict=True))
-            out.append(f"  {pc:5d}  {name:<8} {args}".rstrip())
+        out += ["  " + line for line in disassemble_block(
+            code, lambda c: _shown(body[1][c]), lambda n: shown(body[2][n]), lambda k: shown(body[2][k]))]
     return "\n".join(out) + "\n"

@@ -2,9 +2,9 @@
 
 A dataflow program is the VM's form of an instruction workflow: the
 workflow's graphs as data (the same *plan* the Python backend generates)
-whose expressions are CEL bytecode blocks for :mod:`cel_vm`. Loading
-verifies every block and the plan, then turns each expression into a
-closure over the CEL machine; running hands the plan to the dataflow
+whose expressions are blocks of the VM's expression machine
+(:mod:`expr_vm`). Loading verifies every block and the plan, then turns
+each expression into a closure over the machine; running hands the plan to the dataflow
 scheduler (:mod:`rt_dag`) that the Python backend uses too, so both
 backends give the same run record.
 
@@ -13,7 +13,7 @@ is a map with ``workflow``, ``defaults``, ``reducers``, ``consts``,
 ``names``, ``keys``, ``blocks``, ``exprs`` (``[block, params, slots]``)
 and ``graph`` (or null for a program of bare expressions).
 
-Standard library only (plus rt_cel, rt_dag, cel_vm and the VM's msgpack
+Standard library only (plus rt_cel, rt_dag, expr_vm and the VM's msgpack
 reader); MicroPython-compatible.
 """
 
@@ -23,13 +23,17 @@ reader); MicroPython-compatible.
 try:
     from flowc.backends.python import rt_cel as _c
     from flowc.backends.python import rt_dag as _d
-    from flowc.backends.vm import cel_vm as _v
+    from flowc.backends.vm import expr_vm as _v
+    from flowc.backends.vm.vm import VerifyError as _VerifyError
+    from flowc.backends.vm.vm import VMError as _VMError
     from flowc.backends.vm.vm import unpackb as _unpackb
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
-    import cel_vm as _v
+    import expr_vm as _v
     import rt_cel as _c
     import rt_dag as _d
 
+    from vm import VerifyError as _VerifyError
+    from vm import VMError as _VMError
     from vm import unpackb as _unpackb
 
 try:
@@ -59,14 +63,14 @@ def _crc(data):
     return c ^ 0xFFFFFFFF
 
 MAGIC = b"WFDF"
-FORMAT_VERSION = 1
-SUPPORTED_VERSIONS = (1,)
+FORMAT_VERSION = 2
+SUPPORTED_VERSIONS = (2,)
 MAX_FILE_BYTES = 64 * 1024 * 1024
 
 _NODE_KEYS = ("id", "op", "kind", "deps", "branches", "goto", "on_timeout", "on_error", "attrs", "attr_order")
 
 
-class DataflowError(_v.CelVMError):
+class DataflowError(_VerifyError):
     """A dataflow program that does not load (bad magic, checksum, shape or code)."""
 
 
@@ -126,8 +130,6 @@ class Program:
             if type(n) is not str:
                 raise DataflowError("names and keys are strings")
         self.exprs = []
-        sizes = {"consts": len(self.consts), "names": len(self.names), "keys": len(self.keys),
-                 "blocks": len(blocks), "key_names": self.keys}
         slots_of = [0] * len(blocks)
         for e in body["exprs"]:
             if type(e) is not list or len(e) != 3 or not all(type(x) is int and x >= 0 for x in e) \
@@ -137,9 +139,8 @@ class Program:
             slots_of[e[0]] = max(slots_of[e[0]], e[2])
         # A macro body shares its caller's frame: verify every block against the largest frame.
         frame = max(slots_of) if slots_of else 0
-        for b in blocks:
-            _v.verify_block(b, sizes, frame)
-        self.machine = _v.Machine(self.consts, self.names, self.keys, blocks)
+        decoded = _v.verify(blocks, len(self.consts), self.names, self.keys, frame)
+        self.machine = _v.Machine(self.consts, self.names, self.keys, decoded)
         self.frame = frame
         self.workflow = body.get("workflow")
         graph = body.get("graph")
@@ -280,7 +281,7 @@ def load(data):
         if not isinstance(body, dict):
             raise DataflowError("the body must be a map")
         return Program(body)
-    except _v.CelVMError:
+    except _VMError:
         raise
     except Exception as exc:  # noqa: BLE001 - malformed input must not escape as anything else
         raise DataflowError("malformed dataflow program: " + type(exc).__name__ + ": " + str(exc))

@@ -1,32 +1,20 @@
 """A readable listing of a dataflow program (``flowc disasm`` on the VM
 form of an instruction workflow): the graphs with each step's expressions,
-then every CEL block instruction by instruction."""
+then every expression block instruction by instruction."""
 
 from __future__ import annotations
 
-from flowc.backends.vm import cel_vm as V
 from flowc.backends.vm import dataflow as D
+from flowc.backends.vm.expr_disasm import disassemble_block
 from flowc.termtext import shown as text
 
 __all__ = ["disassemble_dataflow"]
 
 
-def _operand(kind: str, value: int, body: dict) -> str:
-    if kind == "c":
-        tag, v = body["consts"][value]
-        shown_value = repr(v) if tag == "v" else (f"{v}u" if tag == "u" else f"b{v!r}")
-        return f"{value} ({text(shown_value[:40])})"
-    if kind == "n":
-        return f"{value} ({text(body['names'][value])})"
-    if kind == "k":
-        return f"{value} ({text(body['keys'][value])})"
-    if kind == "b":
-        return f"block {value}"
-    if kind == "s":
-        return f"slot {value}"
-    if kind == "t":
-        return f"-> {value}"
-    return str(value)
+def _const(body: dict, value: int) -> str:
+    tag, v = body["consts"][value]
+    shown_value = repr(v) if tag == "v" else (f"{v}u" if tag == "u" else f"b{v!r}")
+    return text(shown_value[:40])
 
 
 def _graph(graph: dict, indent: str, out: list[str]) -> None:
@@ -68,10 +56,8 @@ def disassemble_dataflow(data: bytes) -> str:
     for b, code in enumerate(body["blocks"]):
         out.append("")
         out.append(f"block {b}:")
-        for pc, op, operands, _nxt in V.decode(code):
-            name, kinds = V.OPCODES[op]
-            args = ", ".join(_operand(k, v, body) for k, v in zip(kinds, operands, strict=True))
-            out.append(f"  {pc:5d}  {name:<16} {args}".rstrip())
+        out += ["  " + line for line in disassemble_block(
+            code, lambda c: _const(body, c), lambda n: text(body["names"][n]), lambda k: text(body["keys"][k]))]
     return "\n".join(out) + "\n"
 
 

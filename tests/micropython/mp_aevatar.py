@@ -1,5 +1,5 @@
 """MicroPython side of the aevatar VM portability test: load and run each
-aevatar program (backends/vm/aevatar_vm.py with rt_aevatar.py,
+aevatar program (backends/vm/aevatar_vm.py with expr_vm.py, rt_aevatar.py,
 rt_aevatar_run.py and vm.py beside it) against mp_host's scripted host
 (flowc.host.ScriptedHost's semantics). Prints one JSON line per job, written
 by the kernel's own JSON writer (json_dumps: object key order kept, which
