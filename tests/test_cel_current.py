@@ -161,12 +161,13 @@ def test_the_vm_verifier_checks_the_second_variable_slot():
     assert program is not None
     sizes = (1, 0, 1, 2)
     code = bytes([V.CONST, 0, V.LAMBDA, 1, 0, 2, V.CALL, 0, 2, V.RETURN])
-    V.verify_block(0, code, sizes, ["cel.all2"], 2)
+    V.verify_block(0, code, sizes, ["cel.all2"], 2, V.PROFILES["cel"])
     with pytest.raises(VerifyError, match="LAMBDA slots out of range"):
-        V.verify_block(0, code, sizes, ["cel.all2"], 1)
+        V.verify_block(0, code, sizes, ["cel.all2"], 1, V.PROFILES["cel"])
     # a two-variable comprehension takes a lambda of two parameters
     with pytest.raises(VerifyError, match="must be a LAMBDA of 2 parameters"):
-        V.verify_block(0, bytes([V.CONST, 0, V.LAMBDA, 1, 0, 1, V.CALL, 0, 2, V.RETURN]), sizes, ["cel.all2"], 2)
+        V.verify_block(0, bytes([V.CONST, 0, V.LAMBDA, 1, 0, 1, V.CALL, 0, 2, V.RETURN]), sizes, ["cel.all2"], 2,
+                       V.PROFILES["cel"])
 
 
 # ------------------------------------------------------------------ printing, translation, eval

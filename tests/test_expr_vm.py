@@ -15,16 +15,20 @@ for CEL and aevatar expressions.
 from __future__ import annotations
 
 import inspect
+import math
 import zlib
 from pathlib import Path
 
 import msgpack
 import pytest
 from flowc.backends.python import aevatar_expr, rt_aevatar
+from flowc.backends.python import expr as python_expr
 from flowc.backends.python import rt_cel as C
+from flowc.backends.python import runtime as python_runtime
 from flowc.backends.python.cel_expr import evaluate_cel
 from flowc.backends.vm import dataflow
 from flowc.backends.vm import expr_vm as X
+from flowc.backends.vm import vm as vm_module
 from flowc.backends.vm.dataflow_assemble import assemble_expressions
 from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression
 from flowc.backends.vm.expr_disasm import doc_table
@@ -56,7 +60,7 @@ def aevatar_on_vm(expr: E.Expr, variables: dict, ci: bool = False, fuel: int = X
     tables = Tables(tagged=False, keys_in_names=True)
     block, _params, _slots = assemble_expression(tables, expr, "flat_keys_ci" if ci else "flat_keys",
                                                  aevatar_expr.flat_key, 90)
-    decoded = X.verify(tables.blocks, len(tables.consts), tables.names, tables.names, 0)
+    decoded = X.verify(tables.blocks, len(tables.consts), tables.names, tables.names, 0, "aevatar")
     return X.Machine(tables.consts, tables.names, tables.names, decoded, fuel).evaluate(block, 0, variables, ())
 
 
@@ -227,6 +231,83 @@ def test_a_lazy_argument_is_not_evaluated_once_the_answer_is_known():
         aevatar_on_vm(E.Call("aevatar.or", (lit("false"), fail)), {})
 
 
+# ------------------------------------------------------------------ random WorkflowSkill
+
+WFS_ENV = {"inputs": {"n": 3, "f": 2.5, "s": "Ab", "num": "3", "xs": [1, "a", None, [2]], "o": {"k": "v", "1": 2},
+                      "z": None, "t": True},
+           "steps": {"a": {"output": {"items": [{"x": 1}, {"x": "2"}]}}}, "item": "it", "index": 0}
+
+
+def _wfs_leaf_refs():
+    paths = [("inputs", "n"), ("inputs", "f"), ("inputs", "s"), ("inputs", "num"), ("inputs", "xs"),
+             ("inputs", "o"), ("inputs", "z"), ("inputs", "t"), ("inputs", "nothing"), ("inputs", "xs", "length"),
+             ("inputs", "xs", "1"), ("inputs", "o", "1"), ("steps", "a", "output", "items"), ("item",), ("index",),
+             ("result",), ("bogus", "x")]
+    return [E.Ref(p[0], tuple(E.Field(f) for f in p[1:])) for p in paths]
+
+
+@st.composite
+def wfs_expr(draw, depth: int):
+    leaves = [st.sampled_from(_wfs_leaf_refs()),
+              st.one_of(st.integers(-2, 3), st.sampled_from([0.5, "", "a", "3", "AB", True, False, None])).map(lit)]
+    if depth <= 0:
+        return draw(st.one_of(leaves))
+    d = depth - 1
+    choice = draw(st.integers(0, 5))
+    if choice == 0:
+        return draw(st.one_of(leaves))
+    if choice == 1:
+        op = draw(st.sampled_from(sorted(k for k in OPERATORS if k.startswith("wfs.") and k != "wfs.not")))
+        return E.Binary(op, draw(wfs_expr(d)), draw(wfs_expr(d)))
+    if choice == 2:
+        return E.Unary("wfs.not", draw(wfs_expr(d)))
+    if choice == 3:
+        ref = draw(st.sampled_from(_wfs_leaf_refs()))
+        return E.Ref(ref.root, (*ref.path, E.Index(draw(wfs_expr(d)))))
+    if choice == 4:
+        return E.Template(tuple(draw(st.lists(wfs_expr(d), max_size=3))), "wfs")
+    if draw(st.booleans()):
+        return E.ListExpr(tuple(draw(st.lists(wfs_expr(d), max_size=3))))
+    keys = st.sampled_from(["a", "b", "1"]).map(lit)   # WorkflowSkill map keys are YAML keys: strings
+    return E.MapExpr(tuple(E.MapEntry(draw(keys), draw(wfs_expr(d))) for _ in range(draw(st.integers(0, 3)))))
+
+
+def _plain_wfs(v):
+    """A comparable form: both backends' missing values as one marker, NaN as text."""
+    if v is python_runtime.MISSING or v is vm_module.MISSING:
+        return "<missing>"
+    if isinstance(v, float) and math.isnan(v):
+        return "<NaN>"
+    if isinstance(v, list):
+        return [_plain_wfs(x) for x in v]
+    if isinstance(v, dict):
+        return [(k, _plain_wfs(x)) for k, x in v.items()]
+    return (type(v).__name__ if isinstance(v, bool) else "", v)
+
+
+def wfs_outcome(evaluate, *args):
+    try:
+        return ("value", _plain_wfs(evaluate(*args)))
+    except (python_runtime.EvalError, vm_module.EvalError) as e:
+        return ("error", str(e))
+
+
+def wfs_on_vm(expr: E.Expr, env: dict):
+    tables = Tables()
+    block, _params, slots = assemble_expression(tables, expr, "wfs")
+    decoded = X.verify(tables.blocks, len(tables.consts), tables.names, tables.keys, slots, "wfs")
+    consts = [dataflow._const(c) for c in tables.consts]
+    return X.Machine(consts, tables.names, tables.keys, decoded).evaluate(block, slots, env, ())
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 3).flatmap(wfs_expr))
+def test_random_workflowskill_expressions_agree_with_the_python_backend(expr):
+    """The instruction set covers WorkflowSkill's semantics keys, access,
+    templates and objects: the machine gives the Python backend's values."""
+    assert wfs_outcome(wfs_on_vm, expr, WFS_ENV) == wfs_outcome(python_expr.evaluate, expr, WFS_ENV)
+
+
 # ------------------------------------------------------------------ verification
 
 def _code(*ins) -> bytes:
@@ -241,13 +322,13 @@ def _code(*ins) -> bytes:
     return bytes(out)
 
 
-KEYS = ["cel.add", "cel.all", "aevatar.and", "cel.size", "nope"]
+KEYS = ["cel.add", "cel.all", "cel.map", "cel.size", "nope", "aevatar.and"]
 SIZES = (2, 1, len(KEYS), 3)   # consts, names, keys, blocks
 ONE = _code((X.CONST, 0), (X.RETURN,))
 
 
-def check(code: bytes, nslots: int = 2, index: int = 0):
-    X.verify_block(index, code, SIZES, KEYS, nslots)
+def check(code: bytes, nslots: int = 2, index: int = 0, profile: str = "cel"):
+    X.verify_block(index, code, SIZES, KEYS, nslots, X.PROFILES[profile])
 
 
 def test_well_formed_blocks_verify():
@@ -264,8 +345,8 @@ def test_well_formed_blocks_verify():
     (_code((X.CALL, 4, 0), (X.RETURN,)), "no builtin"),
     (_code((X.CONST, 0), (X.CALL, 3, 2), (X.RETURN,)), "cel.size with 2 arguments"),
     (_code((X.CONST, 0), (X.CALL, 0, 2), (X.RETURN,)), "stack underflow"),
-    (_code((X.LOAD, 3, 0), (X.RETURN,)), "names no rule"),
-    (_code((X.CONST, 0), (X.FIELD, 1, 0), (X.RETURN,)), "no access rule flat_keys"),
+    (_code((X.LOAD, 9, 0), (X.RETURN,)), "names no rule"),
+    (_code((X.CONST, 0), (X.FIELD, 1, 0), (X.RETURN,)), "FIELD names no rule 1"),
     (_code((X.LOCAL, 2), (X.RETURN,)), "out of range"),
     (_code((X.JUMP, 1), (X.CONST, 0), (X.RETURN,)), "not an instruction start"),
     # a lambda as a value, or as the argument of a strict builtin
@@ -279,7 +360,7 @@ def test_well_formed_blocks_verify():
     (_code((X.CONST, 0), (X.LAMBDA, 1, 2, 1), (X.CALL, 1, 2), (X.RETURN,)), "slots out of range"),
     (_code((X.CONST, 0), (X.LAMBDA, 0, 0, 1), (X.CALL, 1, 2), (X.RETURN,)), "not a later one"),
     # jumping between a LAMBDA and its CALL skips the lambda
-    (_code((X.JUMP, 6), (X.LAMBDA, 1, 0, 0), (X.LAMBDA, 2, 0, 0), (X.CALL, 2, 2), (X.RETURN,)),
+    (_code((X.CONST, 0), (X.JUMP, 8), (X.LAMBDA, 1, 0, 1), (X.LAMBDA, 2, 0, 1), (X.CALL, 2, 3), (X.RETURN,)),
      "between a LAMBDA and its CALL"),
     (_code((X.END_TRY,), (X.CONST, 0), (X.RETURN,)), "END_TRY outside a TRY"),
     # inside a TRY the stack must not drop below its depth at the TRY (the handler restores that depth)
@@ -295,12 +376,25 @@ def test_the_verifier_refuses(code, message):
         check(code)
 
 
+@pytest.mark.parametrize("code, profile", [
+    (_code((X.CONST, 0), (X.CONST, 0), (X.CALL, 0, 2), (X.RETURN,)), "aevatar"),     # a CEL key
+    (_code((X.LAMBDA, 1, 0, 0), (X.LAMBDA, 2, 0, 0), (X.CALL, 5, 2), (X.RETURN,)), "cel"),   # an aevatar key
+    (_code((X.CONST, 0), (X.LIST, 1), (X.RETURN,)), "aevatar"),     # a list: aevatar values are strings
+    (_code((X.LOAD, 0, 0), (X.RETURN,)), "aevatar"),                # CEL access
+    (_code((X.LOAD, 3, 0), (X.RETURN,)), "cel"),                    # WorkflowSkill access
+    (_code((X.CONST, 0), (X.TEMPLATE, 1, 1), (X.RETURN,)), "cel"),  # aevatar's stringify
+])
+def test_a_program_uses_only_its_dialects_builtins_and_rules(code, profile):
+    with pytest.raises(VerifyError, match="of this program"):
+        check(code, profile=profile)
+
+
 def test_lambda_bodies_are_later_blocks_named_once():
-    call = _code((X.LAMBDA, 1, 0, 0), (X.LAMBDA, 1, 0, 0), (X.CALL, 2, 2), (X.RETURN,))
+    call = _code((X.LAMBDA, 1, 0, 0), (X.LAMBDA, 1, 0, 0), (X.CALL, 5, 2), (X.RETURN,))
     with pytest.raises(VerifyError, match="body of two LAMBDAs"):
-        X.verify([call, ONE], 2, ["n"], KEYS, 0)
-    X.verify([_code((X.LAMBDA, 1, 0, 0), (X.LAMBDA, 2, 0, 0), (X.CALL, 2, 2), (X.RETURN,)), ONE, ONE],
-             2, ["n"], KEYS, 0)
+        X.verify([call, ONE], 2, ["n"], KEYS, 0, "aevatar")
+    X.verify([_code((X.LAMBDA, 1, 0, 0), (X.LAMBDA, 2, 0, 0), (X.CALL, 5, 2), (X.RETURN,)), ONE, ONE],
+             2, ["n"], KEYS, 0, "aevatar")
 
 
 def test_every_block_of_a_loaded_program_is_verified():
@@ -371,12 +465,12 @@ def test_builtin_arities_are_the_runtime_functions_and_the_ir_keys():
             assert (first >= 0) == spec.lazy, key
 
 
-def test_every_cel_and_aevatar_key_is_a_builtin_or_an_instruction():
+def test_every_expression_key_is_a_builtin_or_an_instruction():
     instructions = {"cel.select", "cel.index", "cel.ternary", "aevatar.if", "tmpl.default"}
     for key in list(FUNCTIONS) + list(OPERATORS):
         if key.startswith("aevatar.transform.") or key == "aevatar.retrieve_facts":
             continue   # step operations, not expression functions
-        if key.startswith(("cel.", "aevatar.", "tmpl.")):
+        if key.startswith(("cel.", "aevatar.", "tmpl.", "wfs.")):
             assert key in X.BUILTINS or key in instructions, key
 
 
@@ -391,7 +485,7 @@ def test_the_assembler_refuses_what_the_machine_has_no_rule_for():
     with pytest.raises(ExprAssembleError, match="unsupported function"):
         assemble_expressions_raw(E.Call("cel.nothing", ()))
     with pytest.raises(ExprAssembleError, match="stringify"):
-        assemble_expressions_raw(E.Template((lit("a"),), "wfs"))
+        assemble_expressions_raw(E.Template((lit("a"),), "yaml"))
     with pytest.raises(ExprAssembleError, match="aevatar values are strings"):
         assemble_expression(Tables(tagged=False, keys_in_names=True), lit(1), "flat_keys", aevatar_expr.flat_key)
 

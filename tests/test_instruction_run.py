@@ -433,7 +433,7 @@ def test_bad_expression_blocks_are_refused():
     from flowc.backends.vm import expr_vm as V
 
     sizes, keys = (1, 1, 1, 1), ["cel.add"]
-    V.verify_block(0, bytes([V.CONST, 0, V.RETURN]), sizes, keys, 0)
+    V.verify_block(0, bytes([V.CONST, 0, V.RETURN]), sizes, keys, 0, V.PROFILES["cel"])
     for code in (bytes([V.RETURN]),                             # empty stack at RETURN
                  bytes([V.CONST, 0]),                           # no RETURN
                  bytes([V.CONST, 5, V.RETURN]),                 # const out of range
@@ -441,7 +441,7 @@ def test_bad_expression_blocks_are_refused():
                  bytes([V.CONST, 0, V.CALL, 0, 2, V.RETURN]),   # underflow
                  bytes([0xEE, V.RETURN])):                      # unknown opcode
         with pytest.raises(VerifyError):
-            V.verify_block(0, code, sizes, keys, 0)
+            V.verify_block(0, code, sizes, keys, 0, V.PROFILES["cel"])
 
 
 def test_fuel_bounds_expressions():

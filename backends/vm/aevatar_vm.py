@@ -158,7 +158,7 @@ class Program:
         for n in names:
             _str(n, "a name")
         # the builtin keys are names (an aevatar program has no key table)
-        decoded = _x.verify(blocks, len(consts), names, names, 0)
+        decoded = _x.verify(blocks, len(consts), names, names, 0, "aevatar")
         self.blocks = blocks
         self.consts = consts
         self.names = names

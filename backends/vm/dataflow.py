@@ -139,7 +139,7 @@ class Program:
             slots_of[e[0]] = max(slots_of[e[0]], e[2])
         # A macro body shares its caller's frame: verify every block against the largest frame.
         frame = max(slots_of) if slots_of else 0
-        decoded = _v.verify(blocks, len(self.consts), self.names, self.keys, frame)
+        decoded = _v.verify(blocks, len(self.consts), self.names, self.keys, frame, "cel")
         self.machine = _v.Machine(self.consts, self.names, self.keys, decoded)
         self.frame = frame
         self.workflow = body.get("workflow")

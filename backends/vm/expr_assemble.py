@@ -170,6 +170,8 @@ class _Assembler:
             raise ExprAssembleError(f"unknown access rule: {access!r}")
         self.t = tables
         self.access = V.ACCESS.index(access)
+        # a map literal is built as the dialect that reads references this way builds it
+        self.map_rule = V.MAPS.index("wfs" if access == "wfs" else "cel")
         self.flat_key = flat_key
         self.max_depth = max_depth
         self.slots = 0
@@ -227,7 +229,7 @@ class _Assembler:
             for entry in e.entries:
                 self.expr(b, entry.key, scope, d, lambdas)
                 self.expr(b, entry.value, scope, d, lambdas)
-            b.emit(V.MAP, V.MAPS.index("cel"), self.count(len(e.entries)))
+            b.emit(V.MAP, self.map_rule, self.count(len(e.entries)))
         elif isinstance(e, E.Template):
             self.template(b, e, scope, d, lambdas)
         else:
@@ -283,12 +285,12 @@ class _Assembler:
     def ref(self, b: _Block, e: E.Ref, scope: dict[str, int], depth: int, lambdas: int) -> None:
         if not isinstance(e.root, str):
             raise ExprAssembleError("reference root is not a string")
-        if V.ACCESS[self.access] != "cel":
+        if V.ACCESS[self.access] in ("flat_keys", "flat_keys_ci"):
             if self.flat_key is None:
                 raise ExprAssembleError("flat-key access needs the dialect's key function")
             b.emit(V.LOAD, self.access, self.t.name(self.flat_key(e)))
             return
-        if e.root in scope:
+        if e.root in scope and V.ACCESS[self.access] == "cel":
             b.emit(V.LOCAL, scope[e.root])
         else:
             b.emit(V.LOAD, self.access, self.t.name(e.root))
@@ -379,8 +381,8 @@ def assemble_expression(tables: Tables, expr: E.Expr, access: str = "cel",
                         max_depth: int = DEFAULT_MAX_DEPTH) -> tuple[int, int, int]:
     """Assemble one expression into ``tables``: ``(root block, parameter
     count, slot count)``. A Lambda's parameters are its first slots.
-    ``access`` is the DialectProfile's (``flat_keys_ci`` reads aevatar
-    variables ignoring case); ``flat_key`` names the variable a reference
+    ``access`` is the DialectProfile's (``cel``, ``flat_keys``, ``wfs``;
+    ``flat_keys_ci`` reads aevatar variables ignoring case); ``flat_key`` names the variable a reference
     reads under flat-key access."""
     asm = _Assembler(tables, access, flat_key, max_depth)
     try:

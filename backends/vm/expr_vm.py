@@ -7,8 +7,9 @@ Where the dialects differ, an operand names the rule by the name the IR's
 DialectProfile uses (``ACCESS``, ``TRUTHINESS``, ``STRINGIFY``, ``MAPS``),
 and functions are called by the IR's semantic key (``cel.size``,
 ``aevatar.concat``) through :data:`BUILTINS`, which maps each key to the
-dialect's runtime function (rt_cel, rt_aevatar): the same functions the
-Python backend's generated code calls.
+dialect's runtime function (rt_cel, rt_aevatar, and the WorkflowSkill
+value functions of vm.py): the algorithms the Python backend's generated
+code runs.
 
 Functions that take unevaluated arguments (CEL's comprehensions, aevatar's
 arithmetic and and/or) get *lambdas*: ``LAMBDA b s p`` makes a closure that
@@ -17,7 +18,7 @@ lambda is only ever an argument of the CALL right after it, so no lambda is
 a value; a block's lambdas name later blocks, so evaluation always ends.
 
 Standard library only (plus rt_cel, rt_aevatar, rt_dag and the VM's
-errors); MicroPython-compatible; fuel-bounded: every instruction executed
+WorkflowSkill values and errors); MicroPython-compatible; fuel-bounded: every instruction executed
 costs one unit.
 """
 
@@ -28,12 +29,14 @@ try:
     from flowc.backends.python import rt_aevatar as _a
     from flowc.backends.python import rt_cel as _c
     from flowc.backends.python import rt_dag as _d
+    from flowc.backends.vm import vm as _w
     from flowc.backends.vm.vm import VerifyError
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import rt_aevatar as _a
     import rt_cel as _c
     import rt_dag as _d
 
+    import vm as _w
     from vm import VerifyError
 
 CONST = 0x01
@@ -68,12 +71,28 @@ OPCODES = {
 }
 
 # The rules an operand names, by position (the names are DialectProfile's).
-ACCESS = ("cel", "flat_keys", "flat_keys_ci")
-TRUTHINESS = ("cel_bool", "aevatar_truthy")
-STRINGIFY = ("json", "aevatar")
-MAPS = ("cel",)
+ACCESS = ("cel", "flat_keys", "flat_keys_ci", "wfs")
+TRUTHINESS = ("cel_bool", "aevatar_truthy", "js_boolean", "wfs_truthy")
+STRINGIFY = ("json", "aevatar", "wfs")
+MAPS = ("cel", "wfs")
 # which access rules FIELD and INDEX have (LOAD has all of ACCESS)
-FIELD_ACCESS = ("cel",)
+FIELD_ACCESS = ("cel", "wfs")
+# WorkflowSkill's roots: LOAD wfs of another name fails ("Unknown reference")
+WFS_ROOTS = ("inputs", "steps", "item", "index", "result")
+
+# What a program's code may use: its dialect's builtins (by the key's first
+# part), rules and opcodes. An aevatar program's values stay strings (its
+# kernel reads nothing else); a dataflow program's stay CEL values.
+_ALL_OPS = (CONST, LOAD, LOCAL, FIELD, INDEX, CALL, LIST, MAP, TEMPLATE, JUMP, JUMP_IF_NOT, JUMP_IF_FALSE_KEEP,
+            JUMP_IF_TRUE_KEEP, TRY, END_TRY, POP, LAMBDA, RETURN)
+PROFILES = {
+    "cel": {"ops": _ALL_OPS, "keys": ("cel",), "a": ("cel",), "h": ("cel_bool",), "y": ("json",),
+            "m": ("cel",)},
+    "aevatar": {"ops": (CONST, LOAD, CALL, TEMPLATE, JUMP, JUMP_IF_NOT, LAMBDA, RETURN), "keys": ("aevatar",),
+                "a": ("flat_keys", "flat_keys_ci"), "h": ("aevatar_truthy",), "y": ("aevatar",), "m": ()},
+    "wfs": {"ops": (CONST, LOAD, FIELD, INDEX, CALL, LIST, MAP, TEMPLATE, JUMP, JUMP_IF_NOT, RETURN),
+            "keys": ("wfs",), "a": ("wfs",), "h": ("js_boolean", "wfs_truthy"), "y": ("wfs",), "m": ("wfs",)},
+}
 
 DEFAULT_FUEL = 10000000   # instructions per evaluation of one expression, outside a run
 DEFAULT_MAX_INSTRUCTIONS = 200000000   # instructions per run (vm.DEFAULT_MAX_INSTRUCTIONS)
@@ -101,6 +120,57 @@ def _two(f):
 
 def _aevatar_template(parts):
     return "".join(parts)
+
+
+# WorkflowSkill (the algorithms of backends/python/runtime.py, as vm.py runs them)
+def _wfs_root(env, name):
+    if name in WFS_ROOTS:
+        return env.get(name, _w.MISSING)
+    raise _w.EvalError("Unknown reference: $" + name)
+
+
+def _wfs_template(parts):
+    return "".join([_w.stringify(v) for v in parts])
+
+
+def _wfs_object(pairs):
+    # a later duplicate key replaces the value in place; keys as JavaScript strings
+    obj = _w._Obj()
+    for k, v in pairs:
+        obj[k if type(k) is str else _w.to_string(k)] = v
+    return obj
+
+
+def _wfs_ne(a, b):
+    return not _w.wfs_eq(a, b)
+
+
+def _wfs_lt(a, b):
+    return _w._to_number(a) < _w._to_number(b)
+
+
+def _wfs_le(a, b):
+    return _w._to_number(a) <= _w._to_number(b)
+
+
+def _wfs_gt(a, b):
+    return _w._to_number(a) > _w._to_number(b)
+
+
+def _wfs_ge(a, b):
+    return _w._to_number(a) >= _w._to_number(b)
+
+
+def _wfs_and(a, b):
+    return _w.wfs_truthy(a) and _w.wfs_truthy(b)
+
+
+def _wfs_or(a, b):
+    return _w.wfs_truthy(a) or _w.wfs_truthy(b)
+
+
+def _wfs_not(a):
+    return not _w.wfs_truthy(a)
 
 
 # key -> (function, fewest arguments, most arguments or -1 for any, first
@@ -146,6 +216,16 @@ BUILTINS = {
     "aevatar.lte": (_a.lte, 2, 2, 0, 0),
     "aevatar.gt": (_a.gt, 2, 2, 0, 0),
     "aevatar.gte": (_a.gte, 2, 2, 0, 0),
+    "wfs.eq": (_w.wfs_eq, 2, 2, -1, 0),
+    "wfs.ne": (_wfs_ne, 2, 2, -1, 0),
+    "wfs.lt": (_wfs_lt, 2, 2, -1, 0),
+    "wfs.le": (_wfs_le, 2, 2, -1, 0),
+    "wfs.gt": (_wfs_gt, 2, 2, -1, 0),
+    "wfs.ge": (_wfs_ge, 2, 2, -1, 0),
+    "wfs.contains": (_w.wfs_contains, 2, 2, -1, 0),
+    "wfs.and": (_wfs_and, 2, 2, -1, 0),
+    "wfs.or": (_wfs_or, 2, 2, -1, 0),
+    "wfs.not": (_wfs_not, 1, 1, -1, 0),
 }
 # CEL's strict operators and functions: every argument a value
 for _key, _arity in (
@@ -218,20 +298,23 @@ def decode(code):
 _RULES = {"a": ACCESS, "h": TRUTHINESS, "y": STRINGIFY, "m": MAPS}
 
 
-def _check_operands(index, ins, sizes, keys, nslots, targets):
-    """Operands in range: the pools, the rules, the builtins and their
-    arguments, the slots and blocks of lambdas, jumps on instruction starts."""
+def _check_operands(index, ins, sizes, keys, nslots, targets, profile):
+    """Operands in range: the pools, the rules (those of the profile), the
+    builtins and their arguments, the slots and blocks of lambdas, jumps on
+    instruction starts."""
     limits = {"c": sizes[0], "n": sizes[1], "k": sizes[2], "s": nslots, "i": MAX_COUNT + 1}
     for i in range(len(ins)):
         pc, op, operands = ins[i]
         name, kinds = OPCODES[op]
+        if op not in profile["ops"]:
+            raise VerifyError("block %d at %d: %s is not an instruction of this program" % (index, pc, name))
         for j in range(len(kinds)):
             kind = kinds[j]
             v = operands[j]
             if kind in limits and v >= limits[kind] and op != LAMBDA:
                 raise VerifyError("block %d at %d: operand %d of %s is out of range" % (index, pc, v, name))
-            if kind in _RULES and v >= len(_RULES[kind]):
-                raise VerifyError("block %d at %d: %s names no rule %d" % (index, pc, name, v))
+            if kind in _RULES and (v >= len(_RULES[kind]) or _RULES[kind][v] not in profile[kind]):
+                raise VerifyError("block %d at %d: %s names no rule %d of this program" % (index, pc, name, v))
             if kind == "t" and v not in targets:
                 raise VerifyError("block %d at %d: jump to %d is not an instruction start" % (index, pc, v))
         if (op == FIELD or op == INDEX) and ACCESS[operands[0]] not in FIELD_ACCESS:
@@ -243,15 +326,15 @@ def _check_operands(index, ins, sizes, keys, nslots, targets):
             if operands[1] + operands[2] > nslots:
                 raise VerifyError("block %d at %d: LAMBDA slots out of range" % (index, pc))
         if op == CALL:
-            _check_call(index, ins, i, keys)
+            _check_call(index, ins, i, keys, profile)
 
 
-def _check_call(index, ins, i, keys):
+def _check_call(index, ins, i, keys, profile):
     pc, _op, operands = ins[i]
     key = keys[operands[0]]
     row = BUILTINS.get(key)
-    if row is None:
-        raise VerifyError("block %d at %d: CALL names %r, which is no builtin" % (index, pc, key))
+    if row is None or key.split(".")[0] not in profile["keys"]:
+        raise VerifyError("block %d at %d: CALL names %r, which is no builtin of this program" % (index, pc, key))
     count = operands[1]
     if count < row[1] or (row[2] >= 0 and count > row[2]):
         raise VerifyError("block %d at %d: %s with %d arguments" % (index, pc, key, count))
@@ -312,9 +395,10 @@ def _pops(op, operands):
     return 0, 0   # JUMP, TRY, END_TRY, RETURN
 
 
-def verify_block(index, code, sizes, keys, nslots):
+def verify_block(index, code, sizes, keys, nslots, profile):
     """Check block ``index`` and return its decoded instructions. ``sizes``
-    is (consts, names, keys, blocks); ``keys`` the key table. The same stack
+    is (consts, names, keys, blocks); ``keys`` the key table; ``profile``
+    one of PROFILES, what the program may use. The same stack
     depth and open TRYs on every path into an instruction; no TRY region
     pops below the depth it started at; exactly one value at RETURN."""
     ins = decode(code)
@@ -323,7 +407,7 @@ def verify_block(index, code, sizes, keys, nslots):
     targets = {}
     for i in range(len(ins)):
         targets[ins[i][0]] = i
-    _check_operands(index, ins, sizes, keys, nslots, targets)
+    _check_operands(index, ins, sizes, keys, nslots, targets, profile)
     inner = _lambda_groups(index, ins, keys)
     for _pc, op, operands in ins:
         if op in (JUMP, TRY, JUMP_IF_FALSE_KEEP, JUMP_IF_TRUE_KEEP, JUMP_IF_NOT) and operands[-1] in inner:
@@ -372,19 +456,20 @@ def verify_block(index, code, sizes, keys, nslots):
     return ins
 
 
-def verify(blocks, nconsts, names, keys, nslots):
+def verify(blocks, nconsts, names, keys, nslots, profile):
     """Verify every block of a program (``nslots``: the largest frame an
-    expression has); the decoded blocks. A block is the body of at most one
+    expression has; ``profile``: a key of PROFILES); the decoded blocks. A block is the body of at most one
     LAMBDA, and lambdas nest at most MAX_LAMBDA_DEPTH deep."""
     for k in keys:
         if type(k) is not str:
             raise VerifyError("a key must be a string")
     sizes = (nconsts, len(names), len(keys), len(blocks))
+    rules = PROFILES[profile]
     decoded = []
     for i in range(len(blocks)):
         if type(blocks[i]) is not bytes:
             raise VerifyError("block %d must be msgpack bin" % i)
-        decoded.append(verify_block(i, blocks[i], sizes, keys, nslots))
+        decoded.append(verify_block(i, blocks[i], sizes, keys, nslots, rules))
     depth = [0] * len(decoded)
     named = [False] * len(decoded)
     for i in range(len(decoded) - 1, -1, -1):
@@ -410,12 +495,13 @@ _CALL1 = 0x41
 _CALL2 = 0x42
 _CALL_LAMBDAS = 0x43   # a CALL with lambda arguments: they spend the fuel while it runs
 
-_LOADERS = (None, _a.var, _a.var_ci)
-_FIELDS = (_c.select,)
-_INDEXES = (_c.index,)
-_TESTS = (_c.test, _a.is_truthy)
-_TEMPLATES = (_c.template_json, _aevatar_template)
-_MAPPERS = (_c.make_map,)
+# by rule number (ACCESS, TRUTHINESS, STRINGIFY, MAPS); FIELD and INDEX have no flat-key rule
+_LOADERS = (None, _a.var, _a.var_ci, _wfs_root)
+_FIELDS = (_c.select, None, None, _w.get_field)
+_INDEXES = (_c.index, None, None, _w.get_index)
+_TESTS = (_c.test, _a.is_truthy, _w.js_boolean, _w.wfs_truthy)
+_TEMPLATES = (_c.template_json, _aevatar_template, _wfs_template)
+_MAPPERS = (_c.make_map, _wfs_object)
 
 
 def _resolve(ins, consts, names, keys):
