@@ -492,3 +492,41 @@ def test_the_assembler_refuses_what_the_machine_has_no_rule_for():
 
 def assemble_expressions_raw(expr: E.Expr):
     return assemble_expression(Tables(), expr)
+
+
+# ------------------------------------------------------------------ hostile code
+
+CORRUPTIBLE = [parse_cel(t) for t in (
+    "[1, 2, 3].map(x, x * 2).exists(y, y > 4) && m.a == 1",
+    "has(m.b) ? {'k': [s, string(x)]}['k'][1] : 'none'",
+    "xs.transformList(i, v, i > 0, v + i).size() > 2 || x / 0 > 1",
+)]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_corrupted_blocks_are_refused_or_evaluate_cleanly(data):
+    """A block with bytes changed either fails verification or evaluates
+    to a value or a CEL error (or runs out of fuel): nothing else escapes."""
+    table = Tables()
+    for expr in CORRUPTIBLE:
+        assemble_expression(table, expr)
+    blocks = list(table.blocks)
+    for _ in range(data.draw(st.integers(1, 3))):
+        b = data.draw(st.integers(0, len(blocks) - 1))
+        code = bytearray(blocks[b])
+        at = data.draw(st.integers(0, len(code) - 1))
+        code[at] = data.draw(st.integers(0, 255))
+        blocks[b] = bytes(code)
+    consts = [dataflow._const(c) for c in table.consts]
+    try:
+        decoded = X.verify(blocks, len(consts), table.names, table.keys, 4, "cel")
+    except VerifyError:
+        return
+    machine = X.Machine(consts, table.names, table.keys, decoded, 10_000)
+    env = {"x": 3, "s": "a", "m": {"a": 1, "b": 2}, "xs": [1, 2, 3]}
+    for root in range(len(blocks)):
+        try:
+            machine.evaluate(root, 4, env, (1, 2, 3, 4))
+        except (C.CelError, X.FuelExhausted):
+            pass
