@@ -544,7 +544,10 @@ def test_flowc_disasm_lists_a_dataflow_program(tmp_path, capsys):
     text = capsys.readouterr().out
     assert text.startswith(f"flowc dataflow program, format {dataflow.FORMAT_VERSION}, workflow 'pipe'")
     assert "route: switch (switch) after race" in text and "case '$default' -> took_default" in text
-    assert "region c (sinks: z2)" in text and "JUMP_FALSE_KEEP" not in text.split("expressions:")[0]
+    assert "region c (sinks: z2)" in text and "LOAD" not in text.split("expressions:")[0]
+    # the blocks: expression code with the access rule and the builtin keys named
+    blocks = text.split("expressions:")[1]
+    assert "LOAD               cel, " in blocks and "CALL " in blocks and "(cel." in blocks
 
 
 def test_workflow_picks_one_workflow_of_a_document(capsys):
