@@ -103,7 +103,7 @@ class _GraphFailed(Exception):
 
 class OutOfFuel(Exception):
     """The run exceeded a budget. No step policy catches it: the run fails
-    (the VM's CEL machine raises a subclass when its instructions run out)."""
+    (the VM's expression machine raises a subclass when its instructions run out)."""
 
     def __init__(self, message):
         super().__init__(message)

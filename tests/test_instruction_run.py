@@ -18,7 +18,6 @@ from flowc.backends.vm import compile_workflow as compile_bytecode
 from flowc.backends.vm import dataflow
 from flowc.backends.vm import load as load_program
 from flowc.backends.vm import VerifyError
-from flowc.backends.vm.cel_vm import CelVMError
 from flowc.host import ScriptedHost, ToolError
 
 from tests.program_bytes import open_program
@@ -433,23 +432,23 @@ def test_dataflow_programs_are_verified():
         load_program(bytes(flipped))
 
 
-def test_bad_cel_blocks_are_refused():
-    from flowc.backends.vm import cel_vm as V
+def test_bad_expression_blocks_are_refused():
+    from flowc.backends.vm import expr_vm as V
 
-    sizes = {"consts": 1, "names": 1, "keys": 1, "blocks": 1, "key_names": ["cel.add"]}
-    V.verify_block(bytes([V.CONST, 0, V.RETURN]), sizes, 0)
+    sizes, keys = (1, 1, 1, 1), ["cel.add"]
+    V.verify_block(0, bytes([V.CONST, 0, V.RETURN]), sizes, keys, 0, V.PROFILES["cel"])
     for code in (bytes([V.RETURN]),                             # empty stack at RETURN
                  bytes([V.CONST, 0]),                           # no RETURN
                  bytes([V.CONST, 5, V.RETURN]),                 # const out of range
                  bytes([V.JUMP, 7, V.CONST, 0, V.RETURN]),      # jump into nowhere
-                 bytes([V.CONST, 0, V.OP, 0, 2, V.RETURN]),     # underflow
+                 bytes([V.CONST, 0, V.CALL, 0, 2, V.RETURN]),   # underflow
                  bytes([0xEE, V.RETURN])):                      # unknown opcode
-        with pytest.raises(CelVMError):
-            V.verify_block(code, sizes, 0)
+        with pytest.raises(VerifyError):
+            V.verify_block(0, code, sizes, keys, 0, V.PROFILES["cel"])
 
 
 def test_fuel_bounds_expressions():
-    from flowc.backends.vm import cel_vm as V
+    from flowc.backends.vm import expr_vm as V
     from flowc.backends.vm.dataflow_assemble import assemble_expressions
     from flowc.compiler.instruction.cel import parse_cel
 
@@ -545,7 +544,10 @@ def test_flowc_disasm_lists_a_dataflow_program(tmp_path, capsys):
     text = capsys.readouterr().out
     assert text.startswith('flowc program, format version 1, scheduling model dataflow\nworkflow: "pipe"\n')
     assert "route: switch (switch) after race" in text and "case '$default' -> took_default" in text
-    assert "region c (sinks: z2)" in text and "JUMP_FALSE_KEEP" not in text.split("expressions:")[0]
+    assert "region c (sinks: z2)" in text and "LOAD" not in text.split("expressions:")[0]
+    # the blocks: expression code with the access rule and the builtin keys named
+    blocks = text.split("expressions:")[1]
+    assert "LOAD               cel, " in blocks and "CALL " in blocks and "(cel." in blocks
 
 
 def test_workflow_picks_one_workflow_of_a_document(capsys):

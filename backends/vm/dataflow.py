@@ -2,9 +2,9 @@
 
 A dataflow program is the VM's form of an instruction workflow: the
 workflow's graphs as data (the same *plan* the Python backend generates)
-whose expressions are CEL bytecode blocks for :mod:`cel_vm`. Loading
-verifies every block and the plan, then turns each expression into a
-closure over the CEL machine; running hands the plan to the dataflow
+whose expressions are blocks of the VM's expression machine
+(:mod:`expr_vm`). Loading verifies every block and the plan, then turns
+each expression into a closure over the machine; running hands the plan to the dataflow
 scheduler (:mod:`rt_dag`) that the Python backend uses too, so both
 backends give the same run record.
 
@@ -15,7 +15,7 @@ map with ``defaults``, ``reducers``, ``input_schema`` and ``graph``, or
 nil for a program of bare expressions); the header holds the workflow's
 name.
 
-Standard library only (plus rt_cel, rt_dag, cel_vm and the VM's container
+Standard library only (plus rt_cel, rt_dag, expr_vm and the VM's container
 reader); MicroPython-compatible.
 """
 
@@ -25,10 +25,10 @@ reader); MicroPython-compatible.
 try:
     from flowc.backends.python import rt_cel as _c
     from flowc.backends.python import rt_dag as _d
-    from flowc.backends.vm import cel_vm as _v
+    from flowc.backends.vm import expr_vm as _v
     from flowc.backends.vm import vm as _vm
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
-    import cel_vm as _v
+    import expr_vm as _v
     import rt_cel as _c
     import rt_dag as _d
 
@@ -37,7 +37,7 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
 _NODE_KEYS = ("id", "op", "kind", "deps", "branches", "goto", "on_timeout", "on_error", "attrs", "attr_order")
 
 
-class DataflowError(_v.CelVMError):
+class DataflowError(_vm.VerifyError):
     """A dataflow program that does not load (bad magic, checksum, shape or code)."""
 
 
@@ -74,8 +74,6 @@ class Program:
             if type(n) is not str:
                 raise DataflowError("names and keys are strings")
         self.exprs = []
-        sizes = {"consts": len(self.consts), "names": len(self.names), "keys": len(self.keys),
-                 "blocks": len(blocks), "key_names": self.keys}
         slots_of = [0] * len(blocks)
         for e in body["exprs"]:
             if type(e) is not list or len(e) != 3 or not all(type(x) is int and x >= 0 for x in e) \
@@ -85,9 +83,8 @@ class Program:
             slots_of[e[0]] = max(slots_of[e[0]], e[2])
         # A macro body shares its caller's frame: verify every block against the largest frame.
         frame = max(slots_of) if slots_of else 0
-        for b in blocks:
-            _v.verify_block(b, sizes, frame)
-        self.machine = _v.Machine(self.consts, self.names, self.keys, blocks)
+        decoded = _v.verify(blocks, len(self.consts), self.names, self.keys, frame, "cel")
+        self.machine = _v.Machine(self.consts, self.names, self.keys, decoded)
         self.frame = frame
         self.workflow = body.get("workflow")
         graph = body.get("graph")

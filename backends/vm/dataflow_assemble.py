@@ -1,7 +1,7 @@
 """IR -> a dataflow program for the VM (see :mod:`flowc.backends.vm.dataflow`).
 
 The plan is the one the Python backend generates (:mod:`flowc.backends.dag_plan`);
-each expression is compiled to CEL bytecode (:mod:`flowc.backends.vm.cel_assemble`)
+each expression is compiled to expression code (:mod:`flowc.backends.vm.expr_assemble`)
 and named by its index in the program's expression table. The same IR
 always gives the same bytes.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from flowc.backends.dag_plan import PlanError, build_plan
 from flowc.backends.vm import format as F
 from flowc.backends.vm.assemble import AssembleError
-from flowc.backends.vm.cel_assemble import CelAssembleError, Tables, assemble_expression
+from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression
 from flowc.ir import expr as E
 from flowc.ir.workflow import Workflow
 
@@ -41,7 +41,7 @@ class _Exprs:
     def add(self, expr: E.Expr, what: str = "expression") -> int:
         try:
             block, params, slots = assemble_expression(self.tables, expr)
-        except CelAssembleError as exc:
+        except ExprAssembleError as exc:
             raise DataflowAssembleError(f"{what}: {exc}") from None
         self.exprs.append([block, params, slots])
         return len(self.exprs) - 1

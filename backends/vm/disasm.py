@@ -22,6 +22,7 @@ import os
 from flowc.backends.vm import format as F
 from flowc.backends.vm import vm as V
 from flowc.backends.vm.device import load
+from flowc.backends.vm.expr_disasm import disassemble_block
 from flowc.termtext import shown
 
 __all__ = ["decode_code", "disassemble"]
@@ -183,8 +184,6 @@ def _operand(kind: str, v: int, spec: F.Opcode, consts: list, names: list, steps
 # ---------------------------------------------------------------- kernel (aevatar)
 
 def _kernel(_program, sec: dict, _source_root: str | None) -> list[str]:
-    from flowc.backends.vm import aevatar_vm as A
-
     roles, steps = sec["plan"]
     out = []
     if roles:
@@ -217,15 +216,12 @@ def _kernel(_program, sec: dict, _source_root: str | None) -> list[str]:
             for sub in subs:
                 out.append(_step_line(sub, "        "))
                 _params(sub[3], "            ", out)
-    kinds = {"c": lambda v: f"{v} ({_show(sec['consts'][v], 48)})", "n": lambda v: f"{v} ({shown(sec['names'][v])})",
-             "f": lambda v: f"{v} ({A.FUNCTIONS[v][0]})", "b": lambda v: f"block {v}", "k": str}
     for b, code in enumerate(sec["code"]):
         out.append("")
         out.append(f"block {b}:")
-        for pc, op, operands in A.decode(code):
-            name, ks = A.OPCODES[op]
-            args = ", ".join(kinds[k](v) for k, v in zip(ks, operands, strict=True))
-            out.append(f"  {pc:5d}  {name:<8} {args}".rstrip())
+        out += ["  " + line for line in disassemble_block(
+            code, lambda c: _show(sec["consts"][c], 48), lambda n: shown(sec["names"][n]),
+            lambda k: shown(sec["names"][k]))]
     return out
 
 
@@ -246,8 +242,6 @@ def _step_line(row: list, indent: str) -> str:
 # ---------------------------------------------------------------- dataflow (instruction)
 
 def _dataflow(_program, sec: dict, _source_root: str | None) -> list[str]:
-    from flowc.backends.vm import cel_vm as C
-
     out = []
     plan = sec["plan"]
     if plan is not None and plan.get("graph") is not None:
@@ -260,29 +254,15 @@ def _dataflow(_program, sec: dict, _source_root: str | None) -> list[str]:
     for b, code in enumerate(sec["code"]):
         out.append("")
         out.append(f"block {b}:")
-        for pc, op, operands, _nxt in C.decode(code):
-            name, kinds = C.OPCODES[op]
-            args = ", ".join(_cel_operand(k, v, sec) for k, v in zip(kinds, operands, strict=True))
-            out.append(f"  {pc:5d}  {name:<16} {args}".rstrip())
+        out += ["  " + line for line in disassemble_block(
+            code, lambda c: _cel_const(sec, c), lambda n: shown(sec["names"][n]), lambda k: shown(sec["keys"][k]))]
     return out
 
 
-def _cel_operand(kind: str, value: int, sec: dict) -> str:
-    if kind == "c":
-        tag, v = sec["consts"][value]
-        shown_value = repr(v) if tag == "v" else (f"{v}u" if tag == "u" else f"b{v!r}")
-        return f"{value} ({shown(shown_value[:40])})"
-    if kind == "n":
-        return f"{value} ({shown(sec['names'][value])})"
-    if kind == "k":
-        return f"{value} ({shown(sec['keys'][value])})"
-    if kind == "b":
-        return f"block {value}"
-    if kind == "s":
-        return f"slot {value}"
-    if kind == "t":
-        return f"-> {value}"
-    return str(value)
+def _cel_const(sec: dict, value: int) -> str:
+    tag, v = sec["consts"][value]
+    shown_value = repr(v) if tag == "v" else (f"{v}u" if tag == "u" else f"b{v!r}")
+    return shown(shown_value[:40])
 
 
 def _graph(graph: dict, indent: str, out: list[str]) -> None:
