@@ -22,7 +22,6 @@ from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.python import rt_aevatar_run as K
 from flowc.backends.vm import VerifyError
-from flowc.backends.vm import aevatar_vm as A
 from flowc.backends.vm import expr_vm as X
 from flowc.host import ScriptedHost
 from flowc.ir.limits import MAX_EXPR_DEPTH

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import inspect
 import math
-import zlib
 from pathlib import Path
 
-import msgpack
 import pytest
 from flowc.backends.python import aevatar_expr, rt_aevatar
 from flowc.backends.python import expr as python_expr
@@ -38,6 +36,8 @@ from flowc.ir import expr as E
 from flowc.ir.semantics import FUNCTIONS, OPERATORS, FunctionSpec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tests.program_bytes import open_program, pack_program
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -400,10 +400,9 @@ def test_lambda_bodies_are_later_blocks_named_once():
 def test_every_block_of_a_loaded_program_is_verified():
     data = assemble_expressions([parse_cel("[1, 2].all(x, x > 0)")])
     assert dataflow.load(data).evaluate(0, {}) is True
-    body = dataflow._unpackb(dataflow.split(data))
-    body["blocks"][1] = _code((X.RETURN,))
-    raw = msgpack.packb(body, use_bin_type=True)
-    bad = msgpack.packb([dataflow.MAGIC, dataflow.FORMAT_VERSION, zlib.crc32(raw), raw], use_bin_type=True)
+    model, name, sections = open_program(data)
+    sections["code"][1] = _code((X.RETURN,))
+    bad = pack_program(model, name, sections)
     with pytest.raises(VerifyError, match="block 1 at 0: RETURN with 0 values"):
         dataflow.load(bad)
 

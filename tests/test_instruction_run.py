@@ -14,10 +14,9 @@ import pytest
 from flowc import cli, driver
 from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.python.rt_dag import jitter_factor, schema_errors
+from flowc.backends.vm import VerifyError, dataflow
 from flowc.backends.vm import compile_workflow as compile_bytecode
-from flowc.backends.vm import dataflow
 from flowc.backends.vm import load as load_program
-from flowc.backends.vm import VerifyError
 from flowc.host import ScriptedHost, ToolError
 
 from tests.program_bytes import open_program
@@ -544,9 +543,9 @@ def test_flowc_disasm_lists_a_dataflow_program(tmp_path, capsys):
     text = capsys.readouterr().out
     assert text.startswith('flowc program, format version 1, scheduling model dataflow\nworkflow: "pipe"\n')
     assert "route: switch (switch) after race" in text and "case '$default' -> took_default" in text
-    assert "region c (sinks: z2)" in text and "LOAD" not in text.split("expressions:")[0]
+    assert "region c (sinks: z2)" in text and "LOAD" not in text.split("\nexpressions (")[0]
     # the blocks: expression code with the access rule and the builtin keys named
-    blocks = text.split("expressions:")[1]
+    blocks = text.split("\nexpressions (")[1]
     assert "LOAD               cel, " in blocks and "CALL " in blocks and "(cel." in blocks
 
 

@@ -13,7 +13,6 @@ from typing import Any
 
 from flowc.backends.aevatar_plan import AevatarPlanError, build_plan
 from flowc.backends.python.aevatar_expr import AevatarCompileError, flat_key
-from flowc.backends.vm import aevatar_vm as A
 from flowc.backends.vm import format as F
 from flowc.backends.vm.assemble import AssembleError
 from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression
