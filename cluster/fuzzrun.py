@@ -14,9 +14,18 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import warnings
 
 from flowc.cluster import engine
 from flowc.testing.campaign import Result, campaign_tasks, run_kind
+from hypothesis.errors import HypothesisDeprecationWarning
+
+# A Dask worker's own threads draw from the global `random` module while a
+# share generates examples; hypothesis sees the global state move and
+# blames the strategies. flowc's strategies never use it (a local campaign
+# does not warn), so the warning would only be noise on the workers' stderr.
+warnings.filterwarnings("ignore", message="Do not use the `random` module inside strategies",
+                        category=HypothesisDeprecationWarning)
 
 
 def run_share(task: tuple) -> tuple[Result, dict[str, bytes]]:
