@@ -48,6 +48,10 @@ def batch_command(args, workflow, use_vm: bool, budgets: dict) -> int:
     """Run the batch of ``args.batch`` (see the module doc)."""
     if args.workers is not None and args.scheduler:
         return _usage("--workers and --scheduler exclude each other")
+    if args.chunk_size is not None and args.chunk_size < 1:
+        return _usage("--chunk-size takes a positive number of runs")
+    if args.workers is not None and args.workers < 1:
+        return _usage("--workers takes a positive number of worker processes")
     try:
         spec = host_spec(args)
         lines = _input_lines(args.batch)

@@ -212,6 +212,9 @@ def test_batch_usage_errors(tmp_path, capsys):
     assert main(["run", str(WORKFLOW), "--batch", str(inputs), "--inputs", str(inputs)]) == 2
     assert main(["run", str(WORKFLOW), "--batch", str(tmp_path / "missing.jsonl")]) == 2
     assert "cannot read the batch file" in capsys.readouterr().err
+    assert main(["run", str(WORKFLOW), "--batch", str(inputs), "--chunk-size", "0"]) == 2
+    assert main(["run", str(WORKFLOW), "--batch", str(inputs), "--workers", "0"]) == 2
+    assert "--workers takes a positive number" in capsys.readouterr().err
 
 
 def test_a_run_that_raises_is_a_record_not_a_lost_line():
