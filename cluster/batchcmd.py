@@ -59,7 +59,7 @@ def batch_command(args, workflow, use_vm: bool, budgets: dict) -> int:
         return _usage(str(exc))
     backend, program = compiled(workflow, use_vm)
     job = BatchJob(backend, program, spec, tuple(sorted(budgets.items())))
-    show = sys.stderr.isatty() if args.progress is None else args.progress
+    show = bool(args.progress) or sys.stderr.isatty()
     progress = runner.Progress(len(lines)) if show else None
     try:
         with _output(args.out) as out:

@@ -263,6 +263,7 @@ class DataflowRun(Kernel):
             entry["start_ms"] = self.began.pop(step_id, self.now)
             entry["end_ms"] = self.now
         self.records.append(entry)
+        self.note("step_end", step_id, status, error if error is not None else reason)
 
     # ------------------------------------------------------------ graphs
     def run_graph(self, graph, env, prefix, trigger=None, payload=None):
@@ -394,6 +395,7 @@ class DataflowRun(Kernel):
         sid = node["id"]
         name = prefix + sid
         self.current = name
+        self.note("step_start", name)
         if self.now is not None:
             self.began[name] = self.now
         guard = node.get("guard")

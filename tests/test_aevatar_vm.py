@@ -15,9 +15,7 @@ from __future__ import annotations
 import json
 import math
 import textwrap
-import zlib
 
-import msgpack
 import pytest
 from flowc import cli, driver
 from flowc.backends import vm
@@ -30,6 +28,7 @@ from flowc.ir.limits import MAX_EXPR_DEPTH
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.program_bytes import kernel_body, open_program, pack_kernel, pack_program
 from tests.test_aevatar_corpus import BROKEN, CORPUS
 from tests.test_aevatar_run import DATA, SCRIPTS
 
@@ -222,7 +221,7 @@ def test_flowc_compile_run_and_disasm(tmp_path, capsys):
     out = tmp_path / "b.wfav"
     assert cli.main(["compile", "--target", "bytecode", str(path), "-o", str(out)]) == 0
     data = out.read_bytes()
-    assert data[:7] == b"\x94\xc4\x04WFAV"
+    assert data[:5] == b"FLWC\x01" and open_program(data)[0] == "kernel"
     inputs, script, expected = SCRIPTS["B"]
     (tmp_path / "in.json").write_text(json.dumps(inputs))
     (tmp_path / "host.json").write_text(json.dumps(script))
@@ -234,7 +233,8 @@ def test_flowc_compile_run_and_disasm(tmp_path, capsys):
     assert record == json.loads(json.dumps(vm.load(data).run(inputs, ScriptedHost(script))))
     assert cli.main(["disasm", str(out)]) == 0
     listing = capsys.readouterr().out
-    assert listing.startswith("flowc aevatar program, format 1, workflow 'fetch_and_route'")
+    assert listing.startswith("flowc program, format version 1, scheduling model kernel\n"
+                              'workflow: "fetch_and_route"\n')
     for text in ("route: switch", "branch '_default' -> handle_normal", "block 0:", "RETURN"):
         assert text in listing
 
@@ -286,8 +286,8 @@ def test_docs_tables_equal_the_vm():
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "bytecode.md").read_text(encoding="utf-8")
     assert doc_tables() in doc
-    assert f"## 8. aevatar programs, format version {A.FORMAT_VERSION}\n" in doc
-    assert f"is at most {A.MAX_LAZY_DEPTH};" in doc and "`94 C4 04 57 46 41 56`" in doc
+    assert "## 8. Kernel programs (aevatar)\n" in doc
+    assert f"is at most {A.MAX_LAZY_DEPTH};" in doc
 
 # ---------------------------------------------------------------- behaviour
 LOOP = """\
@@ -431,13 +431,8 @@ def test_float_repr_edges():
 
 
 # ---------------------------------------------------------------- verification
-def _pack_body(body) -> bytes:
-    data = msgpack.packb(body, use_bin_type=True)
-    return msgpack.packb([A.MAGIC, A.FORMAT_VERSION, zlib.crc32(data) & 0xFFFFFFFF, data], use_bin_type=True)
-
-
-def _body(data: bytes):
-    return msgpack.unpackb(A.split(data), raw=False)
+_pack_body = pack_kernel
+_body = kernel_body
 
 
 B_PROGRAM = vm.compile_workflow(seed("B"))
@@ -479,11 +474,12 @@ def _shared_lazy(body):
 
 
 BAD = {
-    "magic": b"\x94\xc4\x04WFAX" + B_PROGRAM[7:],
+    "magic": b"FLWX" + B_PROGRAM[4:],
     "truncated": B_PROGRAM[:-5],
-    "version": msgpack.packb([A.MAGIC, 9, 0, b""], use_bin_type=True),
+    "version": B_PROGRAM[:4] + b"\x09" + B_PROGRAM[5:],
     "checksum": B_PROGRAM[:-1] + bytes([B_PROGRAM[-1] ^ 1]),
-    "body shape": _pack_body([1, 2, 3]),
+    "plan shape": _pack_body(["b", [], [], [], 1, 2]),
+    "model": pack_program("dataflow", "b", open_program(B_PROGRAM)[2]),
     "unknown opcode": _with(_set_block(b"\x7f\x06")),
     "no RETURN": _with(_set_block(_block((A.CONST, 0)))),
     "RETURN with two values": _with(_set_block(_block((A.CONST, 0), (A.CONST, 0), (A.RETURN,)))),

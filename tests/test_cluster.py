@@ -210,6 +210,8 @@ def test_batch_usage_errors(tmp_path, capsys):
     assert main(["run", str(WORKFLOW), "--workers", "2"]) == 2
     assert "go with --batch" in capsys.readouterr().err
     assert main(["run", str(WORKFLOW), "--batch", str(inputs), "--inputs", str(inputs)]) == 2
+    assert main(["run", str(WORKFLOW), "--batch", str(inputs), "--config", str(inputs)]) == 2
+    assert "leave out --inputs, --json, --trace, --config" in capsys.readouterr().err
     assert main(["run", str(WORKFLOW), "--batch", str(tmp_path / "missing.jsonl")]) == 2
     assert "cannot read the batch file" in capsys.readouterr().err
     assert main(["run", str(WORKFLOW), "--batch", str(inputs), "--chunk-size", "0"]) == 2

@@ -9,13 +9,12 @@ always gives the same bytes.
 
 from __future__ import annotations
 
-import zlib
 from typing import Any
 
-import msgpack
 from flowc.backends.aevatar_plan import AevatarPlanError, build_plan
 from flowc.backends.python.aevatar_expr import AevatarCompileError, flat_key
 from flowc.backends.vm import aevatar_vm as A
+from flowc.backends.vm import format as F
 from flowc.backends.vm.assemble import AssembleError
 from flowc.ir import expr as E
 from flowc.ir.workflow import Node, Workflow
@@ -201,10 +200,9 @@ def assemble_aevatar(workflow: Workflow) -> bytes:
     except AevatarPlanError as exc:
         raise AevatarAssembleError(str(exc)) from None
     roles = {rid: _role_config(config) for rid, config in plan["roles"].items()}
-    body = [plan["name"], tables.consts, tables.names, tables.blocks, roles,
-            [_step_row(s) for s in plan["steps"]]]
-    data = msgpack.packb(body, use_bin_type=True)
-    return msgpack.packb([A.MAGIC, A.FORMAT_VERSION, zlib.crc32(data) & 0xFFFFFFFF, data], use_bin_type=True)
+    return F.pack_container("kernel", plan["name"], [
+        ("consts", tables.consts), ("names", tables.names),
+        ("plan", [roles, [_step_row(s) for s in plan["steps"]]]), ("code", tables.blocks)])
 
 
 _MEANINGS = {

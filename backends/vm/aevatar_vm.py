@@ -9,8 +9,9 @@ expression machine below; running hands the plan to the aevatar kernel
 (:mod:`rt_aevatar_run`) that the Python backend uses too, so both backends
 give the same run record.
 
-File layout (msgpack): ``[b"WFAV", version, crc32(body), body]``; the body
-is ``[name, consts, names, blocks, roles, steps]``.
+In the container (docs/bytecode.md) an aevatar program is a ``kernel``
+program with the sections ``consts``, ``names``, ``code`` (the blocks) and
+``plan`` (``[roles, steps]``); the header holds the workflow's name.
 
 Expression code is straight-line stack code (no jumps): an opcode byte,
 then its operands as unsigned LEB128 varints.
@@ -30,7 +31,7 @@ comparisons, ``if``). A LAZY names blocks after its own, so evaluation
 always terminates.
 
 Standard library only (plus rt_aevatar, rt_aevatar_run, the kernel and
-drivers of flowc.runtime, and the VM's msgpack reader); MicroPython-compatible.
+drivers of flowc.runtime, and the VM's container reader); MicroPython-compatible.
 ``run`` drives the kernel with the sync driver; ``run_async`` and
 ``run_virtual`` with asyncio and a virtual clock (docs/runtime.md).
 """
@@ -41,29 +42,17 @@ drivers of flowc.runtime, and the VM's msgpack reader); MicroPython-compatible.
 try:
     from flowc.backends.python import rt_aevatar as _rta
     from flowc.backends.python import rt_aevatar_run as _k
-    from flowc.backends.vm.vm import VerifyError, VMError
-    from flowc.backends.vm.vm import unpackb as _unpackb
+    from flowc.backends.vm import vm as _vm
+    from flowc.backends.vm.vm import VerifyError
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import rt_aevatar as _rta
     import rt_aevatar_run as _k
 
-    from vm import VerifyError, VMError
-    from vm import unpackb as _unpackb
+    import vm as _vm
+    from vm import VerifyError
 
-try:
-    from zlib import crc32 as _crc32
-except ImportError:  # pragma: no cover - MicroPython
-    try:
-        from binascii import crc32 as _crc32
-    except ImportError:
-        _crc32 = None
+__all__ = ["FUNCTIONS", "OPCODES", "Program", "load", "load_kernel"]
 
-__all__ = ["FORMAT_VERSION", "FUNCTIONS", "MAGIC", "OPCODES", "Program", "is_aevatar", "load", "split"]
-
-MAGIC = b"WFAV"
-FORMAT_VERSION = 1
-SUPPORTED_VERSIONS = (1,)
-MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_STACK = 131072  # >= MAX_EXPR_DEPTH * (2 * MAX_EXPR_ITEMS + 1) of ir/limits.py (a test checks)
 MAX_COUNT = 4096
 MAX_LAZY_DEPTH = 64  # >= MAX_EXPR_DEPTH of ir/limits.py (a test checks)
@@ -121,25 +110,6 @@ STEP_ROW = 13
 STEP_ROW_BEFORE_TIMEOUT = 12   # programs written before the timeout field still load
 SUB_ROW = 6
 ON_ERROR_ACTIONS = ("fail", "skip", "fallback")
-
-_CRC_TABLE = []
-
-
-def _crc(data):
-    """CRC-32 of ``data`` (zlib's), in pure Python where the library has none."""
-    if _crc32 is not None:
-        return _crc32(data) & 0xFFFFFFFF
-    if not _CRC_TABLE:
-        for n in range(256):
-            c = n
-            for _ in range(8):
-                c = (0xEDB88320 ^ (c >> 1)) if c & 1 else (c >> 1)
-            _CRC_TABLE.append(c)
-    c = 0xFFFFFFFF
-    for b in data:
-        c = _CRC_TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
 
 class _Fuel(Exception):
     def __init__(self, message):
@@ -301,33 +271,6 @@ class Machine:
 
 # ================================================================ loading
 
-def split(data):
-    """The body bytes of an aevatar program, after the magic, version and checksum checks."""
-    if not isinstance(data, (bytes, bytearray)):
-        raise VerifyError("an aevatar program must be bytes")
-    if len(data) > MAX_FILE_BYTES:
-        raise VerifyError("the program of %d bytes exceeds the limit of %d" % (len(data), MAX_FILE_BYTES))
-    if not is_aevatar(data):
-        raise VerifyError("not a flowc aevatar program (bad magic)")
-    top = _unpackb(bytes(data))
-    if type(top) is not list or len(top) != 4 or top[0] != MAGIC:
-        raise VerifyError("the file must be an array of 4: magic, version, checksum, body")
-    if type(top[1]) is not int or top[1] not in SUPPORTED_VERSIONS:
-        raise VerifyError("unsupported aevatar program format version %r (this VM runs %s)"
-                          % (top[1], ", ".join([str(v) for v in SUPPORTED_VERSIONS])))
-    body = top[3]
-    if type(body) is not bytes:
-        raise VerifyError("the body must be msgpack bin")
-    if type(top[2]) is not int or top[2] != _crc(body):
-        raise VerifyError("checksum mismatch: the body is corrupt")
-    return body
-
-
-def is_aevatar(data):
-    return isinstance(data, (bytes, bytearray)) and len(data) >= 7 and bytes(data[0:3]) == b"\x94\xc4\x04" \
-        and bytes(data[3:7]) == MAGIC
-
-
 def _str(v, what):
     if type(v) is not str:
         raise VerifyError("%s must be a string" % what)
@@ -361,12 +304,12 @@ def _uint(v, what, high):
 class Program:
     """A loaded, verified aevatar program; ``run(inputs, host)`` gives the run record."""
 
-    def __init__(self, body):
-        body = _list(body, "the body", 6)
-        self.name = _str(body[0], "the workflow name")
-        consts = _list(body[1], "consts")
-        names = _list(body[2], "names")
-        blocks = _list(body[3], "blocks")
+    def __init__(self, name, consts, names, blocks, plan):
+        self.name = _str(name, "the workflow name")
+        consts = _list(consts, "section consts")
+        names = _list(names, "section names")
+        blocks = _list(blocks, "section code")
+        plan = _list(plan, "section plan ([roles, steps])", 2)
         for c in consts:
             _str(c, "a constant")
         for n in names:
@@ -396,8 +339,8 @@ class Program:
         self.consts = consts
         self.names = names
         self.machine = Machine(consts, names, decoded)
-        self.roles = self._roles(body[4])
-        rows = list(_list(body[5], "steps"))
+        self.roles = self._roles(plan[0])
+        rows = _list(plan[1], "steps")
         ids = {}
         for i in range(len(rows)):
             row = rows[i]
@@ -528,9 +471,18 @@ class Program:
 
 def load(data):
     """Decode and verify an aevatar program; VerifyError when it does not load."""
-    try:
-        return Program(_unpackb(split(data)))
-    except VMError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - malformed input must not escape as anything else
-        raise VerifyError("malformed aevatar program: " + type(exc).__name__ + ": " + str(exc))
+    return _vm.guarded(_load, data)
+
+
+def _load(data):
+    model, name, table = _vm.open_container(data)
+    if model != "kernel":
+        raise VerifyError("a %s program: this loader runs kernel programs" % model)
+    return load_kernel(data, name, table)
+
+
+def load_kernel(data, name, table):
+    """The :class:`Program` of an opened container (vm.open_container)."""
+    section = _vm.read_section
+    return Program(name, section(data, table, "consts"), section(data, table, "names"),
+                   section(data, table, "code"), section(data, table, "plan"))
