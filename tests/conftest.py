@@ -43,17 +43,6 @@ def _ids(paths: list[Path]) -> list[str]:
     return [f"{p.parent.name}/{p.name}" for p in paths]
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``slow`` (minutes on two cores) run when asked for: with
-    FLOWC_SLOW_TESTS=1, or when ``-m`` names the marker."""
-    if os.environ.get("FLOWC_SLOW_TESTS") == "1" or "slow" in (config.getoption("-m") or ""):
-        return
-    later = pytest.mark.skip(reason="slow: run with FLOWC_SLOW_TESTS=1 or -m slow")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(later)
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     for name, files in (("corpus_path", corpus_files), ("clean_path", clean_files),
                         ("malformed_path", malformed_files)):

@@ -24,6 +24,8 @@ from flowc.cluster.batchcmd import compiled
 from flowc.driver import compile_file
 from flowc.testing.campaign import KINDS, Result, campaign_tasks, run_kind
 
+from tests.campaigns import campaign_size
+
 BATCH_DIR = Path(__file__).parent / "data" / "batch"
 WORKFLOW = BATCH_DIR / "leaderboard.md"
 HOST = BATCH_DIR / "leaderboard.host.json"
@@ -170,9 +172,10 @@ def test_fuzz_on_the_cluster_equals_the_local_campaign(client, tmp_path):
 
 @pytest.mark.slow
 def test_a_bigger_campaign_with_workers_equals_the_one_without(client, tmp_path):
-    """The command line end to end, 300 examples: --scheduler against --jobs 2."""
+    """The command line end to end, 300 examples (40 unless FLOWC_SLOW_TESTS=1):
+    --scheduler against --jobs 2."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    common = [sys.executable, "-m", "flowc", "fuzz", "--dialect", "workflowskill", "--examples", "300",
+    common = [sys.executable, "-m", "flowc", "fuzz", "--dialect", "workflowskill", "--examples", str(campaign_size(300, 40)),
               "--seed", "4242", "--jobs", "2", "--json", "--no-progress"]
     outs = []
     for extra, out in (([], "a"), (["--scheduler", client.scheduler.address], "b")):
