@@ -84,7 +84,7 @@ class RouteTable:
         if capability == "http":
             return self._http("http_request", f"http:{name}", PARAMETERS)
         if capability == "llm":
-            return self._llm(name)
+            return self._llm(name, name)
         return Refusal("HST001", f"the host config grants no provider for {capability} {name!r} "
                                  "(MCP servers answer tool, mcp and connector calls; [http] http; [llm] llm)")
 
@@ -102,7 +102,7 @@ class RouteTable:
         if dot and head == "http":
             return self._http(tail, routed, shape)
         if dot and head == "llm":
-            return self._llm(tail, strict=True)
+            return self._llm(tail, name, strict=True)
         if dot and head in self.server_tools:
             return self._server_tool(head, tail, shape)
         if not dot:
@@ -146,12 +146,15 @@ class RouteTable:
             return Refusal("HST001", f"{what}: the built-in HTTP tools are {', '.join(HTTP_TOOLS)}")
         return Target("http", tool, shape)
 
-    def _llm(self, name: str, strict: bool = False) -> Target | Refusal:
-        if name in self.config.llm:
-            return Target(f"llm.{name}", name, AS_IS)
+    def _llm(self, profile: str, called: str, strict: bool = False) -> Target | Refusal:
+        """The profile's provider, asked with the workflow's own name ``called``
+        (the provider reads the request by it and the arguments' shape, so a
+        route naming a profile must not rename the call)."""
+        if profile in self.config.llm:
+            return Target(f"llm.{profile}", called, AS_IS)
         if not strict and "default" in self.config.llm:
-            return Target("llm.default", name, AS_IS)
-        return Refusal("HST001", f"the host config has no LLM profile {name!r}"
+            return Target("llm.default", called, AS_IS)
+        return Refusal("HST001", f"the host config has no LLM profile {profile!r}"
                                  + ("" if strict else " and no [llm.default]"))
 
     def _has(self, server: str) -> str:
