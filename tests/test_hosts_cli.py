@@ -35,8 +35,7 @@ def example_config(tmp_path: Path) -> str:
 
 
 # ------------------------------------------------------------------ the examples
-# WorkflowSkill bytecode has no run_async yet: its VM run goes through the
-# worker-thread bridge of flowc.hosts.runner, so it gets a case of its own.
+# every program runs with run_async: the VM's WorkflowSkill bytecode too
 @pytest.mark.parametrize(("example", "status", "backend"), [
     ("SKILL.md", "success", "python"), ("SKILL.md", "success", "vm"),
     ("clocks.aevatar.yaml", "success", "python"), ("clocks.instruction.yaml", "completed", "vm")])
@@ -160,15 +159,15 @@ def _alive(pid: int) -> bool:
         return False
 
 
-@pytest.mark.parametrize("as_json", [True, False])
-def test_ctrl_c_stops_the_servers_and_prints_the_record_so_far(tmp_path, as_json):
+@pytest.mark.parametrize(("as_json", "backend"), [(True, "python"), (False, "python"), (True, "vm")])
+def test_ctrl_c_stops_the_servers_and_prints_the_record_so_far(tmp_path, as_json, backend):
     workflow = tmp_path / "slow.yaml"
     workflow.write_text(SLOW)
     pidfile, calllog = tmp_path / "server.pid", tmp_path / "calls.log"
     config = tmp_path / "host.toml"
     config.write_text(f'[mcp.servers.echo]\ncommand = {sys.executable!r}\nargs = [{ECHO!r}]\n'
                       f'env = {{ ECHO_PIDFILE = {str(pidfile)!r}, ECHO_CALLLOG = {str(calllog)!r} }}\n')
-    argv = [sys.executable, "-m", "flowc", "run", str(workflow), "--config", str(config)]
+    argv = [sys.executable, "-m", "flowc", "run", str(workflow), "--config", str(config), "--backend", backend]
     proc = subprocess.Popen(argv + (["--json"] if as_json else []), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=ENV)
     try:
