@@ -14,7 +14,8 @@ Names resolve in this order (docs/hosts.md):
 
    - ``tool``: ``<server>.<tool>``; a tool name one MCP server has (two
      servers with it: ambiguous); ``web_fetch`` / ``http_request`` when the
-     config has ``[http]``;
+     config has ``[http]``; ``llm`` (WorkflowSkill's model tool): the
+     profile ``llm``, else ``default``, when the config has ``[llm]``;
    - ``mcp`` (``<server>/<tool>``): that server's tool, with ``args.args``;
    - ``connector``: a server (its tool is the call's ``operation``), or a tool
      name as for ``tool``; the tool's arguments are the JSON object of the
@@ -32,6 +33,8 @@ __all__ = ["HTTP_TOOLS", "Refusal", "RouteTable", "Target"]
 
 #: the built-in tools of flowc.hosts.http
 HTTP_TOOLS = ("web_fetch", "http_request")
+#: WorkflowSkill's model tool: answered by an LLM profile when no MCP server has it
+LLM_TOOL = "llm"
 
 # How a workflow's arguments become the provider's (see :func:`flowc.hosts.router.tool_args`).
 AS_IS = "as_is"              # the arguments are the tool's (WorkflowSkill, aevatar tool_call, http, llm)
@@ -123,6 +126,8 @@ class RouteTable:
                                      f"name one: {spelled}, or route it in [routes]")
         if name in HTTP_TOOLS and self.config.http is not None:
             return Target("http", name, shape)
+        if name == LLM_TOOL and self.config.llm:
+            return self._llm(LLM_TOOL, LLM_TOOL)
         hint = " (the built-in HTTP tools need an [http] section)" if name in HTTP_TOOLS else ""
         return Refusal("HST001", f"no MCP server of the host config has a tool {name!r}{hint}")
 

@@ -200,12 +200,15 @@ def test_schema_command_prints_the_published_schema(capsys):
 
 
 # ------------------------------------------------------------------ routes
+_LLM_DEFAULT = '[llm.default]\nprovider = "openai"\nbase_url = "http://127.0.0.1:1/v1"\nmodel = "m"\napi_key_env = "K"\n'
+
+
 def _table(routes: str = "", http: bool = False, llm: bool = False) -> RouteTable:
     text = routes
     if http:
         text += '\n[http]\nallow = ["https://x.example/"]\n'
     if llm:
-        text += '\n[llm.default]\nprovider = "openai"\nbase_url = "http://127.0.0.1:1/v1"\nmodel = "m"\napi_key_env = "K"\n'
+        text += "\n" + _LLM_DEFAULT
     config = parse_config(tomllib.loads(text))
     return RouteTable(config, {"time": ["get_current_time", "convert_time"], "clock": ["get_current_time"],
                                "echo": ["echo", "args_taker"]})
@@ -257,6 +260,20 @@ def test_a_route_to_a_profile_keeps_the_workflows_own_name():
     assert table.resolve("llm", "writer") == Target("llm.default", "writer", "as_is")
     assert table.resolve("llm", "default") == Target("llm.default", "default", "as_is")
     assert table.resolve("llm", "agent") == Target("llm.default", "agent", "as_is")
+
+
+
+def test_workflowskills_llm_tool_goes_to_a_profile_unless_a_server_has_it():
+    assert _table(llm=True).resolve("tool", "llm") == Target("llm.default", "llm", "as_is")
+    named = _table('[llm.llm]\nprovider = "anthropic"\nbase_url = "http://127.0.0.1:1"\nmodel = "m"\n'
+                   'api_key_env = "K"\n', llm=True)
+    assert named.resolve("tool", "llm") == Target("llm.llm", "llm", "as_is")
+    other = _table('[llm.gpt]\nprovider = "openai"\nbase_url = "http://127.0.0.1:1/v1"\nmodel = "m"\n'
+                   'api_key_env = "K"\n')
+    assert "no LLM profile 'llm' and no [llm.default]" in other.resolve("tool", "llm").message
+    assert _table().resolve("tool", "llm").code == "HST001"
+    served = RouteTable(parse_config(tomllib.loads(_LLM_DEFAULT)), {"models": ["llm"]})
+    assert served.resolve("tool", "llm") == Target("models", "llm", "tool_args")   # an MCP tool comes first
 
 
 class _Schema:
