@@ -5,7 +5,9 @@ table and how a call's arguments become a tool's. No servers run here
 from __future__ import annotations
 
 import json
+import re
 import tomllib
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -87,6 +89,18 @@ def test_a_full_config_reads_into_typed_objects():
     assert config.http == HttpConfig(["https://api.example.com/"], 2000, 1000, max_redirects=0)
     assert parse_config({"http": {"allow": []}}).http == HttpConfig([])
     assert config.routes == {"tool:lookup": "search.find", "llm:analyst": "llm.claude"}
+
+
+def test_the_manuals_configs_are_valid_for_flowc_and_the_schema():
+    manual = (Path(cli.__file__).resolve().parent / "docs" / "hosts.md").read_text()
+    blocks = re.findall(r"```toml\n(.*?)```", manual, re.DOTALL)
+    assert len(blocks) >= 2
+    for block in blocks:
+        data = tomllib.loads(block)
+        parse_config(data, "docs/hosts.md")
+        jsonschema.validate(data, HOST_SCHEMA)
+    full = parse_config(tomllib.loads(blocks[0]))
+    assert full.http.max_redirects == 5 and full.llm["default"].max_retries == 2
 
 
 def test_the_full_config_is_valid_under_the_published_schema():
