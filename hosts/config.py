@@ -318,9 +318,10 @@ def _url(spec: dict, key: str, where: str, source: str) -> str:
     return value
 
 
-def _env_name(spec: dict, where: str, source: str) -> str:
-    value = _string(spec, "api_key_env", where, source, required=True)
-    if not _ENV_NAME.match(value):
+def _env_name(spec: dict, where: str, source: str) -> str | None:
+    """The key's variable; none for a server that takes no key (a local one)."""
+    value = _string(spec, "api_key_env", where, source)
+    if value is not None and not _ENV_NAME.match(value):
         # the name of a variable, not a key: the message does not repeat it
         raise _fail(source, f"{where}.api_key_env must name an environment variable (letters, digits, `_`), "
                             "not hold the key")

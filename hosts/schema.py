@@ -79,13 +79,14 @@ HOST_SCHEMA: dict = {
             "propertyNames": {"pattern": _NAME},
             "additionalProperties": {
                 "type": "object",
-                "required": ["provider", "base_url", "model", "api_key_env"],
+                "required": ["provider", "base_url", "model"],
                 "properties": {
                     "provider": {"enum": ["openai", "anthropic"]},
                     "base_url": {**_URL, "description": "the API's root (https://api.openai.com/v1)"},
                     "model": {"type": "string", "minLength": 1},
                     "api_key_env": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]{0,127}$",
-                                    "description": "the environment variable holding the API key"},
+                                    "description": "the environment variable holding the API key "
+                                                   "(none: no key is sent)"},
                     "temperature": {"type": "number", "minimum": 0, "maximum": 2,
                                     "description": "unless the step sets one"},
                     "max_tokens": {**_POSITIVE, "description": "unless the step sets it"},

@@ -88,6 +88,10 @@ def test_a_full_config_reads_into_typed_objects():
     assert config.llm["claude"].temperature is None and config.llm["claude"].max_tokens is None
     assert config.http == HttpConfig(["https://api.example.com/"], 2000, 1000, max_redirects=0)
     assert parse_config({"http": {"allow": []}}).http == HttpConfig([])
+    # a local OpenAI-compatible server takes no key: no api_key_env, none sent
+    local = {"provider": "openai", "base_url": "http://127.0.0.1:8080/v1", "model": "m"}
+    assert parse_config({"llm": {"local": local}}).llm["local"].api_key_env is None
+    jsonschema.validate({"llm": {"local": local}}, HOST_SCHEMA)
     assert config.routes == {"tool:lookup": "search.find", "llm:analyst": "llm.claude"}
 
 
