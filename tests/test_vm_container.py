@@ -36,7 +36,7 @@ def _compiled(model: str, strip: bool = False) -> bytes:
 PROGRAMS = {model: _compiled(model) for model in SOURCES}
 
 
-def _rejected(data, match: str = "") -> str:
+def _rejected(data, match: str | None = None) -> str:
     with pytest.raises(VerifyError, match=match) as info:
         vm.load(data)
     return str(info.value)
