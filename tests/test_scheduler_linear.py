@@ -116,12 +116,40 @@ def test_scheduling_work_grows_linearly(monkeypatch, backend, how, dialect, make
     assert w_large <= RATIO * w_small, (w_small, w_large, w_large / w_small)
 
 
-def test_a_sequential_fan_starts_its_steps_in_id_order():
-    # the scheduler's book must keep the reference order: the smallest ready id first
-    text = instruction_fan(30).replace("w007", "w100").replace("w013", "w007").replace("w100", "w013")
+def test_the_book_keeps_the_reference_order():
+    # declared in reverse, and the finish ready after w05: still the smallest id first
+    steps = "".join(f"  w{i:02}: {{ kind: assign, depends_on: start, value: {i} }}\n" for i in reversed(range(12)))
+    text = f"name: fan\nsteps:\n  start: {{ kind: manual }}\n{steps}  z: {{ kind: finish, depends_on: [w00, w05] }}\n"
+    want = ["start"] + [f"w{i:02}" for i in range(12)] + ["z"]
     for runner in _runners(text, "instruction").values():
-        ids = [s["id"] for s in runner.run({}, Host())["steps"]]
-        assert ids == ["start"] + sorted(ids[1:-1]) + ["z"]
+        assert [s["id"] for s in runner.run({}, Host())["steps"]] == want
+        assert [s["id"] for s in runner.run_virtual({}, {}, concurrent=True)["steps"]] == want
+
+
+SWITCH_PRUNES_A_RUNNING_STEP = """\
+name: sw
+steps:
+  start: { kind: manual }
+  p: { kind: switch, on: "{{ inputs.pick }}", cases: { x: n, y: a }, depends_on: [start] }
+  u: { kind: tool, name: t1, on_error: continue, depends_on: [start, p] }
+  n: { kind: switch, on: "{{ inputs.pick }}", cases: { x: a, y: ba }, depends_on: [p, u] }
+  h: { kind: assign, value: 3, depends_on: [u] }
+  ba: { kind: assign, value: 4, depends_on: [p, h] }
+  a: { kind: tool, name: t0, depends_on: [start] }
+  zfin: { kind: finish, depends_on: [h, a] }
+"""
+
+
+def test_a_step_pruned_while_running_still_counts_once_for_its_dependents():
+    # concurrent: `a` runs when switch `p` prunes it, then ends done; `zfin`
+    # must wait for `h` too (the reference record: completed, not stalled)
+    script = {"t0": {"output": 1, "latency_ms": 5}, "t1": {"output": 2, "latency_ms": 7}}
+    for runner in _runners(SWITCH_PRUNES_A_RUNNING_STEP, "instruction").values():
+        record = runner.run_virtual({"pick": "x"}, script, concurrent=True)
+        assert record["status"] == "completed"
+        assert [(s["id"], s["status"]) for s in record["steps"]] == [
+            ("start", "done"), ("p", "done"), ("a", "pruned"), ("n", "done"), ("ba", "pruned"), ("a", "done"),
+            ("u", "done"), ("h", "done"), ("zfin", "done")]
 
 
 def test_the_schedulers_heap_orders_like_heapq():
