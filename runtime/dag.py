@@ -51,6 +51,42 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import rt_cel as _c
     from kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
 
+
+# A binary min-heap of ints (heapq's heappush and heappop): not every
+# MicroPython build has heapq, and the scheduler needs the same order on each.
+def _heappush(heap, item):
+    heap.append(item)
+    i = len(heap) - 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if heap[parent] <= item:
+            break
+        heap[i] = heap[parent]
+        i = parent
+    heap[i] = item
+
+
+def _heappop(heap):
+    last = heap.pop()
+    if not heap:
+        return last
+    top = heap[0]
+    n = len(heap)
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= n:
+            break
+        if child + 1 < n and heap[child + 1] < heap[child]:
+            child += 1
+        if last <= heap[child]:
+            break
+        heap[i] = heap[child]
+        i = child
+    heap[i] = last
+    return top
+
+
 # Run-time budgets (fuel): copies of flowc.ir.limits' figures (this module
 # runs on MicroPython without flowc; tests/test_runtime_limits.py keeps them equal).
 DEFAULT_MAX_ITERATIONS = 10000000   # loop iterations per run (items, iterations, retries)
@@ -146,6 +182,66 @@ def jitter_factor(workflow, step, attempt, spread):
     return 1.0 + spread * ((h % 20001) - 10000) / 10000.0
 
 
+class _Board:
+    """The scheduler's book of one graph, so that a scan looks only at the
+    steps whose readiness may have changed since it last looked (a step
+    whose last dependency got a status, a step a route forced), never at
+    every step: a run stays linear in its number of steps. Steps are named
+    by their position in id order."""
+
+    def __init__(self, nodes):
+        self.position = {}
+        self.dependents = {}  # step id -> positions of the steps that depend on it
+        self.unsettled = []   # per position: its dependencies without a status yet
+        self.heap = []        # positions the next pass looks at, smallest first
+        self.queued = set()   # ... each once
+        self.ready = []       # positions found ready and not started yet (a heap; stale
+        self.readied = set()  # entries are those no longer in readied)
+        self.touched = []     # positions made worth a look since the last take
+        for i in range(len(nodes)):
+            node = nodes[i]
+            self.position[node["id"]] = i
+            self.unsettled.append(len(node["deps"]))
+            for dep in node["deps"]:
+                if dep in self.dependents:
+                    self.dependents[dep].append(i)
+                else:
+                    self.dependents[dep] = [i]
+            if not node["deps"]:  # in id order: a heap already
+                self.heap.append(i)
+                self.queued.add(i)
+
+    def settled(self, sid, first):
+        """Step ``sid`` got a status (``first``: its first one): a dependent
+        whose dependencies all have one now is worth a look (one found
+        ready before that was forced: it stays ready). A running step a
+        switch pruned still ends done or failed: then its dependents that
+        were ready may not be any more, so they are looked at again."""
+        for i in self.dependents.get(sid, ()):
+            if first:
+                self.unsettled[i] -= 1
+                if self.unsettled[i] == 0:
+                    self.touched.append(i)
+            elif self.unsettled[i] == 0:
+                self.readied.discard(i)
+                self.touched.append(i)
+
+    def queue(self, pos):
+        if pos not in self.queued:
+            self.queued.add(pos)
+            _heappush(self.heap, pos)
+
+    def take(self, after, later):
+        """Queue the touched steps: those past position ``after`` for the
+        pass under way, the others in ``later`` (the next pass)."""
+        for pos in self.touched:
+            if pos > after:
+                self.queue(pos)
+            else:
+                later.append(pos)
+        self.touched = []
+
+
 def _limit(value):
     """A ``parallel`` bound: a positive int, else 1 (items one at a time)."""
     return value if type(value) is int and value > 0 else 1
@@ -177,6 +273,7 @@ class DataflowRun(Kernel):
         self.chosen = None  # the arm the switch being run chose
         self.halting = False  # the step being run ends the run when done (finish)
         self._outer_fuel = None
+        self._boards = {}  # id(state) -> _Board, one per graph running
         values = {}
         for key in plan["defaults"]:
             values[key] = plan["defaults"][key]
@@ -267,7 +364,7 @@ class DataflowRun(Kernel):
 
     # ------------------------------------------------------------ graphs
     def run_graph(self, graph, env, prefix, trigger=None, payload=None):
-        """Run one graph to its end; returns {id: state}. Raises _GraphFailed
+        """Run one graph to its end; returns (state, env). Raises _GraphFailed
         when a step fails under on_error: fail."""
         nodes = graph["nodes"]
         by_id = {}
@@ -281,12 +378,23 @@ class DataflowRun(Kernel):
         state = {}
         forced = []
         order = [node["id"] for node in nodes]
+        self._boards[id(state)] = _Board(nodes)
+        try:
+            return (yield from self._run_graph(graph, env, prefix, trigger, payload, by_id, state, forced, order))
+        finally:
+            del self._boards[id(state)]
+
+    def _run_graph(self, graph, env, prefix, trigger, payload, by_id, state, forced, order):
+        """The body of run_graph: the trigger, then start what is ready until
+        nothing is (run_graph keeps the graph's board while it runs)."""
+        nodes = graph["nodes"]
+        steps = env["steps"]
         if graph.get("top"):
             entries = [n["id"] for n in nodes if _flags(n) & ENTRY]
             chosen = trigger if trigger in entries else (entries[0] if entries else None)
             for tid in entries:
                 if tid != chosen:
-                    state[tid] = STATUS_SKIPPED
+                    self.settle(state, tid, STATUS_SKIPPED)
                     steps[tid] = {"status": STATUS_SKIPPED, "output": None, "error": None, "attempt": 0}
                     self.record_step(prefix + tid, STATUS_SKIPPED, "another trigger fired")
             if chosen is not None:
@@ -298,6 +406,7 @@ class DataflowRun(Kernel):
         # start in is the same for the same answers.
         slots = None if self.concurrent else 1
         running = {}  # step id -> task
+        owner = {}  # task -> step id
         try:
             while True:
                 fresh = self.scan(order, by_id, env, prefix, state, forced, graph.get("top"), running, slots)
@@ -315,10 +424,10 @@ class DataflowRun(Kernel):
                 tasks = yield Spawn([self.execute(by_id[sid], env, prefix, state, forced, None) for sid in fresh])
                 for i in range(len(fresh)):
                     running[fresh[i]] = tasks[i]
+                    owner[tasks[i]] = fresh[i]
                 done = yield Wait(list(running.values()), True)
-                for sid in list(running):
-                    if running[sid] in done:
-                        del running[sid]
+                for task in done:
+                    del running[owner.pop(task)]
                 for task in done:
                     task.result()  # a failure ends the graph (the others are cancelled below)
         except GeneratorExit:  # closed from outside: the kernel closes the children
@@ -330,22 +439,56 @@ class DataflowRun(Kernel):
 
     def scan(self, order, by_id, env, prefix, state, forced, top, running, slots):
         """Prune what can be pruned and list the steps to start now (at most
-        ``slots``, None: all), in id order."""
+        ``slots``, None: all), in id order.
+
+        The reference semantics are passes over every step in id order,
+        again while a pass pruned something (and, in a sequential run,
+        started nothing). A step's verdict changes only when its last
+        dependency gets a status, a dependency's status changes (a running
+        step a switch pruned ends done or failed) or a route forces it, so
+        each pass looks only at the steps the board queued, in id order:
+        the same verdicts in the same order. A prune queues its dependents
+        further on for this pass and those before it for the next. The
+        steps started are the smallest ready ones; the others stay ready
+        for the next scan."""
+        board = self._boards[id(state)]
+        heap = board.heap
         fresh = []
-        progress = True
-        while progress and (slots is None or len(fresh) < slots):
+        picked = set()
+        later = []
+        board.take(-1, later)
+        while True:
+            for pos in later:
+                board.queue(pos)
+            later = []
             progress = False
-            for sid in order:
-                if sid in state or sid in running or sid in fresh:
+            while heap:
+                pos = _heappop(heap)
+                board.queued.discard(pos)
+                sid = order[pos]
+                if sid in state or sid in running or sid in picked or pos in board.readied:
                     continue
                 verdict = self.readiness(by_id[sid], state, forced, top)
                 if verdict == "pruned":
                     self.prune(sid, env, prefix, state, "every dependency was pruned")
                     progress = True
-                elif verdict == "ready" and (slots is None or len(fresh) < slots):
+                    board.take(pos, later)
+                elif verdict == "ready":
+                    board.readied.add(pos)
+                    _heappush(board.ready, pos)
+            while board.ready and (slots is None or len(fresh) < slots):
+                pos = _heappop(board.ready)
+                if pos not in board.readied:
+                    continue  # looked at again since (a dependency's status changed)
+                board.readied.discard(pos)
+                sid = order[pos]
+                if sid not in state and sid not in running:  # a route may have pruned it since
                     fresh.append(sid)
-            if slots is not None and fresh:
+                    picked.add(sid)
+            if not progress or (slots is not None and fresh):
                 break
+        for pos in later:
+            board.queue(pos)
         return fresh
 
     def admit(self, trigger, env, payload):
@@ -385,8 +528,24 @@ class DataflowRun(Kernel):
                 pruned += 1
         return "pruned" if pruned == len(deps) else "ready"
 
+    def settle(self, state, sid, status):
+        """Give step ``sid`` of the graph of ``state`` its status; its
+        dependents' readiness may change."""
+        first = sid not in state
+        state[sid] = status
+        board = self._boards.get(id(state))
+        if board is not None:
+            board.settled(sid, first)
+
+    def force(self, state, forced, sid):
+        """A route (a switch's arm, goto, on_timeout) makes ``sid`` ready."""
+        forced.append(sid)
+        board = self._boards.get(id(state))
+        if board is not None and sid in board.position:
+            board.touched.append(board.position[sid])
+
     def prune(self, sid, env, prefix, state, reason):
-        state[sid] = STATUS_PRUNED
+        self.settle(state, sid, STATUS_PRUNED)
         env["steps"][sid] = {"status": STATUS_PRUNED, "output": None, "error": None, "attempt": 0}
         self.record_step(prefix + sid, STATUS_PRUNED, reason)
 
@@ -459,7 +618,7 @@ class DataflowRun(Kernel):
             except Exception as e:  # noqa: BLE001 - a host failure is a step failure
                 failure = e
             else:
-                state[sid] = STATUS_DONE
+                self.settle(state, sid, STATUS_DONE)
                 steps[sid] = {"status": STATUS_DONE, "output": output, "error": None, "attempt": attempt}
                 self.record_step(name, STATUS_DONE)
                 if self.halting:
@@ -483,7 +642,7 @@ class DataflowRun(Kernel):
             if target != chosen and target not in state:
                 self.prune(target, env, prefix, state, "switch chose another case")
         if chosen is not None and chosen not in state:
-            forced.append(chosen)
+            self.force(state, forced, chosen)
 
     def failed(self, node, env, prefix, state, forced, message, attempt, timeout=False):
         sid = node["id"]
@@ -491,22 +650,22 @@ class DataflowRun(Kernel):
         route = node.get("on_timeout") if timeout else None
         policy = node.get("on_error") or "fail"
         if route is not None:
-            state[sid] = STATUS_FAILED
+            self.settle(state, sid, STATUS_FAILED)
             steps[sid] = {"status": STATUS_FAILED, "output": None, "error": message, "attempt": attempt}
             self.record_step(prefix + sid, STATUS_FAILED, error=message)
-            forced.append(route)
+            self.force(state, forced, route)
             return None
         if policy == "continue":
-            state[sid] = STATUS_DONE
+            self.settle(state, sid, STATUS_DONE)
             output = {"error": message}
             steps[sid] = {"status": STATUS_DONE, "output": output, "error": message, "attempt": attempt}
             self.record_step(prefix + sid, STATUS_DONE, error=message)
             return output
-        state[sid] = STATUS_FAILED
+        self.settle(state, sid, STATUS_FAILED)
         steps[sid] = {"status": STATUS_FAILED, "output": None, "error": message, "attempt": attempt}
         self.record_step(prefix + sid, STATUS_FAILED, error=message)
         if policy == "goto" and node.get("goto"):
-            forced.append(node["goto"])
+            self.force(state, forced, node["goto"])
             return None
         raise _GraphFailed(message, prefix + sid)
 

@@ -1041,10 +1041,19 @@ class Run(Kernel):
         self.iterations_left -= 1
         if self.iterations_left < 0:
             raise OutOfFuel("fuel exhausted: more than " + str(self.max_iterations) + " iterations")
-        scope = _Obj(variables)
-        scope["input"] = text
+        scope = None
+        if step["type"] in _SCOPED or type(variables) is not _Obj:
+            # its sub-steps see the variables as they are now (a while
+            # body's plain dict becomes an ordered one on MicroPython): a copy
+            scope = _Obj(variables)
+            scope["input"] = text
         try:
-            params = _Obj(step["params"](scope))
+            if scope is not None:
+                params = _Obj(step["params"](scope))
+            else:
+                # only the parameters read them, at once: no copy (a copy
+                # per step makes a run quadratic in its length)
+                params = _Obj(_with_input(step["params"], variables, text))
         except _rta.AevatarError as exc:
             return False, "", exc.message, None, None, None
         for key in list(params):
@@ -1425,6 +1434,26 @@ class Run(Kernel):
 # wait_signal's and a human_input's is their own wait timer (see primitive),
 # a human_approval's only travels with the suspension.
 _NO_DEADLINE = ("human_input", "secure_input", "human_approval", "wait_signal")
+
+
+# Step types whose sub-steps read the variables after the parameters do.
+_SCOPED = ("foreach", "parallel", "race", "map_reduce", "cache")
+
+
+def _with_input(params, variables, text):
+    """``params(variables)`` as if ``variables["input"]`` were ``text``: the
+    value is swapped in and back (keys keep their order) instead of copying
+    every variable."""
+    had = "input" in variables
+    saved = variables.get("input")
+    variables["input"] = text
+    try:
+        return params(variables)
+    finally:
+        if had:
+            variables["input"] = saved
+        else:
+            del variables["input"]
 
 
 def _deadline(body, ms):

@@ -1,0 +1,168 @@
+"""The schedulers stay linear in the number of steps.
+
+Counted, not timed: a run's work is the readiness verdicts the dataflow
+scheduler computes (each weighed by the dependencies it reads), the
+variables the aevatar step loop copies, and the kernel's task resumptions.
+At 4x the steps that work must stay within ~4.5x: a scheduler that looks
+at every step at every step (or copies every variable at every step) does
+~16x. Wall time per step is measured in benchmarks/bench_bundle.py."""
+
+from __future__ import annotations
+
+import heapq
+import random
+
+import pytest
+from flowc import driver
+from flowc.backends.python import compile_workflow, load_module, rt_aevatar_run
+from flowc.backends.vm import compile_workflow as compile_bytecode
+from flowc.backends.vm import load as load_program
+from flowc.runtime import dag
+from flowc.runtime.kernel import Kernel
+
+RATIO = 4.5
+
+
+class Host:
+    """Answers every call with {} at once."""
+
+    def call(self, capability, name, args):
+        return {}
+
+    def sleep(self, ms):
+        pass
+
+
+class Work:
+    """Counts the scheduling work of the runs made while it is installed."""
+
+    def __init__(self, monkeypatch):
+        self.units = 0
+        readiness, resume = dag.DataflowRun.readiness, Kernel._resume
+
+        def counted_readiness(run, node, state, forced, top):
+            self.units += 1 + len(node["deps"])
+            return readiness(run, node, state, forced, top)
+
+        def counted_resume(kernel, task, value, error):
+            self.units += 1
+            return resume(kernel, task, value, error)
+
+        class CountedObj(rt_aevatar_run._Obj):
+            def __init__(inner, *args):
+                super().__init__(*args)
+                self.units += len(inner)
+
+        monkeypatch.setattr(dag.DataflowRun, "readiness", counted_readiness)
+        monkeypatch.setattr(Kernel, "_resume", counted_resume)
+        monkeypatch.setattr(rt_aevatar_run, "_Obj", CountedObj)
+
+    def of(self, fn) -> int:
+        before = self.units
+        fn()
+        return self.units - before
+
+
+def instruction_chain(n: int) -> str:
+    steps = "".join(f"  s{i:03}: {{ kind: assign, depends_on: {'start' if i == 0 else f's{i - 1:03}'}, value: {i} }}\n"
+                    for i in range(n))
+    return f"name: chain\nsteps:\n  start: {{ kind: manual }}\n{steps}  z: {{ kind: finish, depends_on: s{n - 1:03} }}\n"
+
+
+def instruction_fan(n: int) -> str:
+    """One step fanning out to n independent steps, all joined by one."""
+    steps = "".join(f"  w{i:03}: {{ kind: assign, depends_on: start, value: {i} }}\n" for i in range(n))
+    joined = ", ".join(f"w{i:03}" for i in range(n))
+    return f"name: fan\nsteps:\n  start: {{ kind: manual }}\n{steps}  z: {{ kind: finish, depends_on: [{joined}] }}\n"
+
+
+def aevatar_chain(n: int) -> str:
+    return "name: chain\nsteps:\n" + "".join(
+        f"  - id: s{i}\n    type: assign\n    parameters: {{target: v{i}, value: x}}\n" for i in range(n))
+
+
+def _runners(text: str, dialect: str):
+    result = driver.compile_text(text, "w.yaml", dialect)
+    assert result.ok, [(d.code, d.message) for d in result.diagnostics]
+    return {"python": load_module(compile_workflow(result.workflow)),
+            "vm": load_program(compile_bytecode(result.workflow))}
+
+
+def _runs(runner, how: str, steps: int):
+    """The run the work is counted for; checks it ran every step."""
+    def go():
+        if how == "sync":
+            record = runner.run({}, Host())
+        else:
+            record = runner.run_virtual({}, {}, concurrent=how == "concurrent")
+        assert record["status"] in ("completed", "success"), record["status"]
+        assert len(record["steps"]) == steps
+    return go
+
+
+CASES = [("instruction", instruction_chain, 100, 2), ("instruction", instruction_fan, 100, 2),
+         ("aevatar", aevatar_chain, 250, 0)]
+
+
+@pytest.mark.parametrize("backend", ["python", "vm"])
+@pytest.mark.parametrize("how", ["sync", "sequential", "concurrent"])
+@pytest.mark.parametrize(("dialect", "make", "n", "extra"), CASES, ids=["chain", "fan", "aevatar-chain"])
+def test_scheduling_work_grows_linearly(monkeypatch, backend, how, dialect, make, n, extra):
+    small, large = _runners(make(n), dialect)[backend], _runners(make(4 * n), dialect)[backend]
+    work = Work(monkeypatch)
+    w_small = work.of(_runs(small, how, n + extra))
+    w_large = work.of(_runs(large, how, 4 * n + extra))
+    assert w_small > n   # it counted something
+    assert w_large <= RATIO * w_small, (w_small, w_large, w_large / w_small)
+
+
+def test_the_book_keeps_the_reference_order():
+    # declared in reverse, and the finish ready after w05: still the smallest id first
+    steps = "".join(f"  w{i:02}: {{ kind: assign, depends_on: start, value: {i} }}\n" for i in reversed(range(12)))
+    text = f"name: fan\nsteps:\n  start: {{ kind: manual }}\n{steps}  z: {{ kind: finish, depends_on: [w00, w05] }}\n"
+    want = ["start"] + [f"w{i:02}" for i in range(12)] + ["z"]
+    for runner in _runners(text, "instruction").values():
+        assert [s["id"] for s in runner.run({}, Host())["steps"]] == want
+        assert [s["id"] for s in runner.run_virtual({}, {}, concurrent=True)["steps"]] == want
+
+
+SWITCH_PRUNES_A_RUNNING_STEP = """\
+name: sw
+steps:
+  start: { kind: manual }
+  p: { kind: switch, on: "{{ inputs.pick }}", cases: { x: n, y: a }, depends_on: [start] }
+  u: { kind: tool, name: t1, on_error: continue, depends_on: [start, p] }
+  n: { kind: switch, on: "{{ inputs.pick }}", cases: { x: a, y: ba }, depends_on: [p, u] }
+  h: { kind: assign, value: 3, depends_on: [u] }
+  ba: { kind: assign, value: 4, depends_on: [p, h] }
+  a: { kind: tool, name: t0, depends_on: [start] }
+  zfin: { kind: finish, depends_on: [h, a] }
+"""
+
+
+def test_a_step_pruned_while_running_still_counts_once_for_its_dependents():
+    # concurrent: `a` runs when switch `p` prunes it, then ends done; `zfin`
+    # must wait for `h` too (the reference record: completed, not stalled)
+    script = {"t0": {"output": 1, "latency_ms": 5}, "t1": {"output": 2, "latency_ms": 7}}
+    for runner in _runners(SWITCH_PRUNES_A_RUNNING_STEP, "instruction").values():
+        record = runner.run_virtual({"pick": "x"}, script, concurrent=True)
+        assert record["status"] == "completed"
+        assert [(s["id"], s["status"]) for s in record["steps"]] == [
+            ("start", "done"), ("p", "done"), ("a", "pruned"), ("n", "done"), ("ba", "pruned"), ("a", "done"),
+            ("u", "done"), ("h", "done"), ("zfin", "done")]
+
+
+def test_the_schedulers_heap_orders_like_heapq():
+    # the scheduler has its own heap: not every MicroPython build has heapq
+    rng = random.Random(7)
+    ours, theirs = [], []
+    for _ in range(2000):
+        if theirs and rng.random() < 0.45:
+            assert dag._heappop(ours) == heapq.heappop(theirs)
+        else:
+            x = rng.randrange(300)
+            dag._heappush(ours, x)
+            heapq.heappush(theirs, x)
+    while theirs:
+        assert dag._heappop(ours) == heapq.heappop(theirs)
+    assert ours == []
