@@ -381,14 +381,16 @@ steps:
 """
 
 
-def test_config_batch_runs_up_to_batch_concurrency_at_once(tmp_path, monkeypatch, capsys):
-    """`meet` answers only when 4 calls wait at once: 8 runs pass only 4 at a time."""
-    monkeypatch.setenv(SECRET_VAR, "x")
-    _, config, starts = echo_setup(tmp_path)
+def test_config_batch_runs_up_to_batch_concurrency_at_once(tmp_path, capsys):
+    """`meet` answers only when 4 calls wait at once: 8 runs pass only 4 at a
+    time. The server comes from an `mcpServers` file (--mcp-config) here."""
+    starts, servers = tmp_path / "starts.log", tmp_path / "servers.json"
+    servers.write_text(json.dumps({"mcpServers": {"echo": {"command": sys.executable, "args": [ECHO],
+                                                           "env": {"ECHO_STARTLOG": str(starts)}}}}))
     workflow, inputs = tmp_path / "meet.yaml", tmp_path / "inputs.jsonl"
     workflow.write_text(MEET_WORKFLOW)
     inputs.write_text('{"parties": 4}\n' * 8)
-    assert main(["run", str(workflow), "--config", str(config), "--batch", str(inputs),
+    assert main(["run", str(workflow), "--mcp-config", str(servers), "--batch", str(inputs),
                  "--batch-concurrency", "4"]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(r["line"], r["outputs"]) for r in records] == [(n, {"met": "met"}) for n in range(1, 9)]
