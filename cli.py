@@ -148,6 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "in input order (docs/batch.md)")
     run.add_argument("--out", metavar="FILE", help="--batch: write the records here instead of stdout")
     run.add_argument("--chunk-size", type=int, metavar="N", help="--batch: runs per task (default: picked)")
+    run.add_argument("--batch-concurrency", type=int, metavar="N", default=8,
+                     help="--batch with --config/--mcp-config: runs at once on the shared host, per process "
+                          "(default: 8)")
     _cluster_options(run, "--batch: run")
     run.set_defaults(func=cmd_run)
 
@@ -566,10 +569,9 @@ def cmd_run(args) -> int:
     if args.batch is None and (args.workers is not None or args.scheduler or args.out):
         print("flowc: error: --out, --workers and --scheduler go with --batch", file=sys.stderr)
         return EXIT_USAGE
-    if args.batch is not None and (args.inputs or args.json or args.trace or args.config or args.mcp_config):
-        print("flowc: error: --batch reads the inputs of each run from its lines, prints JSON and takes a "
-              "scripted host (--host): leave out --inputs, --json, --trace, --config and --mcp-config",
-              file=sys.stderr)
+    if args.batch is not None and (args.inputs or args.json or args.trace):
+        print("flowc: error: --batch reads the inputs of each run from its lines and prints JSON records: "
+              "leave out --inputs, --json and --trace", file=sys.stderr)
         return EXIT_USAGE
     configured = bool(args.config or args.mcp_config)
     if configured and args.host:

@@ -1,7 +1,7 @@
 """The Dask side of a batch: the job installed once per worker.
 
 A worker plugin carries the :class:`~flowc.cluster.job.BatchJob` (compiled
-program and host script): the scheduler sends it to every worker once, and
+program and host script or config text): the scheduler sends it to every worker once, and
 again to any worker that joins later, a restarted one included, so a task
 carries only the job's digest and its lines. Imported only once
 ``distributed`` is known to be installed (engine.require_engine).
@@ -9,7 +9,10 @@ carries only the job's digest and its lines. Imported only once
 
 from __future__ import annotations
 
+import asyncio
+
 from distributed.diagnostics.plugin import WorkerPlugin
+from flowc.cluster import configured
 from flowc.cluster import job as batch_job
 
 
@@ -23,11 +26,14 @@ class InstallJob(WorkerPlugin):
         self.key = batch_job.digest(job)
         self.name = f"flowc-batch-{self.key[:16]}"
 
-    def setup(self, worker) -> None:
-        batch_job.install(self.job)
+    async def setup(self, worker) -> None:
+        # a host config's servers start here, once per worker, and live until
+        # teardown; in a thread, so the worker's own loop keeps answering
+        start = configured.LiveHost if self.job.host.kind == "config" else None
+        await asyncio.to_thread(batch_job.install, self.job, start)
 
-    def teardown(self, worker) -> None:
-        batch_job.uninstall(self.key)
+    async def teardown(self, worker) -> None:
+        await asyncio.to_thread(batch_job.uninstall, self.key)
 
 
 def install_everywhere(client, job: batch_job.BatchJob) -> InstallJob:

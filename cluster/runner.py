@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import TextIO
 
+from flowc.cluster import configured
 from flowc.cluster import job as batch_job
 
 # Chunks in flight per worker slot: enough to keep every worker busy while
@@ -67,9 +68,13 @@ class Progress:
 def run_batch(job: batch_job.BatchJob, lines: list[tuple[int, str]], write: Callable[[str], None],
               client=None, size: int | None = None, progress: Progress | None = None) -> int:
     """Run one workflow per line; ``write`` each record's JSON line, in
-    input order. On ``client`` (a Dask client) or, without one, here.
-    Gives how many runs did not succeed."""
+    input order. On ``client`` (a Dask client) or, without one, here (a
+    host config's batch: :func:`flowc.cluster.configured.run_in_process`,
+    which raises ``Interrupted`` after Ctrl-C). Gives how many runs did not
+    succeed."""
     failed = 0
+    if client is None and job.host.kind == "config":
+        return configured.run_in_process(job, lines, write, progress)
     if client is None:
         results = _in_process(job, chunks(lines, size or MAX_CHUNK))
     else:

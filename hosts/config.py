@@ -50,8 +50,9 @@ from flowc.hosts.settings import LLM_PROVIDERS, HttpConfig, LlmProfile
 from flowc.ir.limits import MAX_SOURCE_BYTES
 from flowc.sourcefile import FileTooLarge, read_limited
 
-__all__ = ["ConfigError", "HostConfig", "HttpConfig", "LlmProfile", "McpServer", "expand_env",
-           "load_config", "load_host_config", "load_mcp_json", "parse_config"]
+__all__ = ["ConfigError", "HostConfig", "HttpConfig", "LlmProfile", "McpServer", "config_from_text", "expand_env",
+           "host_config_from_texts", "load_config", "load_host_config", "load_mcp_json", "mcp_json_from_text",
+           "parse_config", "read_config_texts"]
 
 #: a call's deadline when neither the workflow nor the server's config gives one
 DEFAULT_TIMEOUT_MS = 60_000
@@ -134,17 +135,25 @@ def _read(path: str, what: str) -> str:
 
 def load_config(path: str) -> HostConfig:
     """A host config from a TOML file; ConfigError when it is not one."""
-    text = _read(path, "host config")
+    return config_from_text(_read(path, "host config"), path)
+
+
+def config_from_text(text: str, source: str) -> HostConfig:
+    """A host config from TOML text (``source`` names it in messages)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"the host config {path} is not valid TOML: {exc}") from None
-    return parse_config(data, path)
+        raise ConfigError(f"the host config {source} is not valid TOML: {exc}") from None
+    return parse_config(data, source)
 
 
 def load_mcp_json(path: str) -> HostConfig:
     """MCP servers from the ``{"mcpServers": {...}}`` JSON MCP clients read."""
-    text = _read(path, "MCP config")
+    return mcp_json_from_text(_read(path, "MCP config"), path)
+
+
+def mcp_json_from_text(text: str, path: str) -> HostConfig:
+    """MCP servers from ``mcpServers`` JSON text (``path`` names it in messages)."""
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -159,9 +168,23 @@ def load_mcp_json(path: str) -> HostConfig:
 
 def load_host_config(config: str | None, mcp_config: str | None) -> HostConfig:
     """The config of ``--config`` and ``--mcp-config`` (either or both)."""
-    out = load_config(config) if config else HostConfig(source="no config")
+    return host_config_from_texts(read_config_texts(config, mcp_config))
+
+
+def read_config_texts(config: str | None, mcp_config: str | None) -> tuple[tuple[str, str] | None, ...]:
+    """``((path, text) | None, (path, text) | None)``: the files of ``--config``
+    and ``--mcp-config`` as they are (``${NAME}`` unexpanded), to be parsed
+    where the host is built (:func:`host_config_from_texts`)."""
+    return ((config, _read(config, "host config")) if config else None,
+            (mcp_config, _read(mcp_config, "MCP config")) if mcp_config else None)
+
+
+def host_config_from_texts(texts: tuple[tuple[str, str] | None, ...]) -> HostConfig:
+    """The config of :func:`read_config_texts`'s texts (either or both)."""
+    config, mcp_config = texts
+    out = config_from_text(config[1], config[0]) if config else HostConfig(source="no config")
     if mcp_config:
-        extra = load_mcp_json(mcp_config)
+        extra = mcp_json_from_text(mcp_config[1], mcp_config[0])
         out = extra if not config else out.merged(extra)
     return out
 

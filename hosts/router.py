@@ -51,12 +51,14 @@ def _optional(config: HostConfig, section: str, name: str) -> Any:
 class RouterHost:
     """An async host (``call``, ``sleep``) over the providers of a config."""
 
-    def __init__(self, config: HostConfig, *, errlog: Any = None) -> None:
+    def __init__(self, config: HostConfig, *, errlog: Any = None, log_calls: bool = True) -> None:
         self.config = config
         self.providers = build_providers(config, errlog=errlog)
         self.routes: RouteTable | None = None
-        #: every call, in the order asked, with its outcome so far (an interrupted run's record)
+        #: every call, in the order asked, with its outcome so far (an interrupted run's record);
+        #: a host shared by the runs of a batch keeps none (it would grow with the batch)
         self.log: list[dict] = []
+        self._log_calls = log_calls
 
     # ------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -108,6 +110,8 @@ class RouterHost:
 
     # ----------------------------------------------------------------- calls
     async def call(self, capability: str, name: str, args: dict) -> Any:
+        if not self._log_calls:
+            return await self._call(capability, name, args)
         entry = {"capability": capability, "name": name, "args": args, "outcome": "pending"}
         self.log.append(entry)
         try:

@@ -13,6 +13,7 @@ import pickle
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import distributed  # the test extra installs it (pyproject.toml)
@@ -213,8 +214,14 @@ def test_batch_usage_errors(tmp_path, capsys):
     assert main(["run", str(WORKFLOW), "--workers", "2"]) == 2
     assert "go with --batch" in capsys.readouterr().err
     assert main(["run", str(WORKFLOW), "--batch", str(inputs), "--inputs", str(inputs)]) == 2
+    assert "leave out --inputs, --json and --trace" in capsys.readouterr().err
     assert main(["run", str(WORKFLOW), "--batch", str(inputs), "--config", str(inputs)]) == 2
-    assert "leave out --inputs, --json, --trace, --config" in capsys.readouterr().err
+    assert "is not valid TOML" in capsys.readouterr().err
+    config = tmp_path / "host.toml"
+    config.write_text("")
+    assert main(["run", str(WORKFLOW), "--batch", str(inputs), "--config", str(config),
+                 "--batch-concurrency", "0"]) == 2
+    assert "--batch-concurrency takes a positive number" in capsys.readouterr().err
     assert main(["run", str(WORKFLOW), "--batch", str(tmp_path / "missing.jsonl")]) == 2
     assert "cannot read the batch file" in capsys.readouterr().err
     assert main(["run", str(WORKFLOW), "--batch", str(inputs), "--chunk-size", "0"]) == 2
@@ -242,3 +249,189 @@ def test_chunk_size_keeps_several_tasks_per_worker():
     assert runner.chunk_size(1000, 2) == 63
     assert runner.chunk_size(10, 2) == 1
     assert runner.chunk_size(10**6, 4) == runner.MAX_CHUNK
+
+
+# ------------------------------------------------------------------ a host config (real MCP servers)
+ECHO = str(Path(__file__).resolve().parent / "mcp_servers" / "echo_server.py")
+SECRET_VAR = "FLOWC_BATCH_TEST_SECRET"
+ECHO_WORKFLOW = """\
+inputs:
+  text: { type: string }
+  a: { type: int }
+  b: { type: int }
+  wait_ms: { type: int, default: 0 }
+outputs:
+  text: { type: string, value: $steps.say.output.text }
+  sum: { type: object, value: $steps.sum.output }
+  token: { type: object, value: $steps.token.output }
+steps:
+  - id: say
+    type: tool
+    tool: echo
+    inputs:
+      text: { type: string, value: $inputs.text }
+    outputs:
+      text: { type: string, value: $result.result }
+  - id: sum
+    type: tool
+    tool: add
+    inputs:
+      a: { type: int, value: $inputs.a }
+      b: { type: int, value: $inputs.b }
+  - id: token
+    type: tool
+    tool: env
+    inputs:
+      name: { type: string, value: "API_TOKEN" }
+  - id: wait
+    type: tool
+    tool: slow
+    inputs:
+      ms: { type: int, value: $inputs.wait_ms }
+"""
+
+
+def echo_setup(tmp_path: Path, **env: str) -> tuple[Path, Path, Path]:
+    """(workflow, host.toml, start log): the echo server over stdio, its
+    API_TOKEN read from SECRET_VAR when it starts, each start a line of the log."""
+    workflow, config, starts = tmp_path / "echo.yaml", tmp_path / "host.toml", tmp_path / "starts.log"
+    workflow.write_text(ECHO_WORKFLOW)
+    extra = "".join(f", {key} = {value!r}" for key, value in env.items())
+    config.write_text(f'[mcp.servers.echo]\ncommand = {sys.executable!r}\nargs = [{ECHO!r}]\n'
+                      f'env = {{ API_TOKEN = "${{{SECRET_VAR}}}", ECHO_STARTLOG = {str(starts)!r}{extra} }}\n')
+    return workflow, config, starts
+
+
+def started_pids(starts: Path) -> list[int]:
+    return [int(line) for line in starts.read_text().split()] if starts.exists() else []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        with open(f"/proc/{pid}/stat") as fh:   # a zombie has exited
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_config_batch_starts_the_server_once_per_process_and_keeps_the_secret_home(
+        client, tmp_path, monkeypatch, capsys):
+    secret = "sk-batch-7f3a9c1e55d2"
+    monkeypatch.setenv(SECRET_VAR, secret)
+    workflow, config, starts = echo_setup(tmp_path)
+    inputs = tmp_path / "inputs.jsonl"
+    lines = [json.dumps({"text": f"hello {i}", "a": i, "b": i * i}) for i in range(50)]
+    lines[20] = "[1, 2]"   # no JSON object: an error record, in its place
+    inputs.write_text("\n".join(lines) + "\n")
+    local, remote = tmp_path / "local.jsonl", tmp_path / "remote.jsonl"
+    argv = ["run", str(workflow), "--config", str(config), "--batch", str(inputs)]
+
+    assert main([*argv, "--out", str(local), "--batch-concurrency", "5"]) == 1
+    assert len(started_pids(starts)) == 1                     # one server for the 50 runs
+    records = [json.loads(text) for text in local.read_text().splitlines()]
+    assert [r["line"] for r in records] == list(range(1, 51))
+    assert records[20]["status"] == "error"
+    assert records[7]["outputs"] == {"text": "hello 7", "sum": {"sum": 56}, "token": {"set": True, "length": len(secret)}}
+
+    # each run alone (`flowc run --config --json`, its own server) gives the batch's record
+    capsys.readouterr()
+    for n in (1, 2, 30, 50):
+        one = tmp_path / f"in{n}.json"
+        one.write_text(lines[n - 1])
+        assert main(["run", str(workflow), "--config", str(config), "--inputs", str(one), "--json"]) == 0
+        assert {"line": n, **json.loads(capsys.readouterr().out)} == records[n - 1]
+
+    # on the cluster: the secret is in the workers' environment only
+    workers = client.run(os.getpid)
+    client.run(lambda: os.environ.update({SECRET_VAR: secret}))
+    monkeypatch.delenv(SECRET_VAR)
+    starts.unlink()
+    try:
+        assert main([*argv, "--out", str(remote), "--scheduler", client.scheduler.address]) == 1
+    finally:
+        client.run(lambda: os.environ.pop(SECRET_VAR, None))
+    assert remote.read_bytes() == local.read_bytes()
+    servers = started_pids(starts)
+    assert len(servers) == len(workers) == len(set(servers))   # one per worker, started in its plugin's setup
+    assert not any(_alive(pid) for pid in servers)             # and stopped in its teardown
+    assert secret not in local.read_text()
+
+    # what travels: the config's text, the variable's name, never its value
+    from flowc.cluster import remote as remote_side
+    from flowc.cluster.batchcmd import host_spec
+
+    args = type("Args", (), {"config": str(config), "mcp_config": None, "host": None})()
+    job = batch_job.BatchJob("python", "", host_spec(args), concurrency=8)
+    payload = pickle.dumps(remote_side.InstallJob(job))
+    assert f"${{{SECRET_VAR}}}".encode() in payload and secret.encode() not in payload
+
+
+MEET_WORKFLOW = """\
+inputs:
+  parties: { type: int }
+outputs:
+  met: { type: string, value: $steps.meet.output.result }
+steps:
+  - id: meet
+    type: tool
+    tool: meet
+    inputs:
+      parties: { type: int, value: $inputs.parties }
+"""
+
+
+def test_config_batch_runs_up_to_batch_concurrency_at_once(tmp_path, capsys):
+    """`meet` answers only when 4 calls wait at once: 8 runs pass only 4 at a
+    time. The server comes from an `mcpServers` file (--mcp-config) here."""
+    starts, servers = tmp_path / "starts.log", tmp_path / "servers.json"
+    servers.write_text(json.dumps({"mcpServers": {"echo": {"command": sys.executable, "args": [ECHO],
+                                                           "env": {"ECHO_STARTLOG": str(starts)}}}}))
+    workflow, inputs = tmp_path / "meet.yaml", tmp_path / "inputs.jsonl"
+    workflow.write_text(MEET_WORKFLOW)
+    inputs.write_text('{"parties": 4}\n' * 8)
+    assert main(["run", str(workflow), "--mcp-config", str(servers), "--batch", str(inputs),
+                 "--batch-concurrency", "4"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["line"], r["outputs"]) for r in records] == [(n, {"met": "met"}) for n in range(1, 9)]
+    assert len(started_pids(starts)) == 1
+
+
+def test_a_server_that_does_not_start_on_the_workers_gives_an_error_record_per_line(client, tmp_path):
+    workflow, config, _ = echo_setup(tmp_path)   # SECRET_VAR is set on no worker
+    job = batch_job.BatchJob("python", compiled(compile_file(str(workflow)).workflow, False)[1],
+                             batch_job.HostSpec("config", config=((str(config), config.read_text()), None)))
+    records = [json.loads(text) for text in run(job, ['{"text": "a", "a": 1, "b": 2}'] * 3, client)]
+    assert [r["line"] for r in records] == [1, 2, 3]
+    assert all(r["status"] == "error" and SECRET_VAR in r["error"]["message"] for r in records)
+
+
+def test_ctrl_c_stops_the_servers_and_leaves_whole_records(tmp_path):
+    calllog = tmp_path / "calls.log"
+    workflow, config, starts = echo_setup(tmp_path, ECHO_CALLLOG=str(calllog))
+    inputs, out = tmp_path / "inputs.jsonl", tmp_path / "out.jsonl"
+    waits = [0, 0, 0, 60000, 0, 0]   # line 4 holds the rest back
+    inputs.write_text("".join(json.dumps({"text": "t", "a": 1, "b": 2, "wait_ms": ms}) + "\n" for ms in waits))
+    env = {**os.environ, SECRET_VAR: "x", "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    proc = subprocess.Popen([sys.executable, "-m", "flowc", "run", str(workflow), "--config", str(config),
+                             "--batch", str(inputs), "--out", str(out), "--batch-concurrency", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not (out.exists() and out.read_text().count("\n") == 3 and calllog.read_text().count("slow") >= 5):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "3 of 6 records written" in err
+    text = out.read_text()
+    assert text.endswith("\n") and [json.loads(line)["line"] for line in text.splitlines()] == [1, 2, 3]
+    (server,) = started_pids(starts)
+    stop = time.monotonic() + 10
+    while _alive(server) and time.monotonic() < stop:
+        time.sleep(0.05)
+    assert not _alive(server), "the MCP server outlived the batch"

@@ -9,7 +9,9 @@ are waiting at once: only concurrent calls get past it), ``fail`` (an
 ``isError`` result), ``die`` (the process exits mid-call), ``env`` (whether
 an environment variable is set, and its length), ``image`` (a non-text
 block). With ``ECHO_PIDFILE`` set, the server writes its pid there; with
-``ECHO_CALLLOG``, ``slow`` notes each call it starts.
+``ECHO_STARTLOG``, it adds a line with its pid there each time one starts
+(tests count the starts); with ``ECHO_CALLLOG``, ``slow`` notes each call
+it starts.
 """
 
 from __future__ import annotations
@@ -102,6 +104,10 @@ if __name__ == "__main__":
     if pidfile:
         with open(pidfile, "w") as fh:
             fh.write(str(os.getpid()))
+    startlog = os.environ.get("ECHO_STARTLOG")
+    if startlog:
+        with open(startlog, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
     if len(sys.argv) > 2 and sys.argv[1] == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:
