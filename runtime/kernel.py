@@ -150,6 +150,10 @@ class Task:
         self.waiting = None     # the Wait it is suspended on
         self.finished = []      # children done and not yet reported to a Wait
         self.current = None     # the kernel's ``current`` while it runs
+        self.members = None     # while waiting: the set of the Wait's tasks, once built
+        self.checks = 0         # while waiting: membership checks made without that set
+        self.scan = 0           # while in an all-wait: its tasks known done, from the front
+        self.hit = False        # while waiting: one of its tasks is done and unreported
 
     def result(self):
         if self.error is not None:
@@ -176,10 +180,13 @@ class Kernel:
         self._next_id = 1
         self._seq = 0
         self._pending = {}       # request id -> task
-        self._issued = []        # requests issued, in order (answered ones are dropped lazily)
+        self._issued = []        # requests issued, in order; None where answered or cancelled
+        self._slot = {}          # request id -> its index in _issued while outstanding
+        self._holes = 0          # the Nones in _issued
         self._cancelled = []     # ids to report through cancelled()
         self._dropped = set()    # every id cancelled so far
-        self._runnable = []      # (task, value to send, exception to throw)
+        self._runnable = []      # FIFO of (task, value to send, exception to throw) from _head on
+        self._head = 0           # the next entry of _runnable to resume
         self.events = None       # while observed: what happened, in order (see observe)
 
     # -------------------------------------------------------------- driver API
@@ -198,14 +205,9 @@ class Kernel:
 
     def ready(self):
         """The requests issued and not yet answered or cancelled, in issue order."""
-        out = []
-        keep = []
-        for req in self._issued:
-            if req.id in self._pending:
-                out.append(req)
-                keep.append(req)
-        self._issued = keep
-        return out
+        if not self._holes:
+            return self._issued[:]
+        return list(filter(None, self._issued))  # a request is never false; None marks a hole
 
     def cancelled(self):
         """Ids of requests cancelled since the last call: the driver should
@@ -247,6 +249,7 @@ class Kernel:
                 return
             raise KernelError("no request " + repr(rid) + " is waiting for an answer")
         self.journal.append((rid, answer))
+        self._settled(rid)
         task.request = None
         self._runnable.append((task, answer, None))
         self._pump()
@@ -271,6 +274,43 @@ class Kernel:
         pass
 
     # -------------------------------------------------------------- the scheduler
+    # Every task event (a request issued or answered, a task spawned, resumed
+    # or finished) costs the kernel constant work, so a fan of N branches
+    # costs O(N): the run queue is a list read from a moving head, requests
+    # leave _issued by index, a Wait's membership checks use a set once a
+    # list scan would repeat, and an all-wait remembers how far its list is
+    # known done. Beyond that the kernel walks only what a call hands it or
+    # returns (a Wait's tasks, ready()), in C-level scans and copies.
+
+    def _settled(self, rid):
+        """Request ``rid`` is answered or cancelled: it leaves ``ready()``."""
+        issued = self._issued
+        issued[self._slot.pop(rid)] = None
+        self._holes += 1
+        if self._holes > 16 and 2 * self._holes > len(issued):
+            issued = [req for req in issued if req is not None]
+            slot = self._slot
+            for i in range(len(issued)):
+                slot[issued[i].id] = i
+            self._issued = issued
+            self._holes = 0
+
+    def _next_runnable(self):
+        """The oldest runnable entry (the queue must not be empty)."""
+        queue = self._runnable
+        head = self._head
+        entry = queue[head]
+        queue[head] = None
+        head += 1
+        if head == len(queue):
+            self._runnable = []
+            head = 0
+        elif head > 64 and 2 * head > len(queue):
+            del queue[:head]
+            head = 0
+        self._head = head
+        return entry
+
     def _task(self, gen, parent):
         self._seq += 1
         task = Task(gen, parent, self._seq)
@@ -283,8 +323,8 @@ class Kernel:
     def _pump(self):
         self.enter()
         try:
-            while self._runnable:
-                task, value, error = self._runnable.pop(0)
+            while self._head < len(self._runnable):
+                task, value, error = self._next_runnable()
                 if not task.done:
                     self._resume(task, value, error)
         finally:
@@ -312,6 +352,7 @@ class Kernel:
                 task.request = item
                 task.current = self.current
                 self._pending[item.id] = task
+                self._slot[item.id] = len(self._issued)
                 self._issued.append(item)
                 if self.events is not None:
                     self.events.append(("issue", item, self.current))
@@ -321,7 +362,7 @@ class Kernel:
             elif isinstance(item, Wait):
                 got = self._collect(task, item)
                 if got is None:
-                    task.waiting = item
+                    task.waiting = item  # _collect reset its membership checks and scan
                     task.current = self.current
                     return
                 value = got
@@ -332,18 +373,53 @@ class Kernel:
                 error = KernelError("a task yielded " + repr(item))
 
     def _collect(self, task, wait):
-        """The tasks of ``wait`` done (in finishing order) if that satisfies it, else None."""
-        done = [t for t in task.finished if t in wait.tasks]
-        if not done and not wait.tasks:
+        """The tasks of ``wait`` done (in finishing order) if that satisfies it,
+        else None (the task then waits; ``task.scan``: how many of the list,
+        from the front, are known done)."""
+        if not wait.tasks:
             return []
-        if not done:
-            return None
+        task.members = None
+        task.checks = 0
+        task.scan = 0
+        task.hit = False
+        for t in task.finished:
+            if self._member(task, wait, t):
+                task.hit = True
+                return self._satisfied(task, wait)
+        return None
+
+    def _member(self, task, wait, t):
+        """Is ``t`` one of the tasks ``wait`` (yielded by ``task``) names?
+        The first checks scan the list (cheaper than building a set when the
+        Wait is answered at once, the usual case); later ones use a set."""
+        members = task.members
+        if members is None:
+            task.checks += 1
+            if task.checks <= 2:
+                return t in wait.tasks
+            members = task.members = set(wait.tasks)
+        return t in members
+
+    def _satisfied(self, task, wait):
+        """A child in ``wait`` is done and unreported: the tasks it reports,
+        or None (an all-wait with some still running)."""
         if not wait.any:
-            for t in wait.tasks:
-                if not t.done:
-                    return None
-        for t in done:
-            task.finished.remove(t)
+            tasks = wait.tasks
+            scan = task.scan
+            while scan < len(tasks) and tasks[scan].done:  # done never reverts: scan only advances
+                scan += 1
+            task.scan = scan
+            if scan < len(tasks):
+                return None
+        done = []
+        rest = []
+        for t in task.finished:
+            if self._member(task, wait, t):
+                done.append(t)
+            else:
+                rest.append(t)
+        task.finished = rest
+        task.members = None
         return done
 
     def _finish(self, task, value, error):
@@ -358,8 +434,12 @@ class Kernel:
         if parent is None or parent.done:
             return
         parent.finished.append(task)
-        if parent.waiting is not None:
-            got = self._collect(parent, parent.waiting)
+        if parent.waiting is None:
+            return
+        if self._member(parent, parent.waiting, task):
+            parent.hit = True
+        if parent.hit:  # an all-wait is checked again at every child's end, as it always was
+            got = self._satisfied(parent, parent.waiting)
             if got is not None:
                 parent.waiting = None
                 self._runnable.append((parent, got, None))
@@ -373,7 +453,8 @@ class Kernel:
         task.done = True
         if task.request is not None:
             rid = task.request.id
-            self._pending.pop(rid, None)
+            if self._pending.pop(rid, None) is not None:
+                self._settled(rid)
             self._cancelled.append(rid)
             self._dropped.add(rid)
             task.request = None

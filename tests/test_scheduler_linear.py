@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import heapq
 import random
+import sys
 
 import pytest
 from flowc import driver
 from flowc.backends.python import compile_workflow, load_module, rt_aevatar_run
 from flowc.backends.vm import compile_workflow as compile_bytecode
 from flowc.backends.vm import load as load_program
-from flowc.runtime import dag
+from flowc.runtime import dag, kernel
 from flowc.runtime.kernel import Kernel
 
 RATIO = 4.5
@@ -166,3 +167,77 @@ def test_the_schedulers_heap_orders_like_heapq():
     while theirs:
         assert dag._heappop(ours) == heapq.heappop(theirs)
     assert ours == []
+
+
+# ------------------------------------------------------------------ the kernel itself
+
+def kernel_lines(fn) -> int:
+    """The lines of runtime/kernel.py executed while ``fn`` runs: the
+    kernel's own Python-level work. Scans in C over a list a caller hands
+    it (a Wait's tasks) or asks for (``ready()``'s copy) are not counted:
+    their length is what the caller passes or is given."""
+    count = [0]
+    path = kernel.__file__
+
+    def local(frame, event, arg):
+        if event == "line":
+            count[0] += 1
+        return local
+
+    def tracer(frame, event, arg):
+        return local if frame.f_code.co_filename == path else None
+
+    sys.settrace(tracer)
+    try:
+        fn()
+    finally:
+        sys.settrace(None)
+    return count[0]
+
+
+def instruction_tool_fan(n: int) -> str:
+    """n independent tool steps, all outstanding at once on a concurrent run."""
+    steps = "".join(f"  w{i:03}: {{ kind: tool, name: t, depends_on: start }}\n" for i in range(n))
+    joined = ", ".join(f"w{i:03}" for i in range(n))
+    return f"name: fan\nsteps:\n  start: {{ kind: manual }}\n{steps}  z: {{ kind: finish, depends_on: [{joined}] }}\n"
+
+
+def instruction_parallel(n: int) -> str:
+    branches = "".join(f"      b{i:03}:\n        steps:\n          x: {{ kind: tool, name: t }}\n" for i in range(n))
+    return ("name: par\nsteps:\n  start: { kind: manual }\n  par:\n    kind: parallel\n    depends_on: [start]\n"
+            f"    branches:\n{branches}  z: {{ kind: finish, depends_on: par }}\n")
+
+
+def aevatar_parallel(n: int) -> str:
+    roles = "".join(f"  - id: r{i:03}\n    name: R{i:03}\n" for i in range(n))
+    workers = ",".join(f"r{i:03}" for i in range(n))
+    return f'name: par\nroles:\n{roles}steps:\n  - id: s\n    type: parallel\n    parameters:\n      workers: "{workers}"\n'
+
+
+# every call answers after 5 ms: on the virtual clock all branches are outstanding together
+SCRIPT = {"t": {"output": 1, "latency_ms": 5}} | {f"r{i:03}": {"output": "x", "latency_ms": 5} for i in range(400)}
+FANS = [("instruction", instruction_tool_fan, 2), ("instruction", instruction_parallel, 2),
+        ("aevatar", aevatar_parallel, 1)]
+
+
+def _concurrent_run(runner, records: list):
+    return lambda: records.append(runner.run_virtual({}, SCRIPT, concurrent=True))
+
+
+@pytest.mark.parametrize("backend", ["python", "vm"])
+@pytest.mark.parametrize(("dialect", "make", "extra"), FANS, ids=["independent-steps", "parallel", "aevatar-parallel"])
+def test_the_kernel_does_constant_work_per_branch_of_a_concurrent_fan(backend, dialect, make, extra):
+    n = 60
+    work = []
+    for size in (n, 4 * n):
+        runner = _runners(make(size), dialect)[backend]
+        records: list[dict] = []
+        work.append(kernel_lines(_concurrent_run(runner, records)))
+        record = records[0]
+        assert record["status"] in ("completed", "success"), record.get("error")
+        assert len(record["calls"]) == size
+        if dialect == "instruction" and make is instruction_tool_fan:
+            assert len(record["steps"]) == size + extra
+            assert {s["start_ms"] for s in record["steps"][1:-1]} == {0}  # all at once
+    assert work[0] > 10 * n  # it counted the kernel's work
+    assert work[1] <= RATIO * work[0], (work, work[1] / work[0])
