@@ -488,6 +488,11 @@ class Program:
             step["regions"] = out
         return step
 
+    def new_run(self, inputs, max_instructions=None, max_iterations=None, max_host_calls=None, concurrent=False):
+        """The run on the kernel, not started (a driver answers its requests)."""
+        self.machine.reset(max_instructions)
+        return _k.Run(self.plan, inputs, None, _k.MAX_STEPS, max_iterations, max_host_calls, concurrent, (_Fuel,))
+
     def run(self, inputs, host, max_instructions=None, max_iterations=None, max_host_calls=None):
         """Run the workflow with ``inputs`` ({"input": prompt, run parameters...})
         against ``host``; return the run record. Fuel: at most

@@ -221,6 +221,15 @@ class Program:
                 raise DataflowError("a sink names an unknown node")
         return {"top": bool(top), "sinks": graph["sinks"], "nodes": out_nodes}
 
+    def new_run(self, inputs, trigger=None, payload=None, max_instructions=None, max_iterations=None,
+                max_host_calls=None, concurrent=False):
+        """The run on the kernel, not started (a driver answers its requests);
+        its CEL instructions spend this run's fuel until the next run starts."""
+        if self.plan is None:
+            raise DataflowError("this program holds expressions only")
+        self.machine.start_run(max_instructions)
+        return _d.new_run(self.plan, inputs, trigger, payload, max_iterations, max_host_calls, concurrent)
+
     def run(self, inputs, host, trigger=None, payload=None, max_instructions=None, max_iterations=None,
             max_host_calls=None):
         """The run record. Fuel: at most ``max_instructions`` CEL instructions
