@@ -113,7 +113,34 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-instructions", metavar="N", type=_budget,
                      help="fuel, --backend vm only: fail the run after N VM instructions "
                           "(default: 200,000,000)")
+    run.add_argument("--journal", metavar="DB",
+                     help="journal the run in this SQLite file (docs/durable.md); prints the run id")
+    run.add_argument("--in-flight", choices=("again", "fail"), default="again",
+                     help="with --journal: what resuming does with a call sent and never answered")
     run.set_defaults(func=cmd_run)
+
+    res = sub.add_parser("resume", help="rebuild a journaled run from its journal and go on")
+    res.add_argument("run_id", metavar="RUN_ID")
+    res.add_argument("path", nargs="?", metavar="WORKFLOW", help="the workflow file (default: the run's own)")
+    res.add_argument("--journal", metavar="DB", required=True, help="the journal (SQLite file)")
+    res.add_argument("--host", metavar="FILE", help="host script, JSON (see docs/host.md; default: {})")
+    res.add_argument("--json", action="store_true", help="print the run record as one JSON object")
+    res.add_argument("--in-flight", choices=("again", "fail"), default="again",
+                     help="a call sent and never answered before the run stopped: send it again "
+                          "(default; the host gets the same idempotency key) or stop")
+    res.set_defaults(func=cmd_resume)
+
+    runs = sub.add_parser("runs", help="list or show the runs of a journal")
+    runs_sub = runs.add_subparsers(dest="runs_command", required=True, parser_class=_Parser)
+    rl = runs_sub.add_parser("list", help="every run of the journal")
+    rl.add_argument("--journal", metavar="DB", required=True)
+    rl.add_argument("--json", action="store_true", help="a JSON list of {run_id, status, workflow, started, ...}")
+    rl.set_defaults(func=cmd_runs_list)
+    rs = runs_sub.add_parser("show", help="one run: its header, entries, repeated calls and record")
+    rs.add_argument("run_id", metavar="RUN_ID")
+    rs.add_argument("--journal", metavar="DB", required=True)
+    rs.add_argument("--json", action="store_true")
+    rs.set_defaults(func=cmd_runs_show)
 
     dis = sub.add_parser("disasm", help="list bytecode: constants, names, steps and code with source lines")
     dis.add_argument("path", metavar="PROGRAM", help="a bytecode file (flowc compile --target bytecode)")
@@ -435,6 +462,10 @@ def cmd_run(args) -> int:
     from flowc.backends.python import BackendError, compile_workflow, load_module
     from flowc.host import load_host_script, load_inputs_file, run_and_print
 
+    if getattr(args, "journal", None):
+        from flowc import runs_cmd
+
+        return runs_cmd.run_journaled(args, _journal_kit())
     try:
         inputs = load_inputs_file(args.inputs)
         host = load_host_script(args.host)
@@ -457,6 +488,7 @@ def cmd_run(args) -> int:
                                             workflow_name=args.workflow)
     if workflow is None:
         return status
+    _warn_durable(workflow, args.path)
     try:
         if vm is not None:
             compile_fn, load_fn = vm
@@ -471,6 +503,65 @@ def cmd_run(args) -> int:
         return EXIT_FINDINGS
     return run_and_print(lambda: program.run(inputs, host, **budgets), ("success", "completed"),
                          "flowc: error: ", show=None if args.json else _print_record)
+
+
+# ------------------------------------------------------------------ durable runs
+def _warn_durable(workflow, path: str) -> None:
+    """A workflow that asks to be durable, run without a journal: INS402."""
+    if (workflow.metadata or {}).get("durable") is True:
+        print(f"{path}: warning INS402: the workflow is durable (`durable: true`) but runs without a "
+              "journal: a crash loses the run; give --journal FILE", file=sys.stderr)
+
+
+def _load_program(path: str, dialect: str | None, backend: str, workflow_name: str | None):
+    """The compiled program (module or VM program) of a workflow, or None
+    and the exit status (the findings are printed)."""
+    from flowc.backends.python import BackendError, compile_workflow, load_module
+
+    vm = _vm_backend() if backend == "vm" else None
+    if backend == "vm" and vm is None:
+        print("flowc: error: the vm backend is not available yet; use --backend python", file=sys.stderr)
+        return None, EXIT_USAGE
+    workflow, status = _compile_for_backend(path, dialect, show_warnings=False, workflow_name=workflow_name)
+    if workflow is None:
+        return None, status
+    try:
+        if vm is not None:
+            return vm[1](vm[0](workflow)), EXIT_OK
+        return load_module(compile_workflow(workflow)), EXIT_OK
+    except BackendError as exc:
+        _error(path, exc)
+    except _vm_errors(vm is not None) as exc:
+        _error(path, exc)
+    return None, EXIT_FINDINGS
+
+
+def _journal_kit():
+    from types import SimpleNamespace
+
+    def budgets(args) -> dict:
+        return {key: getattr(args, key) for key in ("max_iterations", "max_host_calls", "max_instructions")
+                if getattr(args, key, None) is not None}
+
+    return SimpleNamespace(load_program=_load_program, print_record=_print_record, budgets=budgets)
+
+
+def cmd_resume(args) -> int:
+    from flowc import runs_cmd
+
+    return runs_cmd.resume(args, _journal_kit())
+
+
+def cmd_runs_list(args) -> int:
+    from flowc import runs_cmd
+
+    return runs_cmd.runs_list(args)
+
+
+def cmd_runs_show(args) -> int:
+    from flowc import runs_cmd
+
+    return runs_cmd.runs_show(args)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from flowc.journal.driver import AGAIN, FAIL, InFlight, Session, drive_async as _drive_async, \
-    drive_sync as _drive_sync, takes_key
+from flowc.journal.driver import AGAIN, FAIL, InFlight, Session, takes_key
+from flowc.journal.driver import drive_async as _drive_async
+from flowc.journal.driver import drive_sync as _drive_sync
 from flowc.journal.store import RESUME, RUNNING, STOPPED, JournalError, Store
 
 __all__ = ["AGAIN", "FAIL", "InFlight", "JournalError", "Outcome", "Store", "begin", "drive",

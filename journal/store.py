@@ -80,7 +80,7 @@ def _digest(*parts: Any) -> str:
 class Entry:
     """One journal entry, as read back."""
 
-    __slots__ = ("seq", "kind", "request_id", "body", "at")
+    __slots__ = ("at", "body", "kind", "request_id", "seq")
 
     def __init__(self, seq: int, kind: str, request_id: int | None, body: Any, at: float) -> None:
         self.seq = seq

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
+
 from flowc.backends.emitcore.kinds import ANY, ARRAY, OBJECT
 from flowc.ir import expr as E
 

@@ -36,6 +36,7 @@ import re
 import string
 
 import attrs
+
 from flowc.backends.emitcore import Report
 from flowc.backends.emitcore.ids import IdRenamer
 from flowc.backends.emitcore.kernel import KernelGraph as AevatarKernel
