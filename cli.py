@@ -509,8 +509,12 @@ def cmd_run(args) -> int:
 def _warn_durable(workflow, path: str) -> None:
     """A workflow that asks to be durable, run without a journal: INS402."""
     if (workflow.metadata or {}).get("durable") is True:
-        print(f"{path}: warning INS402: the workflow is durable (`durable: true`) but runs without a "
-              "journal: a crash loses the run; give --journal FILE", file=sys.stderr)
+        from flowc import reporting
+        from flowc.ir.diagnostics import warning
+
+        print(reporting.render_text(warning("INS402", "the workflow is durable (`durable: true`) but runs "
+                                            "without a journal: a crash loses the run", workflow.span,
+                                            "give --journal FILE (docs/durable.md)"), None), file=sys.stderr)
 
 
 def _load_program(path: str, dialect: str | None, backend: str, workflow_name: str | None):

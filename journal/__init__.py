@@ -21,7 +21,6 @@ with the kernel's protocol (every generated module and VM program has
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -52,8 +51,10 @@ class Outcome:
         return self.record is not None
 
 
-def open_journal(path: str) -> Store:
-    return Store(path)
+def open_journal(path: str, synchronous: str = "FULL") -> Store:
+    """The journal file at ``path`` (created if need be). ``synchronous``:
+    FULL (default) fsyncs every entry; NORMAL survives process crashes only."""
+    return Store(path, synchronous)
 
 
 def workflow_hash(source: str | bytes, *parts: str) -> str:
@@ -91,11 +92,13 @@ def _stored(info: dict) -> Outcome:
 
 
 def drive(store: Store, run_id: str, new_run: Callable[[], Any], host: Any, *, in_flight: str = AGAIN,
-          max_answers: int | None = None) -> Outcome:
+          max_answers: int | None = None, _resuming: bool = False) -> Outcome:
     """Drive run ``run_id`` with the sync driver: replay what its journal
     holds, then go on with ``host``. ``max_answers`` stops after that many
     new answers (the run stays resumable)."""
     session = Session(store, run_id, in_flight, max_answers)
+    if _resuming:
+        store.append(run_id, RESUME, None, {"replaying": len(session.answers)})
     try:
         record = _drive_sync(new_run(), host, session)
     except InFlight:
@@ -105,9 +108,11 @@ def drive(store: Store, run_id: str, new_run: Callable[[], Any], host: Any, *, i
 
 
 async def drive_async(store: Store, run_id: str, new_run: Callable[[], Any], host: Any, *,
-                      in_flight: str = AGAIN, max_answers: int | None = None) -> Outcome:
+                      in_flight: str = AGAIN, max_answers: int | None = None, _resuming: bool = False) -> Outcome:
     """:func:`drive` with the asyncio driver (every ready request at once)."""
     session = Session(store, run_id, in_flight, max_answers)
+    if _resuming:
+        store.append(run_id, RESUME, None, {"replaying": len(session.answers)})
     try:
         record = await _drive_async(new_run(), host, session)
     except InFlight:
@@ -118,11 +123,8 @@ async def drive_async(store: Store, run_id: str, new_run: Callable[[], Any], hos
 
 def _resuming(store: Store, run_id: str, workflow_hash: str | None) -> dict:
     info = _check_hash(store, run_id, workflow_hash)
-    if info["record"] is None:
-        store.entries(run_id)  # verifies the chain and positions the next entry
-        store.append(run_id, RESUME, None, {"at": time.time()})
-        if info["status"] != RUNNING:
-            store.set_status(run_id, RUNNING)
+    if info["record"] is None and info["status"] != RUNNING:
+        store.set_status(run_id, RUNNING)
     return info
 
 
@@ -134,7 +136,7 @@ def resume(store: Store, run_id: str, new_run: Callable[[], Any], host: Any, *,
     info = _resuming(store, run_id, workflow_hash)
     if info["record"] is not None:
         return _stored(info)
-    return drive(store, run_id, new_run, host, in_flight=in_flight, max_answers=max_answers)
+    return drive(store, run_id, new_run, host, in_flight=in_flight, max_answers=max_answers, _resuming=True)
 
 
 async def resume_async(store: Store, run_id: str, new_run: Callable[[], Any], host: Any, *,
@@ -144,4 +146,5 @@ async def resume_async(store: Store, run_id: str, new_run: Callable[[], Any], ho
     info = _resuming(store, run_id, workflow_hash)
     if info["record"] is not None:
         return _stored(info)
-    return await drive_async(store, run_id, new_run, host, in_flight=in_flight, max_answers=max_answers)
+    return await drive_async(store, run_id, new_run, host, in_flight=in_flight, max_answers=max_answers,
+                             _resuming=True)

@@ -47,6 +47,9 @@ class Session:
         self.inflight: set[int] = set()
         self.repeated: list[dict] = []  # requests sent again by this session
         self.answered = 0  # answers written by this session
+        self.started = store.run_info(run_id)["started"]
+        self.deadline_at: float | None = None  # wall clock past which no request is sent
+        self.deadline_ms = None
         entries, self.notes = store.entries(run_id)
         for e in entries:
             if e.kind in (REQUEST, REPEAT):
@@ -64,6 +67,10 @@ class Session:
         """Give the run every journaled answer, in the journal's order."""
         if not run.started:
             run.start()
+        deadline_ms = (getattr(run, "limits", None) or {}).get("deadline_ms")
+        if deadline_ms is not None:  # limits.deadline: wall clock from the run's recorded start
+            self.deadline_ms = deadline_ms
+            self.deadline_at = self.started + deadline_ms / 1000.0
         for rid, body in self.answers:
             run.cancelled()
             self._verify(run)
@@ -114,6 +121,18 @@ class Session:
                                "answers JSON can hold") from None
         self.store.append(self.run_id, ANSWER, req.id, body)
         self.answered += 1
+
+    def seconds_left(self) -> float | None:
+        """Until the run's deadline (None: it has none)."""
+        return None if self.deadline_at is None else self.deadline_at - time.time()
+
+    def expired(self, req: Any) -> Any | None:
+        """The answer of a request made past the run's deadline (it is not
+        sent, and is journaled like any other), else None."""
+        left = self.seconds_left()
+        if left is None or left > 0:
+            return None
+        return TimedOut(f"limits.deadline: the run's deadline of {self.deadline_ms} ms has passed")
 
     def key(self, req: Any) -> str:
         return f"{self.run_id}:{req.id}"
@@ -202,7 +221,7 @@ def drive_sync(run: Any, host: Any, session: Session) -> dict | None:
             return None
         req = reqs[0]
         left = session.before(req)
-        answer = perform_sync(host, req, session.key(req), keyed, left)
+        answer = session.expired(req) or perform_sync(host, req, session.key(req), keyed, left)
         session.after(req, answer)
         run.answer(req.id, answer)
     return run.record()
@@ -226,11 +245,21 @@ async def drive_async(run: Any, host: Any, session: Session) -> dict | None:
             for req in run.ready():
                 if req.id not in running:
                     left = session.before(req)
+                    late = session.expired(req)
                     running[req.id] = asyncio.ensure_future(
-                        perform_async(host, req, session.key(req), keyed, left))
+                        _given(late) if late is not None else perform_async(host, req, session.key(req), keyed, left))
             if not running:
                 raise KernelError("the run waits for nothing but has not finished")
-            done, _pending = await asyncio.wait(list(running.values()), return_when=asyncio.FIRST_COMPLETED)
+            until = session.seconds_left()
+            done, _pending = await asyncio.wait(list(running.values()), return_when=asyncio.FIRST_COMPLETED,
+                                                timeout=None if until is None else max(until, 0.0))
+            if not done:  # the deadline passed: what still runs is answered TimedOut
+                for rid in sorted(running):
+                    running.pop(rid).cancel()
+                    answer = session.expired(_Req(rid))
+                    session.after(_Req(rid), answer)
+                    run.answer(rid, answer)
+                continue
             for rid in sorted(rid for rid, task in running.items() if task in done):
                 task = running.pop(rid)
                 if session.stop_now():
@@ -241,6 +270,10 @@ async def drive_async(run: Any, host: Any, session: Session) -> dict | None:
         for task in running.values():
             task.cancel()
     return run.record()
+
+
+async def _given(answer: Any) -> Any:
+    return answer
 
 
 class _Req:

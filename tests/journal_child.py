@@ -75,7 +75,8 @@ def main() -> int:
     def new_run():
         return prog.new_run(dict(spec["inputs"]))
 
-    whash = journal.workflow_hash(open(spec["workflow"], "rb").read())
+    with open(spec["workflow"], "rb") as fh:
+        whash = journal.workflow_hash(fh.read())
     if sys.argv[2] == "start":
         journal.begin(store, workflow=spec["workflow"], workflow_hash=whash, inputs=spec["inputs"],
                       run_id=spec["run_id"])

@@ -153,6 +153,8 @@ class Program:
             self.plan = {"workflow": self.workflow, "defaults": _obj(body.get("defaults"), "defaults"),
                          "reducers": _obj(body.get("reducers"), "reducers"), "input_schema": schema,
                          "graph": self._graph(graph, True, 0)}
+            if body.get("limits") is not None:
+                self.plan["limits"] = _limits(body["limits"])
 
     def function(self, index):
         """Expression ``index`` as a Python callable ``f(env, *args)``."""
@@ -272,6 +274,19 @@ class Program:
                                   concurrent)
         finally:
             self.machine.end_run()
+
+
+def _limits(v):
+    """The run's limits: {"steps": n or None, "deadline_ms": n or None}."""
+    if not isinstance(v, dict):
+        raise DataflowError("limits must be a map")
+    out = {}
+    for key in ("steps", "deadline_ms"):
+        n = v.get(key)
+        if n is not None and (type(n) is not int or n < 0):
+            raise DataflowError("limits." + key + " must be a non-negative integer")
+        out[key] = n
+    return out
 
 
 def _obj(v, what):
