@@ -72,11 +72,7 @@ def dumps(value: Any) -> str:
 
 
 def _digest(*parts: Any) -> str:
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(repr(part).encode("utf-8"))
-        h.update(b"\x00")
-    return h.hexdigest()
+    return hashlib.sha256("\x00".join(map(repr, parts)).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class Entry:

@@ -262,7 +262,7 @@ def test_a_truncated_journal_file_is_refused_with_a_clear_error(tmp_path, capsys
     path.write_bytes(data[: len(data) // 2 + 100])
     code = cli.main(["resume", run_id, "--journal", str(path)])
     err = capsys.readouterr().err
-    assert code == 2 and "flowc: error: the journal" in err and "damaged" in err or "malformed" in err, err
+    assert code == 2 and "flowc: error: the journal" in err and ("damaged" in err or "malformed" in err), err
 
 
 CHILD = Path(__file__).resolve().parent / "journal_child.py"
