@@ -57,5 +57,6 @@ def reference(rel: str, inputs: dict, extra: dict, backend: str = "python") -> d
 
 
 def backends(workflow) -> tuple[str, ...]:
-    """WorkflowSkill bytecode does not run on the kernel yet: its VM has no new_run."""
-    return ("python",) if workflow.dialect == "workflowskill" else ("python", "vm")
+    """The backends whose program runs on the kernel (has ``new_run``): both,
+    except for WorkflowSkill bytecode while its VM runs its own interpreter."""
+    return ("python", "vm") if hasattr(program(workflow, "vm"), "new_run") else ("python",)
