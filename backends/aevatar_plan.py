@@ -10,6 +10,7 @@ aevatar program (docs/bytecode.md section 8). The kernel
     step = {"id", "type", "role", "params", "capability", "name", "next",
             "branches": [[key, target]...], "retry": None | [max, delay_ms, 1 | 2],
             "on_error": None | [action, target, default_output],
+            "timeout_ms"? (the step's deadline, 100..600000),
             "condition"? (while), "regions"? {name: [sub-step...]}}
     sub-step = {"id", "type", "role", "params", "capability", "name"}
 
@@ -142,6 +143,9 @@ class _Builder:
             default = node.attr("default_output")
             data["on_error"] = [node.on_error.action, node.on_error.target,
                                 default.value if isinstance(default, E.Literal) else None]
+        timeout = node.attr("timeout_ms")
+        if isinstance(timeout, E.Literal) and type(timeout.value) is int:
+            data["timeout_ms"] = timeout.value  # the front end clamped it (100..600000)
         if deferred:
             condition = node.attr("condition")
             data["condition"] = self.expression_fn(node, condition, True, "while condition")

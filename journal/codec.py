@@ -5,7 +5,8 @@ An answer is ``{"kind": "result", "value": V}`` (V the host's JSON value),
 ``retriable`` flag and exception ``type_name`` a sync or asyncio driver
 notes on answers made from a host's exception (WorkflowSkill reads both).
 A request is described by what the kernel asked: ``{"kind": "call",
-"capability", "name", "args", "timeout_ms"}`` or ``{"kind": "sleep", "ms"}``;
+"capability", "name", "args", "timeout_ms"}`` or ``{"kind": "sleep", "ms"}``
+(with ``"deadline": true`` for the kernel's own deadline timer);
 on replay the request the kernel issues again must have the same
 description, else the run is not the journaled one.
 """
@@ -53,9 +54,15 @@ def decode_answer(body: dict) -> Any:
     return answer
 
 
+def _sleep(req: Any) -> dict:
+    if getattr(req, "deadline", False):  # the kernel's own timer (with_deadline), not a pause
+        return {"kind": "sleep", "ms": req.ms, "deadline": True}
+    return {"kind": "sleep", "ms": req.ms}
+
+
 def describe(req: Any) -> dict:
     if req.kind == "sleep":
-        return {"kind": "sleep", "ms": req.ms}
+        return _sleep(req)
     return {"kind": "call", "capability": req.capability, "name": req.name, "args": _plain(req.args),
             "timeout_ms": req.timeout_ms}
 
@@ -67,7 +74,7 @@ def _plain(value: Any) -> Any:
 
 def same_request(journaled: dict, req: Any) -> bool:
     if req.kind == "sleep":
-        return journaled == {"kind": "sleep", "ms": req.ms}
+        return journaled == _sleep(req)
     if (journaled.get("kind") != "call" or journaled.get("capability") != req.capability
             or journaled.get("name") != req.name or journaled.get("timeout_ms") != req.timeout_ms):
         return False

@@ -182,6 +182,9 @@ def perform_sync(host: Any, req: Any, key: str, keyed: bool, sleep_ms: float | N
 async def perform_async(host: Any, req: Any, key: str, keyed: bool, sleep_ms: float | None) -> Any:
     if req.kind == "sleep":
         ms = req.ms if sleep_ms is None else sleep_ms
+        if getattr(req, "deadline", False):  # a kernel deadline: the driver's clock, never the host's
+            await asyncio.sleep(ms / 1000)
+            return Result(None)
         try:
             done = host.sleep(ms)
             if inspect.isawaitable(done):
@@ -230,7 +233,10 @@ def drive_sync(run: Any, host: Any, session: Session) -> dict | None:
 async def drive_async(run: Any, host: Any, session: Session) -> dict | None:
     """Replay, then run every ready request at once (as
     ``flowc.runtime.aio.drive_async``); answers are journaled in the order
-    they are given to the kernel, which is the order replay gives them."""
+    they are given to the kernel, which is the order replay gives them.
+    The kernel's deadline timers run on the event loop's clock (a timer in
+    flight at a crash resumes with the time it had left)."""
+    run.clock = True  # as flowc.runtime.aio: deadlines fire on the event loop's clock
     session.replay(run)
     keyed = takes_key(host)
     running: dict[int, asyncio.Task] = {}

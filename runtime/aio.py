@@ -4,7 +4,8 @@
 asyncio task: ``host.call(capability, name, args)`` (awaited when it returns
 an awaitable, bounded by the request's ``timeout_ms``: past it the answer is
 ``TimedOut``) and ``host.sleep(ms)`` (awaited when it returns an awaitable,
-else ``asyncio.sleep``). Answers go to the kernel in the order the tasks
+else ``asyncio.sleep``); the kernel's deadline timers (``Sleep(ms,
+deadline=True)``) are ``asyncio.sleep`` alone, never the host's. Answers go to the kernel in the order the tasks
 finish (ties: the request issued first); requests the kernel cancels (race
 losers, siblings of a failed step) have their tasks cancelled.
 """
@@ -21,6 +22,9 @@ from flowc.runtime.kernel import KernelError, Result, Thrown, TimedOut
 
 async def perform_async(host: Any, req: Any) -> Any:
     """Carry out one request with a host whose methods may be coroutines."""
+    if req.kind == "sleep" and getattr(req, "deadline", False):
+        await asyncio.sleep(req.ms / 1000)  # the driver's own clock: a deadline, not a pause
+        return Result(None)
     if req.kind == "sleep":
         try:
             done = host.sleep(req.ms)
@@ -48,6 +52,7 @@ async def perform_async(host: Any, req: Any) -> Any:
 async def drive_async(run: Any, host: Any) -> dict:
     """Drive ``run`` with ``host``, every ready request at once; the record."""
     running: dict[int, asyncio.Task] = {}
+    run.clock = True  # deadlines fire on the event loop's clock
     if not run.started:
         run.start()
     try:

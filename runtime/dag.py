@@ -46,10 +46,10 @@ Scheduling (agentd's run.rs, see docs/instruction.md)
 
 try:
     from flowc.backends.python import rt_cel as _c
-    from flowc.runtime.kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait
+    from flowc.runtime.kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import rt_cel as _c
-    from kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait
+    from kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
 
 # Run-time budgets (fuel): copies of flowc.ir.limits' figures (this module
 # runs on MicroPython without flowc; tests/test_runtime_limits.py keeps them equal).
@@ -61,6 +61,11 @@ STATUS_FAILED = "failed"
 STATUS_PRUNED = "pruned"
 STATUS_SKIPPED = "skipped"
 STATUS_CANCELLED = "cancelled"
+
+# A step's deadline when it sets no ``timeout`` (agentd's default, 600 s), and
+# the error of a step past its deadline (the message a timed-out call gives).
+DEFAULT_TIMEOUT_MS = 600000
+TIMEOUT_MESSAGE = "timeout"
 
 # Attrs that steer a step rather than being an argument of its host call.
 _CONTROL_ATTRS = ("capability", "name", "timeout_ms", "on_timeout", "on_error", "cache", "budget", "skills",
@@ -393,7 +398,6 @@ class DataflowRun(Kernel):
         self.current = name
         if self.now is not None:
             self.began[name] = self.now
-        steps = env["steps"]
         guard = node.get("guard")
         if guard is not None:
             try:
@@ -407,11 +411,41 @@ class DataflowRun(Kernel):
             self.steps_left -= 1
             if self.steps_left < 0:
                 raise OutOfFuel("limits.steps: the run may start at most " + str(self.limits["steps"]) + " steps")
+        ms = self.deadline_ms(node, env)
+        tries = [0]  # attempts made, read when the deadline passes
+        in_time, output = yield from with_deadline(
+            self, self.attempts(node, env, prefix, state, forced, payload, tries), ms)
+        if in_time:
+            return output
+        # past the deadline: the attempt running (and its bodies, branches,
+        # calls, its retry's pause) was cancelled; no retry, the step fails
+        # as a timeout (on_timeout, else on_error)
+        self.current = name
+        return self.failed(node, env, prefix, state, forced, TIMEOUT_MESSAGE, tries[0], True)
+
+    def deadline_ms(self, node, env):
+        """The step's deadline: its ``timeout`` (agentd's default, 600 s,
+        when it sets none) over every attempt and the pauses between them;
+        None when the run has no clock or the step never waits (it then
+        takes no time at all). Not evaluated without a clock, so a sync run
+        charges no fuel for it."""
+        if not self.clock or not _flags(node) & SUSPENDS:
+            return None
+        ms = _timeout_ms(self, node, env)
+        return DEFAULT_TIMEOUT_MS if ms is None else ms
+
+    def attempts(self, node, env, prefix, state, forced, payload, tries):
+        """The step's attempts under its ``retry``; its output (or the
+        failure policy's)."""
+        sid = node["id"]
+        name = prefix + sid
+        steps = env["steps"]
         retry = node.get("retry")
         attempts = 1 + (retry[0] if retry else 0)
         attempt = 0
         while True:
             attempt += 1
+            tries[0] = attempt
             if attempt > 1:
                 self.iterate(name)  # a retry is an iteration, whatever the step does
             self.current = name
@@ -561,7 +595,9 @@ def _op_call(run, node, env, prefix, state, forced, payload):
     run.charge_call()
     capability, name = node["capability"], node["call_name"]
     run.calls.append({"capability": capability, "name": name, "args": args})
-    answer = yield Call(capability, name, args, _timeout_ms(run, node, env))
+    # with a clock the step's deadline (execute) bounds the call; without
+    # one the step's timeout goes with the call, for the host to honour
+    answer = yield Call(capability, name, args, None if run.clock else _timeout_ms(run, node, env))
     if answer.kind == "result":
         return answer.value
     # a tool error, a host failure or a timeout: every one fails the step

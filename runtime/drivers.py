@@ -7,7 +7,13 @@
   ``latency_ms`` after it started (a sleep after its ``ms``); the driver
   answers the earliest first (ties: the request issued first), so timeouts
   and race winners are decided by the script, never by the machine. A call
-  slower than its ``timeout_ms`` is answered ``TimedOut`` at the deadline.
+  slower than its ``timeout_ms`` is answered ``TimedOut`` at the deadline;
+  the kernel's deadline timers (``Sleep(ms, deadline=True)``) fire on the
+  same clock, after any other request finishing at the same instant.
+
+The sync driver has no clock: it leaves ``run.clock`` false, so the kernel
+never issues a deadline timer to it (see :func:`kernel.with_deadline`) and
+a deadline never fires there.
 
 The asyncio driver is :mod:`flowc.runtime.aio` (MicroPython has no asyncio
 of the same shape). MicroPython-compatible: no typing, no f-strings.
@@ -105,9 +111,10 @@ def drive_virtual(run, host):
     ``start_ms``/``end_ms``. Returns the record."""
     now = 0
     run.set_time(now)
+    run.clock = True
     if not run.started:
         run.start()
-    inflight = {}  # request id -> (finish time, answer)
+    inflight = {}  # request id -> (finish time, 1 for a deadline timer else 0, id, answer)
     while not run.finished:
         for rid in run.cancelled():
             inflight.pop(rid, None)
@@ -115,20 +122,24 @@ def drive_virtual(run, host):
             if req.id in inflight:
                 continue
             if req.kind == "sleep":
-                inflight[req.id] = (now + req.ms, Result(None))
+                late = 1 if getattr(req, "deadline", False) else 0
+                inflight[req.id] = (now + req.ms, late, req.id, Result(None))
                 continue
             answer, latency = host.answer(req)
             if req.timeout_ms is not None and latency > req.timeout_ms:
-                inflight[req.id] = (now + req.timeout_ms, TimedOut())
+                inflight[req.id] = (now + req.timeout_ms, 0, req.id, TimedOut())
             else:
-                inflight[req.id] = (now + latency, answer)
+                inflight[req.id] = (now + latency, 0, req.id, answer)
         if not inflight:
             raise KernelError("the run waits for nothing but has not finished")
+        # the earliest first; at the same instant a deadline timer comes after
+        # the rest (a body that finishes exactly at its deadline is in time),
+        # else the request issued first
         rid = None
         for key in inflight:
-            if rid is None or (inflight[key][0], key) < (inflight[rid][0], rid):
+            if rid is None or inflight[key][:3] < inflight[rid][:3]:
                 rid = key
-        at, answer = inflight.pop(rid)
+        at, _late, _id, answer = inflight.pop(rid)
         now = at
         run.set_time(now)
         run.answer(rid, answer)

@@ -19,6 +19,9 @@ on CPython and MicroPython (no asyncio, no threads), and the kernel decides
 alone when each task resumes, so the same answers given in the same order
 always give the same record.
 
+A deadline is a timer task raced against the body it bounds
+(:func:`with_deadline`); only a driver with a clock fires one.
+
 Request ids count from 1 in the order the kernel issues requests; since
 issuing depends only on earlier answers, a journal of ``(id, answer)``
 pairs replays a run exactly.
@@ -48,13 +51,18 @@ class Call:
 
 
 class Sleep:
-    """Ask the driver to wait ``ms`` milliseconds (answer: Result(None))."""
+    """Ask the driver to wait ``ms`` milliseconds (answer: Result(None)).
+    ``deadline``: the kernel's own timer (see :func:`with_deadline`), not a
+    pause the workflow asked for: a driver waits on its clock and never
+    asks the host to sleep; on a tie it is answered after the other
+    requests finishing at the same instant."""
 
     kind = "sleep"
 
-    def __init__(self, ms):
+    def __init__(self, ms, deadline=False):
         self.id = None
         self.ms = ms
+        self.deadline = deadline
 
     def __repr__(self):
         return "Sleep(" + repr(self.id) + ", " + repr(self.ms) + ")"
@@ -160,6 +168,7 @@ class Kernel:
 
     def __init__(self):
         self.now = None          # virtual time (ms) set by a driver that has one
+        self.clock = False       # the driver has a clock: it answers deadline timers (with_deadline)
         self.current = None      # what runs now (named in failures); saved per task
         self.journal = []        # (request id, answer) in the order answered: replays the run
         self.late = []           # ids answered after they were cancelled
@@ -248,6 +257,7 @@ class Kernel:
         task = Task(gen, parent, self._seq)
         if parent is not None:
             parent.children.append(task)
+            task.current = self.current  # a child runs on behalf of what spawned it
         self._runnable.append((task, None, None))
         return task
 
@@ -353,3 +363,35 @@ class Kernel:
                 gen.close()
             except Exception:  # noqa: BLE001,S110 - a closing body has nothing left to report
                 pass
+
+
+# ------------------------------------------------------------------ deadlines
+
+def _timer(ms):
+    yield Sleep(ms, True)
+
+
+def with_deadline(kernel, body, ms):
+    """Run the generator ``body`` against a deadline of ``ms`` milliseconds:
+    ``(True, value)`` when the body finished first, ``(False, None)`` when
+    the deadline passed first; then the body is cancelled with everything
+    it started (its outstanding requests come out of ``cancelled()``). An
+    exception of the body propagates. Use: ``in_time, value = yield from
+    with_deadline(run, body, ms)``.
+
+    The deadline is a ``Sleep(ms, deadline=True)`` raced against the body:
+    both are spawned, the first done wins, the other is cancelled. The
+    kernel reads no clock, so only a driver with one (``kernel.clock``:
+    the virtual-time and event-loop drivers) can fire a deadline. Without a
+    clock, or with ``ms`` None, the body runs inline as if there were no
+    deadline: no task, no timer, no request, so a sync run gives the same
+    requests, journal and record as before deadlines existed."""
+    if ms is None or not kernel.clock:
+        return True, (yield from body)
+    tasks = yield Spawn([body, _timer(ms)])
+    first = (yield Wait(tasks, True))[0]
+    if first is tasks[0]:
+        yield Cancel([tasks[1]])
+        return True, first.result()
+    yield Cancel([tasks[0]])
+    return False, None

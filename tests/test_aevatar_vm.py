@@ -502,7 +502,9 @@ BAD = {
     "next to an unknown step": _with(lambda b: b[5][0].__setitem__(6, "nowhere")),
     "branch to an unknown step": _with(lambda b: b[5][2][7].append(["x", "nowhere"])),
     "duplicate step id": _with(lambda b: b[5][1].__setitem__(0, b[5][0][0])),
-    "short step row": _with(lambda b: b[5][0].pop()),
+    "short step row": _with(lambda b: b[5][0].__delitem__(slice(11, None))),
+    "timeout below 100 ms": _with(lambda b: b[5][0].__setitem__(12, 99)),
+    "timeout not an integer": _with(lambda b: b[5][0].__setitem__(12, "5s")),
     "bad retry": _with(lambda b: b[5][0].__setitem__(8, [1, 10, 3])),
     "negative retry": _with(lambda b: b[5][0].__setitem__(8, [-1, 10, 1])),
     "bad on_error": _with(lambda b: b[5][0].__setitem__(9, ["explode", None, None])),
@@ -513,6 +515,12 @@ BAD = {
     "regions not a map": _with(lambda b: b[5][0].__setitem__(11, [1])),
     "constant not a string": _with(lambda b: b[1].append(1)),
 }
+
+
+def test_a_program_written_before_the_timeout_field_still_loads():
+    old = _with(lambda b: [row.pop() for row in b[5]])   # 12-field step rows
+    inputs, script, _expected = SCRIPTS["B"]
+    assert vm.load(old).run(inputs, ScriptedHost(script)) == vm.load(B_PROGRAM).run(inputs, ScriptedHost(script))
 
 
 @pytest.mark.parametrize("name", sorted(BAD))

@@ -457,3 +457,48 @@ def test_limits_deadline_stops_calls_in_flight_under_the_asyncio_driver(tmp_path
     out = asyncio.run(journal.drive_async(store, run_id, lambda: prog.new_run({}, concurrent=True), host))
     assert host.calls == 1 and out.record["status"] == "failed"
     assert "limits.deadline" in out.record["error"]["message"]
+
+
+def test_a_step_deadline_in_flight_resumes_with_the_time_it_had_left(tmp_path):
+    """The kernel's deadline timer of a step (its `timeout`) is a request
+    too: journaled when it starts, so after a crash it fires at the same
+    wall-clock instant, not a full timeout later."""
+    from flowc import driver
+
+    text = ("name: t\nsteps:\n  go: { kind: manual }\n"
+            "  slow: { kind: tool, depends_on: go, name: slow, timeout: 300ms }\n"
+            "  done: { kind: finish, depends_on: slow, output: ok }\n")
+    prog = program(driver.compile_text(text, "t.yaml").workflow, "python")
+
+    class Slow:
+        def __init__(self, crash=False):
+            self.crash = crash
+            self.calls = 0
+
+        async def call(self, capability, name, args):
+            self.calls += 1
+            if self.crash:
+                raise _Crash()
+            await asyncio.sleep(5)
+            return "late"
+
+        def sleep(self, ms):
+            return asyncio.sleep(0)
+
+    whole = asyncio.run(prog.run_async({}, Slow()))
+    assert whole["status"] == "failed" and whole["steps"][1] == {"id": "slow", "status": "failed",
+                                                                 "error": "timeout"}
+    store = journal.open_journal(str(tmp_path / "runs.db"))
+    run_id = journal.begin(store, workflow="t", workflow_hash="h", inputs={})
+    with pytest.raises(_Crash):
+        asyncio.run(journal.drive_async(store, run_id, lambda: prog.new_run({}, concurrent=True), Slow(True)))
+    import time
+
+    time.sleep(0.35)  # the step's 300 ms have passed while the process was down
+    t0 = time.perf_counter()
+    host = Slow()
+    out = asyncio.run(journal.resume_async(store, run_id, lambda: prog.new_run({}, concurrent=True), host,
+                                           workflow_hash="h"))
+    assert time.perf_counter() - t0 < 0.25  # the timer had nothing left: it fired at once
+    assert same(out.record, whole)
+    assert [r["request"] for r in out.repeated] == [1] and host.calls == 1  # the call, sent again, then cut

@@ -23,8 +23,13 @@ yields :class:`Call` / :class:`Sleep` requests, and a driver answers them
 (:func:`run`: the sync driver, ``host.call`` / ``host.sleep`` one at a
 time; :func:`run_async`: asyncio; :func:`run_virtual`: a virtual clock).
 A host call that fails with a message the engine reads as a timeout
-(``TIMEOUT``, ``timed out after N ms``) is one; a step's ``timeout_ms`` is
-the deadline of its host calls, which only drivers with a clock enforce.
+(``TIMEOUT``, ``timed out after N ms``) is one. Deadlines are the engine's:
+a top-level step's ``timeout_ms`` bounds each dispatch of it (every host
+call and sub-step of that attempt; a retry is a new dispatch with a new
+deadline, its pause is outside), and past it the step fails with ``TIMEOUT
+after <n>ms``, which fails the run; ``wait_signal`` has its module's timer
+and ``human_input`` / ``secure_input`` the suspension's timeout. Only a
+driver with a clock fires them (:func:`flowc.runtime.kernel.with_deadline`).
 Runs are bounded by ``max_steps`` dispatches (the engine has no bound:
 loops are legal). See docs/runtime.md.
 
@@ -49,10 +54,10 @@ except ImportError:  # copied next to the generated module
 
 try:
     from flowc.runtime import drivers as _drivers
-    from flowc.runtime.kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait
+    from flowc.runtime.kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
 except ImportError:  # copies side by side (MicroPython)
     import drivers as _drivers
-    from kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait
+    from kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
 
 try:
     from collections import OrderedDict as _OrderedDict
@@ -944,7 +949,14 @@ class Run(Kernel):
             if self.budget < 0:
                 return self.finish(False, "", f"step budget exhausted ({self.max_steps} dispatches)", step["id"])
             self.current = step["id"]
-            ok, output, error, branch, jump, assigned = (yield from self.dispatch(step, text, self.vars))
+            # the engine's step timer: from this dispatch to its completion
+            ms = step.get("timeout_ms")
+            in_time, done = yield from with_deadline(self, self.dispatch(step, text, self.vars), ms)
+            if in_time:
+                ok, output, error, branch, jump, assigned = done
+            else:
+                self.current = step["id"]
+                ok, output, error, branch, jump, assigned = False, "", "TIMEOUT after " + str(ms) + "ms", None, None, None
             record = {"id": step["id"], "status": "success" if ok else "failed", "output": output}
             if branch:
                 record["branch"] = branch
@@ -1094,10 +1106,12 @@ class Run(Kernel):
         if t in ("connector_call", "secure_connector_call"):
             return (yield from self.connector(step, params, text))
         if t in ("human_input", "secure_input"):
-            reply = (yield from self.call("human", "input" if t == "human_input" else "secure_input",
-                              _pairs(("prompt", _get(params, ("prompt", "message"))),
-                                     ("variable", params.get("variable", "user_input")))))
-            if reply is None:
+            # past the suspension's timeout the engine resumes with no input: a timeout
+            in_time, reply = yield from with_deadline(self, self.call(
+                "human", "input" if t == "human_input" else "secure_input",
+                _pairs(("prompt", _get(params, ("prompt", "message"))),
+                       ("variable", params.get("variable", "user_input")))), _suspension_ms(params, 1800))
+            if not in_time or reply is None:
                 if params.get("on_timeout", "fail") == "fail":
                     raise StepFailure("Human input timed out")
                 return True, text, None, None, None, None
@@ -1113,7 +1127,11 @@ class Run(Kernel):
             return True, text, None, "false", None, None
         if t == "wait_signal":
             name = _rta.lower(_get(params, ("signal_name", "signal"), "default"))
-            payload = (yield from self.call("signal", name, {"prompt": _get(params, ("prompt", "message"))}))
+            wait = _signal_wait_ms(params)
+            in_time, payload = yield from with_deadline(
+                self, self.call("signal", name, {"prompt": _get(params, ("prompt", "message"))}), wait)
+            if not in_time:  # the module's own timer
+                raise StepFailure("signal '" + name + "' timed out after " + str(wait) + "ms")
             if payload is None:
                 raise StepFailure("signal '" + name + "' timed out after " + str(
                     _int(params, ("timeout_ms",), 0, 0, 2 ** 31 - 1)) + "ms")
@@ -1399,8 +1417,9 @@ class Run(Kernel):
         return ok, out, err, None, None, None
 
 
-# Steps whose timeout_ms is not a deadline on their host calls (the engine
-# forwards it to the suspension, or the host answers the wait itself).
+# Steps whose parameters.timeout_ms is not a limit on each host call: a
+# wait_signal's and a human_input's is their own wait timer (see primitive),
+# a human_approval's only travels with the suspension.
 _NO_DEADLINE = ("human_input", "secure_input", "human_approval", "wait_signal")
 
 
@@ -1420,6 +1439,27 @@ def _deadline(body, ms):
             answer = yield item
     finally:
         body.close()
+
+
+def _signal_wait_ms(params):
+    """wait_signal's own timer (the engine's module): ``timeout_ms`` (0..1 h),
+    else ``timeout_seconds`` / ``timeout`` in seconds; at least 100 ms; None: none."""
+    ms = _int(params, ("timeout_ms",), 0, 0, 3600000)
+    if ms <= 0:
+        ms = _int(params, ("timeout_seconds", "timeout"), 0, 0, 3600) * 1000
+    return max(100, ms) if ms > 0 else None
+
+
+def _suspension_ms(params, default_seconds):
+    """The timeout a human suspension carries (the engine's
+    ResolveTimeoutSeconds): ``timeout`` / ``timeout_seconds`` (1 s..1 day),
+    else ``timeout_ms`` rounded up to seconds, else ``default_seconds``."""
+    if params.get("timeout") is not None or params.get("timeout_seconds") is not None:
+        seconds = _int(params, ("timeout", "timeout_seconds"), default_seconds, 1, 86400)
+    else:
+        ms = _int(params, ("timeout_ms",), 0, 0, 86400000)
+        seconds = max(1, min(86400, (ms + 999) // 1000)) if ms > 0 else default_seconds
+    return seconds * 1000
 
 
 def _workers(params):

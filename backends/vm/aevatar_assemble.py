@@ -174,7 +174,8 @@ def _step_row(step: dict) -> list:
     regions = step.get("regions")
     return [step["id"], step["type"], step["role"], step["params"], step["capability"], step["name"],
             step["next"], step["branches"], retry, step["on_error"], step.get("condition"),
-            None if regions is None else {name: [_sub_row(s) for s in subs] for name, subs in regions.items()}]
+            None if regions is None else {name: [_sub_row(s) for s in subs] for name, subs in regions.items()},
+            step.get("timeout_ms")]
 
 
 def assemble_aevatar(workflow: Workflow) -> bytes:

@@ -73,6 +73,8 @@ def disassemble_aevatar(data: bytes) -> str:
             detail = f" -> {shown(target)}" if target is not None else ""
             detail += f" default {_shown(default)}" if default is not None else ""
             out.append(f"      on_error {shown(action)}{detail}")
+        if len(row) > 12 and row[12] is not None:
+            out.append(f"      timeout {row[12]} ms")
         for name, subs in (row[11] or {}).items():
             out.append(f"      region {shown(name)}:")
             for sub in subs:

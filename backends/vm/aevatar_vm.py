@@ -117,7 +117,8 @@ for _i in range(len(FUNCTIONS)):
     FUNCTION_CODES[FUNCTIONS[_i][0]] = _i
 
 # Fields of a step row and of a sub-step row (docs/bytecode.md section 8).
-STEP_ROW = 12
+STEP_ROW = 13
+STEP_ROW_BEFORE_TIMEOUT = 12   # programs written before the timeout field still load
 SUB_ROW = 6
 ON_ERROR_ACTIONS = ("fail", "skip", "fallback")
 
@@ -345,6 +346,12 @@ def _list(v, what, size=None):
     return v
 
 
+def _bounded(v, what, low, high):
+    if type(v) is not int or v < low or v > high:
+        raise VerifyError("%s must be an integer in [%d, %d]" % (what, low, high))
+    return v
+
+
 def _uint(v, what, high):
     if type(v) is not int or v < 0 or v > high:
         raise VerifyError("%s must be an integer in [0, %d]" % (what, high))
@@ -390,10 +397,13 @@ class Program:
         self.names = names
         self.machine = Machine(consts, names, decoded)
         self.roles = self._roles(body[4])
-        rows = _list(body[5], "steps")
+        rows = list(_list(body[5], "steps"))
         ids = {}
         for i in range(len(rows)):
-            row = _list(rows[i], "step %d" % i, STEP_ROW)
+            row = rows[i]
+            if type(row) is list and len(row) == STEP_ROW_BEFORE_TIMEOUT:
+                row = rows[i] = row + [None]
+            row = _list(row, "step %d" % i, STEP_ROW)
             sid = _str(row[0], "step %d's id" % i)
             if sid in ids:
                 raise VerifyError("step id %r appears twice" % sid)
@@ -486,6 +496,8 @@ class Program:
                     subs.append(self._common(sub, "sub-step %r" % sub[0]))
                 out[name] = subs
             step["regions"] = out
+        if row[12] is not None:
+            step["timeout_ms"] = _bounded(row[12], what + " timeout_ms", 100, 600000)
         return step
 
     def new_run(self, inputs, max_instructions=None, max_iterations=None, max_host_calls=None, concurrent=False):

@@ -1,0 +1,505 @@
+"""Deadlines enforced by the kernel (flowc.runtime.kernel.with_deadline).
+
+A deadline is a ``Sleep(ms, deadline=True)`` timer raced against the body it
+bounds: the first done wins, the other is cancelled. Virtual time decides
+every rule here without sleeping, and both backends (the generated module
+and the VM program) give the same virtual records:
+
+- the instruction dialect: a step's ``timeout`` bounds the whole step (every
+  attempt and the retry pauses), a race's ``timeout`` cancels every branch
+  still running, a timeout routes to ``on_timeout``, unset it is 600 s;
+- aevatar: a step's ``timeout_ms`` bounds each dispatch (all its host calls
+  and sub-steps; a retry is a new dispatch) and fails the run with ``TIMEOUT
+  after <n>ms`` past retry and on_error; wait_signal has its module's timer,
+  human_input the suspension's timeout.
+
+The sync driver has no clock: no timer is ever issued there. One test runs a
+real asyncio host whose calls sleep, and a deadline fires on the event loop;
+another runs the kernel's deadlines on MicroPython.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import textwrap
+import time
+from pathlib import Path
+
+import msgpack
+from flowc import driver
+from flowc.backends import vm
+from flowc.backends.python import compile_workflow, load_module, rt_aevatar_run
+from flowc.host import ScriptedHost
+from flowc.runtime import dag, drivers
+from flowc.runtime.kernel import Call, Kernel, Result, with_deadline
+
+
+def _workflow(text: str, dialect: str):
+    result = driver.compile_text(textwrap.dedent(text), "w.yaml", dialect)
+    assert result.ok, [(d.code, d.message) for d in result.diagnostics if d.is_error]
+    return result.workflow
+
+
+def compiled(text: str, dialect: str):
+    """(generated module, VM program) of one workflow."""
+    wf = _workflow(text, dialect)
+    return load_module(compile_workflow(wf)), vm.load(vm.compile_workflow(wf))
+
+
+def dumps(record) -> str:
+    return json.dumps(record, sort_keys=True)
+
+
+def both_virtual(programs, inputs, script, **kw):
+    """The virtual record, the same on both backends."""
+    module, program = programs
+    record = module.run_virtual(inputs, script, **kw)
+    assert dumps(program.run_virtual(inputs, script, **kw)) == dumps(record)
+    return record
+
+
+def step(record, sid):
+    return next(s for s in record["steps"] if s["id"] == sid)
+
+
+class Watched:
+    """Drive a run on virtual time and note every request issued and every
+    request id the kernel cancelled (``run.cancelled()``)."""
+
+    def __init__(self, run):
+        self.run = run
+        self.issued = {}
+        self.cancelled = []
+        ready, cancelled = run.ready, run.cancelled
+
+        def watch_ready():
+            reqs = ready()
+            for req in reqs:
+                self.issued[req.id] = req
+            return reqs
+
+        def watch_cancelled():
+            ids = cancelled()
+            self.cancelled.extend(ids)
+            return ids
+
+        run.ready, run.cancelled = watch_ready, watch_cancelled
+
+    def drive(self, script):
+        record = drivers.drive_virtual(self.run, drivers.VirtualHost(script))
+        self.run.cancelled()  # what the last answer cancelled
+        return record
+
+    def cancelled_calls(self):
+        return sorted(self.issued[i].name for i in self.cancelled if self.issued[i].kind == "call")
+
+    def timers(self):
+        return [r for r in self.issued.values() if r.kind == "sleep" and r.deadline]
+
+
+# ---------------------------------------------------------------- the kernel's helper
+
+class _Bounded(Kernel):
+    """A run of one call bounded by a deadline; record() = (in time, value)."""
+
+    def __init__(self, ms):
+        Kernel.__init__(self)
+        self.ms = ms
+
+    def start(self):
+        return Kernel.start(self, self.main())
+
+    def main(self):
+        return (yield from with_deadline(self, self.body(), self.ms))
+
+    def body(self):
+        answer = yield Call("tool", "slow", {})
+        return answer.value
+
+    def record(self):
+        return self.outcome()
+
+
+def test_with_deadline_the_first_done_wins_and_the_loser_is_cancelled():
+    on_time = Watched(_Bounded(100))
+    assert on_time.drive({"slow": {"output": 7, "latency_ms": 100}}) == (True, 7)   # a tie is in time
+    assert len(on_time.timers()) == 1 and on_time.cancelled == [on_time.timers()[0].id]
+    late = Watched(_Bounded(100))
+    assert late.drive({"slow": {"output": 7, "latency_ms": 101}}) == (False, None)
+    assert late.cancelled_calls() == ["slow"]
+
+
+def test_without_a_clock_the_body_runs_inline_and_no_timer_is_issued():
+    run = _Bounded(100).start()
+    assert not run.clock
+    (req,) = run.ready()
+    assert (req.kind, req.id) == ("call", 1)
+    run.answer(req.id, Result(3))
+    assert run.finished and run.record() == (True, 3) and len(run.journal) == 1
+
+
+# ---------------------------------------------------------------- the instruction dialect
+
+RACE = """\
+name: r
+steps:
+  start: { kind: manual }
+  race:
+    kind: race
+    depends_on: start
+    timeout: 100ms
+    on_error: continue
+    branches:
+      a: { steps: { v: { kind: tool, name: alpha } } }
+      b: { steps: { v: { kind: tool, name: beta } } }
+  done: { kind: finish, depends_on: race, output: "{{ steps.race.output }}" }
+"""
+
+
+def test_a_race_past_its_timeout_cancels_every_branch():
+    programs = compiled(RACE, "instruction")
+    script = {"alpha": {"output": "A", "latency_ms": 300}, "beta": {"output": "B", "latency_ms": 500}}
+    record = both_virtual(programs, {}, script)
+    assert record["status"] == "completed" and record["outputs"] == {"error": "timeout"}
+    race = step(record, "race")
+    assert (race["status"], race["error"], race["start_ms"], race["end_ms"]) == ("done", "timeout", 0, 100)
+    assert [s["id"] for s in record["steps"]] == ["start", "race", "done"]   # the branches left no record
+    watched = Watched(dag.new_run(programs[0].PLAN, {}, concurrent=True))
+    watched.drive(script)
+    assert watched.cancelled_calls() == ["alpha", "beta"]
+
+
+def test_a_race_won_in_time_cancels_the_losers_and_the_timer():
+    programs = compiled(RACE, "instruction")
+    script = {"alpha": {"output": "A", "latency_ms": 60}, "beta": {"output": "B", "latency_ms": 500}}
+    record = both_virtual(programs, {}, script)
+    assert record["outputs"] == {"winner": "a", "output": "A"} and step(record, "race")["end_ms"] == 60
+    watched = Watched(dag.new_run(programs[0].PLAN, {}, concurrent=True))
+    watched.drive(script)
+    assert watched.cancelled_calls() == ["beta"]
+    race_timer = [t for t in watched.timers() if t.ms == 100]
+    assert len(race_timer) == 1 and race_timer[0].id in watched.cancelled
+
+
+def test_a_sequential_race_past_its_timeout_never_starts_the_next_branch():
+    programs = compiled(RACE, "instruction")
+    script = {"alpha": {"output": "A", "latency_ms": 80}, "beta": {"output": "B", "latency_ms": 80}}
+    record = both_virtual(programs, {}, script, concurrent=False)
+    # a runs 0..80, b 80..160: the deadline (100) cancels b; b's call was made
+    assert record["outputs"] == {"error": "timeout"} and [c["name"] for c in record["calls"]] == ["alpha", "beta"]
+
+
+RETRIES = """\
+name: t
+steps:
+  start: { kind: manual }
+  get: { kind: tool, depends_on: start, name: flaky, timeout: 250ms, retry: { max: 5, backoff: 100ms },
+         on_error: continue }
+  done: { kind: finish, depends_on: get, output: "{{ steps.get }}" }
+"""
+
+
+def test_a_step_timeout_bounds_every_attempt_and_the_pauses_between():
+    programs = compiled(RETRIES, "instruction")
+    record = both_virtual(programs, {}, {"flaky": {"error": "down", "latency_ms": 50}})
+    # attempt 1: 0..50, pause ~100, attempt 2: ~150..200, pause ~200: the deadline (250) ends it
+    assert record["outputs"] == {"status": "done", "output": {"error": "timeout"}, "error": "timeout",
+                                 "attempt": 2}
+    assert len(record["calls"]) == 2 and len(record["sleeps_ms"]) == 2
+    assert step(record, "get")["end_ms"] == 250
+    # each call was far quicker than the timeout: a per-call limit would have let all 6 attempts run
+    slack = both_virtual(compiled(RETRIES.replace("250ms", "10s"), "instruction"), {},
+                         {"flaky": {"error": "down", "latency_ms": 50}})
+    assert len(slack["calls"]) == 6 and slack["outputs"]["error"] == "down"
+
+
+ON_TIMEOUT = """\
+name: w
+steps:
+  start: { kind: manual }
+  w: { kind: wait, depends_on: start, on: signal, signal: go, timeout: 100ms, on_timeout: late,
+       retry: { max: 3, backoff: 10ms } }
+  late: { kind: assign, value: late }
+  ok: { kind: assign, depends_on: w, value: ok }
+  done: { kind: finish, depends_on: late, output: "{{ steps.late.output }}" }
+  fine: { kind: finish, depends_on: ok, output: "{{ steps.ok.output }}" }
+"""
+
+
+def test_a_timeout_routes_to_on_timeout_and_is_not_retried():
+    programs = compiled(ON_TIMEOUT, "instruction")
+    record = both_virtual(programs, {}, {"signal:signal": {"output": 1, "latency_ms": 500}})
+    assert record["outputs"] == "late" and len(record["calls"]) == 1
+    assert (step(record, "w")["status"], step(record, "w")["error"], step(record, "w")["end_ms"]) == \
+        ("failed", "timeout", 100)
+    in_time = both_virtual(programs, {}, {"signal:signal": {"output": 1, "latency_ms": 40}})
+    assert in_time["outputs"] == "ok"
+
+
+def test_an_unset_timeout_is_600_seconds():
+    programs = compiled(RETRIES.replace(" timeout: 250ms,", "").replace("retry: { max: 5, backoff: 100ms },", ""),
+                        "instruction")
+    slow = both_virtual(programs, {}, {"flaky": {"output": 1, "latency_ms": 600001}})
+    assert slow["outputs"]["error"] == "timeout" and step(slow, "get")["end_ms"] == 600000
+    assert both_virtual(programs, {}, {"flaky": {"output": 1, "latency_ms": 600000}})["outputs"]["output"] == 1
+
+
+def test_the_sync_driver_fires_no_deadline():
+    module, program = compiled(RACE, "instruction")
+    for p in (module, program):
+        record = p.run({}, ScriptedHost({"alpha": "A", "beta": "B"}))
+        assert record["outputs"] == {"winner": "a", "output": "A"}
+    run = dag.new_run(module.PLAN, {})
+    drivers.drive_sync(run, ScriptedHost({"alpha": "A", "beta": "B"}))
+    assert [rid for rid, _answer in run.journal] == [1, 2]   # the two calls, no timer
+
+
+# ---------------------------------------------------------------- aevatar
+
+FAN = """\
+name: fan
+roles: [{id: a}, {id: b}, {id: c}]
+steps:
+  - id: fan
+    type: parallel
+    timeout_ms: 200
+    retry: {max_attempts: 3, delay_ms: 10}
+    on_error: {strategy: skip}
+    parameters: {workers: "a,b,c"}
+  - id: after
+    type: transform
+"""
+
+
+def test_an_aevatar_step_timeout_fails_the_run_past_retry_and_on_error():
+    programs = compiled(FAN, "aevatar")
+    script = {"llm:a": {"output": "A", "latency_ms": 100}, "llm:b": {"output": "B", "latency_ms": 300},
+              "llm:c": {"output": "C", "latency_ms": 400}}
+    record = both_virtual(programs, {"input": "q"}, script)
+    assert record["status"] == "failed" and record["error"] == {"message": "TIMEOUT after 200ms", "step": "fan"}
+    assert record["steps"] == [{"id": "fan_sub_0", "status": "success", "output": "A"},
+                               {"id": "fan", "status": "failed", "output": "", "error": "TIMEOUT after 200ms"}]
+    assert len(record["calls"]) == 3 and record["sleeps_ms"] == []      # no retry, no skip to `after`
+    watched = Watched(rt_aevatar_run.Run(programs[0].PLAN, {"input": "q"}, concurrent=True))
+    watched.drive(script)
+    assert watched.cancelled_calls() == ["b", "c"]
+    in_time = both_virtual(programs, {"input": "q"}, {"llm:a": "A", "llm:b": "B", "llm:c": "C"})
+    assert in_time["status"] == "success"
+
+
+def test_a_journal_with_a_fired_deadline_replays_the_run():
+    module, _program = compiled(FAN, "aevatar")
+    script = {"llm:a": {"output": "A", "latency_ms": 100}, "llm:b": {"output": "B", "latency_ms": 300},
+              "llm:c": {"output": "C", "latency_ms": 400}}
+    first = rt_aevatar_run.Run(module.PLAN, {"input": "q"}, concurrent=True)
+    record = drivers.drive_virtual(first, drivers.VirtualHost(script))
+    assert record["error"]["message"] == "TIMEOUT after 200ms"
+    again = rt_aevatar_run.Run(module.PLAN, {"input": "q"}, concurrent=True)
+    again.clock = True        # the timers are requests of the journal: replay them on a run that has them
+    again.start()
+    for rid, answer in first.journal:
+        again.answer(rid, answer)
+    assert again.finished and dumps(again.record()) == dumps(record)
+
+
+REFLECT = """\
+name: think
+roles: [{id: a}]
+steps:
+  - id: draft
+    type: reflect
+    target_role: a
+    timeout_ms: 100
+    parameters: {max_rounds: "1"}
+"""
+
+
+def test_an_aevatar_step_timeout_covers_all_the_calls_of_the_dispatch():
+    programs = compiled(REFLECT, "aevatar")
+    # draft 0..60, critique 60..120: each call in time, the dispatch is not
+    record = both_virtual(programs, {"input": "q"}, {"llm:a": {"output": "text", "latency_ms": 60}})
+    assert record["error"] == {"message": "TIMEOUT after 100ms", "step": "draft"} and len(record["calls"]) == 2
+    quick = both_virtual(programs, {"input": "q"}, {"llm:a": [{"output": "d", "latency_ms": 40},
+                                                              {"output": "PASS", "latency_ms": 40}]})
+    assert quick["status"] == "success" and quick["outputs"]["output"] == "d"
+
+
+RETRY = """\
+name: again
+roles: [{id: a}]
+steps:
+  - id: ask
+    type: llm_call
+    target_role: a
+    timeout_ms: 100
+    retry: {max_attempts: 2, delay_ms: 500}
+"""
+
+
+def test_an_aevatar_retry_is_a_new_dispatch_with_a_new_deadline():
+    programs = compiled(RETRY, "aevatar")
+    script = {"llm:a": [{"error": "busy", "latency_ms": 80}, {"output": "fine", "latency_ms": 80}]}
+    record = both_virtual(programs, {"input": "q"}, script)
+    # 0..80 fails, the pause 80..580 is outside any deadline, 580..660 succeeds
+    assert record["status"] == "success" and record["outputs"]["output"] == "fine"
+    assert record["sleeps_ms"] == [500] and len(record["calls"]) == 2
+
+
+SIGNAL = """\
+name: hold
+steps:
+  - id: hold
+    type: wait_signal
+    retry: {max_attempts: 3, delay_ms: 10}
+    on_error: {strategy: skip}
+    parameters: {signal_name: Go, timeout_ms: "1000"}
+"""
+
+
+def test_wait_signal_has_its_module_timer():
+    programs = compiled(SIGNAL, "aevatar")
+    late = both_virtual(programs, {"input": "q"}, {"signal:go": {"output": "now", "latency_ms": 5000}})
+    assert late["status"] == "failed" and late["error"] == {"message": "signal 'go' timed out after 1000ms",
+                                                            "step": "hold"}
+    assert len(late["calls"]) == 1            # a timeout: no retry, no skip
+    on_time = both_virtual(programs, {"input": "q"}, {"signal:go": {"output": "now", "latency_ms": 500}})
+    assert on_time["status"] == "success" and on_time["outputs"]["output"] == "now"
+    seconds = compiled(SIGNAL.replace('timeout_ms: "1000"', 'timeout_seconds: "2"'), "aevatar")
+    assert both_virtual(seconds, {"input": "q"}, {"signal:go": {"output": "x", "latency_ms": 2500}})["error"][
+        "message"] == "signal 'go' timed out after 2000ms"
+
+
+HUMAN = """\
+name: ask
+steps:
+  - id: ask
+    type: human_input
+    on_error: {strategy: skip, default_output: nobody}
+    parameters: {prompt: "Name?", timeout_seconds: "2", on_timeout: ON}
+"""
+
+
+def test_human_input_times_out_after_the_suspensions_timeout():
+    failing = compiled(HUMAN.replace("ON", "fail"), "aevatar")
+    late = {"human:input": {"output": "Ada", "latency_ms": 2500}}
+    record = both_virtual(failing, {"input": "q"}, late)
+    # the engine's timed-out resume: "Human input timed out" is not a timeout error, so on_error applies
+    assert step(record, "ask")["error"] == "Human input timed out"
+    assert record["status"] == "success" and record["outputs"]["output"] == "nobody"
+    lenient = compiled(HUMAN.replace("ON", "continue"), "aevatar")
+    assert both_virtual(lenient, {"input": "q"}, late)["outputs"]["output"] == "q"      # out = in
+    assert both_virtual(lenient, {"input": "q"}, {"human:input": {"output": "Ada", "latency_ms": 1500}})[
+        "outputs"]["output"] == "Ada"
+
+
+def test_aevatar_deadlines_never_fire_under_the_sync_driver():
+    for text, script in ((FAN, {"llm:a": "A", "llm:b": "B", "llm:c": "C"}), (SIGNAL, {"signal:go": "now"}),
+                         (HUMAN.replace("ON", "fail"), {"human:input": "Ada"})):
+        module, program = compiled(text, "aevatar")
+        want = module.run({"input": "q"}, ScriptedHost(script))
+        assert want["status"] == "success"
+        assert dumps(program.run({"input": "q"}, ScriptedHost(script))) == dumps(want)
+
+
+# ---------------------------------------------------------------- a real asyncio host
+
+class SleepyHost:
+    """Every call awaits ``asyncio.sleep`` for its name's delay; notes the cancelled ones."""
+
+    def __init__(self, delays):
+        self.delays = delays
+        self.cancelled = []
+
+    async def call(self, capability, name, args):
+        try:
+            await asyncio.sleep(self.delays[name])
+        except asyncio.CancelledError:
+            self.cancelled.append(name)
+            raise
+        return name
+
+    async def sleep(self, ms):
+        await asyncio.sleep(ms / 1000)
+
+
+def test_a_real_asyncio_deadline_fires_and_cancels_the_host_calls():
+    module, _program = compiled(RACE, "instruction")
+    host = SleepyHost({"alpha": 2.0, "beta": 3.0})
+    start = time.perf_counter()
+    record = asyncio.run(module.run_async({}, host))
+    took = time.perf_counter() - start
+    assert record["outputs"] == {"error": "timeout"} and sorted(host.cancelled) == ["alpha", "beta"]
+    assert 0.1 <= took < 1.0, took
+    _fan_module, fan_program = compiled(FAN.replace("timeout_ms: 200", "timeout_ms: 150"), "aevatar")
+    host = SleepyHost({"a": 0.01, "b": 2.0, "c": 2.0})
+    start = time.perf_counter()
+    record = asyncio.run(fan_program.run_async({"input": "q"}, host))
+    took = time.perf_counter() - start
+    assert record["error"] == {"message": "TIMEOUT after 150ms", "step": "fan"}
+    assert sorted(host.cancelled) == ["b", "c"] and 0.15 <= took < 1.0, took
+
+
+# ---------------------------------------------------------------- MicroPython
+
+MP_DIR = Path(__file__).resolve().parent / "micropython"
+
+MP_DRIVER = '''
+import json
+
+import aevatar_vm
+import dag
+import dataflow
+import drivers
+import rt_aevatar_run
+from vm import unpackb
+
+
+def main(path):
+    with open(path, "rb") as f:
+        jobs = unpackb(f.read())
+    for kind, program, inputs, script in jobs:
+        if kind == "dataflow":
+            run = dag.new_run(dataflow.load(program).plan, inputs, concurrent=True)
+            print(json.dumps(drivers.drive_virtual(run, drivers.VirtualHost(script))))
+        else:
+            print(rt_aevatar_run.json_dumps(aevatar_vm.load(program).run_virtual(inputs, script)))
+'''
+
+
+def test_deadlines_fire_the_same_on_micropython(tmp_path):
+    """kernel.py, drivers.py, dag.py and rt_aevatar_run.py copied unmodified
+    into MicroPython: a race past its timeout and an aevatar step past its
+    timeout_ms give the virtual records CPython gives."""
+    from flowc.backends.python import rt_aevatar, rt_cel, rt_dag, rt_regex
+    from flowc.backends.vm import aevatar_vm, cel_vm, dataflow
+    from flowc.backends.vm import vm as vm_module
+    from flowc.runtime import kernel
+
+    node = shutil.which("node")
+    assert node, "node is needed to run MicroPython (tests/micropython)"
+    race = compiled(RACE, "instruction")[1]
+    fan = compiled(FAN, "aevatar")[1]
+    race_script = {"alpha": {"output": "A", "latency_ms": 300}, "beta": {"output": "B", "latency_ms": 500}}
+    fan_script = {"llm:a": {"output": "A", "latency_ms": 100}, "llm:b": {"output": "B", "latency_ms": 300},
+                  "llm:c": {"output": "C", "latency_ms": 400}}
+    jobs = [["dataflow", vm.compile_workflow(_workflow(RACE, "instruction")), {}, race_script],
+            ["aevatar", vm.compile_workflow(_workflow(FAN, "aevatar")), {"input": "q"}, fan_script]]
+    jobs_file = tmp_path / "jobs.bin"
+    jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
+    driver_file = tmp_path / "mp_deadlines.py"
+    driver_file.write_text(MP_DRIVER, encoding="utf-8")
+    modules = [rt_cel.__file__, rt_regex.__file__, rt_dag.__file__, vm_module.__file__, cel_vm.__file__,
+               dataflow.__file__, kernel.__file__, dag.__file__, drivers.__file__, rt_aevatar.__file__,
+               rt_aevatar_run.__file__, aevatar_vm.__file__]
+    proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(driver_file), str(jobs_file), *modules],
+                          check=False, capture_output=True, text=True, timeout=300, cwd=MP_DIR)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    want_race = race.run_virtual({}, race_script)
+    want_fan = fan.run_virtual({"input": "q"}, fan_script)
+    assert want_race["outputs"] == {"error": "timeout"}
+    assert want_fan["error"] == {"message": "TIMEOUT after 200ms", "step": "fan"}
+    assert [dumps(line) for line in lines] == [dumps(want_race), dumps(json.loads(json.dumps(want_fan)))]
