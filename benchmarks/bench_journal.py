@@ -30,7 +30,6 @@ from flowc import driver, journal
 from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost
 
-
 CALLS = """\
 name: calls
 steps:

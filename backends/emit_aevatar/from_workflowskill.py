@@ -27,7 +27,6 @@ from __future__ import annotations
 import itertools
 
 import attrs
-
 from flowc.backends.emit_aevatar.conditions import Conditions
 from flowc.backends.emit_aevatar.layout import END, Slot, fresh_id, place
 from flowc.backends.emit_aevatar.steps import (

@@ -17,7 +17,6 @@ import json
 import re
 
 import attrs
-
 from flowc.backends.emit_aevatar.llm import AGENT_RULE, lower_llm
 from flowc.backends.emitcore import Report
 from flowc.backends.emitcore.kinds import NUMBER, STRING, Kinds

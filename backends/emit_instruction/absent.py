@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
-
 from flowc.backends.emitcore.kinds import ANY, ARRAY, OBJECT
 from flowc.ir import expr as E
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 
 from attrs import evolve as attrs_evolve
-
 from flowc.backends.emitcore import Report
 from flowc.backends.emitcore.kernel import KernelGraph as AevatarKernel
 from flowc.backends.emitcore.kernel import keys_out, parameters_of, variable_sources

@@ -35,7 +35,6 @@ from __future__ import annotations
 import re
 
 import attrs
-
 from flowc.backends.emit_instruction import absent
 from flowc.backends.emit_instruction import printer as P
 from flowc.backends.emit_instruction.wfs_cel import OPERATOR_RULES, Converted, WfsToCel, lit

@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 
 import attrs
-
 from flowc.backends.emitcore import Report
 from flowc.backends.emitcore.ids import IdRenamer
 from flowc.ir import expr as E

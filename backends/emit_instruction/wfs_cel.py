@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
-
 from flowc.backends.emit_instruction import absent
 from flowc.backends.emitcore import Report
 from flowc.backends.emitcore.kinds import ANY, ARRAY, BOOL, NUMBER, OBJECT, STRING, Kinds, wfs_equality_is_cel

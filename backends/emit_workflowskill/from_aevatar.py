@@ -36,7 +36,6 @@ import re
 import string
 
 import attrs
-
 from flowc.backends.emitcore import Report
 from flowc.backends.emitcore.ids import IdRenamer
 from flowc.backends.emitcore.kernel import KernelGraph as AevatarKernel

@@ -13,7 +13,6 @@ import zlib
 from typing import Any
 
 import msgpack
-
 from flowc.backends.aevatar_plan import AevatarPlanError, build_plan
 from flowc.backends.python.aevatar_expr import AevatarCompileError, flat_key
 from flowc.backends.vm import aevatar_vm as A

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import msgpack
-
 from flowc.backends.vm import aevatar_vm as A
 from flowc.termtext import shown
 

@@ -17,7 +17,6 @@ import zlib
 from typing import Any
 
 import msgpack
-
 from flowc.backends.execution import runs_under
 from flowc.backends.vm import format as F
 from flowc.ir import expr as E

@@ -11,7 +11,6 @@ from __future__ import annotations
 import zlib
 
 import msgpack
-
 from flowc.backends.dag_plan import PlanError, build_plan
 from flowc.backends.vm import dataflow as D
 from flowc.backends.vm.assemble import AssembleError

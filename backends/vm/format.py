@@ -32,7 +32,6 @@ one (``None``: same as fall-through).
 from __future__ import annotations
 
 import attrs
-
 from flowc.ir.limits import (  # noqa: F401 - the VM's fuel defaults, re-exported
     DEFAULT_MAX_HOST_CALLS,
     DEFAULT_MAX_INSTRUCTIONS,
