@@ -156,7 +156,7 @@ def runs_show(args: Any) -> int:
     try:
         store = journal.open_journal(args.journal)
         info = store.run_info(args.run_id)
-        entries, notes = store.entries(args.run_id)
+        entries, notes = store.entries(args.run_id, repair=False)  # showing changes nothing
     except journal.JournalError as exc:
         _err(str(exc))
         return EXIT_USAGE

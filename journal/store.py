@@ -167,10 +167,11 @@ class Store:
                     "VALUES (?, ?, ?, ?, ?, ?, ?)", (run_id, seq, kind, request_id, text, at, checksum))
         self._last[run_id] = (seq, checksum)
 
-    def entries(self, run_id: str) -> tuple[list[Entry], list[str]]:
+    def entries(self, run_id: str, repair: bool = True) -> tuple[list[Entry], list[str]]:
         """The run's entries, verified, and notes on what was repaired. A
-        damaged last entry is dropped (and noted, with a DROPPED entry);
-        a damaged entry before good ones raises :class:`JournalError`."""
+        damaged last entry is dropped (and noted, with a DROPPED entry;
+        ``repair=False``: only noted, the file is left as it is); a damaged
+        entry before good ones raises :class:`JournalError`."""
         info = self.run_info(run_id)
         rows = self._query("SELECT seq, kind, request_id, body, at, checksum FROM entries WHERE run_id = ? "
                            "ORDER BY seq", (run_id,))
@@ -192,6 +193,9 @@ class Store:
                 if i + 1 < len(rows):
                     raise JournalError(f"the journal {self.path} is damaged in run {run_id}: {problem}, and "
                                        f"{len(rows) - i - 1} entries follow it; refusing to resume")
+                if not repair:
+                    notes.append(f"{problem}: a resume drops it and goes on from entry {seq - 1}")
+                    return out, notes
                 notes.append(f"{problem}: it was dropped; the run resumes from entry {seq - 1}")
                 self._query("DELETE FROM entries WHERE run_id = ? AND seq >= ?", (run_id, seq))
                 self._last[run_id] = (seq - 1, prev)

@@ -236,6 +236,9 @@ def test_a_half_written_last_entry_is_dropped_and_the_run_resumes_from_the_one_b
     path, run_id, inputs, script, prog, ref = _stopped_run(tmp_path, k=3)
     # entries: request 1, answer 1, ..., request 3, answer 3: damage answer 3
     _damage(path, run_id, 6)
+    shown = _flowc("runs", "show", run_id, "--journal", str(path), "--json", cwd=tmp_path)
+    assert json.loads(shown.stdout)["notes"] == [
+        "entry 6 does not match its checksum (half written or damaged): a resume drops it and goes on from entry 5"]
     store = journal.open_journal(str(path))
     out = journal.resume(store, run_id, lambda: prog.new_run(dict(inputs)), ScriptedHost(script),
                          workflow_hash="h")
