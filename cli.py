@@ -71,6 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="aevatar: a file or directory of workflows that a workflow_call may name "
                             "(repeatable); with it, a call to any other workflow is an error (AEV138). "
                             "The aevatar files being checked are in the registry too")
+    check.add_argument("--config", metavar="FILE",
+                       help="host config, TOML (docs/hosts.md): every host call a workflow makes must be "
+                            "granted by it (HST001, HST002); MCP servers without a `tools` list are "
+                            "started to list their tools")
+    check.add_argument("--mcp-config", metavar="FILE",
+                       help="MCP servers as MCP clients write them, JSON ({\"mcpServers\": {...}}), for "
+                            "the same check")
     check.set_defaults(func=cmd_check)
 
     ev = sub.add_parser("eval", help="evaluate one expression through the compiler")
@@ -101,6 +108,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("path", metavar="WORKFLOW", help="the workflow file")
     run.add_argument("--inputs", metavar="FILE", help="JSON object of workflow inputs (default: {})")
     run.add_argument("--host", metavar="FILE", help="host script, JSON (see docs/host.md; default: {})")
+    run.add_argument("--config", metavar="FILE",
+                     help="host config, TOML: run against real MCP servers, HTTP tools and LLM APIs "
+                          "(docs/hosts.md); not with --host")
+    run.add_argument("--mcp-config", metavar="FILE",
+                     help="MCP servers as MCP clients write them, JSON ({\"mcpServers\": {...}}); "
+                          "with or without --config, not with --host")
     run.add_argument("--backend", choices=("python", "vm"), default="python")
     run.add_argument("--json", action="store_true", help="print the run record as one JSON object")
     run.add_argument("--dialect", choices=("workflowskill", "aevatar", "instruction"))
@@ -117,6 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="journal the run in this SQLite file (docs/durable.md); prints the run id")
     run.add_argument("--in-flight", choices=("again", "fail"), default="again",
                      help="with --journal: what resuming does with a call sent and never answered")
+    run.add_argument("--trace", metavar="FILE", help="write the run's events (steps, host calls) to FILE, "
+                     "one JSON object a line (docs/hosts-providers.md)")
+    run.add_argument("--trace-values", action="store_true", help="with --trace: also the calls' arguments "
+                     "and results (cut short; credentials redacted)")
+    run.add_argument("--progress", action="store_true",
+                     help="show the steps and host calls live while the run goes (on a terminal; needs rich)")
     run.set_defaults(func=cmd_run)
 
     res = sub.add_parser("resume", help="rebuild a journaled run from its journal and go on")
@@ -172,8 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the source dialect (default: recognised from the content)")
     tr.set_defaults(func=cmd_translate)
 
-    schema = sub.add_parser("schema", help="print the JSON Schema of a dialect (for editors)")
-    schema.add_argument("dialect", choices=("workflowskill", "aevatar", "instruction"))
+    schema = sub.add_parser("schema", help="print the JSON Schema of a dialect or of the host config (for editors)")
+    schema.add_argument("dialect", choices=("workflowskill", "aevatar", "instruction", "host"),
+                        help="a dialect, or host: the host config of run/check --config (docs/hosts.md)")
     schema.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
     schema.set_defaults(func=commands.cmd_schema)
 
@@ -227,6 +247,18 @@ def cmd_check(args) -> int:
 
             print(shown(f"flowc: error: --host-capabilities: {exc}"), file=sys.stderr)  # quotes the file
             return EXIT_USAGE
+    table = None
+    if getattr(args, "config", None) or getattr(args, "mcp_config", None):
+        from flowc.host import HostError
+        from flowc.hosts.check import route_table
+
+        try:
+            table = route_table(args.config, args.mcp_config)
+        except (ValueError, HostError) as exc:   # a bad config, a server that did not start
+            from flowc.termtext import shown
+
+            print(shown(f"flowc: error: {exc}"), file=sys.stderr)
+            return EXIT_USAGE
     registry = None
     if getattr(args, "workflows_from", None):
         registry, problem = driver.workflow_registry(args.workflows_from, files, args.dialect)
@@ -250,6 +282,8 @@ def cmd_check(args) -> int:
             from flowc.compiler.instruction.capabilities import check_host
 
             all_diags.extend(check_host(result.text, result.path, caps))
+        if table is not None and result.text is not None:
+            all_diags.extend(_config_findings(result.text, result.path, args.dialect, table))
     errors = sum(d.is_error for d in all_diags)
     warnings = len(all_diags) - errors
     if args.format == "json":
@@ -263,6 +297,22 @@ def cmd_check(args) -> int:
     if io_error and errors == sum(1 for d in all_diags if d.code == "FLC003"):
         return EXIT_USAGE
     return EXIT_FINDINGS if errors else EXIT_OK
+
+
+def _config_findings(text: str, path: str, dialect: str | None, table) -> list:
+    """HST findings: the host calls of every workflow of the file that ``table`` does not grant."""
+    from flowc import driver
+    from flowc.hosts.check import check_calls
+
+    dialect = dialect or driver.detect_dialect(text, path)
+    if dialect == "instruction":
+        from flowc.compiler.instruction.frontend import compile_instruction_all
+
+        workflows, _ = compile_instruction_all(text, path)
+    else:
+        result = driver.compile_text(text, path, dialect)
+        workflows = [result.workflow] if result.workflow is not None else []
+    return [d for wf in workflows for d in check_calls(wf, table)]
 
 
 def cmd_translate(args) -> int:
@@ -429,6 +479,51 @@ def _vm_errors(used: bool) -> tuple:
     return (AssembleError, VMError)
 
 
+def _watched(args, host):
+    """``(host, wrap)`` for --trace/--progress: the host the run is told to
+    (an ObservedHost) and what wraps the program so its run's end is told
+    and the trace file closed; None after reporting a usage error."""
+    observers = _observers(args)
+    if observers is None:
+        return None
+    if not observers:
+        return host, lambda program: program
+    from flowc.hosts.trace import ObservedHost, ObservedProgram
+
+    observed = ObservedHost(host, *observers)
+    closing = [o.sink.close for o in observers if hasattr(o, "sink")]
+    return observed, lambda program: ObservedProgram(program, observed, closing)
+
+
+def _observers(args) -> list | None:
+    """What watches the run: a trace file (--trace), a live display
+    (--progress, on a terminal). None after reporting a usage error."""
+    from flowc.termtext import shown
+
+    observers = []
+    if args.trace_values and not args.trace:
+        print("flowc: error: --trace-values needs --trace FILE", file=sys.stderr)
+        return None
+    if args.trace:
+        from flowc.hosts.trace import open_trace
+
+        try:
+            observers.append(open_trace(args.trace, values=args.trace_values,
+                                        workflow=os.path.basename(args.path)))
+        except OSError as exc:
+            print(shown(f"flowc: error: cannot write the trace file {args.trace}: {exc.strerror or exc}"),
+                  file=sys.stderr)
+            return None
+    if args.progress and sys.stderr.isatty():
+        try:
+            from flowc.hosts.progress import progress_on_stderr
+        except ImportError:
+            print("flowc: error: --progress needs rich: pip install 'flowc[progress]'", file=sys.stderr)
+            return None
+        observers.append(progress_on_stderr(os.path.basename(args.path)))
+    return observers
+
+
 def _print_record(record: dict) -> None:
     """The run record for people: status, outputs, steps, calls, sleeps.
     Ids, names and messages are shown with :mod:`flowc.termtext` escapes."""
@@ -454,6 +549,9 @@ def _print_record(record: dict) -> None:
         out.append(f"  {shown(c['capability'])} {shown(c['name'])} {args}")
     if record["sleeps_ms"]:
         out.append("sleeps (ms): " + ", ".join(str(ms) for ms in record["sleeps_ms"]))
+    if record.get("in_flight"):
+        out.append("in flight when interrupted: " + ", ".join(
+            f"{shown(c['capability'])} {shown(c['name'])}" for c in record["in_flight"]))
     # JSON escapes C0 controls only: the outputs and arguments go through it too
     print(shown_lines("\n".join(out)))
 
@@ -466,11 +564,18 @@ def cmd_run(args) -> int:
         from flowc import runs_cmd
 
         return runs_cmd.run_journaled(args, _journal_kit())
+    configured = bool(args.config or args.mcp_config)
+    if configured and args.host:
+        print("flowc: error: --host (a scripted host) and --config/--mcp-config (real tools) exclude each "
+              "other", file=sys.stderr)
+        return EXIT_USAGE
     try:
         inputs = load_inputs_file(args.inputs)
-        host = load_host_script(args.host)
+        host = _configured_host(args) if configured else load_host_script(args.host)
     except ValueError as exc:
-        print(f"flowc: error: {exc}", file=sys.stderr)
+        from flowc.termtext import shown
+
+        print(shown(f"flowc: error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     budgets = {key: getattr(args, key) for key in ("max_iterations", "max_host_calls", "max_instructions")
                if getattr(args, key) is not None}
@@ -489,20 +594,69 @@ def cmd_run(args) -> int:
     if workflow is None:
         return status
     _warn_durable(workflow, args.path)
+    watched = _watched(args, host)
+    if watched is None:
+        return EXIT_USAGE
+    host, watching = watched
     try:
         if vm is not None:
             compile_fn, load_fn = vm
-            program = load_fn(compile_fn(workflow))
+            program = watching(load_fn(compile_fn(workflow)))
         else:
-            program = load_module(compile_workflow(workflow))
+            program = watching(load_module(compile_workflow(workflow)))
     except BackendError as exc:
         _error(args.path, exc)
         return EXIT_FINDINGS
     except _vm_errors(vm is not None) as exc:
         _error(args.path, exc)
         return EXIT_FINDINGS
+    if configured:
+        return _run_configured(program, inputs, host, budgets, args.json)
     return run_and_print(lambda: program.run(inputs, host, **budgets), ("success", "completed"),
                          "flowc: error: ", show=None if args.json else _print_record)
+
+
+def _configured_host(args):
+    """The host of ``--config``/``--mcp-config`` (not started); ValueError for a bad config."""
+    from flowc.hosts.config import load_host_config
+    from flowc.hosts.router import RouterHost
+
+    return RouterHost(load_host_config(args.config, args.mcp_config))
+
+
+def _run_configured(program, inputs: dict, host, budgets: dict, as_json: bool) -> int:
+    """Run against the host config's providers (asyncio driver); Ctrl-C prints
+    the record so far and exits 130."""
+    from flowc.host import HostError, run_and_print
+    from flowc.hosts.config import ConfigError
+    from flowc.hosts.runner import run_with_config
+    from flowc.termtext import shown
+
+    outcome: list = []
+    crash: list = []
+    try:
+        outcome.extend(run_with_config(program, inputs, host, budgets))
+    except ConfigError as exc:   # found when the providers start (a variable not set, a route)
+        print(shown(f"flowc: error: {exc}"), file=sys.stderr)
+        return EXIT_USAGE
+    except HostError as exc:     # a server that did not start
+        print(shown(f"flowc: error: {exc}"), file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - run_and_print reports the run's own crash in one line
+        crash.append(exc)
+
+    def start() -> dict:
+        if crash:
+            raise crash[0]
+        return outcome[0]
+
+    status = run_and_print(start, ("success", "completed"), "flowc: error: ",
+                           show=None if as_json else _print_record)
+    if outcome and outcome[1]:
+        print("flowc: interrupted: the servers were stopped; the record above holds the calls made so far",
+              file=sys.stderr)
+        return 130
+    return status
 
 
 # ------------------------------------------------------------------ durable runs

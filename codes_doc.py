@@ -26,6 +26,7 @@ PREFIXES = (
     ("CEL", "CEL expressions"),
     ("ANA", "Analyses (every dialect)"),
     ("TRN", "Translation (flowc translate)"),
+    ("HST", "Host config (flowc check --config)"),
 )
 
 

@@ -91,6 +91,11 @@ def cmd_graph(args) -> int:
 def cmd_schema(args) -> int:
     from flowc.compiler import schema
 
+    if args.dialect == "host":
+        from flowc.hosts.schema import schema_text
+
+        _write(args.output, schema_text())
+        return EXIT_OK
     available = schema.available()
     if args.dialect not in available:
         return _fail(f"no schema for the {args.dialect} dialect in this version of flowc "

@@ -241,7 +241,7 @@ def _evaluate_cel(expr_text: Any, vars: Any = None, backend: str = "python") -> 
 
     try:
         expr = parse_cel(expr_text, _ORIGIN)
-        if backend == "vm":   # compiled to CEL bytecode, loaded (verified) and run by the VM's CEL machine
+        if backend == "vm":   # compiled to expression code, loaded (verified) and run by the expression machine
             value = _evaluate_with_fuel(dataflow.load(assemble_expressions([expr])).evaluate, 0, dict(vars))
         else:
             from flowc.backends.python.cel_expr import evaluate_cel

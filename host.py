@@ -459,10 +459,16 @@ def silence_stdout() -> None:
         pass
 
 
-def script_main(run, argv=None, *, success: str = "success", triggers: bool = False) -> int:
+def script_main(run, argv=None, *, success: str = "success", triggers: bool = False,
+                configured=None) -> int:
     """The command line of a compiled workflow module:
     ``python workflow.py --inputs in.json --host script.json [--trigger ID]
     [--max-iterations N] [--max-host-calls N]``.
+
+    With ``configured`` (``flowc.hosts.runner.configured_main``) it also
+    takes ``--config FILE`` / ``--mcp-config FILE`` instead of ``--host``: the
+    run then goes to ``configured(config, mcp_config, inputs, trigger,
+    budgets, success)``, which gives the exit status.
 
     Runs ``run(inputs, host, max_iterations=, max_host_calls=)`` (with the
     trigger too when the dialect has ``triggers``) with a :class:`ScriptedHost`
@@ -480,10 +486,17 @@ def script_main(run, argv=None, *, success: str = "success", triggers: bool = Fa
                         help="fail the run after N loop iterations (fuel; default: flowc's budget)")
     parser.add_argument("--max-host-calls", metavar="N",
                         help="fail the run after N host calls, retries included (fuel)")
+    if configured is not None:
+        parser.add_argument("--config", metavar="FILE", help="host config, TOML: real MCP servers, HTTP tools "
+                                                             "and LLM APIs (flowc docs/hosts.md)")
+        parser.add_argument("--mcp-config", metavar="FILE", help="MCP servers as MCP clients write them, JSON")
     args = parser.parse_args(argv)
+    real = configured is not None and bool(args.config or args.mcp_config)
     try:
+        if real and args.host:
+            raise ValueError("--host (a scripted host) and --config/--mcp-config (real tools) exclude each other")
         inputs = load_inputs_file(args.inputs)
-        host = load_host_script(args.host)
+        host = None if real else load_host_script(args.host)
         budgets = {}
         for flag, key in (("--max-iterations", "max_iterations"), ("--max-host-calls", "max_host_calls")):
             text = getattr(args, key)
@@ -492,6 +505,8 @@ def script_main(run, argv=None, *, success: str = "success", triggers: bool = Fa
     except ValueError as exc:
         print("error: " + _one_line(str(exc)), file=sys.stderr)
         return 2
+    if real:
+        return configured(args.config, args.mcp_config, inputs, getattr(args, "trigger", None), budgets, success)
     return run_and_print(lambda: run(inputs, host, args.trigger, **budgets) if triggers
                          else run(inputs, host, **budgets), (success,), "error: ")
 

@@ -488,3 +488,18 @@ CODES.update(_table(
      ("A note: the source runs items or branches on several lanes; the target runs them one after "
       "another, which is one order the source may run them in.")),
 ))
+
+
+# --- host config (flowc check --config, flowc/hosts) -----------------------------
+CODES.update(_table(
+    ("HST001", "host call the config does not grant",
+     ("`flowc check --config host.toml`: the step calls the host for a name no provider of the host "
+      "config answers: no MCP server has the tool (`tool: X`, an aevatar tool_call or connector_call, a "
+      "dialect-3 `mcp.tool` or `tool`), the server or the LLM profile is not configured, or an `http` "
+      "step has no [http] section. A run would fail at this call; add the server, list the tool, or "
+      "route the name in [routes] (docs/hosts.md).")),
+    ("HST002", "tool name on several MCP servers",
+     ("`flowc check --config host.toml`: two or more MCP servers of the host config have a tool of this "
+      "name, so the bare name does not say which one to call. Name it `<server>.<tool>` in the workflow, "
+      "or route the name in the config's [routes] table.")),
+))

@@ -865,7 +865,28 @@ EXAMPLES.update({
         right=_SMALL_WFS),
 })
 
+# The host config of these examples has two MCP servers, `clock` and
+# `world_clock`, both with a tool `get_current_time` (docs/hosts.md).
+_CLOCK_STEP = """\
+steps:
+  - id: now
+    type: tool
+    tool: {tool}
+    inputs:
+      timezone: {{type: string, value: UTC}}
+    outputs:
+      time: {{type: string, value: $result.datetime}}
+"""
+EXAMPLES.update({
+    "HST001": Example(wrong=_CLOCK_STEP.format(tool="get_time"),
+                      right=_CLOCK_STEP.format(tool="clock.get_current_time"), dialect="workflowskill"),
+    "HST002": Example(wrong=_CLOCK_STEP.format(tool="get_current_time"),
+                      right=_CLOCK_STEP.format(tool="clock.get_current_time"), dialect="workflowskill"),
+})
+
 NOT_STANDALONE: dict[str, str] = {
+    "HST001": "needs the host config (flowc check --config), not only the workflow",
+    "HST002": "needs the host config (flowc check --config), not only the workflow",
     "LIM001": "about the file's size on disk (over 4 MiB), which no short example has",
     "LIM002": "needs more than 10,000 steps, too long to show (tests/test_limits_linear.py builds one)",
     "FLC002": "depends on which front ends this build of flowc has",

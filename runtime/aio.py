@@ -16,7 +16,7 @@ import asyncio
 import inspect
 from typing import Any
 
-from flowc.runtime.drivers import answer_of_exception
+from flowc.runtime.drivers import answer_of_exception, finish, tell, watcher
 from flowc.runtime.kernel import KernelError, Result, Thrown, TimedOut
 
 
@@ -53,24 +53,35 @@ async def drive_async(run: Any, host: Any) -> dict:
     """Drive ``run`` with ``host``, every ready request at once; the record."""
     running: dict[int, asyncio.Task] = {}
     run.clock = True  # deadlines fire on the event loop's clock
+    watch = watcher(run, host)
     if not run.started:
         run.start()
+    tell(run, watch)
     try:
         while not run.finished:
             for rid in run.cancelled():
                 task = running.pop(rid, None)
                 if task is not None:
                     task.cancel()
+                    if watch is not None:
+                        watch(("cancel", rid))
             for req in run.ready():
                 if req.id not in running:
+                    if watch is not None:
+                        watch(("start", req))
                     running[req.id] = asyncio.ensure_future(perform_async(host, req))
             if not running:
                 raise KernelError("the run waits for nothing but has not finished")
             done, _pending = await asyncio.wait(list(running.values()), return_when=asyncio.FIRST_COMPLETED)
             for rid in sorted(rid for rid, task in running.items() if task in done):
                 task = running.pop(rid)
+                if watch is not None:
+                    watch(("answer", rid, task.result()))
                 run.answer(rid, task.result())
+                tell(run, watch)
     finally:
-        for task in running.values():
+        for rid, task in running.items():  # the run ended without them (a race's losers)
             task.cancel()
-    return run.record()
+            if watch is not None:
+                watch(("cancel", rid))
+    return finish(run, watch)

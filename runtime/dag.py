@@ -103,7 +103,7 @@ class _GraphFailed(Exception):
 
 class OutOfFuel(Exception):
     """The run exceeded a budget. No step policy catches it: the run fails
-    (the VM's CEL machine raises a subclass when its instructions run out)."""
+    (the VM's expression machine raises a subclass when its instructions run out)."""
 
     def __init__(self, message):
         super().__init__(message)
@@ -265,6 +265,7 @@ class DataflowRun(Kernel):
             entry["start_ms"] = self.began.pop(step_id, self.now)
             entry["end_ms"] = self.now
         self.records.append(entry)
+        self.note("step_end", step_id, status, error if error is not None else reason)
 
     # ------------------------------------------------------------ graphs
     def run_graph(self, graph, env, prefix, trigger=None, payload=None):
@@ -396,6 +397,7 @@ class DataflowRun(Kernel):
         sid = node["id"]
         name = prefix + sid
         self.current = name
+        self.note("step_start", name)
         if self.now is not None:
             self.began[name] = self.now
         guard = node.get("guard")

@@ -61,16 +61,58 @@ def perform_sync(host, req):
         return answer_of_exception(exc)
 
 
+def watcher(run, host):
+    """The observer a host carries (``host.observer``, a trace), told what
+    the run does: ``("run_start", run)``, the kernel's events (see
+    ``Kernel.observe``), ``("start", request)`` as the driver starts one,
+    ``("answer", id, answer)``, ``("cancel", id)``, ``("run_end", record)``
+    (None when the record raised). None when the host has no observer."""
+    watch = getattr(host, "observer", None)
+    if watch is not None:
+        run.observe()
+        watch(("run_start", run))
+    return watch
+
+
+def tell(run, watch):
+    """Hand the kernel's events to ``watch`` (nothing when not watched)."""
+    if watch is not None:
+        for event in run.drain_events():
+            watch(event)
+
+
+def finish(run, watch):
+    """The run's record, told to ``watch`` as ``("run_end", record)``."""
+    if watch is None:
+        return run.record()
+    try:
+        record = run.record()
+    except BaseException:
+        watch(("run_end", None))
+        raise
+    watch(("run_end", record))
+    return record
+
+
 def drive_sync(run, host):
     """Answer ``run``'s requests with ``host`` one at a time; the record."""
+    watch = watcher(run, host)
     if not run.started:
         run.start()
+    tell(run, watch)
     while not run.finished:
         reqs = run.ready()
         if not reqs:
             raise KernelError("the run waits for nothing but has not finished")
-        run.answer(reqs[0].id, perform_sync(host, reqs[0]))
-    return run.record()
+        req = reqs[0]
+        if watch is not None:
+            watch(("start", req))
+        answer = perform_sync(host, req)
+        if watch is not None:
+            watch(("answer", req.id, answer))
+        run.answer(req.id, answer)
+        tell(run, watch)
+    return finish(run, watch)
 
 
 class VirtualHost:

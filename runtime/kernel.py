@@ -183,6 +183,7 @@ class Kernel:
         self._cancelled = []     # ids to report through cancelled()
         self._dropped = set()    # every id cancelled so far
         self._runnable = []      # (task, value to send, exception to throw)
+        self.events = None       # while observed: what happened, in order (see observe)
 
     # -------------------------------------------------------------- driver API
     def start(self, main):
@@ -215,6 +216,27 @@ class Kernel:
         out = self._cancelled
         self._cancelled = []
         return out
+
+    def observe(self):
+        """Keep events for a driver that reports them (a trace): ``("issue",
+        request, step)`` as each request is issued, and what the run's steps
+        note (``("step_start", step)``, ``("step_end", step, status,
+        detail)``). The driver takes them with :meth:`drain_events`."""
+        if self.events is None:
+            self.events = []
+
+    def drain_events(self):
+        """The events noted since the last call (none unless observed)."""
+        out = self.events
+        if not out:
+            return []
+        self.events = []
+        return out
+
+    def note(self, *event):
+        """A run notes a step starting or ending; kept only while observed."""
+        if self.events is not None:
+            self.events.append(event)
 
     def set_time(self, ms):
         """A driver with a clock says what time it is (virtual time)."""
@@ -294,6 +316,8 @@ class Kernel:
                 task.current = self.current
                 self._pending[item.id] = task
                 self._issued.append(item)
+                if self.events is not None:
+                    self.events.append(("issue", item, self.current))
                 return
             if isinstance(item, Spawn):
                 value = [self._task(g, task) for g in item.gens]

@@ -10,8 +10,10 @@ from pathlib import Path
 
 from flowc.backends.python import rt_cel, rt_regex
 
+# resolved: node runs the port's command line only when the path it is given
+# is the module's real path (node_modules may be a symbolic link)
 MICROPYTHON = (Path(__file__).resolve().parent / "micropython" / "node_modules" / "@micropython"
-               / "micropython-webassembly-pyscript" / "micropython.mjs")
+               / "micropython-webassembly-pyscript" / "micropython.mjs").resolve()
 
 
 def assert_rt_cel_probe_passes(tmp_path: Path, probe: str) -> None:

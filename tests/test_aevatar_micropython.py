@@ -8,7 +8,7 @@ fallbacks (integer G17 formatting, simple case tables); this checks them
 where they are used. Missing node or a missing ``npm ci`` is a failure.
 
 The VM's aevatar programs run there too (test_aevatar_programs_run_on_micropython):
-the loader, the kernel and rt_aevatar copied unmodified, the records
+the VM bundle (python -m flowc.vm --bundle) copied in, the records
 compared with CPython's.
 """
 
@@ -122,10 +122,8 @@ def _generated(n):
 
 
 def test_aevatar_programs_run_on_micropython(tmp_path):
-    """The VM's aevatar loader (aevatar_vm.py) with rt_aevatar.py,
-    rt_aevatar_run.py, vm.py and the kernel (runtime/kernel.py,
-    runtime/drivers.py), copied unmodified into MicroPython, gives
-    CPython's records: A-F, the corpus with generic hosts, every primitive,
+    """The VM bundle (the aevatar loader, rt_aevatar, rt_aevatar_run, the
+    VM and the kernel in one file) on MicroPython gives CPython's records: A-F, the corpus with generic hosts, every primitive,
     generated workflows, fuel, refusals.
     Host arguments keep their key order (they are what an echoing host
     returns as JSON text)."""
@@ -133,11 +131,8 @@ def test_aevatar_programs_run_on_micropython(tmp_path):
 
     import msgpack
     from flowc.backends import vm
-    from flowc.backends.python import rt_aevatar_run, rt_regex
-    from flowc.backends.vm import aevatar_vm
-    from flowc.backends.vm import vm as vm_module
+    from flowc.backends.vm.bundle import write_bundle
     from flowc.host import ScriptedHost
-    from flowc.runtime import drivers, kernel
 
     node = shutil.which("node")
     assert node, "node is needed to run MicroPython (tests/micropython)"
@@ -146,10 +141,9 @@ def test_aevatar_programs_run_on_micropython(tmp_path):
     jobs = _vm_jobs()
     jobs_file = tmp_path / "jobs.bin"
     jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
-    # mp_host.py imports the VM as flowc_vm (as tests/test_vm_micropython.py copies it)
-    shutil.copy(vm_module.__file__, tmp_path / "flowc_vm.py")
-    modules = [rt_aevatar.__file__, rt_aevatar_run.__file__, rt_regex.__file__, vm_module.__file__, aevatar_vm.__file__,
-               kernel.__file__, drivers.__file__, str(MP_DIR / "mp_host.py"), str(tmp_path / "flowc_vm.py")]
+    # mp_host.py and mp_aevatar.py import the bundle as flowc_vm
+    bundle, _ = write_bundle(tmp_path)
+    modules = [str(MP_DIR / "mp_host.py"), str(bundle)]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(MP_DIR / "mp_aevatar.py"), str(jobs_file),
                            *modules], check=False, capture_output=True, text=True, timeout=900, cwd=MP_DIR)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -124,7 +124,9 @@ def test_a_missing_registry_path_is_a_usage_error(capsys, tmp_path):
 def test_the_registry_of_a_directory_skips_other_dialects():
     names, problem = driver.workflow_registry([str(ROOT / "examples")], [str(LEVEL3)])
     assert problem is None
-    assert names == {"48_subworkflow_level3"}
+    # examples/ holds WorkflowSkill, instruction and one aevatar workflow
+    # (examples/mcp/clocks.aevatar.yaml, registered by its name and its file name)
+    assert names == {"48_subworkflow_level3", "clocks", "clocks.aevatar"}
 
 
 def test_checked_files_are_registered_by_the_dialect_they_are_read_as():

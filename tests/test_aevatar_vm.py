@@ -15,21 +15,20 @@ from __future__ import annotations
 import json
 import math
 import textwrap
-import zlib
 
-import msgpack
 import pytest
 from flowc import cli, driver
 from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.python import rt_aevatar_run as K
 from flowc.backends.vm import VerifyError
-from flowc.backends.vm import aevatar_vm as A
+from flowc.backends.vm import expr_vm as X
 from flowc.host import ScriptedHost
 from flowc.ir.limits import MAX_EXPR_DEPTH
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.program_bytes import kernel_body, open_program, pack_kernel, pack_program
 from tests.test_aevatar_corpus import BROKEN, CORPUS
 from tests.test_aevatar_run import DATA, SCRIPTS
 
@@ -222,7 +221,7 @@ def test_flowc_compile_run_and_disasm(tmp_path, capsys):
     out = tmp_path / "b.wfav"
     assert cli.main(["compile", "--target", "bytecode", str(path), "-o", str(out)]) == 0
     data = out.read_bytes()
-    assert data[:7] == b"\x94\xc4\x04WFAV"
+    assert data[:5] == b"FLWC\x01" and open_program(data)[0] == "kernel"
     inputs, script, expected = SCRIPTS["B"]
     (tmp_path / "in.json").write_text(json.dumps(inputs))
     (tmp_path / "host.json").write_text(json.dumps(script))
@@ -234,7 +233,8 @@ def test_flowc_compile_run_and_disasm(tmp_path, capsys):
     assert record == json.loads(json.dumps(vm.load(data).run(inputs, ScriptedHost(script))))
     assert cli.main(["disasm", str(out)]) == 0
     listing = capsys.readouterr().out
-    assert listing.startswith("flowc aevatar program, format 1, workflow 'fetch_and_route'")
+    assert listing.startswith("flowc program, format version 1, scheduling model kernel\n"
+                              'workflow: "fetch_and_route"\n')
     for text in ("route: switch", "branch '_default' -> handle_normal", "block 0:", "RETURN"):
         assert text in listing
 
@@ -250,15 +250,16 @@ def test_expressions_compile_to_lazy_blocks():
         """)
     data = vm.compile_workflow(wf)
     listing = vm.disassemble(data)
-    assert "LAZY     22 (if), block 1, 3" in listing
-    assert "LAZY     12 (and), block 4, 2" in listing
+    # if is a jump on aevatar truthiness; and takes its arguments as lambdas over blocks of their own
+    assert "JUMP_IF_NOT        aevatar_truthy, -> " in listing
+    assert "LAMBDA             block 1, slot 0, 0" in listing and "(aevatar.and), 2" in listing
     for inputs in ({"input": "hi", "n": "2"}, {"input": "", "n": "2"}, {"input": "hi"}):
         py, got = both(wf, inputs, {})
         assert same(py, got)
 
 
 def test_every_nesting_check_accepts_runs_on_the_vm(tmp_path, capsys):
-    """flowc check limits nesting (LIM101) below the VM's lazy-call depth, so
+    """flowc check limits nesting (LIM101) below the VM's lambda depth, so
     the deepest expression check accepts runs; one deeper is a finding of
     check and of compile, not an assembler error."""
     def nested(depth: int) -> str:
@@ -267,7 +268,7 @@ def test_every_nesting_check_accepts_runs_on_the_vm(tmp_path, capsys):
             expr = f"if(true, {expr}, 'n')"
         return 'name: d\nsteps:\n  - id: a\n    type: transform\n    parameters:\n      op: "${' + expr + '}"\n'
 
-    assert A.MAX_LAZY_DEPTH >= MAX_EXPR_DEPTH
+    assert X.MAX_LAMBDA_DEPTH >= MAX_EXPR_DEPTH
     deepest = MAX_EXPR_DEPTH - 4  # the parameters map, the template and a variable (two levels) around
     py, got = both(compile_text(nested(deepest)), {"x": "uppercase", "input": "a"}, {})
     assert got["outputs"]["output"] == "A" and same(py, got)
@@ -279,15 +280,13 @@ def test_every_nesting_check_accepts_runs_on_the_vm(tmp_path, capsys):
 
 
 
-def test_docs_tables_equal_the_vm():
+def test_docs_name_the_format_and_the_limits():
     from pathlib import Path
 
-    from flowc.backends.vm.aevatar_assemble import doc_tables
-
     doc = (Path(__file__).resolve().parents[1] / "docs" / "bytecode.md").read_text(encoding="utf-8")
-    assert doc_tables() in doc
-    assert f"## 8. aevatar programs, format version {A.FORMAT_VERSION}\n" in doc
-    assert f"is at most {A.MAX_LAZY_DEPTH};" in doc and "`94 C4 04 57 46 41 56`" in doc
+    assert "## 8. Kernel programs (aevatar)\n" in doc
+    flowing = " ".join(doc.split())
+    assert f"lambdas nest at most {X.MAX_LAMBDA_DEPTH} deep" in flowing
 
 # ---------------------------------------------------------------- behaviour
 LOOP = """\
@@ -431,13 +430,8 @@ def test_float_repr_edges():
 
 
 # ---------------------------------------------------------------- verification
-def _pack_body(body) -> bytes:
-    data = msgpack.packb(body, use_bin_type=True)
-    return msgpack.packb([A.MAGIC, A.FORMAT_VERSION, zlib.crc32(data) & 0xFFFFFFFF, data], use_bin_type=True)
-
-
-def _body(data: bytes):
-    return msgpack.unpackb(A.split(data), raw=False)
+_pack_body = pack_kernel
+_body = kernel_body
 
 
 B_PROGRAM = vm.compile_workflow(seed("B"))
@@ -465,40 +459,74 @@ def _block(*ins) -> bytes:
     return bytes(out)
 
 
-def _set_block(code):
+def _code(body, ins) -> bytes:
+    """A block of ``ins``; a str operand is a builtin key, added to the names."""
+    resolved = []
+    for op, *operands in ins:
+        for i, v in enumerate(operands):
+            if isinstance(v, str):
+                body[2].append(v)
+                operands[i] = len(body[2]) - 1
+        resolved.append((op, *operands))
+    return _block(*resolved)
+
+
+def _set_block(*ins):
     def mutate(body):
-        body[3][0] = code
+        body[3][0] = ins[0] if isinstance(ins[0], bytes) else _code(body, ins)
     return mutate
 
 
-def _shared_lazy(body):
-    n = len(body[3])
-    constant = _block((A.CONST, 0), (A.RETURN,))
-    body[3].extend([_block((A.LAZY, 12, n + 1, 2), (A.LAZY, 13, n + 1, 2), (A.CALL, 9, 2), (A.RETURN,)),
-                    constant, constant])
+def _add_blocks(*blocks):
+    """Block 0 becomes the first; the others are appended (``LAMBDA "+k"`` names the k-th of them)."""
+    def mutate(body):
+        n = len(body[3])
+        fixed = []
+        for ins in blocks:
+            fixed.append([tuple(n + int(v[1:]) if isinstance(v, str) and v.startswith("+") else v for v in i)
+                          for i in ins])
+        body[3][0] = _code(body, fixed[0])
+        body[3].extend(_code(body, ins) for ins in fixed[1:])
+    return mutate
 
+
+_ONE = [(X.CONST, 0), (X.RETURN,)]
+_AND = "aevatar.and"
 
 BAD = {
-    "magic": b"\x94\xc4\x04WFAX" + B_PROGRAM[7:],
+    "magic": b"FLWX" + B_PROGRAM[4:],
     "truncated": B_PROGRAM[:-5],
-    "version": msgpack.packb([A.MAGIC, 9, 0, b""], use_bin_type=True),
+    "version": B_PROGRAM[:4] + b"\x09" + B_PROGRAM[5:],
     "checksum": B_PROGRAM[:-1] + bytes([B_PROGRAM[-1] ^ 1]),
-    "body shape": _pack_body([1, 2, 3]),
-    "unknown opcode": _with(_set_block(b"\x7f\x06")),
-    "no RETURN": _with(_set_block(_block((A.CONST, 0)))),
-    "RETURN with two values": _with(_set_block(_block((A.CONST, 0), (A.CONST, 0), (A.RETURN,)))),
-    "RETURN on an empty stack": _with(_set_block(_block((A.RETURN,)))),
-    "const out of range": _with(_set_block(_block((A.CONST, 10 ** 6), (A.RETURN,)))),
-    "name out of range": _with(_set_block(_block((A.VAR, 10 ** 6), (A.RETURN,)))),
-    "unknown function": _with(_set_block(_block((A.CONST, 0), (A.CALL, 99, 1), (A.RETURN,)))),
-    "wrong arity": _with(_set_block(_block((A.CONST, 0), (A.CONST, 0), (A.CALL, 2, 2), (A.RETURN,)))),
-    "stack underflow": _with(_set_block(_block((A.CALL, 9, 2), (A.RETURN,)))),
-    "lazy function called strictly": _with(_set_block(_block((A.CONST, 0), (A.CONST, 0), (A.CALL, 12, 2),
-                                                             (A.RETURN,)))),
-    "LAZY to an earlier block": _with(lambda b: b[3].__setitem__(1, _block((A.LAZY, 12, 0, 2), (A.RETURN,)))),
-    "a block argument of two LAZYs": _with(_shared_lazy),
-    "LAZY past the last block": _with(_set_block(_block((A.LAZY, 12, 1, 10 ** 5), (A.RETURN,)))),
-    "long varint": _with(_set_block(b"\x01\x80\x80\x80\x80\x80\x00\x06")),
+    "plan shape": _pack_body(["b", [], [], [], 1, 2]),
+    "model": pack_program("dataflow", "b", open_program(B_PROGRAM)[2]),
+    "unknown opcode": _with(_set_block(b"\x7f\x12")),
+    "no RETURN": _with(_set_block((X.CONST, 0))),
+    "RETURN with two values": _with(_set_block((X.CONST, 0), (X.CONST, 0), (X.RETURN,))),
+    "RETURN on an empty stack": _with(_set_block((X.RETURN,))),
+    "const out of range": _with(_set_block((X.CONST, 10 ** 6), (X.RETURN,))),
+    "name out of range": _with(_set_block((X.LOAD, 1, 10 ** 6), (X.RETURN,))),
+    "access rule out of range": _with(_set_block((X.LOAD, 9, 0), (X.RETURN,))),
+    "unknown function": _with(_set_block((X.CONST, 0), (X.CALL, "aevatar.nope", 1), (X.RETURN,))),
+    "wrong arity": _with(_set_block((X.CONST, 0), (X.CONST, 0), (X.CALL, "aevatar.isblank", 2), (X.RETURN,))),
+    "stack underflow": _with(_set_block((X.CALL, "aevatar.eq", 2), (X.RETURN,))),
+    "lazy function called strictly": _with(_set_block((X.CONST, 0), (X.CONST, 0), (X.CALL, _AND, 2),
+                                                      (X.RETURN,))),
+    "LAMBDA to an earlier block": _with(lambda b: b[3].__setitem__(1, _code(b, [
+        (X.LAMBDA, 0, 0, 0), (X.LAMBDA, 0, 0, 0), (X.CALL, _AND, 2), (X.RETURN,)]))),
+    "a block the body of two LAMBDAs": _with(_add_blocks(
+        [(X.LAMBDA, "+1", 0, 0), (X.LAMBDA, "+1", 0, 0), (X.CALL, _AND, 2), (X.RETURN,)], _ONE)),
+    "LAMBDA past the last block": _with(_set_block((X.LAMBDA, 10 ** 5, 0, 0), (X.LAMBDA, 10 ** 5 + 1, 0, 0),
+                                                   (X.CALL, _AND, 2), (X.RETURN,))),
+    "a lambda as the value": _with(_add_blocks([(X.LAMBDA, "+1", 0, 0), (X.RETURN,)], _ONE)),
+    "a lambda to a strict function": _with(_add_blocks(
+        [(X.LAMBDA, "+1", 0, 0), (X.CALL, "aevatar.not", 1), (X.RETURN,)], _ONE)),
+    "a lambda with parameters where thunks go": _with(_add_blocks(
+        [(X.LAMBDA, "+1", 0, 1), (X.LAMBDA, "+2", 0, 0), (X.CALL, _AND, 2), (X.RETURN,)], _ONE, _ONE)),
+    "a jump between a LAMBDA and its CALL": _with(_add_blocks(
+        [(X.JUMP, 6), (X.LAMBDA, "+1", 0, 0), (X.LAMBDA, "+2", 0, 0), (X.CALL, _AND, 2), (X.RETURN,)],
+        _ONE, _ONE)),
+    "long varint": _with(_set_block(b"\x01\x80\x80\x80\x80\x80\x00\x12")),
     "next to an unknown step": _with(lambda b: b[5][0].__setitem__(6, "nowhere")),
     "branch to an unknown step": _with(lambda b: b[5][2][7].append(["x", "nowhere"])),
     "duplicate step id": _with(lambda b: b[5][1].__setitem__(0, b[5][0][0])),
@@ -529,14 +557,15 @@ def test_malformed_programs_are_refused(name):
         vm.load(BAD[name])
 
 
-def _if_chain(depth: int) -> bytes:
-    """B's program with ``depth`` nested ifs in front: block 3k's LAZY names blocks 3k+1..3k+3."""
+def _and_chain(depth: int) -> bytes:
+    """B's program with ``depth`` nested ands in front: block 2k's lambdas are blocks 2k+1 and 2k+2."""
     body = _body(B_PROGRAM)
     chain = []
     for k in range(depth):
-        chain.append(_block((A.LAZY, 22, 3 * k + 1, 3), (A.RETURN,)))
-        chain.extend([_block((A.CONST, 0), (A.RETURN,))] * 2)
-    chain.append(_block((A.CONST, 0), (A.RETURN,)))
+        chain.append(_code(body, [(X.LAMBDA, 2 * k + 1, 0, 0), (X.LAMBDA, 2 * k + 2, 0, 0), (X.CALL, _AND, 2),
+                                  (X.RETURN,)]))
+        chain.append(_code(body, _ONE))
+    chain.append(_code(body, _ONE))
     body[3] = chain + body[3]
     for row in body[5]:
         row[3] = [[k, b + len(chain)] for k, b in row[3]]
@@ -544,11 +573,11 @@ def _if_chain(depth: int) -> bytes:
     return _pack_body(body)
 
 
-def test_lazy_nesting_is_bounded_when_loading():
-    program = vm.load(_if_chain(A.MAX_LAZY_DEPTH))
+def test_lambda_nesting_is_bounded_when_loading():
+    program = vm.load(_and_chain(X.MAX_LAMBDA_DEPTH))
     assert program.run({}, ScriptedHost({"*": "ok"}))["status"] == "success"
-    with pytest.raises(VerifyError, match="nests LAZY deeper"):
-        vm.load(_if_chain(A.MAX_LAZY_DEPTH + 1))
+    with pytest.raises(VerifyError, match="nests lambdas deeper"):
+        vm.load(_and_chain(X.MAX_LAMBDA_DEPTH + 1))
 
 
 def _run_or_refuse(data: bytes) -> None:

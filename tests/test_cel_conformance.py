@@ -1,6 +1,6 @@
 """cel-spec conformance (tests/data/cel/*.json) through flowc's compiled CEL,
-on both backends: the Python backend's generated code and the VM's CEL
-bytecode.
+on both backends: the Python backend's generated code and the VM's
+expression code.
 
 No case is skipped silently: :func:`flowc.testing.cel_conformance.exclusion`
 decides, from the case data alone, which cases need protobuf messages or
@@ -62,7 +62,7 @@ MIN_RATE = {
 
 
 def evaluate_on_vm(expr, env):
-    """Compile to CEL bytecode, load (decode and verify) and run on the VM's CEL machine."""
+    """Compile to expression code, load (decode and verify) and run on the VM's expression machine."""
     return dataflow.load(assemble_expressions([expr])).evaluate(0, env)
 
 

@@ -2,7 +2,7 @@
 comprehensions, backtick-quoted fields, timestamp/duration accessors,
 qualified variable names and the extension libraries (strings, math,
 base64, cel.bind). Parsing, both backends (generated Python and the VM's
-CEL bytecode), the instruction printer, translation to the other dialects,
+expression code), the instruction printer, translation to the other dialects,
 `flowc eval` and rt_cel on MicroPython. The conformance files exercise the
 same features case by case (tests/test_cel_conformance.py)."""
 
@@ -12,9 +12,10 @@ import pytest
 from flowc.backends.emit_instruction.printer import cel as print_cel
 from flowc.backends.python import rt_cel as C
 from flowc.backends.python.cel_expr import evaluate_cel
-from flowc.backends.vm import cel_vm as V
 from flowc.backends.vm import dataflow
+from flowc.backends.vm import expr_vm as V
 from flowc.backends.vm.dataflow_assemble import assemble_expressions
+from flowc.backends.vm.vm import VerifyError
 from flowc.compiler.instruction.cel import CelSyntaxError, check_names, parse_cel
 from flowc.ir import expr as E
 from flowc.ir.expr import strip_spans
@@ -158,13 +159,15 @@ def test_qualified_variable_names(backend):
 def test_the_vm_verifier_checks_the_second_variable_slot():
     program = dataflow.load(assemble_expressions([parse_cel("[1].all(i, v, v > i)")]))
     assert program is not None
-    sizes = {"consts": 1, "names": 0, "keys": 1, "blocks": 2, "key_names": ["cel.all2"]}
-    code = bytes([V.CONST, 0, V.MACRO2, 0, 1, 0, V.RETURN])
-    V.verify_block(code, sizes, 2)
-    with pytest.raises(V.CelVMError, match="second variable slot"):
-        V.verify_block(code, sizes, 1)
-    with pytest.raises(V.CelVMError, match="two-variable CEL transform"):
-        V.verify_block(bytes([V.CONST, 0, V.MACRO2F, 0, 1, 1, 0, V.RETURN]), sizes, 2)
+    sizes = (1, 0, 1, 2)
+    code = bytes([V.CONST, 0, V.LAMBDA, 1, 0, 2, V.CALL, 0, 2, V.RETURN])
+    V.verify_block(0, code, sizes, ["cel.all2"], 2, V.PROFILES["cel"])
+    with pytest.raises(VerifyError, match="LAMBDA slots out of range"):
+        V.verify_block(0, code, sizes, ["cel.all2"], 1, V.PROFILES["cel"])
+    # a two-variable comprehension takes a lambda of two parameters
+    with pytest.raises(VerifyError, match="must be a LAMBDA of 2 parameters"):
+        V.verify_block(0, bytes([V.CONST, 0, V.LAMBDA, 1, 0, 1, V.CALL, 0, 2, V.RETURN]), sizes, ["cel.all2"], 2,
+                       V.PROFILES["cel"])
 
 
 # ------------------------------------------------------------------ printing, translation, eval

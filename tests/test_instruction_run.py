@@ -14,11 +14,12 @@ import pytest
 from flowc import cli, driver
 from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.python.rt_dag import jitter_factor, schema_errors
+from flowc.backends.vm import VerifyError, dataflow
 from flowc.backends.vm import compile_workflow as compile_bytecode
-from flowc.backends.vm import dataflow
 from flowc.backends.vm import load as load_program
-from flowc.backends.vm.cel_vm import CelVMError
 from flowc.host import ScriptedHost, ToolError
+
+from tests.program_bytes import open_program
 
 DATA = Path(__file__).resolve().parent / "data" / "instruction"
 BACKENDS = ("python", "vm")
@@ -420,32 +421,33 @@ def test_a_timeout_routes_to_on_timeout():
 def test_dataflow_programs_are_verified():
     wf = driver.compile_file(str(DATA / "03-agentd-e2e-control-flow.yaml")).workflow
     data = compile_bytecode(wf)
-    assert dataflow.is_dataflow(data)
-    with pytest.raises(CelVMError):
+    assert open_program(data)[0] == "dataflow"
+    assert isinstance(load_program(data), dataflow.Program)
+    with pytest.raises(VerifyError):
         load_program(data[: len(data) // 2])
     flipped = bytearray(data)
     flipped[len(flipped) // 2] ^= 0x01
-    with pytest.raises(CelVMError):
+    with pytest.raises(VerifyError):
         load_program(bytes(flipped))
 
 
-def test_bad_cel_blocks_are_refused():
-    from flowc.backends.vm import cel_vm as V
+def test_bad_expression_blocks_are_refused():
+    from flowc.backends.vm import expr_vm as V
 
-    sizes = {"consts": 1, "names": 1, "keys": 1, "blocks": 1, "key_names": ["cel.add"]}
-    V.verify_block(bytes([V.CONST, 0, V.RETURN]), sizes, 0)
+    sizes, keys = (1, 1, 1, 1), ["cel.add"]
+    V.verify_block(0, bytes([V.CONST, 0, V.RETURN]), sizes, keys, 0, V.PROFILES["cel"])
     for code in (bytes([V.RETURN]),                             # empty stack at RETURN
                  bytes([V.CONST, 0]),                           # no RETURN
                  bytes([V.CONST, 5, V.RETURN]),                 # const out of range
                  bytes([V.JUMP, 7, V.CONST, 0, V.RETURN]),      # jump into nowhere
-                 bytes([V.CONST, 0, V.OP, 0, 2, V.RETURN]),     # underflow
+                 bytes([V.CONST, 0, V.CALL, 0, 2, V.RETURN]),   # underflow
                  bytes([0xEE, V.RETURN])):                      # unknown opcode
-        with pytest.raises(CelVMError):
-            V.verify_block(code, sizes, 0)
+        with pytest.raises(VerifyError):
+            V.verify_block(0, code, sizes, keys, 0, V.PROFILES["cel"])
 
 
 def test_fuel_bounds_expressions():
-    from flowc.backends.vm import cel_vm as V
+    from flowc.backends.vm import expr_vm as V
     from flowc.backends.vm.dataflow_assemble import assemble_expressions
     from flowc.compiler.instruction.cel import parse_cel
 
@@ -469,15 +471,14 @@ MP_PACKAGE = MP_DIR / "node_modules" / "@micropython" / "micropython-webassembly
 
 
 def test_dataflow_programs_run_on_micropython(tmp_path):
-    """rt_cel, rt_dag, the CEL machine and the dataflow loader, copied
-    unmodified into MicroPython (WebAssembly port under node), give the same
-    records as CPython. Missing node or `npm ci` is a failure, as for the
-    WorkflowSkill VM."""
+    """The VM bundle (rt_cel, rt_dag, the CEL machine, the dataflow loader
+    and the kernel in one file) on MicroPython (WebAssembly port under node)
+    gives the same records as CPython. Missing node or `npm ci` is a
+    failure, as for the WorkflowSkill VM."""
     import shutil
 
     import msgpack
-    from flowc.backends.python import rt_cel, rt_dag, rt_regex
-    from flowc.backends.vm import cel_vm, vm
+    from flowc.backends.vm.bundle import write_bundle
 
     node = shutil.which("node")
     assert node, "node is not installed: the MicroPython test needs node (v18+)"
@@ -500,10 +501,8 @@ def test_dataflow_programs_run_on_micropython(tmp_path):
     jobs.append(["overflow", compile_bytecode(failing), {}, {}, None, None])
     jobs_file = tmp_path / "jobs.bin"
     jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
-    from flowc.runtime import dag, drivers, kernel
-
-    modules = [rt_cel.__file__, rt_regex.__file__, rt_dag.__file__, vm.__file__, cel_vm.__file__, dataflow.__file__,
-               kernel.__file__, dag.__file__, drivers.__file__]
+    bundle, _ = write_bundle(tmp_path)
+    modules = [str(bundle)]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(MP_DIR / "mp_dataflow.py"),
                            str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=600, cwd=MP_DIR)
@@ -542,9 +541,12 @@ def test_flowc_disasm_lists_a_dataflow_program(tmp_path, capsys):
                      "-o", str(program)]) == 0
     assert cli.main(["disasm", str(program)]) == 0
     text = capsys.readouterr().out
-    assert text.startswith("flowc dataflow program, format 1, workflow 'pipe'")
+    assert text.startswith('flowc program, format version 1, scheduling model dataflow\nworkflow: "pipe"\n')
     assert "route: switch (switch) after race" in text and "case '$default' -> took_default" in text
-    assert "region c (sinks: z2)" in text and "JUMP_FALSE_KEEP" not in text.split("expressions:")[0]
+    assert "region c (sinks: z2)" in text and "LOAD" not in text.split("\nexpressions (")[0]
+    # the blocks: expression code with the access rule and the builtin keys named
+    blocks = text.split("\nexpressions (")[1]
+    assert "LOAD               cel, " in blocks and "CALL " in blocks and "(cel." in blocks
 
 
 def test_workflow_picks_one_workflow_of_a_document(capsys):

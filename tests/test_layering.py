@@ -132,6 +132,16 @@ def test_backends_do_not_import_the_compiler():
     assert _violations("flowc.backends", lambda dst: not _in(dst, "flowc.compiler")) == []
 
 
+def test_hosts_import_neither_the_compiler_nor_the_backends():
+    assert _violations("flowc.hosts", lambda dst: not (_in(dst, "flowc.compiler") or _in(dst, "flowc.backends"))) \
+        == []
+
+
+def test_backends_reach_the_hosts_only_for_a_command_line():
+    edges = sorted((src, dst) for src, dst in GRAPH.edges if _in(src, "flowc.backends") and _in(dst, "flowc.hosts"))
+    assert all(dst == "flowc.hosts.runner" for _, dst in edges), edges
+
+
 def test_no_import_cycles():
     cycles = [sorted(c) for c in nx.strongly_connected_components(GRAPH) if len(c) > 1]
     assert cycles == []

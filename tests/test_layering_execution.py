@@ -51,7 +51,7 @@ ALLOWED_ATTRIBUTE_READS: dict[tuple[str, str, str], str] = {
 # Reads of a plan node's "kind" (the display field) in execution code:
 # (file, enclosing function) -> why it is allowed.
 ALLOWED_PLAN_KIND_READS: dict[tuple[str, str], str] = {
-    ("backends/vm/dataflow_disasm.py", "_graph"): "the listing shows each node's source spelling",
+    ("backends/vm/disasm.py", "_graph"): "the listing shows each node's source spelling",
 }
 # Reads of Node.kind from execution code: (module, function) -> why.
 ALLOWED_KIND_READS: dict[tuple[str, str], str] = {

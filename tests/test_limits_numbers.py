@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from flowc import cli
-from flowc.backends.vm import aevatar_vm, cel_vm, vm
+from flowc.backends.vm import expr_vm, vm
 from flowc.backends.vm import format as vm_format
 from flowc.compiler.aevatar import dotnet
 from flowc.compiler.analyze.limits import expr_limit_findings, value_limit_findings
@@ -376,6 +376,6 @@ def test_vm_limits_hold_every_expression_within_the_limits():
     built: at most 2 * MAX_EXPR_ITEMS + 1 per level (a map entry is two)."""
     need = MAX_EXPR_DEPTH * (2 * MAX_EXPR_ITEMS + 1)
     assert vm.MAX_STACK >= need and vm_format.LIMITS["stack"] == vm.MAX_STACK
-    assert cel_vm.MAX_STACK >= need and aevatar_vm.MAX_STACK >= need
-    assert aevatar_vm.MAX_LAZY_DEPTH >= MAX_EXPR_DEPTH and aevatar_vm.MAX_COUNT >= MAX_EXPR_ITEMS
+    assert expr_vm.MAX_STACK >= need
+    assert expr_vm.MAX_LAMBDA_DEPTH >= MAX_EXPR_DEPTH and expr_vm.MAX_COUNT >= MAX_EXPR_ITEMS
     assert vm.MAX_NESTING > MAX_VALUE_DEPTH and vm.MAX_CALL_DEPTH > MAX_BRANCH_DEPTH

@@ -15,10 +15,8 @@ import re
 import shutil
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
-import msgpack
 import pytest
 from flowc import driver
 from flowc.cli import main
@@ -113,13 +111,19 @@ def _bytecode(tmp_path: Path, text: str, name: str = "w.yaml") -> Path:
     return tmp_path / "p.fcb"
 
 
-@pytest.mark.parametrize("dialect", ["aevatar", "workflowskill"])
+@pytest.mark.parametrize("dialect", ["aevatar", "workflowskill", "instruction"])
 def test_disasm_shows_no_raw_control_characters_and_forges_no_line(dialect, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     if dialect == "aevatar":
         text = ('name: "w\\e[31m"\nroles: [{ id: "r\\e[1m\\nforged role" }]\nsteps:\n'
                 '  - { id: "s\\e]0;pwned\\a\\nforged: x", type: llm_call, target_role: "r\\e[1m\\nforged role" }\n'
                 '  - { id: "t\\nFORGED", type: tool_call, parameters: { tool: "x\\e[2J\\nforged", "k\\nforged": v } }\n')
+    elif dialect == "instruction":
+        # ids are plain identifiers in this dialect: the hostile text is in values
+        text = ('name: w\nsteps:\n  start: { kind: manual }\n'
+                '  s: { kind: assign, depends_on: start, value: "x\\e[2J\\nforged: x" }\n'
+                '  t: { kind: assign, depends_on: s, value: "\\e]0;pwned\\a\\u202e\\nFORGED" }\n'
+                '  done: { kind: finish, depends_on: t }\n')
     else:
         text = ('inputs: {}\noutputs: {}\nsteps:\n'
                 '  - id: "s\\e]0;pwned\\a\\nforged: x"\n    type: tool\n    tool: "t\\e[2J\\nforged"\n'
@@ -134,14 +138,11 @@ def test_disasm_shows_no_raw_control_characters_and_forges_no_line(dialect, tmp_
 
 def _rewrite_source_name(program: Path, name: str) -> None:
     """The program with its source map naming ``name`` (what a hand-made file can say)."""
-    from flowc.backends.vm import vm as V
+    from tests.program_bytes import pack_sequential, sequential_body
 
-    top = V.unpackb(program.read_bytes())
-    body = V.unpackb(top[3])
+    body = sequential_body(program.read_bytes())
     body[8][0] = name
-    packed = msgpack.packb(body, use_bin_type=True)
-    program.write_bytes(msgpack.packb([top[0], top[1], zlib.crc32(packed) & 0xFFFFFFFF, packed],
-                                      use_bin_type=True))
+    program.write_bytes(pack_sequential(body))
 
 
 WFS = "inputs: {}\noutputs: {}\nsteps:\n  - id: a\n    type: tool\n    tool: t\n  - id: b\n    type: tool\n    tool: u\n"

@@ -22,7 +22,7 @@ import msgpack
 import pytest
 from flowc import driver
 from flowc.backends import vm
-from flowc.backends.python import compile_workflow, load_module, rt_aevatar_run
+from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.python import rt_aevatar_run as K
 from flowc.host import ScriptedHost
 from flowc.runtime.drivers import perform_sync
@@ -245,28 +245,23 @@ def test_virtual_time_a_step_deadline_fails_the_run_past_retry_and_on_error():
 MP_DIR = Path(__file__).resolve().parent / "micropython"
 
 MP_DRIVER = '''
-import aevatar_vm
-import rt_aevatar_run
-from vm import unpackb
+import flowc_vm as V
 
 
 def main(path):
     with open(path, "rb") as f:
-        jobs = unpackb(f.read())
+        jobs = V.unpackb(f.read())
     for name, program, inputs, script in jobs:
-        record = aevatar_vm.load(program).run_virtual(inputs, script)
-        print(rt_aevatar_run.json_dumps({"name": name, "record": record}))
+        record = V.load(program).run_virtual(inputs, script)
+        print(V.json_dumps({"name": name, "record": record}))
 '''
 
 
 def test_concurrent_aevatar_runs_on_micropython(tmp_path):
-    """The aevatar VM with rt_aevatar_run.py, kernel.py and drivers.py copied
-    unmodified into MicroPython: a race, a parallel step and a map_reduce on
-    virtual time give the records CPython gives."""
-    from flowc.backends.python import rt_aevatar, rt_regex
-    from flowc.backends.vm import aevatar_vm
-    from flowc.backends.vm import vm as vm_module
-    from flowc.runtime import drivers, kernel
+    """The VM bundle on MicroPython: a race, a parallel step and a
+    map_reduce of aevatar programs on virtual time give the records CPython
+    gives."""
+    from flowc.backends.vm.bundle import write_bundle
 
     node = shutil.which("node")
     assert node, "node is needed to run MicroPython (tests/micropython)"
@@ -279,8 +274,8 @@ def test_concurrent_aevatar_runs_on_micropython(tmp_path):
     jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
     driver_file = tmp_path / "mp_driver.py"
     driver_file.write_text(MP_DRIVER, encoding="utf-8")
-    modules = [rt_aevatar.__file__, rt_aevatar_run.__file__, rt_regex.__file__, vm_module.__file__,
-               aevatar_vm.__file__, kernel.__file__, drivers.__file__]
+    bundle, _ = write_bundle(tmp_path)
+    modules = [str(bundle)]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(driver_file), str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=300, cwd=MP_DIR)
     assert proc.returncode == 0, proc.stderr[-3000:]

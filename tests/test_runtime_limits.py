@@ -30,7 +30,7 @@ import pytest
 from flowc import driver
 from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module, rt_aevatar_run, rt_dag, runtime
-from flowc.backends.vm import aevatar_vm, cel_vm
+from flowc.backends.vm import expr_vm
 from flowc.backends.vm import format as vm_format
 from flowc.backends.vm import vm as standalone_vm
 from flowc.host import MAX_JSON_DEPTH, ScriptedHost
@@ -163,7 +163,7 @@ def test_every_copy_of_the_budgets_is_ir_limits():
     for module in (standalone_vm, runtime, rt_dag, rt_aevatar_run, vm_format):
         assert module.DEFAULT_MAX_ITERATIONS == limits.DEFAULT_MAX_ITERATIONS, module.__name__
         assert module.DEFAULT_MAX_HOST_CALLS == limits.DEFAULT_MAX_HOST_CALLS, module.__name__
-    for module in (standalone_vm, cel_vm, aevatar_vm, vm_format):
+    for module in (standalone_vm, expr_vm, vm_format):
         assert module.DEFAULT_MAX_INSTRUCTIONS == limits.DEFAULT_MAX_INSTRUCTIONS, module.__name__
     assert MAX_JSON_DEPTH == limits.MAX_VALUE_DEPTH
 

@@ -22,6 +22,7 @@ from flowc.backends.python import load_module
 from flowc.backends.vm import compile_workflow
 from flowc.backends.vm import vm as V
 from flowc.host import ScriptedHost
+from flowc.runtime import drivers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -43,11 +44,11 @@ def _run(prog, inputs, script, fast, max_instructions=None, max_iterations=None)
     saved = V.FAST_LOOPS
     V.FAST_LOOPS = fast
     try:
-        run = V._Run(prog, ScriptedHost(script), max_instructions, max_iterations)
-        record = run.run(inputs)
+        run = prog.new_run(inputs, max_instructions, max_iterations)
+        record = drivers.drive_sync(run, ScriptedHost(script))
     finally:
         V.FAST_LOOPS = saved
-    return json.dumps(record, default=repr), getattr(run, "fuel_left", None)
+    return json.dumps(record, default=repr), run.fuel_left
 
 
 def _limits(used, count=150, seed=0):

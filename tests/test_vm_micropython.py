@@ -1,10 +1,10 @@
-"""The VM runs unmodified on MicroPython and gives the same run records.
+"""The VM runs on MicroPython and gives the same run records.
 
-backends/vm/vm.py is copied as is into the official MicroPython WebAssembly
-port (npm package pinned in tests/micropython/package.json; CI runs
-``npm ci`` there) and run under node on every corpus scenario plus a few
-VM-specific ones (fuel, rejected bytecode). Missing node or a missing
-``npm ci`` is a failure, not a skip.
+The device bundle (``python -m flowc.vm --bundle DIR``: one file) is copied
+into the official MicroPython WebAssembly port (npm package pinned in
+tests/micropython/package.json; CI runs ``npm ci`` there) and run under
+node on every corpus scenario plus a few VM-specific ones (fuel, rejected
+bytecode, a virtual clock). Missing node or a missing ``npm ci`` is a failure, not a skip.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ import flowc.backends.vm.vm as vm_module
 import msgpack
 from flowc import driver
 from flowc.backends.vm import compile_workflow, load
+from flowc.backends.vm.bundle import write_bundle
 from flowc.host import ScriptedHost
+from flowc.runtime import drivers, kernel
 
 from tests.test_vm_equivalence import corpus_programs
 
@@ -38,6 +40,21 @@ steps:
     on_error: ignore
     outputs:
       x: {type: float}
+"""
+
+# an each with a delay between items, each item's call retried
+PACED = """
+inputs:
+  xs: {type: array, default: [1, 2, 3]}
+steps:
+  - id: loop
+    type: tool
+    tool: t
+    each: $inputs.xs
+    delay: "2s"
+    retry: {max: 2, delay: "100ms", backoff: 2}
+    inputs:
+      x: {type: int, value: $item}
 """
 
 
@@ -62,6 +79,14 @@ def _jobs():
     bad[len(bad) // 2] ^= 0x10
     jobs.append(["reject/bit-flip", bytes(bad), {}, {}, [None, None]])
     jobs.append(["reject/truncated", data[: len(data) // 2], {}, {}, [None, None]])
+    # a virtual clock (drivers.drive_virtual): latencies, retry backoff, an each's delay
+    retry = next(p for p in corpus_programs() if p[0].startswith("retry-backoff"))
+    flaky = [{"error": "busy", "latency_ms": 7}, {"output": {"data": {"ok": True}}, "latency_ms": 5}]
+    jobs.append(["virtual/retry", retry[1], retry[2], {"flaky_api": flaky}, [None, None], "virtual"])
+    paced = compile_workflow(driver.compile_text(PACED, "paced.yaml").workflow)
+    script = {"t": [{"error": "busy", "latency_ms": 5}, {"output": "a", "latency_ms": 5},
+                    {"output": "b", "latency_ms": 7}, {"throw": "boom", "latency_ms": 1}]}
+    jobs.append(["virtual/each-delay", paced, {}, script, [None, None], "virtual"])
     return jobs
 
 
@@ -86,8 +111,10 @@ def _loop_jobs():
 
 
 def _cpython(job):
-    name, data, inputs, script, limits = job
+    name, data, inputs, script, limits = job[:5]
     try:
+        if job[5:] == ["virtual"]:
+            return {"name": name, "record": load(data).run_virtual(inputs, script, limits[0], limits[1])}
         return {"name": name, "record": load(data).run(inputs, ScriptedHost(script), limits[0], limits[1])}
     except vm_module.VMError as exc:
         return {"name": name, "error": type(exc).__name__}
@@ -101,8 +128,9 @@ def test_vm_runs_on_micropython(tmp_path):
     jobs = _jobs()
     jobs_file = tmp_path / "jobs.bin"
     jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
+    bundle, _ = write_bundle(tmp_path)
     proc = subprocess.run(
-        [node, str(MP_DIR / "run_vm.mjs"), vm_module.__file__, str(MP_DIR / "mp_host.py"), str(jobs_file)],
+        [node, str(MP_DIR / "run_vm.mjs"), str(bundle), str(MP_DIR / "mp_host.py"), str(jobs_file)],
         check=False, capture_output=True, text=True, timeout=600, cwd=MP_DIR)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
@@ -117,11 +145,49 @@ def test_vm_runs_on_micropython(tmp_path):
         assert json.dumps(got) == json.dumps(want), job[0]
 
 
-def test_vm_module_is_standalone():
-    """vm.py imports nothing of flowc (so it can be copied onto a device)."""
-    source = Path(vm_module.__file__).read_text(encoding="utf-8")
-    imports = [line.strip() for line in source.splitlines()
-               if line.strip().startswith(("import ", "from ")) and "flowc" in line]
-    # only the command line (main) reads its files and host script with flowc.host
-    assert imports == ["from flowc.host import load_host_script, load_inputs_file, parse_budget, run_and_print"], \
-        imports
+def _flowc_imports(module):
+    source = Path(module.__file__).read_text(encoding="utf-8")
+    return [line.strip() for line in source.splitlines()
+            if line.strip().startswith(("import ", "from ")) and "flowc" in line]
+
+
+def test_vm_module_needs_only_the_kernel():
+    """vm.py imports nothing of flowc but the kernel's two standard-library
+    modules (so the three can be copied onto a device), and those import
+    only each other."""
+    assert _flowc_imports(vm_module) == [
+        "from flowc.runtime import drivers as _drivers",
+        "from flowc.runtime.kernel import Call, Kernel, Sleep",
+        # asyncio (run_async) and the command line (main) are CPython's: imported when used
+        "from flowc.runtime.aio import drive_async  # CPython only: MicroPython has no such asyncio",
+        "from flowc.host import load_host_script, load_inputs_file, parse_budget, run_and_print",
+    ]
+    assert _flowc_imports(kernel) == []
+    assert _flowc_imports(drivers) == ["from flowc.runtime.kernel import Error, KernelError, Result, Thrown, TimedOut"]
+
+
+def test_loading_on_micropython_leaves_the_collector_on(monkeypatch):
+    """On CPython load() pauses the cyclic collector (a third of the time);
+    MicroPython has one collector, the one that frees memory: paused there,
+    a load on a small heap fails with earlier runs' garbage still in it (the
+    smallest heap for six WorkflowSkill runs was twice that of one)."""
+    calls = []
+
+    class Collector:
+        def isenabled(self):
+            return True
+
+        def disable(self):
+            calls.append("disable")
+
+        def enable(self):
+            calls.append("enable")
+
+    data = corpus_programs()[0][1]
+    monkeypatch.setattr(vm_module, "_gc", Collector())
+    vm_module.load(data)
+    assert calls == ["disable", "enable"]
+    calls.clear()
+    monkeypatch.setattr(vm_module, "_MICRO", True)
+    vm_module.load(data)
+    assert calls == []

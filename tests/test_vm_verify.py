@@ -5,7 +5,6 @@ bytes and records; the VM's opcode table equals format.py's."""
 from __future__ import annotations
 
 import json
-import zlib
 from pathlib import Path
 
 import msgpack
@@ -17,6 +16,7 @@ from flowc.host import ScriptedHost
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.program_bytes import open_program, pack_program, pack_sequential, sequential_body
 from tests.test_vm_equivalence import _workflow, corpus_programs
 
 
@@ -24,13 +24,8 @@ def _program(name="each-loop"):
     return next(p for p in corpus_programs() if p[0] == name)
 
 
-def _body(data: bytes) -> list:
-    return msgpack.unpackb(msgpack.unpackb(data)[3])
-
-
-def _repack(body: list, version: int = F.FORMAT_VERSION) -> bytes:
-    raw = msgpack.packb(body, use_bin_type=True)
-    return msgpack.packb([F.MAGIC, version, zlib.crc32(raw), raw], use_bin_type=True)
+_body = sequential_body
+_repack = pack_sequential
 
 
 def _rejected(data) -> str:
@@ -105,7 +100,13 @@ def test_rejects_every_single_bit_flip():
 def test_rejects_huge_lengths_quickly():
     # An array claiming 2**32-1 elements with a few bytes behind it.
     lie = b"\xdd\xff\xff\xff\xff" + b"\x00" * 8
-    for data in (lie, _repack([lie]), msgpack.packb([F.MAGIC, 1, zlib.crc32(lie), lie])):
+    body = _body(_program()[1])
+    body[1] = msgpack.ExtType(1, b"")   # replaced by the lie below
+    good = _repack(body)
+    marker = msgpack.packb(msgpack.ExtType(1, b""))
+    at = good.index(marker, 13 + int.from_bytes(good[5:9], "big"))
+    assert good.count(marker) == 1
+    for data in (lie, good[:at] + lie + good[at + len(marker):]):
         _rejected(data)
     # the built-in decoder too (MicroPython has no msgpack package)
     with pytest.raises(V.VerifyError):
@@ -223,30 +224,30 @@ def test_rejects_step_calls_backwards():
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(st.data())
 def test_fuzz_structural_mutations_never_crash(data):
-    """Mutated bodies with a valid checksum: VerifyError or a clean run."""
+    """Mutated sections with valid checksums: VerifyError or a clean run."""
     _name, program, inputs, script = data.draw(st.sampled_from(corpus_programs()))
-    body = _body(program)
-    section = data.draw(st.integers(0, 8))
+    _model, name, sections = open_program(program)
+    key = data.draw(st.sampled_from(sorted(sections)))
     choice = data.draw(st.integers(0, 3))
-    if section == 7:
-        code = bytearray(body[7])
+    if key == "code":
+        code = bytearray(sections["code"])
         for _ in range(data.draw(st.integers(1, 4))):
             i = data.draw(st.integers(0, len(code) - 1))
             code[i] = data.draw(st.integers(0, 255))
-        body[7] = bytes(code)
+        sections["code"] = bytes(code)
     elif choice == 0:
-        body[section] = data.draw(st.one_of(st.none(), st.integers(-5, 2**40), st.text(max_size=3),
+        sections[key] = data.draw(st.one_of(st.none(), st.integers(-5, 2**40), st.text(max_size=3),
                                             st.binary(max_size=5), st.lists(st.integers(0, 3), max_size=3)))
-    elif choice == 1 and isinstance(body[section], list) and body[section]:
-        i = data.draw(st.integers(0, len(body[section]) - 1))
-        body[section][i] = data.draw(st.one_of(st.none(), st.integers(-3, 300), st.lists(st.integers(-1, 300),
-                                                                                          max_size=5)))
-    elif choice == 2 and isinstance(body[section], list):
-        body[section] = body[section][:-1]
+    elif choice == 1 and isinstance(sections[key], list) and sections[key]:
+        i = data.draw(st.integers(0, len(sections[key]) - 1))
+        sections[key][i] = data.draw(st.one_of(st.none(), st.integers(-3, 300),
+                                               st.lists(st.integers(-1, 300), max_size=5)))
+    elif choice == 2 and isinstance(sections[key], list):
+        sections[key] = sections[key][:-1]
     else:
-        body = body[:section] + body[section + 1:]
+        del sections[key]
     try:
-        prog = V.load(_repack(body))
+        prog = V.load(pack_program("sequential", name, sections))
     except V.VerifyError:
         return
     record = prog.run(inputs, ScriptedHost(script), 100000, 10000)

@@ -949,6 +949,7 @@ class Run(Kernel):
             if self.budget < 0:
                 return self.finish(False, "", f"step budget exhausted ({self.max_steps} dispatches)", step["id"])
             self.current = step["id"]
+            self.note("step_start", step["id"])
             # the engine's step timer: from this dispatch to its completion
             ms = step.get("timeout_ms")
             in_time, done = yield from with_deadline(self, self.dispatch(step, text, self.vars), ms)
@@ -963,6 +964,7 @@ class Run(Kernel):
             if not ok:
                 record["error"] = error or ""
             self.records.append(record)
+            self.note("step_end", step["id"], record["status"], error)
             self.completed(step["id"], output, ok, error, branch, assigned)
             if not ok:
                 if _is_timeout(error):
@@ -1251,8 +1253,10 @@ class Run(Kernel):
                 "branches": []}
         if params is not None:
             step["params"] = lambda _V, p=params: list(p.items())
+        self.note("step_start", sub["id"])
         ok, out, err, _branch, _jump, _assigned = (yield from self.dispatch(step, text, scope))
         self.records.append({"id": sub["id"], "status": "success" if ok else "failed", "output": out})
+        self.note("step_end", sub["id"], "success" if ok else "failed", err)
         self.vars[sub["id"]] = out
         return ok, out, err
 
@@ -1571,5 +1575,6 @@ def run_virtual(plan, inputs, script, max_steps=MAX_STEPS, max_iterations=None, 
 def main(run_fn, argv=None):
     """``python module.py --inputs in.json --host script.json`` (see flowc.host.script_main)."""
     from flowc.host import script_main
+    from flowc.hosts.runner import configured_main
 
-    return script_main(run_fn, argv)
+    return script_main(run_fn, argv, configured=configured_main(run_fn))

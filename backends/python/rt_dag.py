@@ -70,5 +70,6 @@ def main(run_fn, argv=None):
     """``python workflow.py --inputs in.json --host script.json [--trigger ID]``
     (see flowc.host.script_main); a run succeeds when it is ``completed``."""
     from flowc.host import script_main
+    from flowc.hosts.runner import configured_main
 
-    return script_main(run_fn, argv, success="completed", triggers=True)
+    return script_main(run_fn, argv, success="completed", triggers=True, configured=configured_main(run_fn))

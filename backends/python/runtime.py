@@ -969,8 +969,10 @@ class Run:
         virtual clock, its record gets the time it began."""
         self.cur = step_id
         kernel = self.kernel
-        if kernel is not None and kernel.now is not None:
-            self.began = kernel.now
+        if kernel is not None:
+            kernel.note("step_start", step_id)
+            if kernel.now is not None:
+                self.began = kernel.now
 
     # fuel
     def charge(self, items):
@@ -1049,6 +1051,8 @@ class Run:
             entry["start_ms"] = self.began
             entry["end_ms"] = self.kernel.now
         self.records.append(entry)
+        if self.kernel is not None:
+            self.kernel.note("step_end", entry["id"], entry["status"], entry.get("reason"))
         return entry
 
     def _set(self, step_id, output):
@@ -1233,5 +1237,6 @@ def match_outputs(keys, last):
 def main(run, argv=None):
     """``python workflow.py --inputs in.json --host script.json`` (see flowc.host.script_main)."""
     from flowc.host import script_main
+    from flowc.hosts.runner import configured_main
 
-    return script_main(run, argv)
+    return script_main(run, argv, configured=configured_main(run))

@@ -1,12 +1,14 @@
 """The bytecode backend: checked IR -> flowc bytecode, and the VM that runs it.
 
-``compile_workflow(workflow)`` gives the bytes of a bytecode file (see
-docs/bytecode.md); ``load(data)`` verifies them and returns a program whose
-``run(inputs, host)`` gives the same run record as the Python backend.
+``compile_workflow(workflow)`` gives the bytes of a program in the flowc
+container (see docs/bytecode.md); ``load(data)`` verifies them and returns
+a program whose ``run(inputs, host)`` gives the same run record as the
+Python backend.
 
-The VM (:mod:`flowc.backends.vm.vm`) is one standalone module: standard
-library only, MicroPython-compatible. Importing this package loads the VM
-only; the assembler (IR, msgpack) loads when something is compiled.
+The VM (:mod:`flowc.backends.vm.vm`) is one module on the sans-I/O kernel
+(flowc.runtime.kernel and drivers): standard library only,
+MicroPython-compatible. Importing this package loads the VM only; the
+assembler (IR, msgpack) loads when something is compiled.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from flowc.backends.vm.vm import Program, VerifyError, VMError, run
-from flowc.backends.vm.vm import load as _load_bytecode
 
 if TYPE_CHECKING:
     from flowc.ir.workflow import Workflow
@@ -46,32 +47,17 @@ def compile_workflow(workflow: Workflow, strip: bool = False) -> bytes:
 
 
 def load(data: bytes):
-    """Verify and load a program: WorkflowSkill bytecode, a dataflow
-    program (instruction dialect) or an aevatar program; all have
-    ``run(inputs, host)``."""
-    from flowc.backends.vm import aevatar_vm, dataflow
+    """Verify and load a program of any scheduling model (docs/bytecode.md):
+    the container's header names the model, whose loader verifies its
+    sections. Every program has ``run(inputs, host)``; anything wrong with
+    the bytes is a :class:`VerifyError`."""
+    from flowc.backends.vm.device import load as load_any
 
-    if dataflow.is_dataflow(data):
-        return dataflow.load(data)
-    if aevatar_vm.is_aevatar(data):
-        return aevatar_vm.load(data)
-    return _load_bytecode(data)
+    return load_any(data)
 
 
 def disassemble(data: bytes, source_root: str | None = None) -> str:
-    """A readable listing of verified bytecode."""
-    from flowc.backends.vm import dataflow
-
-    if dataflow.is_dataflow(data):   # instruction dialect
-        from flowc.backends.vm.dataflow_disasm import disassemble_dataflow
-
-        return disassemble_dataflow(data)
-    from flowc.backends.vm import aevatar_vm
-
-    if aevatar_vm.is_aevatar(data):
-        from flowc.backends.vm.aevatar_disasm import disassemble_aevatar
-
-        return disassemble_aevatar(data)
+    """A readable listing of a verified program: header, plan and code."""
     from flowc.backends.vm.disasm import disassemble as _disassemble
 
     return _disassemble(data, source_root)

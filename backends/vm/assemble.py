@@ -13,7 +13,6 @@ their conditional's function; error policies are regions.
 from __future__ import annotations
 
 import os
-import zlib
 from typing import Any
 
 import msgpack
@@ -651,13 +650,16 @@ def _plain(value: Any) -> Any:
     raise AssembleError(f"a constant of type {type(value).__name__} can't be encoded")
 
 
-def pack_file(body: list, strip: bool = False, version: int = F.FORMAT_VERSION) -> bytes:
-    """The bytes of a bytecode file for a body (list of sections)."""
-    body = list(body)
-    if strip:
-        body[8] = None
-    raw = msgpack.packb(body, use_bin_type=True)
-    return msgpack.packb([F.MAGIC, version, zlib.crc32(raw) & 0xFFFFFFFF, raw], use_bin_type=True)
+def pack_file(body: list, strip: bool = False) -> bytes:
+    """The container of a sequential program for a body
+    ``[name, consts, names, steps, retries, regions, finish, code, srcmap]``;
+    ``strip`` leaves the source map section out."""
+    name, consts, names, steps, retries, regions, finish, code, srcmap = body
+    sections = [("consts", consts), ("names", names), ("plan", [steps, finish]), ("retries", retries),
+                ("regions", regions), ("code", code)]
+    if not strip and srcmap is not None:
+        sections.append(("srcmap", srcmap))
+    return F.pack_container("sequential", name, sections)
 
 
 def assemble_body(workflow: Workflow) -> list:

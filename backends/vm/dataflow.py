@@ -2,18 +2,20 @@
 
 A dataflow program is the VM's form of an instruction workflow: the
 workflow's graphs as data (the same *plan* the Python backend generates)
-whose expressions are CEL bytecode blocks for :mod:`cel_vm`. Loading
-verifies every block and the plan, then turns each expression into a
-closure over the CEL machine; running hands the plan to the dataflow
+whose expressions are blocks of the VM's expression machine
+(:mod:`expr_vm`). Loading verifies every block and the plan, then turns
+each expression into a closure over the machine; running hands the plan to the dataflow
 scheduler (:mod:`rt_dag`) that the Python backend uses too, so both
 backends give the same run record.
 
-File layout (msgpack): ``[b"WFDF", version, crc32(body), body]``; the body
-is a map with ``workflow``, ``defaults``, ``reducers``, ``consts``,
-``names``, ``keys``, ``blocks``, ``exprs`` (``[block, params, slots]``)
-and ``graph`` (or null for a program of bare expressions).
+In the container (docs/bytecode.md) a dataflow program is a ``dataflow``
+program with the sections ``consts``, ``names``, ``keys``, ``code`` (the
+CEL blocks), ``exprs`` (``[block, params, slots]`` each) and ``plan`` (a
+map with ``defaults``, ``reducers``, ``input_schema`` and ``graph``, or
+nil for a program of bare expressions); the header holds the workflow's
+name.
 
-Standard library only (plus rt_cel, rt_dag, cel_vm and the VM's msgpack
+Standard library only (plus rt_cel, rt_dag, expr_vm and the VM's container
 reader); MicroPython-compatible.
 """
 
@@ -23,50 +25,19 @@ reader); MicroPython-compatible.
 try:
     from flowc.backends.python import rt_cel as _c
     from flowc.backends.python import rt_dag as _d
-    from flowc.backends.vm import cel_vm as _v
-    from flowc.backends.vm.vm import unpackb as _unpackb
+    from flowc.backends.vm import expr_vm as _v
+    from flowc.backends.vm import vm as _vm
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
-    import cel_vm as _v
+    import expr_vm as _v
     import rt_cel as _c
     import rt_dag as _d
 
-    from vm import unpackb as _unpackb
-
-try:
-    from zlib import crc32 as _crc32
-except ImportError:  # pragma: no cover - MicroPython
-    try:
-        from binascii import crc32 as _crc32
-    except ImportError:
-        _crc32 = None
-
-_CRC_TABLE = []
-
-
-def _crc(data):
-    """CRC-32 of ``data`` (zlib's), in pure Python where the library has none."""
-    if _crc32 is not None:
-        return _crc32(data) & 0xFFFFFFFF
-    if not _CRC_TABLE:
-        for n in range(256):
-            c = n
-            for _ in range(8):
-                c = (0xEDB88320 ^ (c >> 1)) if c & 1 else (c >> 1)
-            _CRC_TABLE.append(c)
-    c = 0xFFFFFFFF
-    for b in data:
-        c = _CRC_TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-MAGIC = b"WFDF"
-FORMAT_VERSION = 1
-SUPPORTED_VERSIONS = (1,)
-MAX_FILE_BYTES = 64 * 1024 * 1024
+    import vm as _vm
 
 _NODE_KEYS = ("id", "op", "kind", "deps", "branches", "goto", "on_timeout", "on_error", "attrs", "attr_order")
 
 
-class DataflowError(_v.CelVMError):
+class DataflowError(_vm.VerifyError):
     """A dataflow program that does not load (bad magic, checksum, shape or code)."""
 
 
@@ -85,36 +56,13 @@ def _const(encoded):
     return value
 
 
-def split(data):
-    """The body bytes of a dataflow program, after the magic, version and checksum checks."""
-    if not isinstance(data, (bytes, bytearray)):
-        raise DataflowError("a dataflow program must be bytes")
-    if len(data) > MAX_FILE_BYTES:
-        raise DataflowError("the program exceeds %d bytes" % MAX_FILE_BYTES)
-    if len(data) < 7 or bytes(data[3:7]) != MAGIC:
-        raise DataflowError("not a flowc dataflow program (bad magic)")
-    top = _unpackb(bytes(data))
-    if type(top) is not list or len(top) != 4 or top[0] != MAGIC:
-        raise DataflowError("the file must be an array of 4: magic, version, checksum, body")
-    if top[1] not in SUPPORTED_VERSIONS:
-        raise DataflowError("unsupported dataflow format version %r" % (top[1],))
-    body = top[3]
-    if type(body) is not bytes or top[2] != _crc(body):
-        raise DataflowError("checksum mismatch: the body is corrupt")
-    return body
-
-
-def is_dataflow(data):
-    return isinstance(data, (bytes, bytearray)) and len(data) >= 7 and bytes(data[3:7]) == MAGIC
-
-
 class Program:
     """A loaded, verified dataflow program."""
 
     def __init__(self, body):
         for key in ("consts", "names", "keys", "blocks", "exprs"):
             if type(body.get(key)) is not list:
-                raise DataflowError("the body has no %s list" % key)
+                raise DataflowError("section %s must be an array" % key)
         self.consts = [_const(c) for c in body["consts"]]
         self.names = body["names"]
         self.keys = body["keys"]
@@ -126,8 +74,6 @@ class Program:
             if type(n) is not str:
                 raise DataflowError("names and keys are strings")
         self.exprs = []
-        sizes = {"consts": len(self.consts), "names": len(self.names), "keys": len(self.keys),
-                 "blocks": len(blocks), "key_names": self.keys}
         slots_of = [0] * len(blocks)
         for e in body["exprs"]:
             if type(e) is not list or len(e) != 3 or not all(type(x) is int and x >= 0 for x in e) \
@@ -137,9 +83,8 @@ class Program:
             slots_of[e[0]] = max(slots_of[e[0]], e[2])
         # A macro body shares its caller's frame: verify every block against the largest frame.
         frame = max(slots_of) if slots_of else 0
-        for b in blocks:
-            _v.verify_block(b, sizes, frame)
-        self.machine = _v.Machine(self.consts, self.names, self.keys, blocks)
+        decoded = _v.verify(blocks, len(self.consts), self.names, self.keys, frame, "cel")
+        self.machine = _v.Machine(self.consts, self.names, self.keys, decoded)
         self.frame = frame
         self.workflow = body.get("workflow")
         graph = body.get("graph")
@@ -298,13 +243,28 @@ def _obj(v, what):
 
 
 def load(data):
-    """Decode and verify a dataflow program; DataflowError when it does not load."""
-    try:
-        body = _unpackb(split(data))
-        if not isinstance(body, dict):
-            raise DataflowError("the body must be a map")
-        return Program(body)
-    except _v.CelVMError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - malformed input must not escape as anything else
-        raise DataflowError("malformed dataflow program: " + type(exc).__name__ + ": " + str(exc))
+    """Decode and verify a dataflow program; VerifyError when it does not load."""
+    return _vm.guarded(_load, data)
+
+
+def _load(data):
+    model, name, table = _vm.open_container(data)
+    if model != "dataflow":
+        raise DataflowError("a %s program: this loader runs dataflow programs" % model)
+    return load_dataflow(data, name, table)
+
+
+def load_dataflow(data, name, table):
+    """The :class:`Program` of an opened container (vm.open_container)."""
+    plan = _vm.read_section(data, table, "plan")
+    if plan is None:
+        body = {"graph": None}
+    elif isinstance(plan, dict):
+        body = dict(plan)
+    else:
+        raise DataflowError("section plan must be a map or nil")
+    body["workflow"] = name
+    for key in ("consts", "names", "keys", "exprs"):
+        body[key] = _vm.read_section(data, table, key)
+    body["blocks"] = _vm.read_section(data, table, "code")
+    return Program(body)

@@ -1,20 +1,17 @@
 """IR -> a dataflow program for the VM (see :mod:`flowc.backends.vm.dataflow`).
 
 The plan is the one the Python backend generates (:mod:`flowc.backends.dag_plan`);
-each expression is compiled to CEL bytecode (:mod:`flowc.backends.vm.cel_assemble`)
+each expression is compiled to expression code (:mod:`flowc.backends.vm.expr_assemble`)
 and named by its index in the program's expression table. The same IR
 always gives the same bytes.
 """
 
 from __future__ import annotations
 
-import zlib
-
-import msgpack
 from flowc.backends.dag_plan import PlanError, build_plan
-from flowc.backends.vm import dataflow as D
+from flowc.backends.vm import format as F
 from flowc.backends.vm.assemble import AssembleError
-from flowc.backends.vm.cel_assemble import CelAssembleError, Tables, assemble_expression
+from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression
 from flowc.ir import expr as E
 from flowc.ir.workflow import Workflow
 
@@ -25,9 +22,15 @@ class DataflowAssembleError(AssembleError):
     """The workflow or expression can't be expressed as a dataflow program."""
 
 
-def _pack(body: dict) -> bytes:
-    data = msgpack.packb(body, use_bin_type=True)
-    return msgpack.packb([D.MAGIC, D.FORMAT_VERSION, zlib.crc32(data) & 0xFFFFFFFF, data], use_bin_type=True)
+def _pack(tables: _Exprs, plan: dict | None) -> bytes:
+    t = tables.tables
+    name = None
+    if plan is not None:
+        plan = dict(plan)
+        name = plan.pop("workflow")
+    return F.pack_container("dataflow", name, [
+        ("consts", t.consts), ("names", t.names), ("keys", t.keys), ("exprs", tables.exprs), ("plan", plan),
+        ("code", t.blocks)])
 
 
 class _Exprs:
@@ -38,14 +41,10 @@ class _Exprs:
     def add(self, expr: E.Expr, what: str = "expression") -> int:
         try:
             block, params, slots = assemble_expression(self.tables, expr)
-        except CelAssembleError as exc:
+        except ExprAssembleError as exc:
             raise DataflowAssembleError(f"{what}: {exc}") from None
         self.exprs.append([block, params, slots])
         return len(self.exprs) - 1
-
-    def body(self) -> dict:
-        t = self.tables
-        return {"consts": t.consts, "names": t.names, "keys": t.keys, "blocks": t.blocks, "exprs": self.exprs}
 
 
 def assemble_expressions(exprs: list[E.Expr]) -> bytes:
@@ -53,9 +52,7 @@ def assemble_expressions(exprs: list[E.Expr]) -> bytes:
     table = _Exprs()
     for e in exprs:
         table.add(e)
-    body = table.body()
-    body.update({"workflow": None, "defaults": {}, "reducers": {}, "graph": None})
-    return _pack(body)
+    return _pack(table, None)
 
 
 def assemble_dataflow(workflow: Workflow) -> bytes:
@@ -65,6 +62,4 @@ def assemble_dataflow(workflow: Workflow) -> bytes:
         plan = build_plan(workflow, table.add)
     except PlanError as exc:
         raise DataflowAssembleError(str(exc)) from None
-    body = table.body()
-    body.update(plan)
-    return _pack(body)
+    return _pack(table, plan)

@@ -1,9 +1,17 @@
-"""A readable listing of flowc bytecode: header, constants, names, steps,
-retry policies, regions, and the code with offsets and source lines.
+"""A readable listing of any flowc program (``flowc disasm``): the
+container's header and section table, then the program's plan and code.
 
-The bytecode is verified first (so every index in the listing resolves);
-the code is then decoded again from the bytes with the opcode table of
-:mod:`flowc.backends.vm.format`, independent of the VM's own tables.
+A sequential program lists its constants, names, steps (the plan), retry
+policies, regions and the code with offsets and source lines; a kernel
+program its roles and steps with the block of each parameter, then every
+block; a dataflow program its graphs with each node's expressions, then
+every CEL block.
+
+The program is verified first (so every index in the listing resolves);
+the sections are then decoded again from the bytes, and sequential code
+with the opcode table of :mod:`flowc.backends.vm.format`, independent of
+the VM's own tables. Every piece of program text passes ``shown`` (the
+listing is printed to a terminal).
 """
 
 from __future__ import annotations
@@ -13,6 +21,8 @@ import os
 
 from flowc.backends.vm import format as F
 from flowc.backends.vm import vm as V
+from flowc.backends.vm.device import load
+from flowc.backends.vm.expr_disasm import disassemble_block
 from flowc.termtext import shown
 
 __all__ = ["decode_code", "disassemble"]
@@ -86,16 +96,28 @@ def _source_lines(name: str, source_root: str | None) -> list[str] | None:
 
 
 def disassemble(data: bytes, source_root: str | None = None) -> str:
-    program = V.load(data)  # raises VerifyError
-    top = V.unpackb(bytes(data))
-    version, checksum, body = top[1], top[2], top[3]
-    sec = V.unpackb(body)
-    name, consts, names, steps, retries, regions, finish, code, srcmap = sec
+    """The listing of a program; VerifyError when it does not load."""
+    program = load(data)  # raises VerifyError
+    model, name, table = V.open_container(data)
+    sections = {sname: V.read_section(data, table, sname) for sname in table}
     lines = [
-        f"flowc bytecode, format version {version}",
+        f"flowc program, format version {data[4]}, scheduling model {model}",
         f"workflow: {_show(name)}",
-        f"size: {len(data)} bytes (body {len(body)}, code {len(code)}), checksum crc32 0x{checksum:08x}",
-        f"max stack depth: {program.max_stack}",
+        f"size: {len(data)} bytes, checksum crc32 0x{int.from_bytes(data[9:13], 'big'):08x}",
+        f"sections ({len(table)}):",
+    ]
+    for sname, (start, end) in table.items():
+        lines.append(f"  {sname:<8} {end - start:9,d} bytes at {start:#06x}")
+    body = {"sequential": _sequential, "kernel": _kernel, "dataflow": _dataflow}[model]
+    return "\n".join(lines + [""] + body(program, sections, source_root)) + "\n"
+
+
+def _sequential(program, sec: dict, source_root: str | None) -> list[str]:
+    consts, names, retries, regions, code = (sec[k] for k in ("consts", "names", "retries", "regions", "code"))
+    steps, finish = sec["plan"]
+    srcmap = sec.get("srcmap")
+    lines = [
+        f"code: {len(code)} bytes, max stack depth {program.max_stack}",
         f"source map: {_show(srcmap[0]) if srcmap else 'stripped'}",
         "",
         f"constants ({len(consts)}):",
@@ -132,27 +154,136 @@ def disassemble(data: bytes, source_root: str | None = None) -> str:
                     text = "  " + shown(source[line - 1].strip()[:80])
                 lines.append(f"        ; line {line}{text}")
                 last_line = line
-        parts = []
-        for kind, v in zip(spec.operands, operands):
-            if kind == "const" and spec.name in ("CHECK_INPUTS", "CHECK_OUTPUT"):
-                pairs = consts[v]
-                types = ", ".join(f"{_show(names[n], 30)}: {F.TYPES[t]}" for n, t in zip(pairs[::2], pairs[1::2]))
-                parts.append(f"#{v} {{{types}}}")
-            elif kind == "const":
-                parts.append(f"#{v} {_show(consts[v])}")
-            elif kind == "name":
-                parts.append(f"@{v} {_show(names[v])}")
-            elif kind == "target":
-                parts.append(f"-> {v:04x}")
-            elif kind == "step":
-                parts.append(f"s{v} {shown(names[steps[v][0]])}")
-            elif kind == "retry":
-                parts.append(f"r{v}" if v else "no retry")
-            elif kind == "root":
-                parts.append("$" + F.ROOTS[v])
-            elif kind == "state":
-                parts.append(F.STATES[v])
-            else:
-                parts.append(str(v))
+        parts = [_operand(kind, v, spec, consts, names, steps) for kind, v in zip(spec.operands, operands)]
         lines.append(f"  {at:04x}  {spec.name:<16} {', '.join(parts)}".rstrip())
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def _operand(kind: str, v: int, spec: F.Opcode, consts: list, names: list, steps: list) -> str:
+    if kind == "const" and spec.name in ("CHECK_INPUTS", "CHECK_OUTPUT"):
+        pairs = consts[v]
+        types = ", ".join(f"{_show(names[n], 30)}: {F.TYPES[t]}" for n, t in zip(pairs[::2], pairs[1::2]))
+        return f"#{v} {{{types}}}"
+    if kind == "const":
+        return f"#{v} {_show(consts[v])}"
+    if kind == "name":
+        return f"@{v} {_show(names[v])}"
+    if kind == "target":
+        return f"-> {v:04x}"
+    if kind == "step":
+        return f"s{v} {shown(names[steps[v][0]])}"
+    if kind == "retry":
+        return f"r{v}" if v else "no retry"
+    if kind == "root":
+        return "$" + F.ROOTS[v]
+    if kind == "state":
+        return F.STATES[v]
+    return str(v)
+
+
+# ---------------------------------------------------------------- kernel (aevatar)
+
+def _kernel(_program, sec: dict, _source_root: str | None) -> list[str]:
+    roles, steps = sec["plan"]
+    out = []
+    if roles:
+        out.append("roles:")
+        for rid, config in roles.items():
+            out.append(f"  {shown(rid)}: {shown(json.dumps(config, ensure_ascii=False))}")
+        out.append("")
+    out.append(f"steps ({len(steps)}):")
+    for row in steps:
+        out.append(_step_line(row, "  "))
+        _params(row[3], "      ", out)
+        if row[10] is not None:
+            out.append(f"      condition: b{row[10]}")
+        if row[6] is not None:
+            out.append(f"      next -> {shown(row[6])}")
+        for key, target in row[7]:
+            out.append(f"      branch {shown(repr(key))} -> {shown(target)}")
+        if row[8] is not None:
+            count, delay, mode = row[8]
+            out.append(f"      retry {count} x {delay} ms{' (exponential)' if mode == 2 else ''}")
+        if row[9] is not None:
+            action, target, default = row[9]
+            detail = f" -> {shown(target)}" if target is not None else ""
+            detail += f" default {_show(default, 48)}" if default is not None else ""
+            out.append(f"      on_error {shown(action)}{detail}")
+        if len(row) > 12 and row[12] is not None:
+            out.append(f"      timeout {row[12]} ms")
+        for name, subs in (row[11] or {}).items():
+            out.append(f"      region {shown(name)}:")
+            for sub in subs:
+                out.append(_step_line(sub, "        "))
+                _params(sub[3], "            ", out)
+    for b, code in enumerate(sec["code"]):
+        out.append("")
+        out.append(f"block {b}:")
+        out += ["  " + line for line in disassemble_block(
+            code, lambda c: _show(sec["consts"][c], 48), lambda n: shown(sec["names"][n]),
+            lambda k: shown(sec["names"][k]))]
+    return out
+
+
+def _params(params: list, indent: str, out: list[str]) -> None:
+    for name, block in params:
+        out.append(f"{indent}{shown(name)} = b{block}")
+
+
+def _step_line(row: list, indent: str) -> str:
+    line = f"{indent}{shown(row[0])}: {shown(row[1])}"
+    if row[2] is not None:
+        line += f" (role {shown(row[2])})"
+    if row[4] is not None:
+        line += f" -> {shown(row[4])} {shown(row[5])}"
+    return line
+
+
+# ---------------------------------------------------------------- dataflow (instruction)
+
+def _dataflow(_program, sec: dict, _source_root: str | None) -> list[str]:
+    out = []
+    plan = sec["plan"]
+    if plan is not None and plan.get("graph") is not None:
+        out.append("graph:")
+        _graph(plan["graph"], "  ", out)
+        out.append("")
+    out.append(f"expressions ({len(sec['exprs'])}):")
+    for i, (block, params, slots) in enumerate(sec["exprs"]):
+        out.append(f"  e{i}: block {block}, {params} parameters, {slots} slots")
+    for b, code in enumerate(sec["code"]):
+        out.append("")
+        out.append(f"block {b}:")
+        out += ["  " + line for line in disassemble_block(
+            code, lambda c: _cel_const(sec, c), lambda n: shown(sec["names"][n]), lambda k: shown(sec["keys"][k]))]
+    return out
+
+
+def _cel_const(sec: dict, value: int) -> str:
+    tag, v = sec["consts"][value]
+    shown_value = repr(v) if tag == "v" else (f"{v}u" if tag == "u" else f"b{v!r}")
+    return shown(shown_value[:40])
+
+
+def _graph(graph: dict, indent: str, out: list[str]) -> None:
+    for node in graph["nodes"]:
+        line = f"{indent}{shown(node['id'])}: {shown(node['op'])} ({shown(node['kind'])})"
+        if node["deps"]:
+            line += " after " + ", ".join(shown(d) for d in node["deps"])
+        out.append(line)
+        exprs = []
+        if node.get("guard") is not None:
+            exprs.append(f"when=e{node['guard']}")
+        if node.get("over") is not None:
+            exprs.append(f"over=e{node['over']}")
+        exprs += [f"{shown(k)}=e{v}" for k, v in node["attrs"].items()]
+        if exprs:
+            out.append(f"{indent}    " + " ".join(exprs))
+        for label, target in node["branches"]:
+            out.append(f"{indent}    case {shown(repr(label))} -> {shown(target)}")
+        for key in ("goto", "on_timeout"):
+            if node.get(key):
+                out.append(f"{indent}    {key} -> {shown(node[key])}")
+        for name, region in node.get("regions") or ():
+            out.append(f"{indent}    region {shown(name)} (sinks: {', '.join(shown(x) for x in region['sinks'])})")
+            _graph(region, indent + "        ", out)

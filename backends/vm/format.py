@@ -1,8 +1,8 @@
 """The bytecode format as data: the opcode table, the file layout and limits.
 
 The assembler, the disassembler, the docs (docs/bytecode.md) and the tests
-read this module. The VM (:mod:`flowc.backends.vm.vm`) is standalone and
-keeps its own copy of the numbers; ``tests/test_vm_format.py`` checks that
+read this module. The VM (:mod:`flowc.backends.vm.vm`) imports nothing of
+flowc but the kernel and keeps its own copy of the numbers; ``tests/test_vm_format.py`` checks that
 the two agree.
 
 Operand kinds (each operand is one unsigned LEB128 varint in the code):
@@ -31,20 +31,30 @@ one (``None``: same as fall-through).
 
 from __future__ import annotations
 
+import zlib
+from typing import Any
+
 import attrs
+import msgpack
 from flowc.ir.limits import (  # noqa: F401 - the VM's fuel defaults, re-exported
     DEFAULT_MAX_HOST_CALLS,
     DEFAULT_MAX_INSTRUCTIONS,
     DEFAULT_MAX_ITERATIONS,
 )
 
-MAGIC = b"WFBC"
-FORMAT_VERSION = 2
+# The container every program kind shares (docs/bytecode.md section 1).
+MAGIC = b"FLWC"
+FORMAT_VERSION = 1
 # Versions this VM runs (a VM refuses every other).
-SUPPORTED_VERSIONS = (2,)
-
-# Body sections, by position in the body array.
-SECTIONS = ("name", "consts", "names", "steps", "retries", "regions", "finish", "code", "srcmap")
+SUPPORTED_VERSIONS = (1,)
+# Scheduling models, as DialectProfile.scheduling names them.
+MODELS = ("sequential", "kernel", "dataflow")
+# model -> (sections it must hold, sections it may hold); the writers emit them in this order.
+MODEL_SECTIONS = {
+    "sequential": (("consts", "names", "plan", "retries", "regions", "code"), ("srcmap",)),
+    "kernel": (("consts", "names", "plan", "code"), ()),
+    "dataflow": (("consts", "names", "keys", "exprs", "plan", "code"), ()),
+}
 
 # Step flags (bit field in each step table row).
 STEP_BRANCH_TARGET = 1
@@ -57,12 +67,26 @@ TYPES = ("string", "int", "float", "boolean", "array", "object")
 # Limits a VM enforces while loading (all inclusive).
 LIMITS = {
     "file_bytes": 64 * 1024 * 1024,
+    "header_bytes": 65536,   # the container header (model, name, section table)
+    "sections": 16,          # rows in the section table
     "nesting": 100,          # msgpack container nesting in the constant pool
     "stack": 131072,         # the value stack's maximum depth, as verified
     "call_depth": 256,       # nested RUN frames at run time
 }
 
 # Fuel defaults (per run; configurable) are flowc.ir.limits' figures, imported above.
+
+
+def pack_container(model: str, name: str | None, sections: list[tuple[str, Any]]) -> bytes:
+    """The bytes of a program: magic, version, header, then each section
+    as one msgpack document. The same arguments give the same bytes."""
+    required, optional = MODEL_SECTIONS[model]
+    blobs = [(sname, msgpack.packb(value, use_bin_type=True)) for sname, value in sections]
+    assert [s for s, _ in blobs if s in required] == list(required), "sections out of order or missing"
+    assert all(s in required or s in optional for s, _ in blobs), "a section the model does not have"
+    header = msgpack.packb([model, name, [[sname, len(blob)] for sname, blob in blobs]], use_bin_type=True)
+    rest = header + b"".join(blob for _, blob in blobs)
+    return MAGIC + bytes([FORMAT_VERSION]) + len(header).to_bytes(4, "big") + zlib.crc32(rest).to_bytes(4, "big") + rest
 
 
 @attrs.frozen

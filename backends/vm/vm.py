@@ -1,17 +1,25 @@
 """The flowc VM: loads, verifies and runs flowc bytecode (docs/bytecode.md).
 
 One module, standard library only (``msgpack`` is used when installed; a
-minimal decoder is built in). It runs unmodified on MicroPython: no typing,
-dataclasses, attrs or f-strings, no ``re``; objects are OrderedDicts where
-plain dicts forget their order.
+minimal decoder is built in), on flowc's sans-I/O kernel (runtime/kernel.py
+and runtime/drivers.py, standard library only too; copied side by side
+elsewhere). It runs unmodified on MicroPython: no typing, dataclasses, attrs
+or f-strings, no ``re``; objects are OrderedDicts where plain dicts forget
+their order.
 
     program = load(data)            # decode + verify, or raise VerifyError
     record = program.run(inputs, host)
+    record = program.run_virtual(inputs, script)   # a virtual clock (drivers.VirtualHost)
+    record = await program.run_async(inputs, host) # asyncio (CPython)
 
 ``host`` has ``call(capability, name, args)`` and ``sleep(ms)``; an exception
 with a true ``retriable`` attribute is a tool error (retried by a step's
 retry policy), any other exception a host failure. The record is
 ``{"status", "outputs", "error", "steps", "calls", "sleeps_ms"}``.
+
+The interpreter loop is a kernel task (:class:`SkillVMRun`): a host call
+yields a ``Call`` request and a pause a ``Sleep``, which a driver answers
+(docs/runtime.md); ``program.new_run(inputs)`` is such a run, not started.
 
 The WorkflowSkill value semantics below are the algorithms of
 ``flowc.backends.python.runtime`` (tests check they agree), restated without
@@ -47,16 +55,33 @@ try:
 except ImportError:  # pragma: no cover
     _gc = None
 
+try:
+    from flowc.runtime import drivers as _drivers
+    from flowc.runtime.kernel import Call, Kernel, Sleep
+except ImportError:  # pragma: no cover - copies side by side on MicroPython
+    import drivers as _drivers
+    from kernel import Call, Kernel, Sleep
+
 _MICRO = sys.implementation.name == "micropython"
 # Objects must keep insertion order (JSON key order, "the first array input").
 _Obj = _OrderedDict if _MICRO else dict
 
-MAGIC = b"WFBC"
-FORMAT_VERSION = 2
-SUPPORTED_VERSIONS = (2,)
+# The container (docs/bytecode.md section 1): must equal flowc.backends.vm.format's (a test checks).
+MAGIC = b"FLWC"
+FORMAT_VERSION = 1
+SUPPORTED_VERSIONS = (1,)
+MODELS = ("sequential", "kernel", "dataflow")
+# model -> (sections it must hold, sections it may hold)
+MODEL_SECTIONS = {
+    "sequential": (("consts", "names", "plan", "retries", "regions", "code"), ("srcmap",)),
+    "kernel": (("consts", "names", "plan", "code"), ()),
+    "dataflow": (("consts", "names", "keys", "exprs", "plan", "code"), ()),
+}
 BRANCH_TARGET = 1
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_HEADER_BYTES = 65536
+MAX_SECTIONS = 16
 MAX_NESTING = 100
 MAX_STACK = 131072  # >= MAX_EXPR_DEPTH * (2 * MAX_EXPR_ITEMS + 1) of ir/limits.py (a test checks)
 MAX_CALL_DEPTH = 256
@@ -1087,31 +1112,102 @@ def _check_const(v, depth):
     raise VerifyError("a constant is of an unsupported type (%s)" % type(v).__name__)
 
 
-def split_file(data):
-    """The (version, body bytes) of a bytecode file, checked: magic, known
-    version, checksum."""
+def open_container(data):
+    """The header of a flowc program, checked: ``(model, name, table)``, the
+    table mapping each section's name to ``(start, end)`` in data. Magic,
+    version, the checksum of everything after the fixed part (so no
+    corrupted byte loads, also in a section this loader skips), the header
+    and the section table's bounds are checked here, once; a section is
+    decoded only when it is read (:func:`read_section`)."""
     if not isinstance(data, (bytes, bytearray)):
-        raise VerifyError("bytecode must be bytes")
-    if len(data) > MAX_FILE_BYTES:
-        raise VerifyError("bytecode of %d bytes exceeds the limit of %d" % (len(data), MAX_FILE_BYTES))
-    if len(data) < 7 or bytes(data[0:3]) != b"\x94\xc4\x04" or bytes(data[3:7]) != MAGIC:
-        raise VerifyError("not flowc bytecode (bad magic)")
-    top = unpackb(bytes(data))
-    if type(top) is not list or len(top) != 4:
-        raise VerifyError("the file must be an array of 4: magic, version, checksum, body")
-    version = top[1]
-    if type(version) is not int:
-        raise VerifyError("the format version must be an integer")
+        raise VerifyError("a flowc program must be bytes")
+    n = len(data)
+    if n > MAX_FILE_BYTES:
+        raise VerifyError("a program of %d bytes exceeds the limit of %d" % (n, MAX_FILE_BYTES))
+    if n < 13 or bytes(data[0:4]) != MAGIC:
+        raise VerifyError("not a flowc program (bad magic)")
+    version = data[4]
     if version not in SUPPORTED_VERSIONS:
-        raise VerifyError("unsupported bytecode format version %d (this VM runs %s)"
+        raise VerifyError("unsupported format version %d (this VM runs %s)"
                           % (version, ", ".join([str(v) for v in SUPPORTED_VERSIONS])))
-    checksum = top[2]
-    body = top[3]
-    if type(body) is not bytes:
-        raise VerifyError("the body must be msgpack bin")
-    if type(checksum) is not int or checksum != _crc(body):
-        raise VerifyError("checksum mismatch: the body is corrupt")
-    return version, body
+    hlen = _u32(data, 5)
+    if hlen > MAX_HEADER_BYTES or 13 + hlen > n:
+        raise VerifyError("a header of %d bytes does not fit (limit %d, %d bytes left)"
+                          % (hlen, MAX_HEADER_BYTES, n - 13))
+    if _crc(bytes(data[13:])) != _u32(data, 9):
+        raise VerifyError("checksum mismatch: the program is corrupt")
+    header = unpackb(bytes(data[13:13 + hlen]))
+    if type(header) is not list or len(header) != 3:
+        raise VerifyError("the header must be an array of 3: model, name, sections")
+    model, name, rows = header
+    if type(model) is not str or model not in MODELS:
+        raise VerifyError("unknown scheduling model %s (known: %s)" % (_short(model), ", ".join(MODELS)))
+    if name is not None and type(name) is not str:
+        raise VerifyError("the program name must be a string or nil")
+    if type(rows) is not list or len(rows) > MAX_SECTIONS:
+        raise VerifyError("the section table must be an array of at most %d rows" % MAX_SECTIONS)
+    required, optional = MODEL_SECTIONS[model]
+    table = {}
+    pos = 13 + hlen
+    for row in rows:
+        if type(row) is not list or len(row) != 2 or type(row[0]) is not str:
+            raise VerifyError("a section table row must be [name, length]")
+        sname = row[0]
+        if sname in table:
+            raise VerifyError("section %s appears twice" % _short(sname))
+        if sname not in required and sname not in optional:
+            raise VerifyError("a %s program has no section %s" % (model, _short(sname)))
+        length = _int(row[1], "the length of section " + sname, 0, n)
+        if pos + length > n:
+            raise VerifyError("section %s runs past the end of the program" % sname)
+        table[sname] = (pos, pos + length)
+        pos += length
+    if pos != n:
+        raise VerifyError("%d bytes after the last section" % (n - pos))
+    for sname in required:
+        if sname not in table:
+            raise VerifyError("a %s program needs a section %s" % (model, sname))
+    return model, name, table
+
+
+def _u32(data, at):
+    return (data[at] << 24) | (data[at + 1] << 16) | (data[at + 2] << 8) | data[at + 3]
+
+
+def read_section(data, table, name):
+    """Section ``name`` of an opened container, decoded (one msgpack
+    document); None when the program has no such section."""
+    where = table.get(name)
+    if where is None:
+        return None
+    return unpackb(bytes(data[where[0]:where[1]]))
+
+
+def guarded(fn, *args):
+    """fn(*args), every failure a VerifyError: a loader bug or an exhausted
+    interpreter must not escape as anything else. The cyclic collector is
+    paused meanwhile (loading allocates many small acyclic objects)."""
+    # Pausing CPython's cyclic collector saves a third of the time.
+    # MicroPython has one collector, the only one that frees memory:
+    # paused, a load on a small heap fails with garbage of earlier runs.
+    paused = not _MICRO and _gc is not None and _gc.isenabled()
+    if paused:
+        _gc.disable()
+    try:
+        return fn(*args)
+    except VerifyError:
+        raise
+    except VMError as exc:
+        raise VerifyError(str(exc))
+    except _RecursionError:
+        raise VerifyError("the program nests too deeply")
+    except MemoryError:
+        raise VerifyError("the program is too large to load")
+    except Exception as exc:  # noqa: BLE001 - a decoder bug must not escape as anything else
+        raise VerifyError("malformed program: " + type(exc).__name__ + ": " + str(exc))
+    finally:
+        if paused:
+            _gc.enable()
 
 
 try:
@@ -1121,27 +1217,27 @@ except NameError:  # pragma: no cover - MicroPython
 
 
 def load(data):
-    """Decode and verify bytecode; return a :class:`Program` or raise VerifyError."""
-    # The pass allocates a tuple per instruction and no cycles: pausing the
-    # cyclic collector saves a third of the time.
-    paused = _gc is not None and _gc.isenabled()
-    if paused:
-        _gc.disable()
-    try:
-        body = split_file(data)[1]
-        sections = unpackb(body)
-        return _verify(sections)
-    except VMError:
-        raise
-    except _RecursionError:
-        raise VerifyError("bytecode nests too deeply")
-    except MemoryError:
-        raise VerifyError("bytecode too large to load")
-    except Exception as exc:  # noqa: BLE001 - a decoder bug must not escape as anything else
-        raise VerifyError("malformed bytecode: " + type(exc).__name__ + ": " + str(exc))
-    finally:
-        if paused:
-            _gc.enable()
+    """Decode and verify a sequential program; return a :class:`Program` or
+    raise VerifyError. (flowc.backends.vm.load runs every model.)"""
+    return guarded(_load, data)
+
+
+def _load(data):
+    model, name, table = open_container(data)
+    if model != "sequential":
+        raise VerifyError("a %s program: this loader runs sequential programs" % model)
+    return load_sequential(data, name, table)
+
+
+def load_sequential(data, name, table):
+    """A :class:`Program` of an opened container (:func:`open_container`).
+    The source map is not read: the VM has no use for it."""
+    plan = read_section(data, table, "plan")
+    if type(plan) is not list or len(plan) != 2:
+        raise VerifyError("section plan must be [steps, finish]")
+    return _verify([name, read_section(data, table, "consts"), read_section(data, table, "names"), plan[0],
+                    read_section(data, table, "retries"), read_section(data, table, "regions"), plan[1],
+                    read_section(data, table, "code"), None])
 
 
 def _read_varint(code, p, end):
@@ -1588,10 +1684,31 @@ class Program(object):
         """The number of instructions."""
         return len(self.code) - self.code.count(None)
 
+    def new_run(self, inputs, max_instructions=None, max_iterations=None, max_host_calls=None):
+        """The run on the sans-I/O kernel, not started: a driver (or a caller
+        by hand) answers its requests; ``record()`` is the run record once it
+        has finished. Raises TypeError when ``inputs`` is not a dict."""
+        return SkillVMRun(self, inputs, max_instructions, max_iterations, max_host_calls)
+
     def run(self, inputs, host, max_instructions=None, max_iterations=None, max_host_calls=None):
         """Run with ``inputs`` (a dict) against ``host``; return the run record.
         Past a budget (None: the default) the run fails with "fuel exhausted"."""
-        return _Run(self, host, max_instructions, max_iterations, max_host_calls).run(inputs)
+        return _drivers.drive_sync(self.new_run(inputs, max_instructions, max_iterations, max_host_calls), host)
+
+    def run_async(self, inputs, host, max_instructions=None, max_iterations=None, max_host_calls=None):
+        """A coroutine: the run record, driven by asyncio (``host.call`` and
+        ``host.sleep`` may be coroutines); the steps still run one after another."""
+        from flowc.runtime.aio import drive_async  # CPython only: MicroPython has no such asyncio
+
+        return drive_async(self.new_run(inputs, max_instructions, max_iterations, max_host_calls), host)
+
+    def run_virtual(self, inputs, script, max_instructions=None, max_iterations=None, max_host_calls=None):
+        """The run record on a virtual clock (``script``: see
+        flowc.runtime.drivers.VirtualHost, or an object with its ``answer``);
+        its steps carry ``start_ms``/``end_ms``."""
+        host = script if hasattr(script, "answer") else _drivers.VirtualHost(script)
+        return _drivers.drive_virtual(self.new_run(inputs, max_instructions, max_iterations, max_host_calls),
+                                      host)
 
 
 class _Iter(object):
@@ -2230,11 +2347,40 @@ def _fast_loop(loop, it, env, fuel, iters):
     return fuel - done * cost, iters - done
 
 
-class _Run(object):
+def _answer_message(answer):
+    """The message of a failed request's answer: what error_message gives
+    for the host's exception (its type's name when empty); the Python
+    backend's runtime.answer_message."""
+    message = answer.message
+    if type(message) is not str:
+        message = str(message)
+    return message or getattr(answer, "type_name", None) or answer.kind
 
-    def __init__(self, program, host, max_instructions, max_iterations, max_host_calls=None):
+
+def _answer_retriable(answer):
+    """Is the failure a tool error, retried under the step's retry? (the
+    Python backend's runtime.answer_retriable)."""
+    return getattr(answer, "retriable", answer.kind == "error")
+
+
+class SkillVMRun(Kernel):
+    """One run of a WorkflowSkill program on the sans-I/O kernel
+    (flowc.runtime.kernel): a single task, the interpreter loop
+    (:meth:`execute`, a generator), which yields a ``Call`` at each CALL
+    instruction and a ``Sleep`` for a retry's backoff and an each's delay,
+    and reads the driver's answers as the Python backend's ``Run.call``
+    does. The dialect is sequential: one request at a time, whatever the
+    driver. ``record()`` is the run record once the run has finished."""
+
+    def __init__(self, program, inputs, max_instructions=None, max_iterations=None, max_host_calls=None):
+        Kernel.__init__(self)
+        if not isinstance(inputs, dict):
+            raise TypeError("the inputs of a run must be a dict, not " + type(inputs).__name__)
+        env_inputs = _Obj()
+        for k in inputs:
+            env_inputs[k] = inputs[k]
         self.p = program
-        self.host = host
+        self.inputs = env_inputs
         self.max_instructions = DEFAULT_MAX_INSTRUCTIONS if max_instructions is None else max_instructions
         self.max_iterations = DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations
         self.max_host_calls = DEFAULT_MAX_HOST_CALLS if max_host_calls is None else max_host_calls
@@ -2249,15 +2395,39 @@ class _Run(object):
         self.halted = False
         self.exited = False
         self.exit_output = None
+        self.outputs = None         # the workflow outputs, once the run has finished
+        self.fuel_left = None       # instruction fuel left at FINISH
         self.cur = -1
+        self.began = None           # a clock only: the virtual time the current step began at
+        self.branch_records = None  # a clock only: a conditional's record, to end after its arm
 
-    def record(self, sid, status, reason):
+    def start(self):
+        return Kernel.start(self, self._main())
+
+    def _main(self):
+        try:
+            outputs = yield from self.execute(self.inputs)
+        except (_Fuel,) + _STEP_ERRORS as exc:  # only hand-written bytecode leaves errors uncaught
+            self.status = "failed"
+            e = _Obj()
+            e["message"] = error_message(exc)
+            e["step"] = self.p.steps[self.cur][0] if self.cur >= 0 else None
+            self.error = e
+            outputs = _Obj()
+        self.outputs = outputs
+
+    def add_record(self, sid, status, reason):
         rec = _Obj()
         rec["id"] = sid
         rec["status"] = status
         if reason is not None:
             rec["reason"] = reason
+        if self.began is not None:  # a virtual clock: when the step ran
+            rec["start_ms"] = self.began
+            rec["end_ms"] = self.now
         self.records.append(rec)
+        self.note("step_end", sid, status, reason)
+        return rec
 
     def set_output(self, sid, v):
         slot = _Obj()
@@ -2272,12 +2442,21 @@ class _Run(object):
         v = slot.get("output")
         return None if v is MISSING else v
 
+    # effects: generators, ``yield from`` them (the kernel answers their requests)
     def sleep(self, ms):
+        """Ask the driver to pause; a pause the host fails to make fails the step."""
         ms = _whole(ms)
         self.sleeps.append(ms)
-        self.host.sleep(ms)
+        answer = yield Sleep(ms)
+        if answer.kind != "result":
+            raise _StepError(_answer_message(answer))
 
     def call(self, capability, name, args, retry):
+        """Call the host; ``retry`` is ``(max_retries, delay_ms, backoff)``.
+        Only a tool error (an ``Error`` answer) is retried, with a Sleep for
+        the backoff; it fails the step as ``<Capability> "<name>": <message>``.
+        Any other answer fails the step with its own message. WorkflowSkill
+        has no call timeout."""
         args = compact(args)
         attempts = 0
         while True:
@@ -2289,24 +2468,23 @@ class _Run(object):
             call["name"] = name
             call["args"] = args
             self.calls.append(call)
-            try:
-                return self.host.call(capability, name, args)
-            except Exception as exc:  # noqa: BLE001 - every host failure fails the step
-                message = error_message(exc)
-                if getattr(exc, "retriable", False) is not True:
-                    raise _StepError(message)
-                if retry is None or attempts >= retry[0]:
-                    raise _StepError(capability[:1].upper() + capability[1:] + ' "' + name + '": '
-                                     + message)
+            answer = yield Call(capability, name, args)
+            if answer.kind == "result":
+                return answer.value
+            message = _answer_message(answer)
+            if not _answer_retriable(answer):
+                raise _StepError(message)
+            if retry is None or attempts >= retry[0]:
+                raise _StepError(capability[:1].upper() + capability[1:] + ' "' + name + '": ' + message)
             attempts += 1
-            self.sleep(_retry_sleep(retry[1], retry[2], attempts))
+            yield from self.sleep(_retry_sleep(retry[1], retry[2], attempts))
 
     def fail(self, message, output, ignore):
         sid = self.p.steps[self.cur][0]
         slot = _Obj()
         slot["output"] = output
         self.ctx[sid] = slot
-        self.record(sid, "failed", None)
+        self.add_record(sid, "failed", None)
         if not ignore:
             self.status = "failed"
             e = _Obj()
@@ -2315,21 +2493,12 @@ class _Run(object):
             self.error = e
             self.halted = True
 
-    def run(self, inputs):
-        if not isinstance(inputs, dict):
-            raise TypeError("the inputs of a run must be a dict, not " + type(inputs).__name__)
-        env_inputs = _Obj()
-        for k in inputs:
-            env_inputs[k] = inputs[k]
-        try:
-            outputs = self.execute(env_inputs)
-        except (_Fuel,) + _STEP_ERRORS as exc:  # only hand-written bytecode leaves errors uncaught
-            self.status = "failed"
-            e = _Obj()
-            e["message"] = error_message(exc)
-            e["step"] = self.p.steps[self.cur][0] if self.cur >= 0 else None
-            self.error = e
-            outputs = _Obj()
+    def record(self):
+        """The run record: ``{"status", "outputs", "error", "steps", "calls",
+        "sleeps_ms"}`` (the steps not run are recorded as skipped). What no
+        step catches (a bug, not a step's failure) is raised here."""
+        if self.finished:
+            self.outcome()
         steps = list(self.records)
         recorded = {r["id"] for r in steps}
         for row in self.p.steps:
@@ -2341,7 +2510,7 @@ class _Run(object):
                 steps.append(r)
         rec = _Obj()
         rec["status"] = self.status
-        rec["outputs"] = outputs
+        rec["outputs"] = _Obj() if self.outputs is None else self.outputs
         rec["error"] = self.error
         rec["steps"] = steps
         rec["calls"] = self.calls
@@ -2415,7 +2584,7 @@ class _Run(object):
                             if iters < 0:
                                 raise _Fuel("fuel exhausted: more than %d iterations" % self.max_iterations)
                             if i > 0 and b:
-                                self.sleep(b)
+                                yield from self.sleep(b)
                             item = it.items[i]
                             index = i
                             it.i = i + 1
@@ -2516,6 +2685,10 @@ class _Run(object):
                             pc = a
                     elif op == STEP:
                         self.cur = cur = a
+                        if self.now is not None:  # a virtual clock: the step's record gets its start
+                            self.began = self.now
+                        if self.events is not None:  # observed (a trace)
+                            self.events.append(("step_start", self.p.steps[a][0]))
                     elif op == RUN:
                         if len(frames) >= MAX_CALL_DEPTH:
                             raise _Fuel("call depth exceeds %d" % MAX_CALL_DEPTH)
@@ -2531,7 +2704,7 @@ class _Run(object):
                     elif op == DONE:
                         sid = steps[cur][0]
                         self.set_output(sid, pop())
-                        self.record(sid, "success", None)
+                        self.add_record(sid, "success", None)
                     elif op == SET_RESULT:
                         result = pop()
                     elif op == CHECK_OUTPUT:
@@ -2543,7 +2716,7 @@ class _Run(object):
                                     raise _StepError('Step "' + steps[cur][0] + '" output "' + name
                                                      + '": expected ' + kind + ", got " + got)
                     elif op == CALL:
-                        stack[-1] = self.call(a, b, stack[-1], c)
+                        stack[-1] = yield from self.call(a, b, stack[-1], c)
                     elif op == TRANSFORM_INPUT:
                         stack[-1] = transform_input(stack[-1])
                     elif op == WRAP:
@@ -2555,11 +2728,17 @@ class _Run(object):
                     elif op == SKIP:
                         sid = steps[cur][0]
                         self.set_output(sid, None)
-                        self.record(sid, "skipped", _GUARD_FALSE)
-                    elif op == RECORD:
-                        self.record(steps[cur][0], "success", None)
-                    elif op == SET_OUTPUT:
+                        self.add_record(sid, "skipped", _GUARD_FALSE)
+                    elif op == RECORD:  # a conditional chose its arm
+                        rec = self.add_record(steps[cur][0], "success", None)
+                        if self.began is not None:  # on a clock it ends when its arm does
+                            if self.branch_records is None:
+                                self.branch_records = {}
+                            self.branch_records[cur] = rec
+                    elif op == SET_OUTPUT:  # after the arm: the conditional's output
                         self.set_output(steps[cur][0], pop())
+                        if self.branch_records is not None and cur in self.branch_records:
+                            self.branch_records.pop(cur)["end_ms"] = self.now
                     elif op == SET_FINAL:
                         self.last = self.output_or_null(steps[a][0])
                     elif op == FAIL:
@@ -2582,7 +2761,7 @@ class _Run(object):
                         v = pop()
                         sid = steps[cur][0]
                         self.set_output(sid, v)
-                        self.record(sid, "success", None)
+                        self.add_record(sid, "success", None)
                         self.exited = True
                         self.halted = True
                         self.exit_output = v

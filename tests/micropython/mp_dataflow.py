@@ -1,13 +1,11 @@
 """MicroPython side of the dataflow portability test: a small scripted host
 (answers "capability:name" keys; a list answers in turn; {"error": msg} is a
-tool error) and the job loop. Prints one JSON line per job."""
+tool error) and the job loop, with the VM bundle (flowc_vm.py) beside it.
+Prints one JSON line per job."""
 
 import json
 
-import dataflow
-import rt_cel
-
-import vm
+import flowc_vm as V
 
 
 class ToolError(Exception):
@@ -42,10 +40,10 @@ class Host:
 
 def main(path):
     with open(path, "rb") as fh:
-        jobs = vm.unpackb(fh.read())
+        jobs = V.unpackb(fh.read())
     for name, data, inputs, script, trigger, payload in jobs:
         try:
-            record = dataflow.load(data).run(inputs, Host(script), trigger, payload)
-            print(json.dumps({"name": name, "record": rt_cel.to_json(record)}))
+            record = V.load(data).run(inputs, Host(script), trigger, payload)
+            print(json.dumps({"name": name, "record": V.to_json(record)}))
         except Exception as exc:  # noqa: BLE001 - reported as data
             print(json.dumps({"name": name, "error": type(exc).__name__ + ": " + str(exc)}))

@@ -3,10 +3,10 @@
 //
 //   node run_dataflow.mjs DRIVER_PY JOBS_BIN MODULE_PY...
 //
-// Each MODULE_PY (rt_cel.py, rt_dag.py, vm.py, cel_vm.py, dataflow.py and the
-// kernel: kernel.py, dag.py, drivers.py) is
-// copied unmodified into MicroPython's file system under its own name;
-// DRIVER_PY is mp_dataflow.py; JOBS_BIN is a msgpack array of
+// Each MODULE_PY (the VM bundle flowc_vm.py, written by python -m flowc.vm
+// --bundle, and helpers such as mp_host.py) is copied into MicroPython's
+// file system under its own name; DRIVER_PY is mp_dataflow.py (or another
+// driver with a main(path)); JOBS_BIN is a msgpack array of
 // [name, program, inputs, host script, trigger, payload] jobs. Prints one
 // JSON line per job: {"name": ..., "record": ...} or {"name": ..., "error": ...}.
 import fs from "node:fs";

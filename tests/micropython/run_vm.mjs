@@ -1,17 +1,18 @@
 // Runs flowc bytecode on MicroPython (the official WebAssembly port) under node.
 //
-//   node run_vm.mjs VM_PY HOST_PY JOBS_BIN
+//   node run_vm.mjs VM_PY HOST_PY JOBS_BIN MODULE_PY...
 //
-// VM_PY is backends/vm/vm.py, copied unmodified into MicroPython's file
-// system; HOST_PY is mp_host.py (a scripted host for MicroPython); JOBS_BIN
+// VM_PY is the VM bundle (python -m flowc.vm --bundle DIR), written as
+// /flowc_vm.py into MicroPython's file system; HOST_PY is mp_host.py (a scripted host for MicroPython); JOBS_BIN
 // is a msgpack array of [name, bytecode, inputs, host script] jobs. Prints
 // one JSON line per job: {"name": ..., "record": ...} or {"name": ..., "error": ...}.
 import fs from "node:fs";
+import path from "node:path";
 import { loadMicroPython } from "@micropython/micropython-webassembly-pyscript";
 
-const [vmPath, hostPath, jobsPath] = process.argv.slice(2);
+const [vmPath, hostPath, jobsPath, ...modules] = process.argv.slice(2);
 if (!vmPath || !hostPath || !jobsPath) {
-  console.error("usage: node run_vm.mjs VM_PY HOST_PY JOBS_BIN");
+  console.error("usage: node run_vm.mjs VM_PY HOST_PY JOBS_BIN MODULE_PY...");
   process.exit(2);
 }
 let out = "";
@@ -20,6 +21,9 @@ const mp = await loadMicroPython({
   stdout: (line) => { out += line + "\n"; },
   stderr: (line) => { process.stderr.write(line + "\n"); },
 });
+for (const m of modules) {
+  mp.FS.writeFile("/" + path.basename(m), fs.readFileSync(m));
+}
 mp.FS.writeFile("/flowc_vm.py", fs.readFileSync(vmPath));
 mp.FS.writeFile("/mp_host.py", fs.readFileSync(hostPath));
 mp.FS.writeFile("/jobs.bin", fs.readFileSync(jobsPath));

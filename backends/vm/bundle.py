@@ -1,0 +1,692 @@
+"""One file a device needs to load, verify and run flowc programs.
+
+``build_bundle()`` starts at the device entry (:mod:`flowc.backends.vm.device`,
+or one dialect's loader),
+follows the module-level imports of flowc modules to their closure, checks
+that every module of it is device-safe (MicroPython: no typing, no attrs,
+no third-party import without a fallback) and writes the modules into one
+source file, dependencies first:
+
+- the ``try: from flowc... import ... / except ImportError: import ...``
+  blocks that let a module run side by side on a device are dropped; a
+  module alias's attributes (``_c.to_json``) and imported names become the
+  flat names they stand for;
+- a top-level name bound by two modules is renamed in every module but the
+  entry (``load`` of dataflow.py becomes ``load_dataflow``), as is a name
+  one module binds and another uses as a builtin; only identical plain
+  imports (``import math``) are shared;
+- docstrings, comments and ``__all__`` go (the source is rebuilt from its
+  syntax tree), a block is indented by one space and a space is left only
+  between two words;
+- an import of a flowc module inside a function (a CPython convenience:
+  the asyncio driver, the command line) becomes ``raise ImportError``.
+
+The same tree always gives the same bytes (on one Python version: the text
+is ``ast.unparse``'s). See docs/embedding.md.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["DEVICE_STDLIB", "DIALECT_ENTRIES", "ENTRY", "Bundle", "BundleError", "build_bundle", "closure",
+           "write_bundle"]
+
+ENTRY = "flowc.backends.vm.device"
+# A device that runs one dialect only needs that loader's closure (smaller:
+# the WorkflowSkill VM alone is one module); the API is the same.
+DIALECT_ENTRIES = {"workflowskill": "flowc.backends.vm.vm", "aevatar": "flowc.backends.vm.aevatar_vm",
+                   "instruction": "flowc.backends.vm.dataflow"}
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+# Standard modules a MicroPython build provides (a module may import others
+# only under a try with an ImportError fallback).
+DEVICE_STDLIB = frozenset({"array", "binascii", "collections", "errno", "gc", "io", "json", "math", "re",
+                           "struct", "sys", "time"})
+
+
+class BundleError(Exception):
+    """The closure cannot be bundled (a module is not device-safe, or a
+    construct the flattening cannot rewrite)."""
+
+
+@dataclass
+class Module:
+    """One module of the closure, as read and analysed."""
+
+    name: str                        # dotted, e.g. flowc.backends.python.rt_cel
+    path: Path
+    tree: ast.Module
+    deps: list[str] = field(default_factory=list)            # closure modules it imports, in source order
+    aliases: dict[str, str] = field(default_factory=dict)    # local alias -> module
+    imported: dict[str, tuple[str, str]] = field(default_factory=dict)   # local name -> (module, name)
+    bindings: dict[str, str] = field(default_factory=dict)   # top-level name -> how it is bound
+    free: set[str] = field(default_factory=set)              # names it reads as builtins
+
+    @property
+    def short(self) -> str:
+        return self.name.rsplit(".", 1)[-1]
+
+
+@dataclass
+class Bundle:
+    """The bundle's text and what it came from."""
+
+    text: str
+    modules: list[str]               # dotted names, dependencies first, the entry last
+    renamed: dict[str, dict[str, str]]   # module -> {name: new name}
+    source_bytes: int                # raw size of the modules' files
+    parts: list[tuple[str, int, int]]    # (module, raw bytes, bytes in the bundle)
+
+    @property
+    def size(self) -> int:
+        return len(self.text.encode("utf-8"))
+
+
+# ------------------------------------------------------------------ reading
+
+
+def _module_path(name: str) -> Path:
+    parts = name.split(".")
+    base = PACKAGE_ROOT.joinpath(*parts[1:])
+    if base.with_suffix(".py").is_file():
+        return base.with_suffix(".py")
+    if (base / "__init__.py").is_file():
+        raise BundleError(f"{name} is a package: the device side imports modules only")
+    raise BundleError(f"{name}: no such module")
+
+
+def _flowc_imports(stmt: ast.stmt) -> list[tuple[str, str | None, str]]:
+    """(module, attribute or None, local name) for each flowc module or name
+    ``stmt`` imports; [] when it imports nothing of flowc."""
+    out: list[tuple[str, str | None, str]] = []
+    if isinstance(stmt, ast.Import):
+        for a in stmt.names:
+            if a.name == "flowc" or a.name.startswith("flowc."):
+                if a.asname is None:
+                    raise BundleError(f"`import {a.name}` needs an alias (`as`) to be flattened")
+                out.append((a.name, None, a.asname))
+    elif isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module and \
+            (stmt.module == "flowc" or stmt.module.startswith("flowc.")):
+        for a in stmt.names:
+            local = a.asname or a.name
+            sub = stmt.module + "." + a.name
+            if _is_module(sub):
+                out.append((sub, None, local))
+            else:
+                out.append((stmt.module, a.name, local))
+    return out
+
+
+def _is_module(name: str) -> bool:
+    base = PACKAGE_ROOT.joinpath(*name.split(".")[1:])
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def _is_import(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, (ast.Import, ast.ImportFrom))
+
+
+def _handles_import_error(node: ast.Try) -> bool:
+    for h in node.handlers:
+        names = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+        if h.type is None or any(isinstance(n, ast.Name) and n.id in ("ImportError", "Exception") for n in names):
+            return True
+    return False
+
+
+def _read(name: str) -> Module:
+    path = _module_path(name)
+    source = path.read_text(encoding="utf-8")
+    mod = Module(name, path, ast.parse(source, str(path)))
+    _scan_imports(mod, mod.tree.body, guarded=False)
+    return mod
+
+
+def _scan_imports(mod: Module, body: list[ast.stmt], guarded: bool) -> None:
+    """Record the module-level imports of ``body`` (also in if/try blocks);
+    fail on an unguarded import a device does not have."""
+    for stmt in body:
+        if isinstance(stmt, ast.Try):
+            if any(_flowc_imports(s) for s in stmt.body):
+                _check_fallback_block(mod, stmt)
+                for s in stmt.body:
+                    for target, attr, local in _flowc_imports(s):
+                        _bind_import(mod, target, attr, local)
+                continue
+            _scan_imports(mod, stmt.body, guarded or _handles_import_error(stmt))
+            for h in stmt.handlers:
+                _scan_imports(mod, h.body, guarded)
+            _scan_imports(mod, stmt.orelse + stmt.finalbody, guarded)
+        elif isinstance(stmt, ast.If):
+            _scan_imports(mod, stmt.body + stmt.orelse, guarded)
+        elif _is_import(stmt):
+            found = _flowc_imports(stmt)
+            for target, attr, local in found:
+                _bind_import(mod, target, attr, local)
+            if not found and not guarded:
+                _check_device_import(mod, stmt)
+
+
+def _check_fallback_block(mod: Module, stmt: ast.Try) -> None:
+    """A try block that imports flowc modules holds imports only, and its
+    ImportError fallback binds the same names."""
+    if not all(_is_import(s) for s in stmt.body) or stmt.orelse or stmt.finalbody or len(stmt.handlers) != 1:
+        raise BundleError(f"{mod.name}:{stmt.lineno}: a try block importing flowc modules must hold imports only")
+    handler = stmt.handlers[0]
+    if not all(_is_import(s) for s in handler.body):
+        raise BundleError(f"{mod.name}:{handler.lineno}: the ImportError fallback must hold imports only")
+
+    def bound(stmts: list[ast.stmt]) -> set[str]:
+        return {a.asname or a.name.split(".")[0] for s in stmts for a in s.names}  # type: ignore[attr-defined]
+
+    if bound(stmt.body) != bound(handler.body):
+        raise BundleError(f"{mod.name}:{stmt.lineno}: the fallback imports bind other names than the flowc imports")
+
+
+def _bind_import(mod: Module, target: str, attr: str | None, local: str) -> None:
+    if target not in mod.deps:
+        mod.deps.append(target)
+    if attr is None:
+        mod.aliases[local] = target
+    else:
+        mod.imported[local] = (target, attr)
+
+
+def _check_device_import(mod: Module, stmt: ast.Import | ast.ImportFrom) -> None:
+    names = [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else [stmt.module or ""]
+    for n in names:
+        if n.split(".")[0] not in DEVICE_STDLIB:
+            raise BundleError(f"{mod.name}:{stmt.lineno}: imports {n} unconditionally: not device-safe "
+                              "(MicroPython has no such module; import it under try/except ImportError)")
+
+
+def closure(entry: str = ENTRY) -> list[Module]:
+    """The modules the entry needs, dependencies first (the entry last)."""
+    modules: dict[str, Module] = {}
+    order: list[str] = []
+    state: dict[str, str] = {}
+
+    def visit(name: str, chain: list[str]) -> None:
+        if state.get(name) == "done":
+            return
+        if state.get(name) == "open":
+            raise BundleError("import cycle: " + " -> ".join([*chain, name]))
+        state[name] = "open"
+        mod = modules[name] = _read(name)
+        for dep in mod.deps:
+            visit(dep, [*chain, name])
+        state[name] = "done"
+        order.append(name)
+
+    visit(entry, [])
+    return [modules[n] for n in order]
+
+
+# ------------------------------------------------------------------ scopes
+
+
+class Scope:
+    """A function, lambda, comprehension or class body: the names it binds."""
+
+    def __init__(self, kind: str, parent: Scope | None, local: set[str], declared_global: set[str],
+                 nonlocal_: set[str]):
+        self.kind, self.parent = kind, parent
+        self.local, self.declared_global, self.nonlocal_ = local, declared_global, nonlocal_
+
+    def is_global(self, name: str) -> bool:
+        """Whether ``name`` read or written here is the module's global."""
+        scope: Scope | None = self
+        first = True
+        while scope is not None:
+            if scope.kind == "module":
+                return True
+            if name in scope.declared_global:
+                return True
+            visible = scope.kind != "class" or first   # a class body's names are not seen by its methods
+            if visible and (name in scope.local or name in scope.nonlocal_):
+                return False
+            first = False
+            scope = scope.parent
+        return True
+
+
+class _Binder(ast.NodeVisitor):
+    """The names one scope binds (not those of the scopes nested in it)."""
+
+    def __init__(self) -> None:
+        self.local: set[str] = set()
+        self.declared_global: set[str] = set()
+        self.nonlocal_: set[str] = set()
+
+    def scan(self, body: list[ast.AST]) -> _Binder:
+        for node in body:
+            self.visit(node)
+        return self
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if not isinstance(node.ctx, ast.Load):
+            self.local.add(node.id)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.declared_global.update(node.names)
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
+        self.nonlocal_.update(node.names)
+
+    def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
+        for a in node.names:
+            self.local.add(a.asname or a.name.split(".")[0])
+
+    visit_ImportFrom = visit_Import
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self.local.add(node.name)
+        self.generic_visit(node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        self.local.add(node.name)
+        for d in node.decorator_list:
+            self.visit(d)
+        if isinstance(node, ast.ClassDef):
+            for b in [*node.bases, *node.keywords]:
+                self.visit(b)
+        else:
+            self.visit(node.args)   # defaults belong to this scope (the Binder skips ast.arg names)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_ClassDef = visit_FunctionDef
+
+    def visit_arguments(self, node: ast.arguments) -> None:
+        for d in [*node.defaults, *[k for k in node.kw_defaults if k is not None]]:
+            self.visit(d)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.visit(node.args)
+
+    def _comprehension(self, node: ast.AST) -> None:
+        self.visit(node.generators[0].iter)  # type: ignore[attr-defined]
+        for sub in ast.walk(node):   # a walrus in a comprehension binds here
+            if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
+                self.local.add(sub.target.id)
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    def visit_Match(self, node: ast.AST) -> None:
+        raise BundleError(f"line {node.lineno}: match statements are not bundled")  # type: ignore[attr-defined]
+
+
+def _args_of(args: ast.arguments) -> set[str]:
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return {a.arg for a in every if a is not None}
+
+
+# ------------------------------------------------------------------ rewriting
+
+
+class _Rewriter(ast.NodeTransformer):
+    """Rewrites one module for the flat namespace: global names to their
+    flat names, module aliases' attributes to the names they stand for."""
+
+    def __init__(self, mod: Module, flat: dict[tuple[str, str], str], modules: dict[str, Module]):
+        self.mod, self.flat, self.modules = mod, flat, modules
+        self.scope = Scope("module", None, set(), set(), set())
+
+    def resolve(self, name: str) -> str | None:
+        """The flat name of global ``name`` of this module, None for a builtin."""
+        if name in self.mod.imported:
+            return self.lookup(self.mod.imported[name])
+        if name in self.mod.bindings:
+            return self.flat[(self.mod.name, name)]
+        return None
+
+    def lookup(self, key: tuple[str, str]) -> str:
+        """The flat name of top-level name ``key[1]`` of module ``key[0]``,
+        following a name that module itself imported from another."""
+        seen = set()
+        while key not in self.flat:
+            source = self.modules[key[0]].imported.get(key[1])
+            if source is None or key in seen:
+                raise BundleError(f"{self.mod.name}: {key[0]} has no top-level name {key[1]}")
+            seen.add(key)
+            key = source
+        return self.flat[key]
+
+    def _where(self, node: ast.AST) -> str:
+        return f"{self.mod.name}:{getattr(node, 'lineno', '?')}"
+
+    # -- names
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if not self.scope.is_global(node.id):
+            return node
+        if node.id in self.mod.aliases:
+            raise BundleError(f"{self._where(node)}: module alias {node.id} used as a value "
+                              "(only its attributes can be flattened)")
+        new = self.resolve(node.id)
+        if new is None:
+            self.mod.free.add(node.id)
+            return node
+        return ast.copy_location(ast.Name(new, node.ctx), node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        value = node.value
+        if isinstance(value, ast.Name) and value.id in self.mod.aliases and self.scope.is_global(value.id):
+            if not isinstance(node.ctx, ast.Load):
+                raise BundleError(f"{self._where(node)}: assigns {value.id}.{node.attr} (another module's global)")
+            target = self.mod.aliases[value.id]
+            return ast.copy_location(ast.Name(self.lookup((target, node.attr)), ast.Load()), node)
+        return self.generic_visit(node)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> ast.AST:
+        if node.name and self.scope.kind == "module":
+            node.name = self.resolve(node.name) or node.name
+        return self.generic_visit(node)
+
+    def visit_Global(self, node: ast.Global) -> ast.AST:
+        node.names = [self.resolve(n) or n for n in node.names]
+        return node
+
+    # -- statements the flattening drops or replaces
+    def visit_Assign(self, node: ast.Assign) -> ast.AST | None:
+        if self.scope.kind == "module" and _is_dunder_all(node):
+            return None   # a module's export list: the bundle is one namespace
+        return self.generic_visit(node)
+
+    def visit_Try(self, node: ast.Try) -> ast.AST | None:
+        if self.scope.kind == "module" and any(_flowc_imports(s) for s in node.body):
+            return None   # recorded by _scan_imports: the names become flat names
+        return self.generic_visit(node)
+
+    def visit_Import(self, node: ast.Import | ast.ImportFrom) -> ast.AST | None:
+        found = _flowc_imports(node)
+        if found and self.scope.kind != "module":
+            names = ", ".join(sorted({t for t, _, _ in found}))
+            message = ast.Constant(f"{names}: not in the bundle (flowc is needed for this)")
+            return ast.copy_location(ast.Raise(ast.Call(ast.Name("ImportError", ast.Load()), [message], []), None),
+                                     node)
+        if found:
+            return None
+        if self.scope.kind == "module":
+            for a in node.names:
+                local = a.asname or a.name.split(".")[0]
+                new = self.resolve(local)
+                if new is not None and new != local:
+                    if isinstance(node, ast.Import) and "." in a.name:
+                        raise BundleError(f"{self._where(node)}: cannot rename `import {a.name}`")
+                    a.asname = new
+        return node
+
+    visit_ImportFrom = visit_Import
+
+    # -- scopes
+    def _enter(self, kind: str, body: list[ast.AST], extra: set[str]) -> Scope:
+        b = _Binder().scan(body)
+        saved = self.scope
+        self.scope = Scope(kind, saved, b.local | extra, b.declared_global, b.nonlocal_)
+        return saved
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
+        _strip_docstring(node)
+        node.decorator_list = [self.visit(d) for d in node.decorator_list]
+        node.args = self._visit_defaults(node.args)
+        if self.scope.kind == "module":
+            node.name = self.resolve(node.name) or node.name
+        saved = self._enter("function", node.body, _args_of(node.args))
+        node.body = self._visit_body(node.body)
+        self.scope = saved
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _visit_defaults(self, args: ast.arguments) -> ast.arguments:
+        args.defaults = [self.visit(d) for d in args.defaults]
+        args.kw_defaults = [None if d is None else self.visit(d) for d in args.kw_defaults]
+        return args
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
+        node.args = self._visit_defaults(node.args)
+        saved = self._enter("function", [node.body], _args_of(node.args))
+        node.body = self.visit(node.body)
+        self.scope = saved
+        return node
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        _strip_docstring(node)
+        node.decorator_list = [self.visit(d) for d in node.decorator_list]
+        node.bases = [self.visit(b) for b in node.bases]
+        node.keywords = [self.visit(k) for k in node.keywords]
+        if self.scope.kind == "module":
+            node.name = self.resolve(node.name) or node.name
+        saved = self._enter("class", node.body, set())
+        node.body = self._visit_body(node.body)
+        self.scope = saved
+        return node
+
+    def _comprehension(self, node: ast.AST) -> ast.AST:
+        gens: list[ast.comprehension] = node.generators  # type: ignore[attr-defined]
+        gens[0].iter = self.visit(gens[0].iter)
+        targets = {n.id for g in gens for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        saved = self.scope
+        self.scope = Scope("function", saved, targets, set(), set())
+        for i, g in enumerate(gens):
+            g.target = self.visit(g.target)
+            if i:
+                g.iter = self.visit(g.iter)
+            g.ifs = [self.visit(x) for x in g.ifs]
+        for attr in ("elt", "key", "value"):
+            if hasattr(node, attr):
+                setattr(node, attr, self.visit(getattr(node, attr)))
+        self.scope = saved
+        return node
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    def _visit_body(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for stmt in body:
+            new = self.visit(stmt)
+            if new is None:
+                continue
+            out.extend(new if isinstance(new, list) else [new])
+        return out or [ast.Pass()]
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                setattr(node, name, self._visit_body(value))
+            elif isinstance(value, list):
+                setattr(node, name, [self.visit(v) if isinstance(v, ast.AST) else v for v in value])
+            elif isinstance(value, ast.AST):
+                setattr(node, name, self.visit(value))
+        return node
+
+
+def _is_dunder_all(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+        and stmt.targets[0].id == "__all__"
+
+
+def _strip_docstring(node: ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        node.body = body[1:] or [ast.Pass()]
+
+
+# ------------------------------------------------------------------ naming
+
+
+def _top_level_bindings(mod: Module) -> dict[str, str]:
+    """Each name the module binds at top level -> how ("import math" for a
+    plain import, else "def")."""
+    out: dict[str, str] = {}
+
+    def scan(body: list[ast.stmt], guarded: bool = False) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.Try) and any(_flowc_imports(s) for s in stmt.body):
+                continue
+            if _is_import(stmt):
+                if _flowc_imports(stmt):
+                    continue
+                for a in stmt.names:  # type: ignore[attr-defined]
+                    local = a.asname or a.name.split(".")[0]
+                    plain = isinstance(stmt, ast.Import) and not guarded
+                    out[local] = f"import {a.name} as {local}" if plain else "def"
+                continue
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                out[stmt.name] = "def"
+                for sub in ast.walk(stmt):
+                    if isinstance(sub, ast.Global):
+                        for n in sub.names:
+                            out.setdefault(n, "def")
+                continue
+            if isinstance(stmt, (ast.If, ast.Try, ast.For, ast.While, ast.With)):
+                binder = _Binder().scan([s for s in ast.iter_child_nodes(stmt) if not isinstance(s, ast.stmt)])
+                for n in binder.local:
+                    out.setdefault(n, "def")
+                for block in ("body", "orelse", "finalbody"):
+                    scan(getattr(stmt, block, []), True)
+                for h in getattr(stmt, "handlers", []):
+                    if h.name:
+                        out.setdefault(h.name, "def")
+                    scan(h.body, True)
+                continue
+            if _is_dunder_all(stmt):
+                continue
+            for n in _Binder().scan([stmt]).local:
+                out.setdefault(n, "def")
+
+    scan(mod.tree.body)
+    for name in mod.imported:
+        out.pop(name, None)
+    for name in mod.aliases:
+        out.pop(name, None)
+    return out
+
+
+def _flat_names(modules: list[Module], entry: str) -> dict[tuple[str, str], str]:
+    """(module, name) -> its name in the bundle."""
+    owners: dict[str, list[Module]] = {}
+    for mod in modules:
+        for name in mod.bindings:
+            owners.setdefault(name, []).append(mod)
+    taken = set(owners)
+    flat: dict[tuple[str, str], str] = {}
+    for name in sorted(owners):
+        mods = owners[name]
+        shared = len({m.bindings[name] for m in mods}) == 1 and mods[0].bindings[name].startswith("import ")
+        for mod in mods:
+            keep = len(mods) == 1 or shared or mod.name == entry
+            flat[(mod.name, name)] = name if keep else _unique(name + "_" + mod.short, taken)
+    return flat
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    candidate, n = name, 2
+    while candidate in taken:
+        candidate, n = f"{name}{n}", n + 1
+    taken.add(candidate)
+    return candidate
+
+
+def _rename_builtin_shadows(modules: list[Module], flat: dict[tuple[str, str], str]) -> bool:
+    """A name one module reads as a builtin and another binds at top level:
+    the binding module's name moves away. True when something changed."""
+    free = {n for m in modules for n in m.free}
+    taken = set(flat.values())
+    changed = False
+    for key in sorted(flat):
+        if flat[key] in free:
+            flat[key] = _unique(flat[key] + "_" + key[0].rsplit(".", 1)[-1], taken)
+            changed = True
+    return changed
+
+
+# ------------------------------------------------------------------ writing
+
+
+_WORDS = (tokenize.NAME, tokenize.NUMBER, tokenize.STRING)
+
+
+def _compact(text: str) -> str:
+    """Each line rebuilt from its tokens: a block indented by one space
+    instead of four, a space only between two words (names, numbers,
+    strings). ast.unparse writes every statement on its own line and no
+    token over two lines; both are checked."""
+    lines: dict[int, list[tokenize.TokenInfo]] = {}
+    depth = 0
+    indents: dict[int, int] = {}
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.INDENT:
+            depth += 1
+        elif tok.type == tokenize.DEDENT:
+            depth -= 1
+        elif tok.type in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.COMMENT):
+            continue
+        else:
+            if tok.start[0] != tok.end[0]:
+                raise BundleError(f"a token spans lines in the bundle (line {tok.start[0]})")
+            row = lines.setdefault(tok.start[0], [])
+            if not row:
+                indents[tok.start[0]] = depth
+            row.append(tok)
+    out = []
+    for number in sorted(lines):
+        parts, prev = [" " * indents[number]], None
+        for tok in lines[number]:
+            if prev is not None and prev.type in _WORDS and tok.type in _WORDS:
+                parts.append(" ")
+            parts.append(tok.string)
+            prev = tok
+        out.append("".join(parts))
+    return "\n".join(out)
+
+
+def build_bundle(entry: str = ENTRY) -> Bundle:
+    """The bundle of ``entry``'s closure; raises BundleError when it cannot be built."""
+    modules = closure(entry)
+    for mod in modules:
+        if any(isinstance(s, ast.ImportFrom) and s.module == "__future__" for s in mod.tree.body):
+            raise BundleError(f"{mod.name} imports __future__: not a device module")
+        mod.bindings = _top_level_bindings(mod)
+    flat = _flat_names(modules, entry)
+    by_name = {m.name: m for m in modules}
+    texts: list[str] = []
+    for _ in range(3):   # renaming a builtin shadow may reveal no new one; two passes settle it
+        texts = []
+        for mod in modules:
+            tree = ast.parse(mod.path.read_text(encoding="utf-8"), str(mod.path))
+            _strip_docstring(tree)
+            mod.free = set()
+            rewriter = _Rewriter(mod, flat, by_name)
+            tree.body = rewriter._visit_body(tree.body)
+            texts.append(ast.unparse(ast.fix_missing_locations(tree)))
+        if not _rename_builtin_shadows(modules, flat):
+            break
+    else:
+        raise BundleError("builtin names keep colliding with top-level names")
+    names = ", ".join(m.name.removeprefix("flowc.") for m in modules)
+    header = f"# flowc VM bundle (python -m flowc.vm --bundle DIR): {names}\n"
+    bodies = [_compact(t) for t in texts]
+    text = header + "\n".join(bodies) + "\n"
+    renamed: dict[str, dict[str, str]] = {}
+    for (mod_name, name), new in sorted(flat.items()):
+        if new != name:
+            renamed.setdefault(mod_name, {})[name] = new
+    parts = [(m.name, m.path.stat().st_size, len(b.encode("utf-8")) + 1) for m, b in zip(modules, bodies, strict=True)]
+    return Bundle(text, [m.name for m in modules], renamed, sum(p[1] for p in parts), parts)
+
+
+def write_bundle(directory: str | Path, dialect: str | None = None) -> tuple[Path, Bundle]:
+    """Write ``flowc_vm.py`` into ``directory`` (created when missing): for
+    every dialect, or for ``dialect`` only."""
+    bundle = build_bundle(DIALECT_ENTRIES[dialect] if dialect else ENTRY)
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "flowc_vm.py"
+    path.write_bytes(bundle.text.encode("utf-8"))
+    return path, bundle

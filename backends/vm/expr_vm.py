@@ -1,0 +1,714 @@
+"""The VM's expression machine: one instruction set for the expressions of
+every dialect (docs/bytecode.md section 9).
+
+A program's expressions are *blocks* of stack code. An opcode byte is
+followed by its operands, each an unsigned LEB128 varint of at most 5 bytes.
+Where the dialects differ, an operand names the rule by the name the IR's
+DialectProfile uses (``ACCESS``, ``TRUTHINESS``, ``STRINGIFY``, ``MAPS``),
+and functions are called by the IR's semantic key (``cel.size``,
+``aevatar.concat``) through :data:`BUILTINS`, which maps each key to the
+dialect's runtime function (rt_cel, rt_aevatar, and the WorkflowSkill
+value functions of vm.py): the algorithms the Python backend's generated
+code runs.
+
+Functions that take unevaluated arguments (CEL's comprehensions, aevatar's
+arithmetic and and/or) get *lambdas*: ``LAMBDA b s p`` makes a closure that
+stores its p arguments in frame slots s..s+p-1 and evaluates block b. A
+lambda is only ever an argument of the CALL right after it, so no lambda is
+a value; a block's lambdas name later blocks, so evaluation always ends.
+
+Standard library only (plus rt_cel, rt_aevatar, rt_dag and the VM's
+WorkflowSkill values and errors); MicroPython-compatible; fuel-bounded: every instruction executed
+costs one unit.
+"""
+
+# MicroPython style: %-formatting reads the same on both interpreters.
+# ruff: noqa: UP031
+
+try:
+    from flowc.backends.python import rt_aevatar as _a
+    from flowc.backends.python import rt_cel as _c
+    from flowc.backends.python import rt_dag as _d
+    from flowc.backends.vm import vm as _w
+    from flowc.backends.vm.vm import VerifyError
+except ImportError:  # pragma: no cover - copies side by side on MicroPython
+    import rt_aevatar as _a
+    import rt_cel as _c
+    import rt_dag as _d
+
+    import vm as _w
+    from vm import VerifyError
+
+CONST = 0x01
+LOAD = 0x02
+LOCAL = 0x03
+FIELD = 0x04
+INDEX = 0x05
+CALL = 0x06
+LIST = 0x07
+MAP = 0x08
+TEMPLATE = 0x09
+JUMP = 0x0A
+JUMP_IF_NOT = 0x0B
+JUMP_IF_FALSE_KEEP = 0x0C
+JUMP_IF_TRUE_KEEP = 0x0D
+TRY = 0x0E
+END_TRY = 0x0F
+POP = 0x10
+LAMBDA = 0x11
+RETURN = 0x12
+
+# opcode -> (name, operand kinds); kinds: c const, a access rule, n name,
+# s slot, k key, i count, y stringify rule, m map rule, t target,
+# h truthiness rule, b block, p parameter count
+OPCODES = {
+    CONST: ("CONST", "c"), LOAD: ("LOAD", "an"), LOCAL: ("LOCAL", "s"), FIELD: ("FIELD", "an"),
+    INDEX: ("INDEX", "a"), CALL: ("CALL", "ki"), LIST: ("LIST", "i"), MAP: ("MAP", "mi"),
+    TEMPLATE: ("TEMPLATE", "yi"), JUMP: ("JUMP", "t"), JUMP_IF_NOT: ("JUMP_IF_NOT", "ht"),
+    JUMP_IF_FALSE_KEEP: ("JUMP_IF_FALSE_KEEP", "t"), JUMP_IF_TRUE_KEEP: ("JUMP_IF_TRUE_KEEP", "t"),
+    TRY: ("TRY", "t"), END_TRY: ("END_TRY", ""), POP: ("POP", ""), LAMBDA: ("LAMBDA", "bsp"),
+    RETURN: ("RETURN", ""),
+}
+
+# The rules an operand names, by position (the names are DialectProfile's).
+ACCESS = ("cel", "flat_keys", "flat_keys_ci", "wfs")
+TRUTHINESS = ("cel_bool", "aevatar_truthy", "js_boolean", "wfs_truthy")
+STRINGIFY = ("json", "aevatar", "wfs")
+MAPS = ("cel", "wfs")
+# which access rules FIELD and INDEX have (LOAD has all of ACCESS)
+FIELD_ACCESS = ("cel", "wfs")
+# WorkflowSkill's roots: LOAD wfs of another name fails ("Unknown reference")
+WFS_ROOTS = ("inputs", "steps", "item", "index", "result")
+
+# What a program's code may use: its dialect's builtins (by the key's first
+# part), rules and opcodes. An aevatar program's values stay strings (its
+# kernel reads nothing else); a dataflow program's stay CEL values.
+_ALL_OPS = (CONST, LOAD, LOCAL, FIELD, INDEX, CALL, LIST, MAP, TEMPLATE, JUMP, JUMP_IF_NOT, JUMP_IF_FALSE_KEEP,
+            JUMP_IF_TRUE_KEEP, TRY, END_TRY, POP, LAMBDA, RETURN)
+PROFILES = {
+    "cel": {"ops": _ALL_OPS, "keys": ("cel",), "a": ("cel",), "h": ("cel_bool",), "y": ("json",),
+            "m": ("cel",)},
+    "aevatar": {"ops": (CONST, LOAD, CALL, TEMPLATE, JUMP, JUMP_IF_NOT, LAMBDA, RETURN), "keys": ("aevatar",),
+                "a": ("flat_keys", "flat_keys_ci"), "h": ("aevatar_truthy",), "y": ("aevatar",), "m": ()},
+    "wfs": {"ops": (CONST, LOAD, FIELD, INDEX, CALL, LIST, MAP, TEMPLATE, JUMP, JUMP_IF_NOT, RETURN),
+            "keys": ("wfs",), "a": ("wfs",), "h": ("js_boolean", "wfs_truthy"), "y": ("wfs",), "m": ("wfs",)},
+}
+
+DEFAULT_FUEL = 10000000   # instructions per evaluation of one expression, outside a run
+DEFAULT_MAX_INSTRUCTIONS = 200000000   # instructions per run (vm.DEFAULT_MAX_INSTRUCTIONS)
+MAX_STACK = 131072  # >= MAX_EXPR_DEPTH * (2 * MAX_EXPR_ITEMS + 1) of ir/limits.py (a test checks)
+MAX_COUNT = 131072  # the count of CALL, LIST, MAP and TEMPLATE
+MAX_LAMBDA_DEPTH = 64  # >= MAX_EXPR_DEPTH of ir/limits.py (a test checks)
+MAX_TRY_DEPTH = 256   # TRY regions open at once
+
+
+def _cel_map(target, fn, fn2=None):
+    # map(x, f) or map(x, filter, f)
+    if fn2 is None:
+        return _c.map_(target, fn)
+    return _c.map3(target, fn, fn2)
+
+
+def _two(f):
+    # the two-variable transforms take (target, body[, filter]); the IR has (target, [filter,] body)
+    def call(target, first, second=None):
+        if second is None:
+            return f(target, first)
+        return f(target, second, first)
+    return call
+
+
+def _aevatar_template(parts):
+    return "".join(parts)
+
+
+# WorkflowSkill (the algorithms of backends/python/runtime.py, as vm.py runs them)
+def _wfs_root(env, name):
+    if name in WFS_ROOTS:
+        return env.get(name, _w.MISSING)
+    raise _w.EvalError("Unknown reference: $" + name)
+
+
+def _wfs_template(parts):
+    return "".join([_w.stringify(v) for v in parts])
+
+
+def _wfs_object(pairs):
+    # a later duplicate key replaces the value in place; keys as JavaScript strings
+    obj = _w._Obj()
+    for k, v in pairs:
+        obj[k if type(k) is str else _w.to_string(k)] = v
+    return obj
+
+
+def _wfs_ne(a, b):
+    return not _w.wfs_eq(a, b)
+
+
+def _wfs_lt(a, b):
+    return _w._to_number(a) < _w._to_number(b)
+
+
+def _wfs_le(a, b):
+    return _w._to_number(a) <= _w._to_number(b)
+
+
+def _wfs_gt(a, b):
+    return _w._to_number(a) > _w._to_number(b)
+
+
+def _wfs_ge(a, b):
+    return _w._to_number(a) >= _w._to_number(b)
+
+
+def _wfs_and(a, b):
+    return _w.wfs_truthy(a) and _w.wfs_truthy(b)
+
+
+def _wfs_or(a, b):
+    return _w.wfs_truthy(a) or _w.wfs_truthy(b)
+
+
+def _wfs_not(a):
+    return not _w.wfs_truthy(a)
+
+
+# key -> (function, fewest arguments, most arguments or -1 for any, first
+# lambda argument or -1, parameters of each lambda). Arguments from the
+# first lambda one on are LAMBDAs; the others are values.
+BUILTINS = {
+    "cel.unbound": (_c.unbound, 1, -1, -1, 0),
+    "cel.math.greatest": (_c.math_greatest, 0, -1, -1, 0),
+    "cel.math.least": (_c.math_least, 0, -1, -1, 0),
+    "cel.has": (_c.has, 2, 2, -1, 0),
+    "cel.and": (_c.and_values, 2, 2, -1, 0),
+    "cel.or": (_c.or_values, 2, 2, -1, 0),
+    "cel.all": (_c.all_, 2, 2, 1, 1),
+    "cel.exists": (_c.exists, 2, 2, 1, 1),
+    "cel.exists_one": (_c.exists_one, 2, 2, 1, 1),
+    "cel.filter": (_c.filter_, 2, 2, 1, 1),
+    "cel.bind": (_c.bind, 2, 2, 1, 1),
+    "cel.map": (_cel_map, 2, 3, 1, 1),
+    "cel.all2": (_c.all2, 2, 2, 1, 2),
+    "cel.exists2": (_c.exists2, 2, 2, 1, 2),
+    "cel.exists_one2": (_c.exists_one2, 2, 2, 1, 2),
+    "cel.transformList": (_two(_c.transform_list), 2, 3, 1, 2),
+    "cel.transformMap": (_two(_c.transform_map), 2, 3, 1, 2),
+    "cel.transformMapEntry": (_two(_c.transform_map_entry), 2, 3, 1, 2),
+    "aevatar.concat": (_a.concat, 0, -1, -1, 0),
+    "aevatar.isblank": (_a.isblank, 1, 1, -1, 0),
+    "aevatar.length": (_a.length, 1, 1, -1, 0),
+    "aevatar.not": (_a.not_, 1, 1, -1, 0),
+    "aevatar.upper": (_a.upper, 1, 1, -1, 0),
+    "aevatar.lower": (_a.lower, 1, 1, -1, 0),
+    "aevatar.trim": (_a.trim, 1, 1, -1, 0),
+    "aevatar.json": (_a.json, 1, 1, -1, 0),
+    "aevatar.eq": (_a.eq, 2, 2, -1, 0),
+    "aevatar.fail": (_a.fail, 1, 1, -1, 0),
+    "aevatar.conditional_test": (_a.conditional_test, 2, 2, -1, 0),
+    "aevatar.and": (_a.and_, 2, 2, 0, 0),
+    "aevatar.or": (_a.or_, 2, 2, 0, 0),
+    "aevatar.add": (_a.add, 0, -1, 0, 0),
+    "aevatar.sub": (_a.sub, 1, -1, 0, 0),
+    "aevatar.mul": (_a.mul, 0, -1, 0, 0),
+    "aevatar.div": (_a.div, 1, -1, 0, 0),
+    "aevatar.lt": (_a.lt, 2, 2, 0, 0),
+    "aevatar.lte": (_a.lte, 2, 2, 0, 0),
+    "aevatar.gt": (_a.gt, 2, 2, 0, 0),
+    "aevatar.gte": (_a.gte, 2, 2, 0, 0),
+    "wfs.eq": (_w.wfs_eq, 2, 2, -1, 0),
+    "wfs.ne": (_wfs_ne, 2, 2, -1, 0),
+    "wfs.lt": (_wfs_lt, 2, 2, -1, 0),
+    "wfs.le": (_wfs_le, 2, 2, -1, 0),
+    "wfs.gt": (_wfs_gt, 2, 2, -1, 0),
+    "wfs.ge": (_wfs_ge, 2, 2, -1, 0),
+    "wfs.contains": (_w.wfs_contains, 2, 2, -1, 0),
+    "wfs.and": (_wfs_and, 2, 2, -1, 0),
+    "wfs.or": (_wfs_or, 2, 2, -1, 0),
+    "wfs.not": (_wfs_not, 1, 1, -1, 0),
+}
+# CEL's strict operators and functions: every argument a value
+for _key, _arity in (
+        ("cel.eq", 2), ("cel.ne", 2), ("cel.lt", 2), ("cel.le", 2), ("cel.gt", 2), ("cel.ge", 2),
+        ("cel.add", 2), ("cel.sub", 2), ("cel.mul", 2), ("cel.div", 2), ("cel.mod", 2), ("cel.in", 2),
+        ("cel.neg", 1), ("cel.not", 1), ("cel.size", 1), ("cel.contains", 2), ("cel.startsWith", 2),
+        ("cel.endsWith", 2), ("cel.matches", 2), ("cel.int", 1), ("cel.uint", 1), ("cel.double", 1),
+        ("cel.string", 1), ("cel.bytes", 1), ("cel.bool", 1), ("cel.dyn", 1), ("cel.type", 1),
+        ("cel.duration", 1), ("cel.timestamp", 1), ("cel.charAt", 2), ("cel.lowerAscii", 1),
+        ("cel.upperAscii", 1), ("cel.trim", 1), ("cel.reverse", 1), ("cel.format", 2),
+        ("cel.strings.quote", 1), ("cel.base64.encode", 1), ("cel.base64.decode", 1), ("cel.math.ceil", 1),
+        ("cel.math.floor", 1), ("cel.math.round", 1), ("cel.math.trunc", 1), ("cel.math.abs", 1),
+        ("cel.math.sign", 1), ("cel.math.isNaN", 1), ("cel.math.isInf", 1), ("cel.math.isFinite", 1),
+        ("cel.math.bitAnd", 2), ("cel.math.bitOr", 2), ("cel.math.bitXor", 2), ("cel.math.bitNot", 1),
+        ("cel.math.bitShiftLeft", 2), ("cel.math.bitShiftRight", 2)):
+    BUILTINS[_key] = (_c.DISPATCH[_key], _arity, _arity, -1, 0)
+# an optional last argument (a time zone, a start, a count, a separator)
+for _key, _arity in (
+        ("cel.getFullYear", 1), ("cel.getMonth", 1), ("cel.getDate", 1), ("cel.getDayOfMonth", 1),
+        ("cel.getDayOfWeek", 1), ("cel.getDayOfYear", 1), ("cel.getHours", 1), ("cel.getMinutes", 1),
+        ("cel.getSeconds", 1), ("cel.getMilliseconds", 1), ("cel.indexOf", 2), ("cel.lastIndexOf", 2),
+        ("cel.replace", 3), ("cel.split", 2), ("cel.substring", 2), ("cel.join", 1)):
+    BUILTINS[_key] = (_c.DISPATCH[_key], _arity, _arity + 1, -1, 0)
+del _key, _arity
+
+
+class FuelExhausted(_d.OutOfFuel):
+    """Out of instructions. In a run, the run fails (rt_dag.OutOfFuel);
+    no step policy catches it."""
+
+    def __init__(self, limit):
+        super().__init__("fuel exhausted: more than " + str(limit) + " instructions")
+        self.message = "fuel exhausted: more than " + str(limit) + " instructions"
+
+
+# ================================================================ decoding and verification
+
+def decode(code):
+    """[(pc, opcode, operands)] of a block, or VerifyError."""
+    out = []
+    p = 0
+    n = len(code)
+    while p < n:
+        start = p
+        op = code[p]
+        p += 1
+        spec = OPCODES.get(op)
+        if spec is None:
+            raise VerifyError("unknown opcode 0x%02x at %d" % (op, start))
+        operands = []
+        for _kind in spec[1]:
+            value = 0
+            shift = 0
+            while True:
+                if p >= n:
+                    raise VerifyError("truncated instruction at %d" % start)
+                b = code[p]
+                p += 1
+                value |= (b & 0x7F) << shift
+                shift += 7
+                if not b & 0x80:
+                    break
+                if shift >= 35:
+                    raise VerifyError("a varint longer than 5 bytes at %d" % start)
+            operands.append(value)
+        out.append((start, op, operands))
+    return out
+
+
+_RULES = {"a": ACCESS, "h": TRUTHINESS, "y": STRINGIFY, "m": MAPS}
+
+
+def _check_operands(index, ins, sizes, keys, nslots, targets, profile):
+    """Operands in range: the pools, the rules (those of the profile), the
+    builtins and their arguments, the slots and blocks of lambdas, jumps on
+    instruction starts."""
+    limits = {"c": sizes[0], "n": sizes[1], "k": sizes[2], "s": nslots, "i": MAX_COUNT + 1}
+    for i in range(len(ins)):
+        pc, op, operands = ins[i]
+        name, kinds = OPCODES[op]
+        if op not in profile["ops"]:
+            raise VerifyError("block %d at %d: %s is not an instruction of this program" % (index, pc, name))
+        for j in range(len(kinds)):
+            kind = kinds[j]
+            v = operands[j]
+            if kind in limits and v >= limits[kind] and op != LAMBDA:
+                raise VerifyError("block %d at %d: operand %d of %s is out of range" % (index, pc, v, name))
+            if kind in _RULES and (v >= len(_RULES[kind]) or _RULES[kind][v] not in profile[kind]):
+                raise VerifyError("block %d at %d: %s names no rule %d of this program" % (index, pc, name, v))
+            if kind == "t" and v not in targets:
+                raise VerifyError("block %d at %d: jump to %d is not an instruction start" % (index, pc, v))
+        if (op == FIELD or op == INDEX) and ACCESS[operands[0]] not in FIELD_ACCESS:
+            raise VerifyError("block %d at %d: %s has no access rule %s" % (index, pc, name, ACCESS[operands[0]]))
+        if op == LAMBDA:
+            if operands[0] <= index or operands[0] >= sizes[3]:
+                raise VerifyError("block %d at %d: a LAMBDA names block %d, not a later one"
+                                  % (index, pc, operands[0]))
+            if operands[1] + operands[2] > nslots:
+                raise VerifyError("block %d at %d: LAMBDA slots out of range" % (index, pc))
+        if op == CALL:
+            _check_call(index, ins, i, keys, profile)
+
+
+def _check_call(index, ins, i, keys, profile):
+    pc, _op, operands = ins[i]
+    key = keys[operands[0]]
+    row = BUILTINS.get(key)
+    if row is None or key.split(".")[0] not in profile["keys"]:
+        raise VerifyError("block %d at %d: CALL names %r, which is no builtin of this program" % (index, pc, key))
+    count = operands[1]
+    if count < row[1] or (row[2] >= 0 and count > row[2]):
+        raise VerifyError("block %d at %d: %s with %d arguments" % (index, pc, key, count))
+    lambdas = _lambda_count(row, count)
+    if lambdas > i:
+        raise VerifyError("block %d at %d: %s needs %d lambdas before it" % (index, pc, key, lambdas))
+    for j in range(i - lambdas, i):
+        if ins[j][1] != LAMBDA or ins[j][2][2] != row[4]:
+            raise VerifyError("block %d at %d: argument %d of %s must be a LAMBDA of %d parameters"
+                              % (index, pc, j - i + count, key, row[4]))
+
+
+def _lambda_count(row, count):
+    """How many of a CALL's ``count`` arguments are lambdas (the last ones)."""
+    return count - row[3] if row[3] >= 0 and count > row[3] else 0
+
+
+def _lambda_groups(index, ins, keys):
+    """Every LAMBDA is an argument of the CALL that follows its run of
+    LAMBDAs; the offsets control must not jump to (inside such a run)."""
+    inner = {}
+    i = 0
+    n = len(ins)
+    while i < n:
+        if ins[i][1] != LAMBDA:
+            i += 1
+            continue
+        j = i
+        while j < n and ins[j][1] == LAMBDA:
+            j += 1
+        if j >= n or ins[j][1] != CALL \
+                or j - i > _lambda_count(BUILTINS[keys[ins[j][2][0]]], ins[j][2][1]):
+            raise VerifyError("block %d at %d: a LAMBDA must be an argument of a CALL" % (index, ins[i][0]))
+        for k in range(i + 1, j + 1):
+            inner[ins[k][0]] = True
+        i = j + 1
+    return inner
+
+
+def _pops(op, operands):
+    """(values an instruction needs, values it leaves) for the stack check."""
+    if op == CALL:
+        return operands[1], 1
+    if op == LIST:
+        return operands[0], 1
+    if op == MAP:
+        return 2 * operands[1], 1
+    if op == TEMPLATE:
+        return operands[1], 1
+    if op in (CONST, LOAD, LOCAL, LAMBDA):
+        return 0, 1
+    if op == INDEX:
+        return 2, 1
+    if op in (FIELD, JUMP_IF_FALSE_KEEP, JUMP_IF_TRUE_KEEP):
+        return 1, 1
+    if op in (JUMP_IF_NOT, POP):
+        return 1, 0
+    return 0, 0   # JUMP, TRY, END_TRY, RETURN
+
+
+def verify_block(index, code, sizes, keys, nslots, profile):
+    """Check block ``index`` and return its decoded instructions. ``sizes``
+    is (consts, names, keys, blocks); ``keys`` the key table; ``profile``
+    one of PROFILES, what the program may use. The same stack
+    depth and open TRYs on every path into an instruction; no TRY region
+    pops below the depth it started at; exactly one value at RETURN."""
+    ins = decode(code)
+    if not ins:
+        raise VerifyError("block %d is empty" % index)
+    targets = {}
+    for i in range(len(ins)):
+        targets[ins[i][0]] = i
+    _check_operands(index, ins, sizes, keys, nslots, targets, profile)
+    inner = _lambda_groups(index, ins, keys)
+    for _pc, op, operands in ins:
+        if op in (JUMP, TRY, JUMP_IF_FALSE_KEEP, JUMP_IF_TRUE_KEEP, JUMP_IF_NOT) and operands[-1] in inner:
+            raise VerifyError("block %d: a jump to %d lands between a LAMBDA and its CALL" % (index, operands[-1]))
+    # states: (depth, floors): floors are the depths of the open TRYs, innermost last
+    state = [None] * len(ins)
+    work = [(0, 0, ())]
+    while work:
+        i, d, floors = work.pop()
+        if i >= len(ins):
+            raise VerifyError("block %d: control runs off its end" % index)
+        if state[i] is not None:
+            if state[i] != (d, floors):
+                raise VerifyError("block %d at %d: the stack differs between the paths into it" % (index, ins[i][0]))
+            continue
+        state[i] = (d, floors)
+        pc, op, operands = ins[i]
+        need, leave = _pops(op, operands)
+        floor = floors[-1] if floors else 0
+        if d - need < floor:
+            raise VerifyError("block %d at %d: stack underflow" % (index, pc))
+        after = d - need + leave
+        if after > MAX_STACK:
+            raise VerifyError("block %d at %d: stack overflow" % (index, pc))
+        if op == RETURN:
+            if d != 1:
+                raise VerifyError("block %d at %d: RETURN with %d values on the stack" % (index, pc, d))
+            continue
+        if op == JUMP:
+            work.append((targets[operands[0]], after, floors))
+            continue
+        if op == TRY:
+            if len(floors) >= MAX_TRY_DEPTH:
+                raise VerifyError("block %d at %d: TRY nests deeper than %d" % (index, pc, MAX_TRY_DEPTH))
+            work.append((targets[operands[0]], d + 1, floors))
+            work.append((i + 1, d, floors + (d,)))
+            continue
+        if op == END_TRY:
+            if not floors:
+                raise VerifyError("block %d at %d: END_TRY outside a TRY" % (index, pc))
+            work.append((i + 1, d, floors[:-1]))
+            continue
+        if op in (JUMP_IF_NOT, JUMP_IF_FALSE_KEEP, JUMP_IF_TRUE_KEEP):
+            work.append((targets[operands[-1]], after, floors))
+        work.append((i + 1, after, floors))
+    return ins
+
+
+def verify(blocks, nconsts, names, keys, nslots, profile):
+    """Verify every block of a program (``nslots``: the largest frame an
+    expression has; ``profile``: a key of PROFILES); the decoded blocks. A block is the body of at most one
+    LAMBDA, and lambdas nest at most MAX_LAMBDA_DEPTH deep."""
+    for k in keys:
+        if type(k) is not str:
+            raise VerifyError("a key must be a string")
+    sizes = (nconsts, len(names), len(keys), len(blocks))
+    rules = PROFILES[profile]
+    decoded = []
+    for i in range(len(blocks)):
+        if type(blocks[i]) is not bytes:
+            raise VerifyError("block %d must be msgpack bin" % i)
+        decoded.append(verify_block(i, blocks[i], sizes, keys, nslots, rules))
+    depth = [0] * len(decoded)
+    named = [False] * len(decoded)
+    for i in range(len(decoded) - 1, -1, -1):
+        d = 0
+        for _pc, op, operands in decoded[i]:
+            if op == LAMBDA:
+                b = operands[0]
+                if named[b]:
+                    raise VerifyError("block %d is the body of two LAMBDAs" % b)
+                named[b] = True
+                d = max(d, depth[b] + 1)
+        if d > MAX_LAMBDA_DEPTH:
+            raise VerifyError("block %d nests lambdas deeper than %d" % (i, MAX_LAMBDA_DEPTH))
+        depth[i] = d
+    return decoded
+
+
+# ================================================================ running
+
+# Resolved opcodes: a mode operand picks one of these (or a function) at load.
+_VAR = 0x40      # LOAD cel: the environment, else a qualified name (rt_cel.qualified)
+_CALL1 = 0x41
+_CALL2 = 0x42
+_CALL_LAMBDAS = 0x43   # a CALL with lambda arguments: they spend the fuel while it runs
+
+# by rule number (ACCESS, TRUTHINESS, STRINGIFY, MAPS); FIELD and INDEX have no flat-key rule
+_LOADERS = (None, _a.var, _a.var_ci, _wfs_root)
+_FIELDS = (_c.select, None, None, _w.get_field)
+_INDEXES = (_c.index, None, None, _w.get_index)
+_TESTS = (_c.test, _a.is_truthy, _w.js_boolean, _w.wfs_truthy)
+_TEMPLATES = (_c.template_json, _aevatar_template, _wfs_template)
+_MAPPERS = (_c.make_map, _wfs_object)
+
+
+def _resolve(ins, consts, names, keys):
+    """Decoded instructions -> tuples (opcode, a, b, c) with the operands
+    resolved: the constant, the name, the function a rule names, the index
+    of the instruction a jump lands on."""
+    at = {}
+    for i in range(len(ins)):
+        at[ins[i][0]] = i
+    out = []
+    for _pc, op, o in ins:
+        if op == CONST:
+            out.append((CONST, consts[o[0]], None, None))
+        elif op == LOAD:
+            if o[0] == 0:
+                out.append((_VAR, names[o[1]], None, None))
+            else:
+                out.append((LOAD, names[o[1]], _LOADERS[o[0]], None))
+        elif op == FIELD:
+            out.append((FIELD, names[o[1]], _FIELDS[o[0]], None))
+        elif op == INDEX:
+            out.append((INDEX, _INDEXES[o[0]], None, None))
+        elif op == CALL:
+            row = BUILTINS[keys[o[0]]]
+            if _lambda_count(row, o[1]):
+                out.append((_CALL_LAMBDAS, row[0], o[1], None))
+            else:
+                out.append((_CALL1 if o[1] == 1 else _CALL2 if o[1] == 2 else CALL, row[0], o[1], None))
+        elif op == LIST or op == LOCAL:
+            out.append((op, o[0], None, None))
+        elif op == MAP:
+            out.append((MAP, o[1], _MAPPERS[o[0]], None))
+        elif op == TEMPLATE:
+            out.append((TEMPLATE, o[1], _TEMPLATES[o[0]], None))
+        elif op == JUMP_IF_NOT:
+            out.append((JUMP_IF_NOT, at[o[1]], _TESTS[o[0]], None))
+        elif op in (JUMP, JUMP_IF_FALSE_KEEP, JUMP_IF_TRUE_KEEP, TRY):
+            out.append((op, at[o[0]], None, None))
+        elif op == LAMBDA:
+            out.append((LAMBDA, o[0], o[1], o[2]))
+        else:
+            out.append((op, None, None, None))
+    return out
+
+
+class Machine:
+    """Runs the verified blocks of one program.
+
+    Outside a run every evaluation gets ``fuel`` instructions; between
+    :meth:`start_run` and :meth:`end_run` all evaluations share the run's
+    budget. The loop keeps the fuel in a local and writes it back around
+    lambdas, which run nested."""
+
+    def __init__(self, consts, names, keys, decoded, fuel=DEFAULT_FUEL):
+        self.fuel = fuel
+        self.left = fuel
+        self.per_run = False  # within a run, the fuel is the run's, not one evaluation's
+        self.code = [_resolve(ins, consts, names, keys) for ins in decoded]
+
+    def start_run(self, max_instructions):
+        """From now on every evaluation spends the run's fuel."""
+        if not self.per_run:
+            self.saved_fuel = self.fuel
+        self.fuel = DEFAULT_MAX_INSTRUCTIONS if max_instructions is None else max_instructions
+        self.left = self.fuel
+        self.per_run = True
+
+    def end_run(self):
+        if self.per_run:
+            self.fuel = self.saved_fuel
+        self.per_run = False
+
+    def evaluate(self, block, nslots, env, args):
+        """The value of root block ``block`` with ``args`` in its first slots."""
+        frame = [None] * nslots
+        for i in range(len(args)):
+            frame[i] = args[i]
+        if not self.per_run:
+            self.left = self.fuel
+        return self.run(block, env, frame)
+
+    def run(self, block, env, frame):
+        code = self.code[block]
+        stack = []
+        push = stack.append
+        handlers = []
+        i = 0
+        left = self.left
+        while True:
+            try:
+                while True:
+                    left -= 1
+                    if left < 0:
+                        raise FuelExhausted(self.fuel)
+                    op, a, b, c = code[i]
+                    i += 1
+                    if op == _VAR:
+                        try:
+                            push(env[a])
+                        except KeyError:
+                            v, i = self._qualified(code, i, env, a)
+                            push(v)
+                    elif op == FIELD:
+                        stack[-1] = b(stack[-1], a)
+                    elif op == CONST:
+                        push(a)
+                    elif op == _CALL2:
+                        y = stack.pop()
+                        stack[-1] = a(stack[-1], y)
+                    elif op == _CALL1:
+                        stack[-1] = a(stack[-1])
+                    elif op == LOCAL:
+                        push(frame[a])
+                    elif op == RETURN:
+                        self.left = left
+                        return stack[-1]
+                    elif op == LOAD:
+                        push(b(env, a))
+                    elif op == LAMBDA:
+                        push(self._lambda(a, b, c, env, frame))
+                    elif op == _CALL_LAMBDAS:
+                        args = stack[len(stack) - b:]
+                        del stack[len(stack) - b:]
+                        self.left = left
+                        push(a(*args))
+                        left = self.left
+                    elif op == CALL:
+                        if b:
+                            args = stack[len(stack) - b:]
+                            del stack[len(stack) - b:]
+                            push(a(*args))
+                        else:
+                            push(a())
+                    elif op == INDEX:
+                        key = stack.pop()
+                        stack[-1] = a(stack[-1], key)
+                    elif op == TRY:
+                        handlers.append((a, len(stack)))
+                    elif op == END_TRY:
+                        handlers.pop()
+                    elif op == JUMP:
+                        i = a
+                    elif op == JUMP_IF_NOT:
+                        if not b(stack.pop()):
+                            i = a
+                    elif op == JUMP_IF_FALSE_KEEP:
+                        if stack[-1] is False:
+                            i = a
+                    elif op == JUMP_IF_TRUE_KEEP:
+                        if stack[-1] is True:
+                            i = a
+                    elif op == LIST:
+                        items = stack[len(stack) - a:]
+                        del stack[len(stack) - a:]
+                        push(items)
+                    elif op == MAP:
+                        n = a * 2
+                        flat = stack[len(stack) - n:]
+                        del stack[len(stack) - n:]
+                        push(b([(flat[j], flat[j + 1]) for j in range(0, n, 2)]))
+                    elif op == TEMPLATE:
+                        parts = stack[len(stack) - a:]
+                        del stack[len(stack) - a:]
+                        push(b(parts))
+                    else:  # POP
+                        stack.pop()
+            except _c.CelError as e:
+                # A lambda that failed has already spent its fuel in self.left.
+                left = min(left, self.left)
+                if not handlers:
+                    self.left = left
+                    raise
+                target, depth = handlers.pop()
+                del stack[depth:]
+                push(e)
+                i = target
+            except BaseException:
+                self.left = min(left, self.left)
+                raise
+
+    def _qualified(self, code, i, env, name):
+        """A variable missing from ``env``: the longest qualified name
+        ``name.f1...fk`` bound in it, where the CEL FIELDs that follow the
+        LOAD at ``i`` give the fields; (value, the instruction after the
+        FIELDs it took in). Else the plain variable lookup (a type name or an error)."""
+        fields = []
+        j = i
+        while j < len(code) and code[j][0] == FIELD and code[j][2] is _c.select:
+            fields.append(code[j][1])
+            j += 1
+        v, taken = _c.qualified(env, name, fields)
+        return v, i + taken
+
+    def _lambda(self, block, slot, params, env, frame):
+        run = self.run
+        if params == 0:
+            def thunk():
+                return run(block, env, frame)
+            return thunk
+        if params == 1:
+            def body(x):
+                frame[slot] = x
+                return run(block, env, frame)
+            return body
+
+        def body2(k, v):
+            frame[slot] = k
+            frame[slot + 1] = v
+            return run(block, env, frame)
+        return body2

@@ -1,0 +1,330 @@
+"""The host config: which MCP servers, LLM profiles and HTTP tools a run may use.
+
+A TOML file (read with :mod:`tomllib`; its JSON Schema is ``flowc schema
+host``, its manual docs/hosts.md)::
+
+    [mcp.servers.time]
+    command = "mcp-server-time"
+    args = ["--local-timezone", "UTC"]
+
+    [mcp.servers.search]
+    url = "http://127.0.0.1:8000/mcp"
+    headers = { Authorization = "Bearer ${SEARCH_TOKEN}" }
+
+    [llm.default]
+    provider = "openai"
+    base_url = "https://api.openai.com/v1"
+    model = "gpt-4o-mini"
+    api_key_env = "OPENAI_API_KEY"
+
+    [http]
+    allow = ["https://api.example.com/"]
+
+    [routes]
+    "tool:lookup" = "search.find"
+
+The ``mcpServers`` JSON that MCP clients read (``{"mcpServers": {name:
+{command, args, env, cwd} | {url, headers}}}``) is accepted too
+(:func:`load_mcp_json`). Values of ``env`` and ``headers`` may name
+environment variables (``${NAME}``); they are read when a server starts
+(:func:`expand_env`), never stored in the config, and no message ever shows
+them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from typing import Any
+
+import attrs
+from flowc.ir.limits import MAX_SOURCE_BYTES
+from flowc.sourcefile import FileTooLarge, read_limited
+
+__all__ = ["ConfigError", "HostConfig", "HttpConfig", "LlmProfile", "McpServer", "expand_env",
+           "load_config", "load_host_config", "load_mcp_json", "parse_config"]
+
+#: a call's deadline when neither the workflow nor the server's config gives one
+DEFAULT_TIMEOUT_MS = 60_000
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
+#: route targets that are not MCP servers: ``http.<tool>``, ``llm.<profile>``
+RESERVED_NAMES = ("http", "llm")
+_TRANSPORTS = ("stdio", "http", "streamable-http", "streamableHttp", "streamable_http")
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class ConfigError(ValueError):
+    """The config file is not a valid host config (one line, no secret)."""
+
+
+@attrs.frozen
+class McpServer:
+    """One MCP server: a command over stdio, or a streamable HTTP ``url``."""
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()      # values unexpanded (``${NAME}`` kept)
+    cwd: str | None = None
+    url: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()  # values unexpanded
+    tools: tuple[str, ...] | None = None       # the tools it is expected to have (check without starting)
+    timeout_ms: int = DEFAULT_TIMEOUT_MS
+
+    @property
+    def transport(self) -> str:
+        return "stdio" if self.command is not None else "http"
+
+
+@attrs.frozen
+class LlmProfile:
+    """An LLM API profile (served by :mod:`flowc.hosts.llm`)."""
+
+    provider: str                  # "openai" | "anthropic"
+    base_url: str
+    model: str
+    api_key_env: str               # the environment variable holding the key, never the key
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+@attrs.frozen
+class HttpConfig:
+    """The built-in HTTP tools (``web_fetch``, ``http_request``; :mod:`flowc.hosts.http`)."""
+
+    allow: list[str] = attrs.field(factory=list)   # URL prefixes a request may go to
+    timeout_ms: int = 30_000
+    max_body_bytes: int = 1_048_576
+
+
+@attrs.frozen
+class HostConfig:
+    """Everything a host config file says."""
+
+    mcp: dict[str, McpServer] = attrs.field(factory=dict)
+    llm: dict[str, LlmProfile] = attrs.field(factory=dict)
+    http: HttpConfig | None = None
+    routes: dict[str, str] = attrs.field(factory=dict)   # "capability:name" or "name" -> target
+    source: str = "host config"
+
+    def merged(self, other: HostConfig) -> HostConfig:
+        """This config with ``other``'s servers, profiles, routes (and HTTP, when
+        this has none) added; a server or profile named in both is an error."""
+        for kind, mine, theirs in (("MCP server", self.mcp, other.mcp), ("LLM profile", self.llm, other.llm)):
+            both = sorted(set(mine) & set(theirs))
+            if both:
+                raise ConfigError(f"{other.source}: {kind} {both[0]!r} is also defined in {self.source}")
+        return HostConfig({**self.mcp, **other.mcp}, {**self.llm, **other.llm}, self.http or other.http,
+                          {**self.routes, **other.routes}, f"{self.source} and {other.source}")
+
+
+def expand_env(value: str, where: str, environ: dict[str, str] | None = None) -> str:
+    """``value`` with each ``${NAME}`` replaced by the environment variable
+    NAME; ConfigError (naming the variable, never a value) when it is not set."""
+    environ = os.environ if environ is None else environ
+
+    def one(m: re.Match) -> str:
+        if m.group(1) not in environ:
+            raise ConfigError(f"{where} names the environment variable {m.group(1)}, which is not set")
+        return environ[m.group(1)]
+
+    return _ENV_REF.sub(one, value)
+
+
+# ------------------------------------------------------------------ reading
+def _read(path: str, what: str) -> str:
+    try:
+        return read_limited(path, MAX_SOURCE_BYTES).decode("utf-8")
+    except FileTooLarge:
+        raise ConfigError(f"the {what} {path} is larger than {MAX_SOURCE_BYTES} bytes") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"the {what} {path} is not UTF-8 text") from None
+
+
+def load_config(path: str) -> HostConfig:
+    """A host config from a TOML file; ConfigError when it is not one."""
+    text = _read(path, "host config")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"the host config {path} is not valid TOML: {exc}") from None
+    return parse_config(data, path)
+
+
+def load_mcp_json(path: str) -> HostConfig:
+    """MCP servers from the ``{"mcpServers": {...}}`` JSON MCP clients read."""
+    text = _read(path, "MCP config")
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"the MCP config {path} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("mcpServers"), dict):
+        raise ConfigError(f"the MCP config {path} must be an object with an `mcpServers` object")
+    servers = {name: _server(name, spec, f"mcpServers.{name}", path)
+               for name, spec in _named(data["mcpServers"], "mcpServers", path).items()
+               if not _disabled(spec, f"mcpServers.{name}", path)}
+    return HostConfig(mcp=servers, source=path)
+
+
+def load_host_config(config: str | None, mcp_config: str | None) -> HostConfig:
+    """The config of ``--config`` and ``--mcp-config`` (either or both)."""
+    out = load_config(config) if config else HostConfig(source="no config")
+    if mcp_config:
+        extra = load_mcp_json(mcp_config)
+        out = extra if not config else out.merged(extra)
+    return out
+
+
+def parse_config(data: dict, source: str = "host config") -> HostConfig:
+    """A :class:`HostConfig` from a parsed TOML document."""
+    _keys(data, {"mcp", "llm", "http", "routes"}, "the top level", source)
+    mcp = _table(data, "mcp", source)
+    _keys(mcp, {"servers"}, "[mcp]", source)
+    servers = {name: _server(name, spec, f"mcp.servers.{name}", source)
+               for name, spec in _named(_table(mcp, "servers", source), "mcp.servers", source).items()
+               if not _disabled(spec, f"mcp.servers.{name}", source)}
+    profiles = {name: _profile(spec, f"llm.{name}", source)
+                for name, spec in _named(_table(data, "llm", source), "llm", source).items()}
+    http = _http(data["http"], source) if "http" in data else None
+    routes = _routes(_table(data, "routes", source), source)
+    return HostConfig(servers, profiles, http, routes, source)
+
+
+def _fail(source: str, message: str) -> ConfigError:
+    return ConfigError(f"{source}: {message}")
+
+
+def _keys(table: dict, allowed: set[str], where: str, source: str) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise _fail(source, f"unknown key {unknown[0]!r} in {where} (expected one of: {', '.join(sorted(allowed))})")
+
+
+def _table(data: dict, key: str, source: str) -> dict:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise _fail(source, f"`{key}` must be a table")
+    return value
+
+
+def _named(table: dict, where: str, source: str) -> dict:
+    for name, spec in table.items():
+        if not _NAME.match(name):
+            raise _fail(source, f"{where}: the name {name!r} must be letters, digits, `_` or `-` "
+                                "(at most 64, not starting with `-`)")
+        if not isinstance(spec, dict):
+            raise _fail(source, f"{where}.{name} must be a table")
+    return table
+
+
+def _string(spec: dict, key: str, where: str, source: str, required: bool = False) -> str | None:
+    value = spec.get(key)
+    if value is None:
+        if required:
+            raise _fail(source, f"{where} needs `{key}`")
+        return None
+    if not isinstance(value, str) or not value:
+        raise _fail(source, f"{where}.{key} must be a non-empty string")
+    return value
+
+
+def _strings(spec: dict, key: str, where: str, source: str) -> tuple[str, ...] | None:
+    value = spec.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(source, f"{where}.{key} must be a list of strings")
+    return tuple(value)
+
+
+def _string_map(spec: dict, key: str, where: str, source: str) -> tuple[tuple[str, str], ...]:
+    value = spec.get(key, {})
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        # the values may be secrets: the message names the key only
+        raise _fail(source, f"{where}.{key} must map names to strings")
+    return tuple(sorted(value.items()))
+
+
+def _positive_int(spec: dict, key: str, where: str, source: str, default: int) -> int:
+    value = spec.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise _fail(source, f"{where}.{key} must be a positive integer")
+    return value
+
+
+def _server(name: str, spec: Any, where: str, source: str) -> McpServer:
+    if not isinstance(spec, dict):
+        raise _fail(source, f"{where} must be a table")
+    if name in RESERVED_NAMES:
+        raise _fail(source, f"{where}: {name!r} names the built-in tools' targets (`{name}.<name>`); "
+                            "call the server something else")
+    # "type"/"transport" name the transport in some clients' files; the fields decide it here
+    _keys(spec, {"command", "args", "env", "cwd", "url", "headers", "tools", "timeout_ms", "type", "transport",
+                 "disabled"},
+          where, source)
+    for key in ("type", "transport"):
+        kind = spec.get(key)
+        if kind is not None and kind not in _TRANSPORTS:
+            raise _fail(source, f"{where}.{key}: flowc speaks stdio and streamable HTTP to MCP servers "
+                                f"({', '.join(map(repr, _TRANSPORTS))}), not {kind!r}")
+    command = _string(spec, "command", where, source)
+    url = _string(spec, "url", where, source)
+    if (command is None) == (url is None):
+        raise _fail(source, f"{where} needs either `command` (stdio) or `url` (streamable HTTP)")
+    if url is not None:
+        if not url.startswith(("http://", "https://")):
+            raise _fail(source, f"{where}.url must be an http:// or https:// URL")
+        for key in ("args", "env", "cwd"):
+            if key in spec:
+                raise _fail(source, f"{where}: `{key}` is for a stdio server (`command`), not a `url`")
+    elif "headers" in spec:
+        raise _fail(source, f"{where}: `headers` is for a streamable HTTP server (`url`)")
+    return McpServer(
+        name=name, command=command, args=_strings(spec, "args", where, source) or (),
+        env=_string_map(spec, "env", where, source), cwd=_string(spec, "cwd", where, source), url=url,
+        headers=_string_map(spec, "headers", where, source), tools=_strings(spec, "tools", where, source),
+        timeout_ms=_positive_int(spec, "timeout_ms", where, source, DEFAULT_TIMEOUT_MS))
+
+
+def _disabled(spec: dict, where: str, source: str) -> bool:
+    """``disabled = true`` leaves a server out (as MCP clients do)."""
+    value = spec.get("disabled", False)
+    if not isinstance(value, bool):
+        raise _fail(source, f"{where}.disabled must be true or false")
+    return value
+
+
+def _profile(spec: dict, where: str, source: str) -> LlmProfile:
+    _keys(spec, {"provider", "base_url", "model", "api_key_env", "temperature", "max_tokens"}, where, source)
+    provider = _string(spec, "provider", where, source, required=True)
+    if provider not in ("openai", "anthropic"):
+        raise _fail(source, f"{where}.provider must be \"openai\" or \"anthropic\"")
+    temperature = spec.get("temperature")
+    if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))):
+        raise _fail(source, f"{where}.temperature must be a number")
+    max_tokens = _positive_int(spec, "max_tokens", where, source, 1) if "max_tokens" in spec else None
+    return LlmProfile(provider, _string(spec, "base_url", where, source, required=True),
+                      _string(spec, "model", where, source, required=True),
+                      _string(spec, "api_key_env", where, source, required=True),
+                      None if temperature is None else float(temperature), max_tokens)
+
+
+def _http(spec: Any, source: str) -> HttpConfig:
+    if not isinstance(spec, dict):
+        raise _fail(source, "`http` must be a table")
+    _keys(spec, {"allow", "timeout_ms", "max_body_bytes"}, "[http]", source)
+    allow = _strings(spec, "allow", "http", source) or ()
+    return HttpConfig(list(allow), _positive_int(spec, "timeout_ms", "http", source, 30_000),
+                      _positive_int(spec, "max_body_bytes", "http", source, 1_048_576))
+
+
+def _routes(table: dict, source: str) -> dict[str, str]:
+    for key, target in table.items():
+        if not isinstance(target, str) or not target:
+            raise _fail(source, f"routes.{key!r} must be a target string (\"server.tool\", \"http.web_fetch\", "
+                                "\"llm.profile\")")
+    return dict(table)

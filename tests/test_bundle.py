@@ -1,0 +1,271 @@
+"""The device bundle (``python -m flowc.vm --bundle DIR``): one file that
+loads, verifies and runs programs of all three dialects, on CPython
+without flowc and on MicroPython with a small heap.
+
+The bundler derives the modules from the device entry's imports, so these
+tests assert against the closure it computes, never a list of files.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import msgpack
+import pytest
+from flowc import driver
+from flowc.backends.python import rt_cel
+from flowc.backends.vm import bundle as B
+from flowc.backends.vm import compile_workflow, load
+from flowc.host import ScriptedHost
+from flowc.vm import main as vm_main
+
+TESTS = Path(__file__).resolve().parent
+MP_DIR = TESTS / "micropython"
+MP_PACKAGE = MP_DIR / "node_modules" / "@micropython" / "micropython-webassembly-pyscript"
+# The heap the WebAssembly port starts with. That port collects garbage only
+# between two top-level calls and grows its heap inside one, so it cannot
+# hold a run to this size: the test asserts what it can, that the loaded
+# bundle keeps less than this after a collection. The smallest heap that
+# runs the sample is measured on MicroPython's unix port by
+# benchmarks/bench_bundle.py (docs/embedding.md gives the figures).
+MP_HEAP = 256 * 1024
+
+
+@functools.cache
+def _sample() -> tuple:
+    return tuple(tuple(j) for j in _build_sample())
+
+
+def sample_jobs() -> list[list]:
+    """[name, program, inputs, host script]: a handful of corpus workflows
+    of each dialect (WorkflowSkill, instruction, aevatar)."""
+    return [list(j) for j in copy.deepcopy(_sample())]   # a run may not change another test's inputs
+
+
+def _build_sample() -> list[list]:
+    from tests.test_aevatar_run import SCRIPTS
+    from tests.test_vm_equivalence import corpus_programs
+
+    jobs: list[list] = []
+    wanted = ("two-step-pipe", "branch/then", "each-loop", "retry-backoff/succeeds-3rd", "sort-pipeline",
+              "error-ignore")
+    for name, data, inputs, script in corpus_programs():
+        if name in wanted:
+            jobs.append(["workflowskill " + name, data, inputs, script])
+    for name in ("02-agentd-e2e-data-pipeline.yaml", "03-agentd-e2e-control-flow.yaml"):
+        wf = driver.compile_file(str(TESTS / "data" / "instruction" / name)).workflow
+        jobs.append(["instruction " + name, compile_workflow(wf), {}, {}])
+    for letter in ("A", "B", "D", "F"):
+        inputs, script, _ = SCRIPTS[letter]
+        path = next((TESTS / "data" / "aevatar" / "seed_examples").glob(f"{letter}_*.yaml"))
+        jobs.append(["aevatar " + letter, compile_workflow(driver.compile_file(str(path)).workflow), inputs, script])
+    return jobs
+
+
+def expected(job: list) -> dict:
+    """The line the bundle should print for ``job``: flowc's own VM's record."""
+    name, data, inputs, script = job
+    return json.loads(json.dumps({"name": name, "record": rt_cel.to_json(load(data).run(inputs,
+                                                                                          ScriptedHost(script)))}))
+
+
+def _lines(stdout: str) -> list[dict]:
+    # "\n" only: records may hold U+2028, which str.splitlines() splits at
+    return [json.loads(line) for line in stdout.split("\n") if line.strip()]
+
+
+def _assert_same_records(jobs: list[list], lines: list[dict]) -> None:
+    assert lines[-1] == {"flowc_modules": []}, lines[-1]
+    assert [x.get("name") for x in lines[:-1]] == [j[0] for j in jobs]
+    for job, got in zip(jobs, lines, strict=False):
+        assert got == expected(job), job[0]
+
+
+@pytest.fixture(scope="module")
+def bundle_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bundle")
+    assert vm_main(["--bundle", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["flowc_vm.py"]
+    return out
+
+
+def test_the_bundle_holds_the_closure_of_the_device_entry(bundle_dir):
+    built = B.build_bundle()
+    closure = B.closure()
+    modules = [m.name for m in closure]
+    assert built.modules == modules and modules[-1] == B.ENTRY
+    # what a device runs: the VM, each dialect's loader, the kernel
+    for name in ("flowc.backends.vm.vm", "flowc.backends.vm.dataflow", "flowc.backends.vm.aevatar_vm",
+                 "flowc.runtime.kernel"):
+        assert name in modules
+    assert built.text.splitlines()[0].endswith(", ".join(m.removeprefix("flowc.") for m in modules))
+    # every top-level function and class of every module is in the bundle, under its name or its new one
+    tree = ast.parse(built.text)
+    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    for mod in closure:
+        renamed = built.renamed.get(mod.name, {})
+        for node in mod.tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                assert renamed.get(node.name, node.name) in defined, (mod.name, node.name)
+    # no import of flowc is left, and no docstring
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            assert not (node.module or "").startswith("flowc"), node.module
+        if isinstance(node, ast.Import):
+            assert not any(a.name.startswith("flowc") for a in node.names)
+    assert not any(isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) for n in ast.walk(tree))
+    # deterministic, and what the command wrote
+    assert built.text == (bundle_dir / "flowc_vm.py").read_text(encoding="utf-8")
+    assert built.size < built.source_bytes
+
+
+def test_the_command_prints_the_sizes(tmp_path, capsys):
+    assert vm_main(["--bundle", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    size = (tmp_path / "out" / "flowc_vm.py").stat().st_size
+    assert f": {size} bytes from {len(B.closure())} modules of " in out
+    assert vm_main(["--bundle"]) == 2
+
+
+def test_the_bundle_runs_every_dialect_on_cpython_without_flowc(bundle_dir, tmp_path):
+    jobs = sample_jobs()
+    jobs_file = tmp_path / "jobs.bin"
+    jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
+    run_dir = tmp_path / "device"
+    run_dir.mkdir()
+    shutil.copy(bundle_dir / "flowc_vm.py", run_dir)
+    shutil.copy(MP_DIR / "mp_host.py", run_dir)
+    shutil.copy(MP_DIR / "mp_bundle.py", run_dir)
+    # -I -S: no site-packages, no PYTHONPATH: flowc cannot be imported at all
+    script = ("import sys; sys.path[:] = [sys.argv[1]] + [p for p in sys.path if 'site-packages' not in p]\n"
+              "try:\n import flowc\nexcept ImportError:\n pass\nelse:\n raise SystemExit('flowc importable')\n"
+              "import mp_bundle; mp_bundle.main(sys.argv[2])\n")
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", script, str(run_dir), str(jobs_file)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = _lines(proc.stdout)
+    assert {j[0].split()[0] for j in jobs} == {"workflowskill", "instruction", "aevatar"}
+    _assert_same_records(jobs, lines)
+
+
+def test_the_bundle_api_in_process(bundle_dir):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("flowc_vm_bundle_test", bundle_dir / "flowc_vm.py")
+    bundled = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bundled)
+    for name, data, inputs, script in sample_jobs():
+        program = bundled.load(data)
+        record = program.run(inputs, ScriptedHost(script))
+        assert rt_cel.to_json(record) == rt_cel.to_json(load(data).run(inputs, ScriptedHost(script))), name
+        if hasattr(load(data), "run_virtual"):   # aevatar and dataflow programs: a virtual clock
+            got = bundled.load(data).run_virtual(inputs, script)
+            assert rt_cel.to_json(got) == rt_cel.to_json(load(data).run_virtual(inputs, script)), name
+    with pytest.raises(bundled.VerifyError):
+        bundled.load(b"WFBC not a program")
+
+
+def test_the_bundle_runs_every_dialect_on_micropython(bundle_dir, tmp_path):
+    node = shutil.which("node")
+    assert node, "node is not installed: the MicroPython test needs node (v18+)"
+    assert MP_PACKAGE.is_dir(), f"{MP_PACKAGE} is missing: run `npm ci` in {MP_DIR}"
+    jobs = sample_jobs()
+    jobs_file = tmp_path / "jobs.bin"
+    jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
+    proc = subprocess.run([node, str(MP_DIR / "run_bundle.mjs"), str(MP_HEAP), str(bundle_dir / "flowc_vm.py"),
+                           str(MP_DIR / "mp_bundle.py"), str(jobs_file), str(MP_DIR / "mp_host.py")],
+                          check=False, capture_output=True, text=True, timeout=600, cwd=MP_DIR)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = _lines(proc.stdout)
+    heap = lines.pop()["heap"]
+    _assert_same_records(jobs, lines)
+    assert heap["initial"] <= MP_HEAP
+    assert 0 < heap["resident"] < MP_HEAP, f"the loaded bundle keeps {heap['resident']} bytes of heap"
+
+
+def test_a_module_that_is_not_device_safe_fails_the_build(tmp_path, monkeypatch):
+    """An unconditional import of typing (or any module MicroPython lacks)
+    in the closure stops the build with the module and the line."""
+    package = tmp_path / "flowc"
+    (package / "dev").mkdir(parents=True)
+    (package / "dev" / "entry.py").write_text("try:\n    from flowc.dev import helper as _h\n"
+                                              "except ImportError:\n    import helper as _h\n\n"
+                                              "def load(data):\n    return _h.go(data)\n", encoding="utf-8")
+    (package / "dev" / "helper.py").write_text("import typing\n\ndef go(x):\n    return x\n", encoding="utf-8")
+    monkeypatch.setattr(B, "PACKAGE_ROOT", package)
+    with pytest.raises(B.BundleError, match=r"flowc.dev.helper:1: imports typing unconditionally"):
+        B.build_bundle("flowc.dev.entry")
+    (package / "dev" / "helper.py").write_text("try:\n    import typing\nexcept ImportError:\n    typing = None\n"
+                                               "\ndef go(x):\n    return x\n", encoding="utf-8")
+    assert "return go(data)" in B.build_bundle("flowc.dev.entry").text
+
+
+def test_collisions_and_scopes_are_resolved(tmp_path, monkeypatch):
+    """Two modules binding one name: the non-entry one is renamed, its
+    locals and parameters of the same name are not, and a name another
+    module reads as a builtin moves out of the way."""
+    package = tmp_path / "flowc"
+    (package / "dev").mkdir(parents=True)
+    (package / "dev" / "entry.py").write_text(
+        "try:\n    from flowc.dev import a as _a\n    from flowc.dev.a import helper\n"
+        "except ImportError:\n    import a as _a\n    from a import helper\n\n"
+        "LIMIT = 2\n\ndef load(data):\n    return [_a.load(data), helper(), len(data), LIMIT]\n",
+        encoding="utf-8")
+    (package / "dev" / "a.py").write_text(
+        "LIMIT = 10\n\nlen = 3\n\n"
+        "def load(data, LIMIT=LIMIT):\n    return [LIMIT, data, [LIMIT for LIMIT in (1,)], len]\n\n"
+        "def helper():\n    global LIMIT\n    LIMIT += 1\n    return LIMIT\n\n"
+        "class K:\n    LIMIT = 5\n    x = LIMIT\n    def f(self):\n        return LIMIT\n", encoding="utf-8")
+    monkeypatch.setattr(B, "PACKAGE_ROOT", package)
+    built = B.build_bundle("flowc.dev.entry")
+    assert built.renamed == {"flowc.dev.a": {"LIMIT": "LIMIT_a", "len": "len_a", "load": "load_a"}}
+    namespace: dict = {}
+    exec(compile(built.text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
+    assert namespace["load"]("xy") == [[10, "xy", [1], 3], 11, 2, 2]
+    assert namespace["K"].x == 5 and namespace["K"]().f() == 11
+
+
+@pytest.mark.parametrize("dialect", sorted(B.DIALECT_ENTRIES))
+def test_a_bundle_of_one_dialect_runs_that_dialect(dialect, tmp_path):
+    import importlib.util
+
+    path, built = B.write_bundle(tmp_path, dialect)
+    assert built.modules[-1] == B.DIALECT_ENTRIES[dialect]
+    assert set(built.modules) < {m.name for m in B.closure()}
+    spec = importlib.util.spec_from_file_location(f"flowc_vm_{dialect}", path)
+    bundled = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bundled)
+    jobs = [j for j in sample_jobs() if j[0].startswith(dialect)]
+    assert jobs
+    for name, data, inputs, script in jobs:
+        got = bundled.load(data).run(inputs, ScriptedHost(script))
+        assert rt_cel.to_json(got) == rt_cel.to_json(load(data).run(inputs, ScriptedHost(script))), name
+
+
+def test_a_name_reexported_through_another_module_is_followed(tmp_path, monkeypatch):
+    package = tmp_path / "flowc"
+    (package / "dev").mkdir(parents=True)
+    (package / "dev" / "entry.py").write_text(
+        "try:\n    from flowc.dev import a as _a\nexcept ImportError:\n    import a as _a\n\n"
+        "def load(data):\n    return _a.deep(data)\n", encoding="utf-8")
+    (package / "dev" / "a.py").write_text(
+        "try:\n    from flowc.dev.b import deep\nexcept ImportError:\n    from b import deep\n", encoding="utf-8")
+    (package / "dev" / "b.py").write_text("def deep(x):\n    return [x]\n", encoding="utf-8")
+    monkeypatch.setattr(B, "PACKAGE_ROOT", package)
+    built = B.build_bundle("flowc.dev.entry")
+    assert built.modules == ["flowc.dev.b", "flowc.dev.a", "flowc.dev.entry"]
+    namespace: dict = {}
+    exec(compile(built.text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
+    assert namespace["load"](1) == [1]
+    (package / "dev" / "entry.py").write_text(
+        "try:\n    from flowc.dev import a as _a\nexcept ImportError:\n    import a as _a\n\n"
+        "def load(data):\n    return _a.missing(data)\n", encoding="utf-8")
+    with pytest.raises(B.BundleError, match="flowc.dev.a has no top-level name missing"):
+        B.build_bundle("flowc.dev.entry")

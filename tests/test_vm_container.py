@@ -1,0 +1,175 @@
+"""The container every program shares (docs/bytecode.md section 1): one
+magic and version for all three scheduling models, the header naming the
+model, named sections; one loader entry that, whatever the bytes, returns a
+program or raises VerifyError; one disassembler for all."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import pytest
+from flowc import driver
+from flowc.backends import vm
+from flowc.backends.vm import VerifyError
+from flowc.backends.vm import format as F
+from flowc.backends.vm import vm as V
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.program_bytes import open_program, pack_program
+
+DATA = Path(__file__).resolve().parent / "data"
+SOURCES = {
+    "sequential": DATA / "workflowskill" / "fixtures" / "filter-exit.md",
+    "kernel": next((DATA / "aevatar" / "seed_examples").glob("B_*.yaml")),
+    "dataflow": DATA / "instruction" / "03-agentd-e2e-control-flow.yaml",
+}
+
+
+def _compiled(model: str, strip: bool = False) -> bytes:
+    result = driver.compile_file(str(SOURCES[model]))
+    assert result.ok
+    return vm.compile_workflow(result.workflow, strip=strip)
+
+
+PROGRAMS = {model: _compiled(model) for model in SOURCES}
+
+
+def _rejected(data, match: str = "") -> str:
+    with pytest.raises(VerifyError, match=match) as info:
+        vm.load(data)
+    return str(info.value)
+
+
+def test_one_magic_and_version_and_the_model_in_the_header():
+    for model, data in PROGRAMS.items():
+        assert data[:4] == b"FLWC" and data[4] == F.FORMAT_VERSION
+        got_model, name, sections = open_program(data)
+        assert got_model == model and isinstance(name, str)
+        required, optional = F.MODEL_SECTIONS[model]
+        assert [s for s in sections if s in required] == list(required)
+        assert set(sections) <= set(required) | set(optional)
+    assert V.MAGIC == F.MAGIC and V.MODELS == F.MODELS and V.MODEL_SECTIONS == F.MODEL_SECTIONS
+    assert V.MAX_HEADER_BYTES == F.LIMITS["header_bytes"] and V.MAX_SECTIONS == F.LIMITS["sections"]
+
+
+def test_same_ir_same_bytes_for_every_model():
+    for model in SOURCES:
+        assert _compiled(model) == _compiled(model)
+
+
+def test_strip_leaves_the_source_map_section_out():
+    full, stripped = _compiled("sequential"), _compiled("sequential", strip=True)
+    assert "srcmap" in open_program(full)[2] and "srcmap" not in open_program(stripped)[2]
+    assert vm.load(full).instructions == vm.load(stripped).instructions
+
+
+def test_the_loader_of_one_model_refuses_another():
+    with pytest.raises(VerifyError, match="kernel program: this loader runs sequential"):
+        V.load(PROGRAMS["kernel"])
+    for model, data in PROGRAMS.items():
+        _name, name, sections = open_program(data)
+        other = "dataflow" if model != "dataflow" else "kernel"
+        _rejected(pack_program(other, name, sections))
+
+
+def _with_checksum(data: bytes) -> bytes:
+    return data[:9] + zlib.crc32(data[13:]).to_bytes(4, "big") + data[13:]
+
+
+def test_header_and_table_limits():
+    model, name, sections = open_program(PROGRAMS["sequential"])
+    assert "version" in _rejected(pack_program(model, name, sections, version=2))
+    assert "scheduling model" in _rejected(pack_program("parallel", name, sections))
+    assert "needs a section code" in _rejected(pack_program(model, name, {k: v for k, v in sections.items()
+                                                                          if k != "code"}))
+    assert "has no section" in _rejected(pack_program(model, name, {**sections, "extra": 1}))
+    many = {**sections, **{f"x{i}": 0 for i in range(F.LIMITS["sections"])}}
+    assert "at most 16" in _rejected(pack_program(model, name, many))
+    big = PROGRAMS["sequential"]
+    assert "header" in _rejected(big[:5] + (F.LIMITS["header_bytes"] + 1).to_bytes(4, "big") + big[9:])
+    assert "after the last section" in _rejected(_with_checksum(big + b"\x00"))
+    assert "runs past the end" in _rejected(_with_checksum(big[:-1]))
+    flipped = bytearray(big)
+    flipped[20] ^= 1   # inside the header
+    assert "checksum" in _rejected(bytes(flipped))
+    assert "bad magic" in _rejected(b"WFBC" + big[4:])
+
+
+def test_a_corrupt_skipped_section_is_still_refused():
+    data = PROGRAMS["sequential"]
+    _model, _name, table = V.open_container(data)
+    _start, end = table["srcmap"]
+    bad = bytearray(data)
+    bad[end - 1] ^= 0x01
+    assert "checksum" in _rejected(bytes(bad))
+
+
+@pytest.mark.parametrize("model", sorted(SOURCES))
+def test_disasm_lists_header_plan_and_code(model):
+    text = vm.disassemble(PROGRAMS[model])
+    assert text.startswith(f"flowc program, format version 1, scheduling model {model}\n")
+    assert "sections (" in text
+    for sname in open_program(PROGRAMS[model])[2]:
+        assert f"\n  {sname} " in text
+    plan, code = {"sequential": ("steps (", "\ncode:\nmain:\n"), "kernel": ("steps (", "\nblock 0:\n"),
+                  "dataflow": ("graph:\n", "\nblock 0:\n")}[model]
+    assert plan in text and code in text and text.index(plan) < text.index(code)
+
+
+# ------------------------------------------------------------------ fuzz: any bytes, VerifyError or a program
+
+def _mutate(data, raw: bytes) -> bytes:
+    b = bytearray(raw)
+    for _ in range(data.draw(st.integers(1, 4))):
+        how = data.draw(st.sampled_from(["flip", "set", "cut", "insert", "delete"]))
+        if not b:
+            break
+        i = data.draw(st.integers(0, len(b) - 1))
+        if how == "flip":
+            b[i] ^= 1 << data.draw(st.integers(0, 7))
+        elif how == "set":
+            b[i] = data.draw(st.sampled_from([0, 1, 0x7F, 0x80, 0xC0, 0xC4, 0xDC, 0xDD, 0xFF]))
+        elif how == "cut":
+            del b[i:]
+        elif how == "insert":
+            b[i:i] = data.draw(st.binary(min_size=1, max_size=4))
+        else:
+            del b[i:i + data.draw(st.integers(1, 8))]
+    return bytes(b)
+
+
+def _loads_or_refuses(data: bytes) -> None:
+    try:
+        program = vm.load(data)
+    except VerifyError as exc:
+        assert str(exc)
+        return
+    assert hasattr(program, "run")
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_mutated_and_truncated_containers_only_load_or_raise_verify_error(data):
+    model = data.draw(st.sampled_from(sorted(PROGRAMS)))
+    _loads_or_refuses(_mutate(data, PROGRAMS[model]))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_mutated_sections_with_valid_checksums_only_load_or_raise_verify_error(data):
+    """The checksums pass, so the section decoders and verifiers see the damage."""
+    model = data.draw(st.sampled_from(sorted(PROGRAMS)))
+    _m, name, sections = open_program(PROGRAMS[model])
+    key = data.draw(st.sampled_from(sorted(sections)))
+    import msgpack
+
+    raw = _mutate(data, msgpack.packb(sections[key], use_bin_type=True))
+    try:
+        sections[key] = msgpack.unpackb(raw, raw=False, strict_map_key=False)
+    except Exception:  # noqa: BLE001 - not msgpack any more: give the loader the raw bytes
+        sections[key] = raw
+    if data.draw(st.booleans()):
+        name = data.draw(st.one_of(st.none(), st.integers(-(2**63), 2**64 - 1), st.text(max_size=3)))
+    _loads_or_refuses(pack_program(model, name, sections))
