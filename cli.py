@@ -143,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     res.add_argument("path", nargs="?", metavar="WORKFLOW", help="the workflow file (default: the run's own)")
     res.add_argument("--journal", metavar="DB", required=True, help="the journal (SQLite file)")
     res.add_argument("--host", metavar="FILE", help="host script, JSON (see docs/host.md; default: {})")
+    res.add_argument("--config", metavar="FILE", help="host config, TOML (docs/hosts.md), as for flowc run")
+    res.add_argument("--mcp-config", metavar="FILE", help="MCP servers, JSON, as for flowc run")
     res.add_argument("--json", action="store_true", help="print the run record as one JSON object")
     res.add_argument("--in-flight", choices=("again", "fail"), default="again",
                      help="a call sent and never answered before the run stopped: send it again "
@@ -312,7 +314,7 @@ def _config_findings(text: str, path: str, dialect: str | None, table) -> list:
     else:
         result = driver.compile_text(text, path, dialect)
         workflows = [result.workflow] if result.workflow is not None else []
-    return [d for wf in workflows for d in check_calls(wf, table)]
+    return [d for wf in workflows for d in [*check_calls(wf, table), *_durable_findings(wf, table)]]
 
 
 def cmd_translate(args) -> int:
@@ -560,10 +562,6 @@ def cmd_run(args) -> int:
     from flowc.backends.python import BackendError, compile_workflow, load_module
     from flowc.host import load_host_script, load_inputs_file, run_and_print
 
-    if getattr(args, "journal", None):
-        from flowc import runs_cmd
-
-        return runs_cmd.run_journaled(args, _journal_kit())
     configured = bool(args.config or args.mcp_config)
     if configured and args.host:
         print("flowc: error: --host (a scripted host) and --config/--mcp-config (real tools) exclude each "
@@ -593,6 +591,11 @@ def cmd_run(args) -> int:
                                             workflow_name=args.workflow)
     if workflow is None:
         return status
+    journal_db = _journal_for(args, workflow, host if configured else None)
+    if journal_db is not None:
+        from flowc import runs_cmd
+
+        return runs_cmd.run_journaled(args, _journal_kit(), journal_db, host, inputs)
     _warn_durable(workflow, args.path)
     watched = _watched(args, host)
     if watched is None:
@@ -660,9 +663,35 @@ def _run_configured(program, inputs: dict, host, budgets: dict, as_json: bool) -
 
 
 # ------------------------------------------------------------------ durable runs
+def _durable(workflow) -> bool:
+    return (workflow.metadata or {}).get("durable") is True
+
+
+def _journal_for(args, workflow, configured_host) -> str | None:
+    """The journal of this run: --journal, else the host config's `journal`
+    when the workflow is durable; None: no journal."""
+    if args.journal:
+        return args.journal
+    config = getattr(configured_host, "config", None)
+    if _durable(workflow) and getattr(config, "journal", None):
+        return config.journal
+    return None
+
+
+def _durable_findings(workflow, table) -> list:
+    """`flowc check --config`: a durable workflow whose host config names no journal (INS402)."""
+    if not _durable(workflow) or getattr(table.config, "journal", None):
+        return []
+    from flowc.ir.diagnostics import warning
+
+    return [warning("INS402", f"workflow {workflow.name!r} is durable (`durable: true`) but the host config "
+                    "names no journal: a crash loses its runs", workflow.span,
+                    "add `journal = \"runs.db\"` to the host config, or run with --journal FILE")]
+
+
 def _warn_durable(workflow, path: str) -> None:
     """A workflow that asks to be durable, run without a journal: INS402."""
-    if (workflow.metadata or {}).get("durable") is True:
+    if _durable(workflow):
         from flowc import reporting
         from flowc.ir.diagnostics import warning
 
@@ -701,7 +730,8 @@ def _journal_kit():
         return {key: getattr(args, key) for key in ("max_iterations", "max_host_calls", "max_instructions")
                 if getattr(args, key, None) is not None}
 
-    return SimpleNamespace(load_program=_load_program, print_record=_print_record, budgets=budgets)
+    return SimpleNamespace(load_program=_load_program, print_record=_print_record, budgets=budgets,
+                           configured_host=_configured_host)
 
 
 def cmd_resume(args) -> int:

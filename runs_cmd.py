@@ -4,13 +4,15 @@ in how it compiles and prints (``kit``), so this module never imports it."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import sys
 import time
 from typing import Any
 
 from flowc import journal
-from flowc.host import load_host_script, load_inputs_file, write_json
+from flowc.host import load_host_script, write_json
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -30,11 +32,17 @@ def _source_hash(path: str, dialect: str | None, workflow_name: str | None) -> s
     return journal.workflow_hash(data, dialect or "", workflow_name or "")
 
 
-def _factory(program: Any, inputs: dict, budgets: dict):
+def _factory(program: Any, inputs: dict, budgets: dict, concurrent: bool):
+    """``new_run`` bound to the run's inputs and budgets (None: the program
+    does not run on the kernel). Under asyncio a run is concurrent when its
+    program can be (as ``run_async``)."""
     new_run = getattr(program, "new_run", None)
     if new_run is None:
         return None
-    return lambda: new_run(dict(inputs), **budgets)
+    extra = dict(budgets)
+    if concurrent and "concurrent" in inspect.signature(new_run).parameters:
+        extra["concurrent"] = True
+    return lambda: new_run(dict(inputs), **extra)
 
 
 def _report(outcome: journal.Outcome, resumed: bool) -> None:
@@ -58,12 +66,30 @@ def _finish(outcome: journal.Outcome, args: Any, kit: Any, resumed: bool) -> int
     return EXIT_OK if record["status"] in ("success", "completed") else EXIT_FAILED
 
 
-def _drive(store, run_id: str, factory, host, args, kit, whash: str | None, resumed: bool) -> int:
-    try:
+def _go(store, run_id: str, factory, host, args, whash: str | None, resumed: bool, driver: str):
+    """The outcome of the run, with the sync driver or (a configured host,
+    whose calls are coroutines, or a run begun so) the asyncio one."""
+    if driver == "sync":
         if resumed:
-            outcome = journal.resume(store, run_id, factory, host, workflow_hash=whash, in_flight=args.in_flight)
+            return journal.resume(store, run_id, factory, host, workflow_hash=whash, in_flight=args.in_flight)
+        return journal.drive(store, run_id, factory, host, in_flight=args.in_flight)
+
+    async def main():
+        if resumed:
+            go = journal.resume_async(store, run_id, factory, host, workflow_hash=whash, in_flight=args.in_flight)
         else:
-            outcome = journal.drive(store, run_id, factory, host, in_flight=args.in_flight)
+            go = journal.drive_async(store, run_id, factory, host, in_flight=args.in_flight)
+        if hasattr(host, "__aenter__"):  # a configured host: its servers run for the run
+            async with host:
+                return await go
+        return await go
+    return asyncio.run(main())
+
+
+def _drive(store, run_id: str, factory, host, args, kit, whash: str | None, resumed: bool,
+           driver: str = "sync") -> int:
+    try:
+        outcome = _go(store, run_id, factory, host, args, whash, resumed, driver)
     except journal.InFlight as exc:
         _err(str(exc))
         return EXIT_FAILED
@@ -73,34 +99,29 @@ def _drive(store, run_id: str, factory, host, args, kit, whash: str | None, resu
     return _finish(outcome, args, kit, resumed)
 
 
-def run_journaled(args: Any, kit: Any) -> int:
-    """``flowc run W --journal DB``: a new journaled run; prints its id first."""
-    try:
-        inputs = load_inputs_file(args.inputs)
-        host = load_host_script(args.host)
-    except ValueError as exc:
-        _err(str(exc))
-        return EXIT_USAGE
+def run_journaled(args: Any, kit: Any, db: str, host: Any, inputs: dict) -> int:
+    """``flowc run W --journal DB`` (or a durable workflow under a host config
+    that names a journal): a new journaled run; prints its id first."""
     budgets = kit.budgets(args)
     program, status = kit.load_program(args.path, args.dialect, args.backend, args.workflow)
     if program is None:
         return status
-    factory = _factory(program, inputs, budgets)
+    driver = "async" if hasattr(host, "__aenter__") else "sync"
+    factory = _factory(program, inputs, budgets, driver == "async")
     if factory is None:
-        _err("a journaled run needs a program on the kernel; the WorkflowSkill VM does not run on it yet "
-             "(use --backend python)")
+        _err("a journaled run needs a program on the kernel; this one has no new_run")
         return EXIT_USAGE
     whash = _source_hash(args.path, args.dialect, args.workflow)
     options = {"backend": args.backend, "dialect": args.dialect, "workflow_name": args.workflow,
-               "budgets": budgets, "driver": "sync"}
+               "budgets": budgets, "driver": driver}
     try:
-        store = journal.open_journal(args.journal)
+        store = journal.open_journal(db)
         run_id = journal.begin(store, workflow=args.path, workflow_hash=whash, inputs=inputs, options=options)
     except journal.JournalError as exc:
         _err(str(exc))
         return EXIT_USAGE
-    print(f"flowc: run {run_id} (journal {args.journal})", file=sys.stderr, flush=True)
-    return _drive(store, run_id, factory, host, args, kit, whash, resumed=False)
+    print(f"flowc: run {run_id} (journal {db})", file=sys.stderr, flush=True)
+    return _drive(store, run_id, factory, host, args, kit, whash, False, driver)
 
 
 def resume(args: Any, kit: Any) -> int:
@@ -112,8 +133,12 @@ def resume(args: Any, kit: Any) -> int:
     except journal.JournalError as exc:
         _err(str(exc))
         return EXIT_USAGE
+    configured = bool(getattr(args, "config", None) or getattr(args, "mcp_config", None))
+    if configured and args.host:
+        _err("--host (a scripted host) and --config/--mcp-config (real tools) exclude each other")
+        return EXIT_USAGE
     try:
-        host = load_host_script(args.host)
+        host = kit.configured_host(args) if configured else load_host_script(args.host)
     except ValueError as exc:
         _err(str(exc))
         return EXIT_USAGE
@@ -124,11 +149,16 @@ def resume(args: Any, kit: Any) -> int:
     if program is None:
         return status
     whash = _source_hash(path, opts.get("dialect"), opts.get("workflow_name"))
-    factory = _factory(program, info["inputs"], opts.get("budgets") or {})
+    # the driver the run began with: replay gives answers in the order that driver gave them
+    driver = opts.get("driver", "sync")
+    if driver == "sync" and hasattr(host, "__aenter__"):
+        _err(f"run {args.run_id} began with a scripted host (the sync driver); resume it with --host")
+        return EXIT_USAGE
+    factory = _factory(program, info["inputs"], opts.get("budgets") or {}, driver == "async")
     if factory is None:
         _err("this program does not run on the kernel, so it cannot be resumed")
         return EXIT_USAGE
-    return _drive(store, args.run_id, factory, host, args, kit, whash, resumed=True)
+    return _drive(store, args.run_id, factory, host, args, kit, whash, True, driver)
 
 
 def _when(t: float | None) -> str:

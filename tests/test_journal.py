@@ -505,3 +505,30 @@ def test_a_step_deadline_in_flight_resumes_with_the_time_it_had_left(tmp_path):
     assert time.perf_counter() - t0 < 0.25  # the timer had nothing left: it fired at once
     assert same(out.record, whole)
     assert [r["request"] for r in out.repeated] == [1] and host.calls == 1  # the call, sent again, then cut
+
+
+def test_a_host_config_that_names_a_journal_journals_durable_workflows(tmp_path):
+    (tmp_path / "cfg.toml").write_text('journal = "runs.db"\n')
+    (tmp_path / "empty.toml").write_text("")
+    durable = ("name: d\ndurable: true\nsteps:\n  go: { kind: manual }\n"
+               "  pause: { kind: sleep, depends_on: go, duration: 10ms }\n"
+               "  done: { kind: finish, depends_on: pause, output: ok }\n")
+    (tmp_path / "d.yaml").write_text(durable)
+    (tmp_path / "nd.yaml").write_text(durable.replace("durable: true", "durable: false"))
+    ran = _flowc("run", "d.yaml", "--config", "cfg.toml", "--json", cwd=tmp_path)
+    assert ran.returncode == 0 and ran.stderr.startswith("flowc: run "), ran.stderr
+    run_id = ran.stderr.split()[2]
+    listed = json.loads(_flowc("runs", "list", "--journal", "runs.db", "--json", cwd=tmp_path).stdout)
+    assert [(r["run_id"], r["status"]) for r in listed] == [(run_id, "completed")]
+    info = journal.open_journal(str(tmp_path / "runs.db")).run_info(run_id)
+    assert info["options"]["driver"] == "async"  # a configured host's calls are coroutines
+    again = _flowc("resume", run_id, "--journal", "runs.db", "--config", "cfg.toml", "--json", cwd=tmp_path)
+    assert again.returncode == 0 and json.loads(again.stdout) == json.loads(ran.stdout)
+    # a workflow that is not durable is not journaled by the config
+    plain = _flowc("run", "nd.yaml", "--config", "cfg.toml", cwd=tmp_path)
+    assert plain.returncode == 0 and "flowc: run " not in plain.stderr
+    # flowc check --config: a durable workflow under a config without a journal is warned about
+    warned = _flowc("check", "d.yaml", "--config", "empty.toml", cwd=tmp_path)
+    assert "warning[INS402]" in warned.stdout + warned.stderr
+    clean = _flowc("check", "d.yaml", "--config", "cfg.toml", cwd=tmp_path)
+    assert "INS402" not in clean.stdout + clean.stderr

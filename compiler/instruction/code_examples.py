@@ -678,9 +678,9 @@ EXAMPLES["INS402"] = Example(
 
 # Codes no file text alone can produce.
 NOT_STANDALONE: dict[str, str] = {
-    "INS402": "a warning of `flowc run`: whether a run has a journal is the command's, not the "
-              "workflow's (the right example is the same workflow run with --journal FILE, or "
-              "without `durable: true`)",
+    "INS402": "a warning of `flowc run` and `flowc check --config`: whether a run has a journal is "
+              "the command's or the host config's, not the workflow's (the right example is the same "
+              "workflow run with --journal FILE, or without `durable: true`)",
     "INS401": "needs the host's capability file (flowc check --host-capabilities), not only "
               "the workflow",
 }
