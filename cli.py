@@ -45,6 +45,15 @@ def _budget(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
 
 
+def _cluster_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--workers N`` / ``--scheduler ADDR``: run on Dask distributed (docs/batch.md)."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, metavar="N",
+                       help=f"{what} on a local Dask cluster of N worker processes (needs flowc[distributed])")
+    where.add_argument("--scheduler", metavar="ADDR",
+                       help=f"{what} on the Dask cluster of this scheduler, e.g. tcp://host:8786")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="flowc", description="Compile, check and run agent workflows.")
     parser.add_argument("--version", action="version", version=f"flowc {__version__}")
@@ -78,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--mcp-config", metavar="FILE",
                        help="MCP servers as MCP clients write them, JSON ({\"mcpServers\": {...}}), for "
                             "the same check")
+    _cluster_options(check, "check")
     check.set_defaults(func=cmd_check)
 
     ev = sub.add_parser("eval", help="evaluate one expression through the compiler")
@@ -135,7 +145,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--trace-values", action="store_true", help="with --trace: also the calls' arguments "
                      "and results (cut short; credentials redacted)")
     run.add_argument("--progress", action="store_true",
-                     help="show the steps and host calls live while the run goes (on a terminal; needs rich)")
+                     help="show the steps and host calls live while the run goes (on a terminal; needs rich); "
+                          "with --batch: a progress line on stderr (shown anyway when stderr is a terminal)")
+    run.add_argument("--batch", metavar="FILE",
+                     help="JSON lines of inputs (- for stdin): one run per line, one JSON record per line "
+                          "in input order (docs/batch.md)")
+    run.add_argument("--out", metavar="FILE", help="--batch: write the records here instead of stdout")
+    run.add_argument("--chunk-size", type=int, metavar="N", help="--batch: runs per task (default: picked)")
+    _cluster_options(run, "--batch: run")
     run.set_defaults(func=cmd_run)
 
     res = sub.add_parser("resume", help="rebuild a journaled run from its journal and go on")
@@ -210,8 +227,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="examples in all: a third valid workflows, a third mutants, a third malformed "
                            "input (default: 300)")
     fuzz.add_argument("--seed", type=int, metavar="S", help="replay a campaign (default: a random seed)")
-    fuzz.add_argument("-j", "--jobs", type=int, default=1, metavar="J",
-                      help="split the campaign over J processes (0 = every core; default: 1)")
+    fuzz.add_argument("-j", "--jobs", type=int, metavar="J",
+                      help="split the campaign over J processes (0 = every core; default: 1; with "
+                           "--workers/--scheduler: J shares, default one per worker thread)")
     fuzz.add_argument("--out", default="fuzz-crashes", metavar="DIR",
                       help="where minimal reproducers of failures go (default: fuzz-crashes)")
     fuzz.add_argument("--max-steps", type=int, default=6, metavar="K", help="steps per generated workflow")
@@ -223,6 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="only workflows with injection payloads in every text field and hostile file "
                            "names: no payload may run, compile both targets, run both backends, translate")
     fuzz.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _cluster_options(fuzz, "fuzz")
     fuzz.set_defaults(func=cmd_fuzz)
     return parser
 
@@ -230,6 +249,10 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_fuzz(args) -> int:
     from flowc.testing.campaign import fuzz_command
 
+    if args.workers is not None or args.scheduler:
+        from flowc.cluster.fuzzrun import fuzz_on_cluster
+
+        return fuzz_command(args, fuzz_on_cluster)
     return fuzz_command(args)
 
 
@@ -267,9 +290,16 @@ def cmd_check(args) -> int:
         if problem is not None:
             print(f"flowc: error: --workflows-from: {problem}", file=sys.stderr)
             return EXIT_USAGE
-    results = batch.check_files(files, args.dialect, args.jobs,
-                                batch.Progress() if show_progress else None, strict=args.strict,
-                                known_workflows=registry)
+    if args.workers is not None or args.scheduler:
+        from flowc.cluster.checkcmd import check_on_cluster
+
+        results = check_on_cluster(args, files, batch.Progress() if show_progress else None, registry)
+        if results is None:
+            return EXIT_USAGE
+    else:
+        results = batch.check_files(files, args.dialect, args.jobs,
+                                    batch.Progress() if show_progress else None, strict=args.strict,
+                                    known_workflows=registry)
     all_diags = []
     sources: dict[str, str] = {}
     io_error = False
@@ -562,6 +592,18 @@ def cmd_run(args) -> int:
     from flowc.backends.python import BackendError, compile_workflow, load_module
     from flowc.host import load_host_script, load_inputs_file, run_and_print
 
+    if args.batch is None and (args.workers is not None or args.scheduler or args.out):
+        print("flowc: error: --out, --workers and --scheduler go with --batch", file=sys.stderr)
+        return EXIT_USAGE
+    if args.batch is not None and args.journal:
+        print("flowc: error: --journal journals one run, not a batch: leave out --batch or --journal",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if args.batch is not None and (args.inputs or args.json or args.trace or args.config or args.mcp_config):
+        print("flowc: error: --batch reads the inputs of each run from its lines, prints JSON and takes a "
+              "scripted host (--host): leave out --inputs, --json, --trace, --config and --mcp-config",
+              file=sys.stderr)
+        return EXIT_USAGE
     configured = bool(args.config or args.mcp_config)
     if configured and args.host:
         print("flowc: error: --host (a scripted host) and --config/--mcp-config (real tools) exclude each "
@@ -591,6 +633,17 @@ def cmd_run(args) -> int:
                                             workflow_name=args.workflow)
     if workflow is None:
         return status
+    if args.batch is not None:
+        from flowc.cluster.batchcmd import batch_command
+
+        try:
+            return batch_command(args, workflow, vm is not None, budgets)
+        except BackendError as exc:
+            _error(args.path, exc)
+            return EXIT_FINDINGS
+        except _vm_errors(vm is not None) as exc:
+            _error(args.path, exc)
+            return EXIT_FINDINGS
     journal_db = _journal_for(args, workflow, host if configured else None)
     if journal_db is not None:
         from flowc import runs_cmd

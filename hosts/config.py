@@ -16,6 +16,8 @@ host``, its manual docs/hosts.md)::
     base_url = "https://api.openai.com/v1"
     model = "gpt-4o-mini"
     api_key_env = "OPENAI_API_KEY"
+    timeout_ms = 60000
+    max_retries = 2
 
     [http]
     allow = ["https://api.example.com/"]
@@ -29,6 +31,10 @@ The ``mcpServers`` JSON that MCP clients read (``{"mcpServers": {name:
 environment variables (``${NAME}``); they are read when a server starts
 (:func:`expand_env`), never stored in the config, and no message ever shows
 them.
+
+``[llm.NAME]`` and ``[http]`` become the providers' own settings classes
+(:class:`flowc.hosts.settings.LlmProfile`, :class:`~flowc.hosts.settings.HttpConfig`),
+a field the file leaves out taking the class's default.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ import tomllib
 from typing import Any
 
 import attrs
+from flowc.hosts.settings import LLM_PROVIDERS, HttpConfig, LlmProfile
 from flowc.ir.limits import MAX_SOURCE_BYTES
 from flowc.sourcefile import FileTooLarge, read_limited
 
@@ -53,6 +60,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
 RESERVED_NAMES = ("http", "llm")
 _TRANSPORTS = ("stdio", "http", "streamable-http", "streamableHttp", "streamable_http")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 
 class ConfigError(ValueError):
@@ -76,27 +84,6 @@ class McpServer:
     @property
     def transport(self) -> str:
         return "stdio" if self.command is not None else "http"
-
-
-@attrs.frozen
-class LlmProfile:
-    """An LLM API profile (served by :mod:`flowc.hosts.llm`)."""
-
-    provider: str                  # "openai" | "anthropic"
-    base_url: str
-    model: str
-    api_key_env: str               # the environment variable holding the key, never the key
-    temperature: float | None = None
-    max_tokens: int | None = None
-
-
-@attrs.frozen
-class HttpConfig:
-    """The built-in HTTP tools (``web_fetch``, ``http_request``; :mod:`flowc.hosts.http`)."""
-
-    allow: list[str] = attrs.field(factory=list)   # URL prefixes a request may go to
-    timeout_ms: int = 30_000
-    max_body_bytes: int = 1_048_576
 
 
 @attrs.frozen
@@ -312,28 +299,69 @@ def _disabled(spec: dict, where: str, source: str) -> bool:
     return value
 
 
+_PROFILE_KEYS = {"provider", "base_url", "model", "api_key_env", "temperature", "max_tokens", "timeout_ms",
+                 "max_retries"}
+_HTTP_KEYS = {"allow", "timeout_ms", "max_body_bytes", "max_redirects"}
+
+
 def _profile(spec: dict, where: str, source: str) -> LlmProfile:
-    _keys(spec, {"provider", "base_url", "model", "api_key_env", "temperature", "max_tokens"}, where, source)
+    _keys(spec, _PROFILE_KEYS, where, source)
     provider = _string(spec, "provider", where, source, required=True)
-    if provider not in ("openai", "anthropic"):
+    if provider not in LLM_PROVIDERS:
         raise _fail(source, f"{where}.provider must be \"openai\" or \"anthropic\"")
     temperature = spec.get("temperature")
-    if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))):
-        raise _fail(source, f"{where}.temperature must be a number")
-    max_tokens = _positive_int(spec, "max_tokens", where, source, 1) if "max_tokens" in spec else None
-    return LlmProfile(provider, _string(spec, "base_url", where, source, required=True),
-                      _string(spec, "model", where, source, required=True),
-                      _string(spec, "api_key_env", where, source, required=True),
-                      None if temperature is None else float(temperature), max_tokens)
+    if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))
+                                    or not 0 <= temperature <= 2):
+        raise _fail(source, f"{where}.temperature must be a number from 0 to 2")
+    settings: dict[str, Any] = {
+        "model": _string(spec, "model", where, source, required=True),
+        "base_url": _url(spec, "base_url", where, source),
+        "api_key_env": _env_name(spec, where, source),
+        "temperature": None if temperature is None else float(temperature)}
+    for key, check in (("max_tokens", _positive_int), ("timeout_ms", _positive_int),
+                       ("max_retries", _count)):
+        if key in spec:
+            settings[key] = check(spec, key, where, source, 1)
+    return LlmProfile(provider, **settings)
+
+
+def _url(spec: dict, key: str, where: str, source: str) -> str:
+    value = _string(spec, key, where, source, required=True)
+    if not value.startswith(("http://", "https://")):
+        raise _fail(source, f"{where}.{key} must be an http:// or https:// URL")
+    return value
+
+
+def _env_name(spec: dict, where: str, source: str) -> str | None:
+    """The key's variable; none for a server that takes no key (a local one)."""
+    value = _string(spec, "api_key_env", where, source)
+    if value is not None and not _ENV_NAME.match(value):
+        # the name of a variable, not a key: the message does not repeat it
+        raise _fail(source, f"{where}.api_key_env must name an environment variable (letters, digits, `_`), "
+                            "not hold the key")
+    return value
+
+
+def _count(spec: dict, key: str, where: str, source: str, default: int) -> int:
+    value = spec.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _fail(source, f"{where}.{key} must be an integer, 0 or more")
+    return value
 
 
 def _http(spec: Any, source: str) -> HttpConfig:
     if not isinstance(spec, dict):
         raise _fail(source, "`http` must be a table")
-    _keys(spec, {"allow", "timeout_ms", "max_body_bytes"}, "[http]", source)
-    allow = _strings(spec, "allow", "http", source) or ()
-    return HttpConfig(list(allow), _positive_int(spec, "timeout_ms", "http", source, 30_000),
-                      _positive_int(spec, "max_body_bytes", "http", source, 1_048_576))
+    _keys(spec, _HTTP_KEYS, "[http]", source)
+    for prefix in _strings(spec, "allow", "http", source) or ():
+        if not prefix.startswith(("http://", "https://")):
+            raise _fail(source, "http.allow: each prefix must be an http:// or https:// URL")
+    settings: dict[str, Any] = {"allow": list(_strings(spec, "allow", "http", source) or ())}
+    for key, check in (("timeout_ms", _positive_int), ("max_body_bytes", _positive_int),
+                       ("max_redirects", _count)):
+        if key in spec:
+            settings[key] = check(spec, key, "http", source, 1)
+    return HttpConfig(**settings)
 
 
 def _routes(table: dict, source: str) -> dict[str, str]:

@@ -258,14 +258,16 @@ def _redirected(status, method, content, headers, old: httpx.URL, new: httpx.URL
 
 
 def _request_args(args: dict) -> dict:
-    """An aevatar step's ``{input, parameters}`` read as a request."""
+    """An aevatar step's ``{input, parameters}`` read as a request (a GET or
+    HEAD sends no body); its ``headers`` parameter may be a JSON object's text."""
     params = args.get("parameters")
     if "url" in args or not isinstance(params, dict):
-        return args
-    out = dict(params)
-    method = str(out.get("method") or "GET").upper()
-    if "body" not in out and args.get("input") and method not in ("GET", "HEAD"):
-        out["body"] = args["input"]
+        out = dict(args)
+    else:
+        out = dict(params)
+        method = str(out.get("method") or "GET").upper()
+        if "body" not in out and args.get("input") and method not in ("GET", "HEAD"):
+            out["body"] = args["input"]
     if isinstance(out.get("headers"), str) and out["headers"].strip():
         try:
             out["headers"] = loads_json(out["headers"], "headers")

@@ -20,6 +20,8 @@ from flowc.hosts.routes import NESTED_ARGS, PARAMETERS, PAYLOAD, TOOL_ARGS, Refu
 
 __all__ = ["RouterHost", "build_providers", "tool_args"]
 
+_BODILESS = ("GET", "HEAD")
+
 
 def build_providers(config: HostConfig, *, errlog: Any = None) -> dict[str, Any]:
     """One provider per MCP server, ``http`` for [http], ``llm.<name>`` per profile.
@@ -152,7 +154,8 @@ def tool_args(target: Target, tool: str, args: dict, provider: Any = None) -> di
     - ``payload``: the JSON object in ``payload`` (``{}`` when blank);
     - ``parameters``: when the call is ``{input, parameters}`` (aevatar's
       ``http_request``), the parameters, with a non-blank ``input`` as the
-      ``body`` unless they give one; else ``args``;
+      ``body`` unless they give one or the method (GET by default) is GET
+      or HEAD; else ``args``;
     - anything else: ``args`` as they are."""
     if target.shape == TOOL_ARGS:
         inner = args.get("args")
@@ -172,7 +175,9 @@ def tool_args(target: Target, tool: str, args: dict, provider: Any = None) -> di
         if not isinstance(params, dict) or not set(args) <= {"input", "parameters"}:
             return args
         body = args.get("input")
-        if isinstance(body, str) and body.strip() and "body" not in params:
+        method = str(params.get("method") or "GET").upper()
+        # a GET or HEAD has no body: the step's input goes only where one is sent
+        if isinstance(body, str) and body.strip() and "body" not in params and method not in _BODILESS:
             return {**params, "body": body}
         return dict(params)
     return args

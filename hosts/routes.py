@@ -14,7 +14,8 @@ Names resolve in this order (docs/hosts.md):
 
    - ``tool``: ``<server>.<tool>``; a tool name one MCP server has (two
      servers with it: ambiguous); ``web_fetch`` / ``http_request`` when the
-     config has ``[http]``;
+     config has ``[http]``; ``llm`` (WorkflowSkill's model tool): the
+     profile ``llm``, else ``default``, when the config has ``[llm]``;
    - ``mcp`` (``<server>/<tool>``): that server's tool, with ``args.args``;
    - ``connector``: a server (its tool is the call's ``operation``), or a tool
      name as for ``tool``; the tool's arguments are the JSON object of the
@@ -32,6 +33,8 @@ __all__ = ["HTTP_TOOLS", "Refusal", "RouteTable", "Target"]
 
 #: the built-in tools of flowc.hosts.http
 HTTP_TOOLS = ("web_fetch", "http_request")
+#: WorkflowSkill's model tool: answered by an LLM profile when no MCP server has it
+LLM_TOOL = "llm"
 
 # How a workflow's arguments become the provider's (see :func:`flowc.hosts.router.tool_args`).
 AS_IS = "as_is"              # the arguments are the tool's (WorkflowSkill, aevatar tool_call, http, llm)
@@ -84,7 +87,7 @@ class RouteTable:
         if capability == "http":
             return self._http("http_request", f"http:{name}", PARAMETERS)
         if capability == "llm":
-            return self._llm(name)
+            return self._llm(name, name)
         return Refusal("HST001", f"the host config grants no provider for {capability} {name!r} "
                                  "(MCP servers answer tool, mcp and connector calls; [http] http; [llm] llm)")
 
@@ -102,7 +105,7 @@ class RouteTable:
         if dot and head == "http":
             return self._http(tail, routed, shape)
         if dot and head == "llm":
-            return self._llm(tail, strict=True)
+            return self._llm(tail, name, strict=True)
         if dot and head in self.server_tools:
             return self._server_tool(head, tail, shape)
         if not dot:
@@ -123,6 +126,8 @@ class RouteTable:
                                      f"name one: {spelled}, or route it in [routes]")
         if name in HTTP_TOOLS and self.config.http is not None:
             return Target("http", name, shape)
+        if name == LLM_TOOL and self.config.llm:
+            return self._llm(LLM_TOOL, LLM_TOOL)
         hint = " (the built-in HTTP tools need an [http] section)" if name in HTTP_TOOLS else ""
         return Refusal("HST001", f"no MCP server of the host config has a tool {name!r}{hint}")
 
@@ -146,12 +151,15 @@ class RouteTable:
             return Refusal("HST001", f"{what}: the built-in HTTP tools are {', '.join(HTTP_TOOLS)}")
         return Target("http", tool, shape)
 
-    def _llm(self, name: str, strict: bool = False) -> Target | Refusal:
-        if name in self.config.llm:
-            return Target(f"llm.{name}", name, AS_IS)
+    def _llm(self, profile: str, called: str, strict: bool = False) -> Target | Refusal:
+        """The profile's provider, asked with the workflow's own name ``called``
+        (the provider reads the request by it and the arguments' shape, so a
+        route naming a profile must not rename the call)."""
+        if profile in self.config.llm:
+            return Target(f"llm.{profile}", called, AS_IS)
         if not strict and "default" in self.config.llm:
-            return Target("llm.default", name, AS_IS)
-        return Refusal("HST001", f"the host config has no LLM profile {name!r}"
+            return Target("llm.default", called, AS_IS)
+        return Refusal("HST001", f"the host config has no LLM profile {profile!r}"
                                  + ("" if strict else " and no [llm.default]"))
 
     def _has(self, server: str) -> str:

@@ -1,9 +1,8 @@
 """Run a compiled workflow against the host of a config, from a command line.
 
 :func:`run_with_config` starts the providers, runs the program with the
-asyncio driver (``program.run_async``; a program without one, WorkflowSkill
-bytecode, runs on a worker thread whose host calls hop to the event loop),
-and stops the providers, also when the run is interrupted: Ctrl-C cancels
+asyncio driver (``program.run_async``: every program of both backends has
+one), and stops the providers, also when the run is interrupted: Ctrl-C cancels
 the run, the servers are stopped, and the record so far is returned with
 status ``interrupted``.
 """
@@ -12,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from typing import Any
 
 from flowc.hosts.router import RouterHost
@@ -38,24 +36,7 @@ async def _main(program: Any, inputs: dict, host: RouterHost, budgets: dict) -> 
 
 async def run_on(program: Any, inputs: dict, host: Any, budgets: dict) -> dict:
     """The record of ``program`` run on ``host`` by the asyncio driver."""
-    run_async = getattr(program, "run_async", None)
-    if callable(run_async):
-        return await run_async(inputs, host, **budgets)
-    bridge = _ThreadHost(host, asyncio.get_running_loop())
-    return await asyncio.to_thread(program.run, inputs, bridge, **budgets)
-
-
-class _ThreadHost:
-    """A synchronous host for a run on a worker thread: each call runs on the loop."""
-
-    def __init__(self, host: Any, loop: asyncio.AbstractEventLoop) -> None:
-        self.host, self.loop = host, loop
-
-    def call(self, capability: str, name: str, args: dict) -> Any:
-        return asyncio.run_coroutine_threadsafe(self.host.call(capability, name, args), self.loop).result()
-
-    def sleep(self, ms: float) -> None:
-        time.sleep(ms / 1000)
+    return await program.run_async(inputs, host, **budgets)
 
 
 def interrupted_record(host: RouterHost) -> dict:
@@ -79,8 +60,8 @@ def configured_main(run: Any):
         from flowc.host import HostError, run_and_print
         from flowc.hosts.config import ConfigError, load_host_config
 
-        module = sys.modules.get(getattr(run, "__module__", ""), None)
-        program = _ModuleProgram(run, getattr(module, "run_async", None), trigger)
+        module = sys.modules[run.__module__]
+        program = _ModuleProgram(module.run_async, trigger)
         try:
             host = RouterHost(load_host_config(config, mcp_config))
             record, interrupted = run_with_config(program, inputs, host, budgets)
@@ -97,21 +78,14 @@ def configured_main(run: Any):
 
 
 class _ModuleProgram:
-    """A generated module's ``run``/``run_async`` with its trigger bound."""
+    """A generated module's ``run_async`` with its trigger bound."""
 
-    def __init__(self, run: Any, run_async: Any, trigger: str | None) -> None:
-        self._run, self._run_async, self._trigger = run, run_async, trigger
-        # WorkflowSkill bytecode has no run_async: run_on then uses run on a thread
-        self.run_async = self._call_async if run_async is not None else None
+    def __init__(self, run_async: Any, trigger: str | None) -> None:
+        self._run_async, self._trigger = run_async, trigger
 
-    def _extra(self) -> dict:
-        return {"trigger": self._trigger} if self._trigger is not None else {}
-
-    def run(self, inputs: dict, host: Any, **budgets: Any) -> dict:
-        return self._run(inputs, host, **self._extra(), **budgets)
-
-    def _call_async(self, inputs: dict, host: Any, **budgets: Any) -> Any:
-        return self._run_async(inputs, host, **self._extra(), **budgets)
+    def run_async(self, inputs: dict, host: Any, **budgets: Any) -> Any:
+        extra = {"trigger": self._trigger} if self._trigger is not None else {}
+        return self._run_async(inputs, host, **extra, **budgets)
 
 
 def _one_line(text: str) -> str:

@@ -15,6 +15,8 @@ _NAME = "^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$"
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 _STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
 _POSITIVE = {"type": "integer", "minimum": 1}
+_COUNT = {"type": "integer", "minimum": 0}
+_URL = {"type": "string", "pattern": "^https?://"}
 
 _STDIO = {
     "type": "object",
@@ -77,15 +79,20 @@ HOST_SCHEMA: dict = {
             "propertyNames": {"pattern": _NAME},
             "additionalProperties": {
                 "type": "object",
-                "required": ["provider", "base_url", "model", "api_key_env"],
+                "required": ["provider", "base_url", "model"],
                 "properties": {
                     "provider": {"enum": ["openai", "anthropic"]},
-                    "base_url": {"type": "string", "minLength": 1},
+                    "base_url": {**_URL, "description": "the API's root (https://api.openai.com/v1)"},
                     "model": {"type": "string", "minLength": 1},
-                    "api_key_env": {"type": "string", "minLength": 1,
-                                    "description": "the environment variable holding the API key"},
-                    "temperature": {"type": "number"},
-                    "max_tokens": _POSITIVE,
+                    "api_key_env": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]{0,127}$",
+                                    "description": "the environment variable holding the API key "
+                                                   "(none: no key is sent)"},
+                    "temperature": {"type": "number", "minimum": 0, "maximum": 2,
+                                    "description": "unless the step sets one"},
+                    "max_tokens": {**_POSITIVE, "description": "unless the step sets it"},
+                    "timeout_ms": {**_POSITIVE, "description": "one request's deadline (default 120000)"},
+                    "max_retries": {**_COUNT, "description": "retries of a 429, 5xx or lost connection "
+                                                             "(default 3)"},
                 },
                 "additionalProperties": False,
             },
@@ -94,9 +101,11 @@ HOST_SCHEMA: dict = {
             "type": "object",
             "description": "The built-in tools web_fetch and http_request.",
             "properties": {
-                "allow": {**_STRINGS, "description": "URL prefixes a request may go to"},
-                "timeout_ms": _POSITIVE,
-                "max_body_bytes": _POSITIVE,
+                "allow": {"type": "array", "items": _URL, "description": "URL prefixes a request may go to"},
+                "timeout_ms": {**_POSITIVE, "description": "a request's deadline (default 30000)"},
+                "max_body_bytes": {**_POSITIVE, "description": "the largest response body (default 10000000)"},
+                "max_redirects": {**_COUNT, "description": "redirects followed, each target checked "
+                                                           "(default 5)"},
             },
             "additionalProperties": False,
         },

@@ -22,9 +22,10 @@ named so are written ``[redacted]``, and the value of every environment
 variable whose name says it holds a secret (``*_API_KEY``, ``*TOKEN*``,
 ``*SECRET*``, ``*PASSWORD*``) is removed from every line.
 
-A run that does not go through the kernel's drivers (the WorkflowSkill VM)
-still gets its host calls traced by the wrapped host itself
-(:class:`ObservedHost`, which also carries other observers).
+Every program of both backends runs on the kernel's drivers; a caller that
+drives the host some other way still gets its host calls traced by the
+wrapped host itself (:class:`ObservedHost`, which also carries other
+observers).
 """
 
 from __future__ import annotations

@@ -476,15 +476,24 @@ class Progress:
             self.stream.flush()
 
 
-def run_campaign(dialect: str, examples: int, run_seed: int, jobs: int = 1, out_dir: str = "fuzz-crashes",
-                 max_steps: int = 6, timeout: float | None = DEFAULT_TIMEOUT, progress: Progress | None = None,
-                 kinds: tuple[str, ...] = KINDS) -> Result:
+def campaign_tasks(dialect: str, examples: int, run_seed: int, jobs: int, out_dir: str, max_steps: int,
+                   timeout: float | None, kinds: tuple[str, ...] = KINDS) -> list[tuple]:
+    """The campaign's shares, in the order their results are merged: each
+    kind split into ``jobs`` parts, part j drawn with its own seed. The seeds
+    depend on ``run_seed`` and ``jobs`` only, never on where a share runs."""
     counts = plan(examples, kinds == HOSTILE_KINDS)
     tasks = []
     for kind in kinds:
         for j, share in enumerate(split(counts[kind], max(1, jobs))):
             if share:
                 tasks.append((dialect, kind, share, run_seed * 1_000_003 + 97 * j, out_dir, max_steps, timeout))
+    return tasks
+
+
+def run_campaign(dialect: str, examples: int, run_seed: int, jobs: int = 1, out_dir: str = "fuzz-crashes",
+                 max_steps: int = 6, timeout: float | None = DEFAULT_TIMEOUT, progress: Progress | None = None,
+                 kinds: tuple[str, ...] = KINDS) -> Result:
+    tasks = campaign_tasks(dialect, examples, run_seed, jobs, out_dir, max_steps, timeout, kinds)
     total = Result(dialect)
     tick = progress.advance if progress is not None else (lambda: None)
     if jobs <= 1:
@@ -595,8 +604,11 @@ def as_json(result: Result, elapsed: float, run_seed: int, jobs: int) -> dict:
     }
 
 
-def fuzz_command(args) -> int:
-    """The ``flowc fuzz`` subcommand (see cli.py for the options)."""
+def fuzz_command(args, elsewhere=None) -> int:
+    """The ``flowc fuzz`` subcommand (see cli.py for the options).
+    ``elsewhere(args, seed, progress, kinds)`` runs the campaign somewhere
+    else (a cluster) and gives (result, shares), or None after saying why
+    it could not."""
     dialects = (*wst.dialects(), "ir")
     if args.dialect not in dialects:
         print(f"flowc: error: no generator for the {args.dialect} dialect yet (available: "
@@ -616,8 +628,15 @@ def fuzz_command(args) -> int:
     if progress is not None and not progress.tty:
         progress.interval = 5.0
     started = time.perf_counter()
-    result = run_campaign(args.dialect, args.examples, run_seed, jobs, args.out, args.max_steps,
-                          args.timeout or None, progress, HOSTILE_KINDS if hostile else KINDS)
+    kinds = HOSTILE_KINDS if hostile else KINDS
+    if elsewhere is not None:
+        ran = elsewhere(args, run_seed, progress, kinds)
+        if ran is None:
+            return 2
+        result, jobs = ran
+    else:
+        result = run_campaign(args.dialect, args.examples, run_seed, jobs, args.out, args.max_steps,
+                              args.timeout or None, progress, kinds)
     elapsed = time.perf_counter() - started
     if args.json:
         print(json.dumps(as_json(result, elapsed, run_seed, jobs), indent=2, sort_keys=True))

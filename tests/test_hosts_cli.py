@@ -35,8 +35,7 @@ def example_config(tmp_path: Path) -> str:
 
 
 # ------------------------------------------------------------------ the examples
-# WorkflowSkill bytecode has no run_async yet: its VM run goes through the
-# worker-thread bridge of flowc.hosts.runner, so it gets a case of its own.
+# every program runs with run_async: the VM's WorkflowSkill bytecode too
 @pytest.mark.parametrize(("example", "status", "backend"), [
     ("SKILL.md", "success", "python"), ("SKILL.md", "success", "vm"),
     ("clocks.aevatar.yaml", "success", "python"), ("clocks.instruction.yaml", "completed", "vm")])
@@ -97,6 +96,33 @@ def test_check_reports_every_call_the_config_does_not_grant_with_its_span(tmp_pa
     assert "error[HST002]: step 'same' (tool 'echo'): the tool 'echo' is on several MCP servers " \
            "(echo_a, echo_b); name one: echo_a.echo or echo_b.echo" in text.stdout
     assert "MCP server 'time' has no tool 'moon_phase' (it has: convert_time, get_current_time)" in text.stdout
+
+
+MODEL_STEPS = {
+    "w.md": "---\nname: w\ndescription: d\n---\n\n```workflow\nsteps:\n  - id: ask\n    type: tool\n"
+            "    tool: llm\n    inputs:\n      prompt: { type: string, value: hi }\n```\n",
+    "a.yaml": "name: a\nroles:\n  - id: writer\nsteps:\n  - id: ask\n    type: llm_call\n"
+              "    target_role: writer\n",
+    "i.yaml": "name: i\nsteps:\n  start: { kind: manual }\n"
+              "  ask: { kind: agent, depends_on: start, instruction: hi }\n"
+              "  done: { kind: finish, depends_on: ask }\n",
+}
+
+
+def test_check_grants_each_dialects_model_step_to_the_default_profile(tmp_path):
+    paths = []
+    for name, text in MODEL_STEPS.items():
+        (tmp_path / name).write_text(text)
+        paths.append(str(tmp_path / name))
+    granted = tmp_path / "llm.toml"
+    granted.write_text('[llm.default]\nprovider = "openai"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n')
+    proc = flowc("check", *paths, "--config", str(granted))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    other = tmp_path / "other.toml"
+    other.write_text('[llm.gpt]\nprovider = "openai"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n')
+    proc = flowc("check", *paths, "--config", str(other), "--format", "json")
+    assert proc.returncode == 1
+    assert sorted(d["code"] for d in json.loads(proc.stdout)) == ["HST001"] * 3
 
 
 def test_check_and_run_refuse_a_bad_config_in_one_line(tmp_path):
@@ -160,15 +186,15 @@ def _alive(pid: int) -> bool:
         return False
 
 
-@pytest.mark.parametrize("as_json", [True, False])
-def test_ctrl_c_stops_the_servers_and_prints_the_record_so_far(tmp_path, as_json):
+@pytest.mark.parametrize(("as_json", "backend"), [(True, "python"), (False, "python"), (True, "vm")])
+def test_ctrl_c_stops_the_servers_and_prints_the_record_so_far(tmp_path, as_json, backend):
     workflow = tmp_path / "slow.yaml"
     workflow.write_text(SLOW)
     pidfile, calllog = tmp_path / "server.pid", tmp_path / "calls.log"
     config = tmp_path / "host.toml"
     config.write_text(f'[mcp.servers.echo]\ncommand = {sys.executable!r}\nargs = [{ECHO!r}]\n'
                       f'env = {{ ECHO_PIDFILE = {str(pidfile)!r}, ECHO_CALLLOG = {str(calllog)!r} }}\n')
-    argv = [sys.executable, "-m", "flowc", "run", str(workflow), "--config", str(config)]
+    argv = [sys.executable, "-m", "flowc", "run", str(workflow), "--config", str(config), "--backend", backend]
     proc = subprocess.Popen(argv + (["--json"] if as_json else []), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=ENV)
     try:
@@ -200,15 +226,17 @@ def test_ctrl_c_stops_the_servers_and_prints_the_record_so_far(tmp_path, as_json
 
 
 # ------------------------------------------------------------------ a compiled module's command line
-def test_a_compiled_module_runs_with_the_config_too(tmp_path):
+@pytest.mark.parametrize(("example", "status"), [("clocks.instruction.yaml", "completed"),
+                                                 ("SKILL.md", "success")])
+def test_a_compiled_module_runs_with_the_config_too(tmp_path, example, status):
     module = tmp_path / "clocks.py"
-    assert flowc("compile", str(EXAMPLES / "clocks.instruction.yaml"), "-o", str(module)).returncode == 0
+    assert flowc("compile", str(EXAMPLES / example), "-o", str(module)).returncode == 0
     config = example_config(tmp_path)
     proc = subprocess.run([sys.executable, str(module), "--config", config], capture_output=True, text=True,
                           env=ENV, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     record = json.loads(proc.stdout)
-    assert record["status"] == "completed" and record["outputs"]["difference"] == "+8.0h"
+    assert record["status"] == status and record["outputs"]["difference"] == "+8.0h"
     both = subprocess.run([sys.executable, str(module), "--config", config, "--host", "x.json"],
                           capture_output=True, text=True, env=ENV, timeout=120, check=False)
     assert both.returncode == 2 and "exclude each other" in both.stderr

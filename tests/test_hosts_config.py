@@ -5,7 +5,9 @@ table and how a call's arguments become a tool's. No servers run here
 from __future__ import annotations
 
 import json
+import re
 import tomllib
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -48,6 +50,8 @@ model = "gpt-4o-mini"
 api_key_env = "OPENAI_API_KEY"
 temperature = 0.2
 max_tokens = 512
+timeout_ms = 45000
+max_retries = 0
 
 [llm.claude]
 provider = "anthropic"
@@ -59,6 +63,7 @@ api_key_env = "ANTHROPIC_API_KEY"
 allow = ["https://api.example.com/"]
 timeout_ms = 2000
 max_body_bytes = 1000
+max_redirects = 0
 
 [routes]
 "tool:lookup" = "search.find"
@@ -76,16 +81,40 @@ def test_a_full_config_reads_into_typed_objects():
     assert search.url == "http://127.0.0.1:8000/mcp" and search.timeout_ms == 60_000
     assert search.headers == (("Authorization", "Bearer ${SEARCH_TOKEN}"),)   # kept unexpanded
     assert config.llm["default"] == LlmProfile("openai", "https://api.openai.com/v1", "gpt-4o-mini",
-                                               "OPENAI_API_KEY", 0.2, 512)
+                                               "OPENAI_API_KEY", 0.2, 512, timeout_ms=45000, max_retries=0)
+    # what the file leaves out takes the providers' defaults (one definition: flowc.hosts.settings)
+    assert config.llm["claude"] == LlmProfile("anthropic", "https://api.anthropic.com", "claude-sonnet",
+                                              "ANTHROPIC_API_KEY")
     assert config.llm["claude"].temperature is None and config.llm["claude"].max_tokens is None
-    assert config.http == HttpConfig(["https://api.example.com/"], 2000, 1000)
+    assert config.http == HttpConfig(["https://api.example.com/"], 2000, 1000, max_redirects=0)
+    assert parse_config({"http": {"allow": []}}).http == HttpConfig([])
+    # a local OpenAI-compatible server takes no key: no api_key_env, none sent
+    local = {"provider": "openai", "base_url": "http://127.0.0.1:8080/v1", "model": "m"}
+    assert parse_config({"llm": {"local": local}}).llm["local"].api_key_env is None
+    jsonschema.validate({"llm": {"local": local}}, HOST_SCHEMA)
     assert config.routes == {"tool:lookup": "search.find", "llm:analyst": "llm.claude"}
+
+
+def test_the_manuals_configs_are_valid_for_flowc_and_the_schema():
+    manual = (Path(cli.__file__).resolve().parent / "docs" / "hosts.md").read_text()
+    blocks = re.findall(r"```toml\n(.*?)```", manual, re.DOTALL)
+    assert len(blocks) >= 2
+    for block in blocks:
+        data = tomllib.loads(block)
+        parse_config(data, "docs/hosts.md")
+        jsonschema.validate(data, HOST_SCHEMA)
+    full = parse_config(tomllib.loads(blocks[0]))
+    assert full.http.max_redirects == 5 and full.llm["default"].max_retries == 2
 
 
 def test_the_full_config_is_valid_under_the_published_schema():
     jsonschema.Draft202012Validator.check_schema(HOST_SCHEMA)
     jsonschema.validate(tomllib.loads(FULL), HOST_SCHEMA)
 
+
+LLM_NO_KEY = '[llm.a]\nprovider = "openai"\nmodel = "m"\nbase_url = "http://127.0.0.1:1/v1"\n'
+LLM = '[llm.a]\nprovider = "openai"\nmodel = "m"\napi_key_env = "K"\n'
+LLM_OK = LLM_NO_KEY + 'api_key_env = "K"\n'
 
 BAD = {
     "unknown top-level key": ('[server]\ncommand = "x"\n', "unknown key 'server'"),
@@ -105,6 +134,19 @@ BAD = {
                      "provider must be"),
     "llm without a model": ('[llm.a]\nprovider = "openai"\nbase_url = "u"\napi_key_env = "K"\n',
                             "needs `model`"),
+    "llm base_url not a URL": (LLM + 'base_url = "api.openai.com"\n', "base_url must be an http"),
+    "llm key in api_key_env": (LLM_NO_KEY + 'api_key_env = "sk-abc.def"\n', "must name an environment"),
+    "llm zero timeout": (LLM_OK + "timeout_ms = 0\n", "timeout_ms must be a positive integer"),
+    "llm negative retries": (LLM_OK + "max_retries = -1\n", "max_retries must be an integer, 0 or more"),
+    "llm retries not an integer": (LLM_OK + "max_retries = 1.5\n", "max_retries must be an integer"),
+    "llm zero max_tokens": (LLM_OK + "max_tokens = 0\n", "max_tokens must be a positive integer"),
+    "llm temperature text": (LLM_OK + 'temperature = "hot"\n', "temperature must be a number"),
+    "llm temperature too high": (LLM_OK + "temperature = 3.5\n", "from 0 to 2"),
+    "llm unknown key": (LLM_OK + "top_p = 0.5\n", "unknown key 'top_p'"),
+    "http negative redirects": ('[http]\nallow = []\nmax_redirects = -1\n', "max_redirects must be an integer"),
+    "http redirects a boolean": ('[http]\nallow = []\nmax_redirects = true\n', "max_redirects must be"),
+    "http zero body": ('[http]\nallow = []\nmax_body_bytes = 0\n', "max_body_bytes must be a positive"),
+    "http allow not URLs": ('[http]\nallow = ["api.example.com"]\n', "each prefix must be an http"),
     "http allow not a list": ('[http]\nallow = "https://x/"\n', "allow must be a list"),
     "route not a string": ("[routes]\nx = 1\n", "must be a target string"),
     "disabled not a boolean": ('[mcp.servers.a]\ncommand = "x"\ndisabled = "yes"\n', "true or false"),
@@ -176,12 +218,15 @@ def test_schema_command_prints_the_published_schema(capsys):
 
 
 # ------------------------------------------------------------------ routes
+_LLM_DEFAULT = '[llm.default]\nprovider = "openai"\nbase_url = "http://127.0.0.1:1/v1"\nmodel = "m"\napi_key_env = "K"\n'
+
+
 def _table(routes: str = "", http: bool = False, llm: bool = False) -> RouteTable:
     text = routes
     if http:
         text += '\n[http]\nallow = ["https://x.example/"]\n'
     if llm:
-        text += '\n[llm.default]\nprovider = "openai"\nbase_url = "u"\nmodel = "m"\napi_key_env = "K"\n'
+        text += "\n" + _LLM_DEFAULT
     config = parse_config(tomllib.loads(text))
     return RouteTable(config, {"time": ["get_current_time", "convert_time"], "clock": ["get_current_time"],
                                "echo": ["echo", "args_taker"]})
@@ -225,6 +270,30 @@ def test_routes_come_first():
     assert "names no MCP server" in table.resolve("tool", "wrong").message
 
 
+def test_a_route_to_a_profile_keeps_the_workflows_own_name():
+    # the LLM provider reads the request by the name the workflow called
+    # (WorkflowSkill's `llm` tool answers JSON), not by the profile's name
+    table = _table('[routes]\nllm = "llm.default"\n"llm:writer" = "llm.default"\n', llm=True)
+    assert table.resolve("tool", "llm") == Target("llm.default", "llm", "as_is")
+    assert table.resolve("llm", "writer") == Target("llm.default", "writer", "as_is")
+    assert table.resolve("llm", "default") == Target("llm.default", "default", "as_is")
+    assert table.resolve("llm", "agent") == Target("llm.default", "agent", "as_is")
+
+
+
+def test_workflowskills_llm_tool_goes_to_a_profile_unless_a_server_has_it():
+    assert _table(llm=True).resolve("tool", "llm") == Target("llm.default", "llm", "as_is")
+    named = _table('[llm.llm]\nprovider = "anthropic"\nbase_url = "http://127.0.0.1:1"\nmodel = "m"\n'
+                   'api_key_env = "K"\n', llm=True)
+    assert named.resolve("tool", "llm") == Target("llm.llm", "llm", "as_is")
+    other = _table('[llm.gpt]\nprovider = "openai"\nbase_url = "http://127.0.0.1:1/v1"\nmodel = "m"\n'
+                   'api_key_env = "K"\n')
+    assert "no LLM profile 'llm' and no [llm.default]" in other.resolve("tool", "llm").message
+    assert _table().resolve("tool", "llm").code == "HST001"
+    served = RouteTable(parse_config(tomllib.loads(_LLM_DEFAULT)), {"models": ["llm"]})
+    assert served.resolve("tool", "llm") == Target("models", "llm", "tool_args")   # an MCP tool comes first
+
+
 class _Schema:
     def __init__(self, props: dict) -> None:
         self.props = props
@@ -251,6 +320,10 @@ def test_arguments_take_the_shape_the_call_needs():
     assert tool_args(http, "http_request", {"input": "", "parameters": {"url": "u"}}) == {"url": "u"}  # aevatar
     assert tool_args(http, "http_request", {"input": "hi", "parameters": {"url": "u", "method": "POST"}}) == \
         {"url": "u", "method": "POST", "body": "hi"}
+    # a GET (the default method) or a HEAD sends no body, whatever the step's input
+    assert tool_args(http, "http_request", {"input": "hi", "parameters": {"url": "u"}}) == {"url": "u"}
+    assert tool_args(http, "http_request", {"input": "hi", "parameters": {"url": "u", "method": "head"}}) == \
+        {"url": "u", "method": "head"}
 
 
 # ------------------------------------------------------------------ results

@@ -8,7 +8,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import subprocess
+import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from flowc import driver
@@ -271,3 +275,190 @@ def test_a_planted_key_never_leaves_the_environment(world, tmp_path, monkeypatch
     # what the workflow gave (a header, a query secret): in its record's arguments, nowhere else
     for out in [json.dumps(errors), *outputs[1::2][:2], *outputs[4:]]:
         assert BEARER not in out and "query-secret-123" not in out
+    # 3. the same as a process, `flowc run --config --trace --trace-values`, the key refused
+    proc, record, events, trace = flowc_run(tmp_path, text, "cli.yaml", host_toml(site, openai, anthropic),
+                                            KEY + "-wrong")
+    assert proc.returncode == 0, proc.stderr
+    errors = {s["id"]: s.get("error") for s in record["steps"]}
+    assert "HTTP 401" in json.dumps(errors["ask"]) and "HTTP 401" in json.dumps(errors["ask2"])
+    assert openai.requests[-1]["headers"]["authorization"] == f"Bearer {KEY}-wrong"   # quoted in its 401
+    assert events[-1]["event"] == "run_end" and any(e["event"] == "call_end" for e in events)
+    for out in (proc.stdout, proc.stderr, trace):
+        assert KEY not in out
+    assert BEARER not in trace and "query-secret-123" not in trace and BEARER not in proc.stderr
+
+
+# ------------------------------------------------------------------ flowc run --config, as a process
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {**os.environ, "PYTHONPATH": str(ROOT.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def host_toml(site, openai, anthropic) -> str:
+    """A host config for the local servers: routes that name profiles (the
+    provider must still be asked with the workflow's own name)."""
+    return textwrap.dedent(f"""\
+        [llm.gpt]
+        provider = "openai"
+        base_url = "{openai.url}/v1"
+        model = "gpt-test"
+        api_key_env = "FLOWC_TEST_LLM_KEY"
+        timeout_ms = 10000
+        max_retries = 1
+
+        [llm.claude]
+        provider = "anthropic"
+        base_url = "{anthropic.url}"
+        model = "claude-test"
+        api_key_env = "FLOWC_TEST_LLM_KEY"
+        max_tokens = 300
+        max_retries = 0
+
+        [http]
+        allow = ["{site.url}/"]
+        timeout_ms = 10000
+        max_redirects = 1
+
+        [routes]
+        llm = "llm.gpt"
+        "llm:writer" = "llm.gpt"
+        "llm:agent" = "llm.claude"
+        "llm:think" = "llm.gpt"
+        """)
+
+
+def flowc_run(tmp_path, workflow: str, name: str, config: str, key: str, *extra: str):
+    """``flowc run NAME --config host.toml --trace t.jsonl --trace-values --json``
+    as a process: (process, record or None, trace events, trace text)."""
+    path, host, trace = tmp_path / name, tmp_path / "host.toml", tmp_path / f"{name}.jsonl"
+    path.write_text(textwrap.dedent(workflow))
+    host.write_text(config)
+    proc = subprocess.run([sys.executable, "-m", "flowc", "run", str(path), "--config", str(host), "--trace",
+                           str(trace), "--trace-values", "--json", *extra], capture_output=True, text=True,
+                          env={**ENV, "FLOWC_TEST_LLM_KEY": key}, timeout=120, check=False)
+    text = trace.read_text() if trace.exists() else ""
+    events = [json.loads(line) for line in text.splitlines()]
+    record = json.loads(proc.stdout) if proc.stdout.strip() else None
+    return proc, record, events, text
+
+
+def assert_well_formed(events: list, steps: list, calls: list) -> None:
+    """One run's trace: run_start first and run_end last, each step and call
+    started and ended once, in the order they ran."""
+    assert events[0]["event"] == "run_start" and events[-1]["event"] == "run_end"
+    assert len({e["run"] for e in events}) == 1
+    assert all(isinstance(e["t_ms"], (int, float)) for e in events)
+    for kind in ("step", "call"):
+        started = [e for e in events if e["event"] == f"{kind}_start"]
+        ended = [e for e in events if e["event"] == f"{kind}_end"]
+        assert len(started) == len(ended)
+    assert [e["step"] for e in events if e["event"] == "step_end"] == steps
+    assert [(e["step"], e["capability"], e["name"], e["status"]) for e in events
+            if e["event"] == "call_end"] == calls
+
+
+WORKFLOWSKILL_PLAIN_LLM = """\
+    ---
+    name: page-digest
+    description: Fetch a page and summarize it.
+    ---
+
+    ```workflow
+    inputs:
+      url:
+        type: string
+    outputs:
+      summary:
+        type: object
+        value: $steps.summarize.output
+    steps:
+      - id: fetch
+        type: tool
+        tool: web_fetch
+        inputs:
+          url: { type: string, value: $inputs.url }
+      - id: summarize
+        type: tool
+        tool: llm
+        inputs:
+          prompt: { type: string, value: "Summarize:\\n\\n${steps.fetch.output.content}" }
+    ```
+"""
+
+AEVATAR_GET = """\
+    name: fetch_and_summarize
+    roles:
+      - id: writer
+        system_prompt: You summarize API answers in one sentence.
+    steps:
+      - id: get
+        type: http_request
+        parameters:
+          url: "SITE/echo"
+          method: GET
+      - id: summarize
+        type: llm_call
+        target_role: writer
+        parameters:
+          prompt_prefix: "Summarize:"
+"""
+
+
+@pytest.mark.parametrize("backend", ["python", "vm"])
+def test_cli_workflowskill_llm_step_routed_to_a_profile_answers_json(world, tmp_path, backend):
+    site, openai, anthropic = world
+    proc, record, events, text = flowc_run(tmp_path, WORKFLOWSKILL_PLAIN_LLM, "digest.md",
+                                           host_toml(site, openai, anthropic), KEY, "--inputs",
+                                           _inputs(tmp_path, {"url": f"{site.url}/page"}), "--backend", backend)
+    assert proc.returncode == 0, proc.stderr
+    assert record["status"] == "success", record["error"]
+    # `llm = "llm.gpt"`: the provider was asked for `llm`, so the answer is JSON, not text
+    assert json.loads(openai.requests[-1]["body"])["response_format"] == {"type": "json_object"}
+    assert record["outputs"]["summary"]["echo"].startswith("Summarize:\n\n# Release 2.0")
+    assert_well_formed(events, ["fetch", "summarize"],
+                       [("fetch", "tool", "web_fetch", "ok"), ("summarize", "tool", "llm", "ok")])
+    for out in (proc.stdout, proc.stderr, text):
+        assert KEY not in out
+
+
+def test_cli_aevatar_get_sends_no_body_and_asks_the_role(world, tmp_path):
+    site, openai, anthropic = world
+    proc, record, events, text = flowc_run(tmp_path, AEVATAR_GET.replace("SITE", site.url), "a.yaml",
+                                           host_toml(site, openai, anthropic), KEY, "--inputs",
+                                           _inputs(tmp_path, {"input": "the step input"}))
+    assert proc.returncode == 0, proc.stderr
+    assert record["status"] == "success", record["error"]
+    got = [r for r in site.requests if r["path"] == "/echo"]
+    assert [(r["method"], r["body"]) for r in got] == [("GET", "")]   # the step's input is no GET body
+    assert "content-length" not in got[0]["headers"]
+    sent = json.loads(openai.requests[-1]["body"])
+    assert sent["model"] == "gpt-test"
+    assert sent["messages"][0] == {"role": "system", "content": "You summarize API answers in one sentence."}
+    assert record["outputs"]["output"].startswith("echo: Summarize:\n\n")
+    assert_well_formed(events, ["get", "summarize"],
+                       [("get", "http", "http_request", "ok"), ("summarize", "llm", "writer", "ok")])
+    for out in (proc.stdout, proc.stderr, text):
+        assert KEY not in out
+
+
+def test_cli_instruction_http_then_agent_on_anthropic(world, tmp_path):
+    site, openai, anthropic = world
+    workflow = INSTRUCTION.replace("{url}", f"{site.url}/data").replace("BEARER", BEARER)
+    proc, record, events, text = flowc_run(tmp_path, workflow, "t.yaml", host_toml(site, openai, anthropic), KEY)
+    assert proc.returncode == 0, proc.stderr
+    assert record["status"] == "completed", record
+    assert record["outputs"] == {"label": "short", "count": 7}
+    sent = json.loads(anthropic.requests[-1]["body"])
+    assert sent["model"] == "claude-test" and sent["max_tokens"] == 300      # the profile's settings
+    assert sent["tool_choice"] == {"type": "tool", "name": "answer"}
+    assert site.requests[-1]["headers"]["authorization"] == BEARER
+    assert_well_formed(events, ["start", "get", "label", "done"],
+                       [("get", "http", "request", "ok"), ("label", "llm", "agent", "ok")])
+    for out in (proc.stdout, proc.stderr, text):
+        assert KEY not in out
+    assert BEARER not in text and BEARER not in proc.stderr   # the record's arguments hold it, the trace not
+
+
+def _inputs(tmp_path, inputs: dict) -> str:
+    path = tmp_path / "inputs.json"
+    path.write_text(json.dumps(inputs))
+    return str(path)
