@@ -136,6 +136,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-instructions", metavar="N", type=_budget,
                      help="fuel, --backend vm only: fail the run after N VM instructions "
                           "(default: 200,000,000)")
+    run.add_argument("--journal", metavar="DB",
+                     help="journal the run in this SQLite file (docs/durable.md); prints the run id")
+    run.add_argument("--in-flight", choices=("again", "fail"), default="again",
+                     help="with --journal: what resuming does with a call sent and never answered")
     run.add_argument("--trace", metavar="FILE", help="write the run's events (steps, host calls) to FILE, "
                      "one JSON object a line (docs/hosts-providers.md)")
     run.add_argument("--trace-values", action="store_true", help="with --trace: also the calls' arguments "
@@ -153,6 +157,31 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default: 8)")
     _cluster_options(run, "--batch: run")
     run.set_defaults(func=cmd_run)
+
+    res = sub.add_parser("resume", help="rebuild a journaled run from its journal and go on")
+    res.add_argument("run_id", metavar="RUN_ID")
+    res.add_argument("path", nargs="?", metavar="WORKFLOW", help="the workflow file (default: the run's own)")
+    res.add_argument("--journal", metavar="DB", required=True, help="the journal (SQLite file)")
+    res.add_argument("--host", metavar="FILE", help="host script, JSON (see docs/host.md; default: {})")
+    res.add_argument("--config", metavar="FILE", help="host config, TOML (docs/hosts.md), as for flowc run")
+    res.add_argument("--mcp-config", metavar="FILE", help="MCP servers, JSON, as for flowc run")
+    res.add_argument("--json", action="store_true", help="print the run record as one JSON object")
+    res.add_argument("--in-flight", choices=("again", "fail"), default="again",
+                     help="a call sent and never answered before the run stopped: send it again "
+                          "(default; the host gets the same idempotency key) or stop")
+    res.set_defaults(func=cmd_resume)
+
+    runs = sub.add_parser("runs", help="list or show the runs of a journal")
+    runs_sub = runs.add_subparsers(dest="runs_command", required=True, parser_class=_Parser)
+    rl = runs_sub.add_parser("list", help="every run of the journal")
+    rl.add_argument("--journal", metavar="DB", required=True)
+    rl.add_argument("--json", action="store_true", help="a JSON list of {run_id, status, workflow, started, ...}")
+    rl.set_defaults(func=cmd_runs_list)
+    rs = runs_sub.add_parser("show", help="one run: its header, entries, repeated calls and record")
+    rs.add_argument("run_id", metavar="RUN_ID")
+    rs.add_argument("--journal", metavar="DB", required=True)
+    rs.add_argument("--json", action="store_true")
+    rs.set_defaults(func=cmd_runs_show)
 
     dis = sub.add_parser("disasm", help="list bytecode: constants, names, steps and code with source lines")
     dis.add_argument("path", metavar="PROGRAM", help="a bytecode file (flowc compile --target bytecode)")
@@ -318,7 +347,7 @@ def _config_findings(text: str, path: str, dialect: str | None, table) -> list:
     else:
         result = driver.compile_text(text, path, dialect)
         workflows = [result.workflow] if result.workflow is not None else []
-    return [d for wf in workflows for d in check_calls(wf, table)]
+    return [d for wf in workflows for d in [*check_calls(wf, table), *_durable_findings(wf, table)]]
 
 
 def cmd_translate(args) -> int:
@@ -569,6 +598,10 @@ def cmd_run(args) -> int:
     if args.batch is None and (args.workers is not None or args.scheduler or args.out):
         print("flowc: error: --out, --workers and --scheduler go with --batch", file=sys.stderr)
         return EXIT_USAGE
+    if args.batch is not None and args.journal:
+        print("flowc: error: --journal journals one run, not a batch: leave out --batch or --journal",
+              file=sys.stderr)
+        return EXIT_USAGE
     if args.batch is not None and (args.inputs or args.json or args.trace):
         print("flowc: error: --batch reads the inputs of each run from its lines and prints JSON records: "
               "leave out --inputs, --json and --trace", file=sys.stderr)
@@ -613,6 +646,12 @@ def cmd_run(args) -> int:
         except _vm_errors(vm is not None) as exc:
             _error(args.path, exc)
             return EXIT_FINDINGS
+    journal_db = _journal_for(args, workflow, host if configured else None)
+    if journal_db is not None:
+        from flowc import runs_cmd
+
+        return runs_cmd.run_journaled(args, _journal_kit(), journal_db, host, inputs)
+    _warn_durable(workflow, args.path)
     watched = _watched(args, host)
     if watched is None:
         return EXIT_USAGE
@@ -676,6 +715,96 @@ def _run_configured(program, inputs: dict, host, budgets: dict, as_json: bool) -
               file=sys.stderr)
         return 130
     return status
+
+
+# ------------------------------------------------------------------ durable runs
+def _durable(workflow) -> bool:
+    return (workflow.metadata or {}).get("durable") is True
+
+
+def _journal_for(args, workflow, configured_host) -> str | None:
+    """The journal of this run: --journal, else the host config's `journal`
+    when the workflow is durable; None: no journal."""
+    if args.journal:
+        return args.journal
+    config = getattr(configured_host, "config", None)
+    if _durable(workflow) and getattr(config, "journal", None):
+        return config.journal
+    return None
+
+
+def _durable_findings(workflow, table) -> list:
+    """`flowc check --config`: a durable workflow whose host config names no journal (INS402)."""
+    if not _durable(workflow) or getattr(table.config, "journal", None):
+        return []
+    from flowc.ir.diagnostics import warning
+
+    return [warning("INS402", f"workflow {workflow.name!r} is durable (`durable: true`) but the host config "
+                    "names no journal: a crash loses its runs", workflow.span,
+                    "add `journal = \"runs.db\"` to the host config, or run with --journal FILE")]
+
+
+def _warn_durable(workflow, path: str) -> None:
+    """A workflow that asks to be durable, run without a journal: INS402."""
+    if _durable(workflow):
+        from flowc import reporting
+        from flowc.ir.diagnostics import warning
+
+        print(reporting.render_text(warning("INS402", "the workflow is durable (`durable: true`) but runs "
+                                            "without a journal: a crash loses the run", workflow.span,
+                                            "give --journal FILE (docs/durable.md)"), None), file=sys.stderr)
+
+
+def _load_program(path: str, dialect: str | None, backend: str, workflow_name: str | None):
+    """The compiled program (module or VM program) of a workflow, or None
+    and the exit status (the findings are printed)."""
+    from flowc.backends.python import BackendError, compile_workflow, load_module
+
+    vm = _vm_backend() if backend == "vm" else None
+    if backend == "vm" and vm is None:
+        print("flowc: error: the vm backend is not available yet; use --backend python", file=sys.stderr)
+        return None, EXIT_USAGE
+    workflow, status = _compile_for_backend(path, dialect, show_warnings=False, workflow_name=workflow_name)
+    if workflow is None:
+        return None, status
+    try:
+        if vm is not None:
+            return vm[1](vm[0](workflow)), EXIT_OK
+        return load_module(compile_workflow(workflow)), EXIT_OK
+    except BackendError as exc:
+        _error(path, exc)
+    except _vm_errors(vm is not None) as exc:
+        _error(path, exc)
+    return None, EXIT_FINDINGS
+
+
+def _journal_kit():
+    from types import SimpleNamespace
+
+    def budgets(args) -> dict:
+        return {key: getattr(args, key) for key in ("max_iterations", "max_host_calls", "max_instructions")
+                if getattr(args, key, None) is not None}
+
+    return SimpleNamespace(load_program=_load_program, print_record=_print_record, budgets=budgets,
+                           configured_host=_configured_host)
+
+
+def cmd_resume(args) -> int:
+    from flowc import runs_cmd
+
+    return runs_cmd.resume(args, _journal_kit())
+
+
+def cmd_runs_list(args) -> int:
+    from flowc import runs_cmd
+
+    return runs_cmd.runs_list(args)
+
+
+def cmd_runs_show(args) -> int:
+    from flowc import runs_cmd
+
+    return runs_cmd.runs_show(args)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -159,5 +159,9 @@ def build_plan(workflow: Workflow, expression: ExprFn) -> dict:
     except RecursionError:
         raise PlanError("the workflow nests too deeply") from None
     schema = workflow.metadata.get("inputs_schema") if isinstance(workflow.metadata, dict) else None
-    return {"workflow": workflow.name, "defaults": defaults, "reducers": reducers,
+    plan = {"workflow": workflow.name, "defaults": defaults, "reducers": reducers,
             "input_schema": schema if isinstance(schema, dict) else None, "graph": graph}
+    limits = workflow.metadata.get("run_limits") if isinstance(workflow.metadata, dict) else None
+    if isinstance(limits, dict):  # only when given: plans without limits stay as they were
+        plan["limits"] = {"steps": limits.get("steps"), "deadline_ms": limits.get("deadline_ms")}
+    return plan

@@ -224,6 +224,12 @@ CODES.update(_table(
      "A `human` step cannot be inside a foreach, batch, parallel or race body."),
     ("INS401", "kind not supported by the host",
      "`flowc check --host-capabilities caps.json`: the target host does not advertise this kind."),
+    ("INS402", "durable workflow run without a journal",
+     ("The workflow says `durable: true`, but it runs without a journal: `flowc run` was given no "
+      "`--journal FILE` and its host config names no `journal` (or `flowc check --config` finds "
+      "none there). A crash loses the run, and its calls would be made again from the start. "
+      "Give `--journal FILE` (a SQLite file; docs/durable.md) or `journal = \"runs.db\"` in the "
+      "host config; then `flowc resume RUN_ID --journal FILE` goes on after a crash.")),
     ("INS501", "template syntax error",
      ("A `{{ path }}` placeholder is not closed, empty, or not a dotted or JSON-pointer path. A "
      "dotted path splits on `.` only, so `{{ memory.content/queue }}` reads the key "

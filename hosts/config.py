@@ -96,6 +96,7 @@ class HostConfig:
     http: HttpConfig | None = None
     routes: dict[str, str] = attrs.field(factory=dict)   # "capability:name" or "name" -> target
     source: str = "host config"
+    journal: str | None = None   # where durable workflows journal their runs (docs/durable.md)
 
     def merged(self, other: HostConfig) -> HostConfig:
         """This config with ``other``'s servers, profiles, routes (and HTTP, when
@@ -105,7 +106,8 @@ class HostConfig:
             if both:
                 raise ConfigError(f"{other.source}: {kind} {both[0]!r} is also defined in {self.source}")
         return HostConfig({**self.mcp, **other.mcp}, {**self.llm, **other.llm}, self.http or other.http,
-                          {**self.routes, **other.routes}, f"{self.source} and {other.source}")
+                          {**self.routes, **other.routes}, f"{self.source} and {other.source}",
+                          self.journal or other.journal)
 
 
 def expand_env(value: str, where: str, environ: dict[str, str] | None = None) -> str:
@@ -191,7 +193,7 @@ def host_config_from_texts(texts: tuple[tuple[str, str] | None, ...]) -> HostCon
 
 def parse_config(data: dict, source: str = "host config") -> HostConfig:
     """A :class:`HostConfig` from a parsed TOML document."""
-    _keys(data, {"mcp", "llm", "http", "routes"}, "the top level", source)
+    _keys(data, {"mcp", "llm", "http", "routes", "journal"}, "the top level", source)
     mcp = _table(data, "mcp", source)
     _keys(mcp, {"servers"}, "[mcp]", source)
     servers = {name: _server(name, spec, f"mcp.servers.{name}", source)
@@ -201,7 +203,19 @@ def parse_config(data: dict, source: str = "host config") -> HostConfig:
                 for name, spec in _named(_table(data, "llm", source), "llm", source).items()}
     http = _http(data["http"], source) if "http" in data else None
     routes = _routes(_table(data, "routes", source), source)
-    return HostConfig(servers, profiles, http, routes, source)
+    return HostConfig(servers, profiles, http, routes, source, _journal(data.get("journal"), source))
+
+
+def _journal(value: Any, source: str) -> str | None:
+    """``journal = "runs.db"``: the SQLite file durable workflows journal to,
+    relative to the config file's directory."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise _fail(source, "`journal` must be the path of a file (a string)")
+    if os.path.isabs(value) or source in ("host config", "no config"):
+        return value
+    return os.path.join(os.path.dirname(os.path.abspath(source)), value)
 
 
 def _fail(source: str, message: str) -> ConfigError:

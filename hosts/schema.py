@@ -115,6 +115,11 @@ HOST_SCHEMA: dict = {
                            "\"llm.<profile>\" or a tool name",
             "additionalProperties": {"type": "string", "minLength": 1},
         },
+        "journal": {
+            "type": "string", "minLength": 1,
+            "description": "the SQLite file durable workflows (durable: true) journal their runs to, "
+                           "relative to this file (docs/durable.md)",
+        },
     },
     "additionalProperties": False,
 }

@@ -284,6 +284,8 @@ class DataflowRun(Kernel):
                     "env": {"workflow": plan["workflow"]}, "memory": {}, "signals": {}}
         self.trigger = trigger
         self.payload = payload
+        self.limits = plan.get("limits") or {}  # the workflow's limits {steps, deadline_ms}
+        self.steps_left = self.limits.get("steps")
 
     def start(self):
         return Kernel.start(self, self._main())
@@ -566,6 +568,10 @@ class DataflowRun(Kernel):
             if not ok:
                 self.prune(sid, env, prefix, state, "when is false")
                 return None
+        if self.steps_left is not None:  # limits.steps: the steps that start, in the run
+            self.steps_left -= 1
+            if self.steps_left < 0:
+                raise OutOfFuel("limits.steps: the run may start at most " + str(self.limits["steps"]) + " steps")
         ms = self.deadline_ms(node, env)
         tries = [0]  # attempts made, read when the deadline passes
         in_time, output = yield from with_deadline(

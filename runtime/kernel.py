@@ -176,6 +176,9 @@ class Kernel:
         self.current = None      # what runs now (named in failures); saved per task
         self.journal = []        # (request id, answer) in the order answered: replays the run
         self.late = []           # ids answered after they were cancelled
+        # limits a driver with a wall clock enforces (the workflow's own:
+        # {"deadline_ms": n}); the kernel reads no clock
+        self.limits = {}
         self._root = None
         self._next_id = 1
         self._seq = 0

@@ -115,6 +115,10 @@ class _Generator:
         ]
         out.append("\n\n\n".join(self.functions))
         out += ["", "", "PLAN = " + _render(plan), "", "",
+                "def new_run(inputs, max_iterations=None, max_host_calls=None, concurrent=False):",
+                '    """The run on the sans-I/O kernel, not started (docs/runtime.md)."""',
+                "    return _run.Run(PLAN, inputs, None, _run.MAX_STEPS, max_iterations, max_host_calls, concurrent)",
+                "", "",
                 "def run(inputs, host, max_iterations=None, max_host_calls=None):",
                 '    """Run the workflow with ``inputs`` against ``host``; return the run record."""',
                 "    return _run.run(PLAN, inputs, host, _run.MAX_STEPS, max_iterations, max_host_calls)",

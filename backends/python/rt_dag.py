@@ -31,6 +31,12 @@ _OPS = _dag._OPS
 _CONTROL_ATTRS = _dag._CONTROL_ATTRS
 
 
+def new_run(plan, inputs, trigger=None, payload=None, max_iterations=None, max_host_calls=None,
+            concurrent=False):
+    """The run of ``plan`` on the kernel, not started: a driver answers its requests."""
+    return _dag.new_run(plan, inputs, trigger, payload, max_iterations, max_host_calls, concurrent)
+
+
 def run(plan, inputs, host, trigger=None, payload=None, max_iterations=None, max_host_calls=None):
     """Run a compiled plan: returns the run record
     ``{"status", "outputs", "error", "steps", "calls", "sleeps_ms"}``. A run

@@ -217,6 +217,12 @@ class Program:
             step["timeout_ms"] = _bounded(row[12], what + " timeout_ms", 100, 600000)
         return step
 
+    def new_run(self, inputs, max_instructions=None, max_iterations=None, max_host_calls=None, concurrent=False):
+        """The run on the kernel, not started (a driver answers its requests)."""
+        self.machine.start_run(max_instructions)
+        return _k.Run(self.plan, inputs, None, _k.MAX_STEPS, max_iterations, max_host_calls, concurrent,
+                      (_x.FuelExhausted,))
+
     def run(self, inputs, host, max_instructions=None, max_iterations=None, max_host_calls=None):
         """Run the workflow with ``inputs`` ({"input": prompt, run parameters...})
         against ``host``; return the run record. Fuel: at most

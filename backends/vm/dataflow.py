@@ -98,6 +98,8 @@ class Program:
             self.plan = {"workflow": self.workflow, "defaults": _obj(body.get("defaults"), "defaults"),
                          "reducers": _obj(body.get("reducers"), "reducers"), "input_schema": schema,
                          "graph": self._graph(graph, True, 0)}
+            if body.get("limits") is not None:
+                self.plan["limits"] = _limits(body["limits"])
 
     def function(self, index):
         """Expression ``index`` as a Python callable ``f(env, *args)``."""
@@ -166,6 +168,15 @@ class Program:
                 raise DataflowError("a sink names an unknown node")
         return {"top": bool(top), "sinks": graph["sinks"], "nodes": out_nodes}
 
+    def new_run(self, inputs, trigger=None, payload=None, max_instructions=None, max_iterations=None,
+                max_host_calls=None, concurrent=False):
+        """The run on the kernel, not started (a driver answers its requests);
+        its CEL instructions spend this run's fuel until the next run starts."""
+        if self.plan is None:
+            raise DataflowError("this program holds expressions only")
+        self.machine.start_run(max_instructions)
+        return _d.new_run(self.plan, inputs, trigger, payload, max_iterations, max_host_calls, concurrent)
+
     def run(self, inputs, host, trigger=None, payload=None, max_instructions=None, max_iterations=None,
             max_host_calls=None):
         """The run record. Fuel: at most ``max_instructions`` CEL instructions
@@ -208,6 +219,19 @@ class Program:
                                   concurrent)
         finally:
             self.machine.end_run()
+
+
+def _limits(v):
+    """The run's limits: {"steps": n or None, "deadline_ms": n or None}."""
+    if not isinstance(v, dict):
+        raise DataflowError("limits must be a map")
+    out = {}
+    for key in ("steps", "deadline_ms"):
+        n = v.get(key)
+        if n is not None and (type(n) is not int or n < 0):
+            raise DataflowError("limits." + key + " must be a non-negative integer")
+        out[key] = n
+    return out
 
 
 def _obj(v, what):

@@ -670,8 +670,17 @@ EXAMPLES["INS401"] = Example(
     right=EXAMPLES["INS103"].right,
 )
 
+# `flowc run` of this file without --journal warns; with --journal FILE it is journaled.
+EXAMPLES["INS402"] = Example(
+    wrong=EXAMPLES["INS103"].right.replace("name: hello\n", "name: hello\ndurable: true\n", 1),
+    right=EXAMPLES["INS103"].right,
+)
+
 # Codes no file text alone can produce.
 NOT_STANDALONE: dict[str, str] = {
+    "INS402": "a warning of `flowc run` and `flowc check --config`: whether a run has a journal is "
+              "the command's or the host config's, not the workflow's (the right example is the same "
+              "workflow run with --journal FILE, or without `durable: true`)",
     "INS401": "needs the host's capability file (flowc check --host-capabilities), not only "
               "the workflow",
 }

@@ -553,9 +553,13 @@ class InstructionFrontEnd:
         limits = self._expect_map(root.get("limits"), "`limits`")
         if limits is not None:
             self._closed(limits, ("steps", "tokens", "deadline", "budget"), "`limits`")
-            self._int(limits.get("steps"), "`limits.steps`", 1)
+            steps = self._int(limits.get("steps"), "`limits.steps`", 1)
             self._int(limits.get("tokens"), "`limits.tokens`", 1)
-            self._duration(limits.get("deadline"), "`limits.deadline`")
+            deadline = self._duration(limits.get("deadline"), "`limits.deadline`")
+            # what the run enforces (docs/durable.md), in the units the runtime counts
+            run_limits = {"steps": steps, "deadline_ms": deadline}
+            if any(v is not None for v in run_limits.values()):
+                meta["run_limits"] = run_limits
         self._enum(root.get("priority"), ("low", "normal", "high"), "`priority`")
         unload = self._expect_map(root.get("unload"), "`unload`")
         if unload is not None:
