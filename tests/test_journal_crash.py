@@ -32,8 +32,8 @@ from pathlib import Path
 
 import flowc
 import pytest
-from flowc import journal
 from campaigns import campaign_size
+from flowc import journal
 from journal_cases import CASES, backends, compiled, reference, script_for
 
 CHILD = Path(__file__).resolve().parent / "journal_child.py"
