@@ -121,11 +121,17 @@ class HttpProvider:
         if client is not None:
             await client.aclose()
 
-    async def call(self, tool: str, args: dict, timeout_ms: int | None = None) -> Any:
+    # A journaled run's key reaches the server as the Idempotency-Key header
+    # (the IETF draft's name), so a server that deduplicates by it sees a call
+    # repeated after a crash as the same request.
+    accepts_idempotency_key = True
+
+    async def call(self, tool: str, args: dict, timeout_ms: int | None = None,
+                   idempotency_key: str | None = None) -> Any:
         if tool == "web_fetch":
             return await self.web_fetch(args, timeout_ms)
         if tool == "http_request":
-            return await self.http_request(args, timeout_ms)
+            return await self.http_request(args, timeout_ms, idempotency_key)
         raise HostFailure(f"the HTTP tools have no tool {tool!r} (they are {', '.join(TOOLS)})")
 
     # ------------------------------------------------------------ the tools
@@ -155,7 +161,8 @@ class HttpProvider:
             out["truncated"] = True
         return out
 
-    async def http_request(self, args: dict, timeout_ms: int | None = None) -> dict:
+    async def http_request(self, args: dict, timeout_ms: int | None = None,
+                           idempotency_key: str | None = None) -> dict:
         args = _request_args(args)
         url = args.get("url")
         if not isinstance(url, str) or not url:
@@ -164,6 +171,8 @@ class HttpProvider:
         if method not in METHODS:
             raise ToolError(f"http_request: method must be one of {', '.join(sorted(METHODS))}")
         headers = _headers(args.get("headers"))
+        if idempotency_key and not any(k.lower() == "idempotency-key" for k in headers):
+            headers["Idempotency-Key"] = idempotency_key
         query = args.get("query")
         if query is not None:
             if not isinstance(query, dict):

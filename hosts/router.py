@@ -109,13 +109,15 @@ class RouterHost:
                 raise ConfigError(f"{self.config.source}: routes.{key!r} = {target!r}: {found.message}")
 
     # ----------------------------------------------------------------- calls
-    async def call(self, capability: str, name: str, args: dict) -> Any:
+    async def call(self, capability: str, name: str, args: dict, idempotency_key: str | None = None) -> Any:
+        """Call the provider the routes name; ``idempotency_key`` (a journaled
+        run's ``<run id>:<request id>``) goes to providers that take one."""
         if not self._log_calls:
-            return await self._call(capability, name, args)
+            return await self._call(capability, name, args, idempotency_key)
         entry = {"capability": capability, "name": name, "args": args, "outcome": "pending"}
         self.log.append(entry)
         try:
-            value = await self._call(capability, name, args)
+            value = await self._call(capability, name, args, idempotency_key)
         except asyncio.CancelledError:
             entry["outcome"] = "cancelled"
             raise
@@ -128,7 +130,7 @@ class RouterHost:
         entry["outcome"] = "result"
         return value
 
-    async def _call(self, capability: str, name: str, args: dict) -> Any:
+    async def _call(self, capability: str, name: str, args: dict, idempotency_key: str | None = None) -> Any:
         if self.routes is None:
             raise HostFailure("the host is not started (use `async with`)")
         target = self.routes.resolve(capability, name)
@@ -143,7 +145,10 @@ class RouterHost:
             refusal = self.routes.check_operation(target.provider, tool)
             if refusal is not None:
                 raise ToolError(refusal.message)
-        return await provider.call(tool, tool_args(target, tool, args, provider))
+        shaped = tool_args(target, tool, args, provider)
+        if idempotency_key is not None and getattr(provider, "accepts_idempotency_key", False):
+            return await provider.call(tool, shaped, idempotency_key=idempotency_key)
+        return await provider.call(tool, shaped)
 
     async def sleep(self, ms: float) -> None:
         await asyncio.sleep(ms / 1000)

@@ -215,3 +215,47 @@ def test_a_config_of_another_class_takes_the_defaults_it_lacks(site):
     assert provider.config.max_redirects == 5 and provider.config.max_body_bytes == 10_000_000
     out = call(provider.config, "http_request", {"url": f"{site.url}/data"})
     assert out["status"] == 200
+
+
+# ------------------------------------------------------------------ idempotency keys
+def test_http_request_sends_a_journaled_runs_idempotency_key(site):
+    config = allowing(site)
+    echoed = call(config, "http_request", {"url": site.url + "/echo", "method": "POST", "body": "x"})
+    assert "idempotency-key" not in echoed["body"]["headers"]
+
+    async def go(args):
+        provider = HttpProvider(config)
+        await provider.start()
+        try:
+            return await provider.call("http_request", args, idempotency_key="run-1:7")
+        finally:
+            await provider.aclose()
+
+    echoed = asyncio.run(go({"url": site.url + "/echo", "method": "POST", "body": "x"}))
+    assert echoed["body"]["headers"]["idempotency-key"] == "run-1:7"
+    # a key the workflow sets itself is its own
+    echoed = asyncio.run(go({"url": site.url + "/echo", "headers": {"Idempotency-Key": "mine"}}))
+    assert echoed["body"]["headers"]["idempotency-key"] == "mine"
+
+
+def test_a_journaled_run_with_a_host_config_sends_the_key_through_the_router(site, tmp_path, capsys):
+    import json
+
+    from flowc import cli
+
+    workflow = tmp_path / "post.yaml"
+    workflow.write_text(
+        "name: post\nversion: 3\nsteps:\n"
+        "  start: {kind: once}\n"
+        "  post:\n    kind: http\n    depends_on: start\n    method: POST\n"
+        f"    url: \"{site.url}/echo\"\n"
+        "  done: {kind: finish, depends_on: post, output: \"{{ steps.post.output }}\"}\n", encoding="utf-8")
+    config = tmp_path / "host.toml"
+    config.write_text(f'[http]\nallow = ["{site.url}/"]\n', encoding="utf-8")
+    journal = tmp_path / "runs.db"
+    assert cli.main(["run", str(workflow), "--config", str(config), "--journal", str(journal), "--json"]) == 0
+    captured = capsys.readouterr()
+    record = json.loads(captured.out)
+    run_id = captured.err.split("run ", 1)[1].split()[0]
+    assert record["status"] == "completed", record
+    assert f'"idempotency-key": "{run_id}:1"' in json.dumps(record["outputs"]), record["outputs"]
