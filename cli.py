@@ -647,6 +647,10 @@ def cmd_run(args) -> int:
             _error(args.path, exc)
             return EXIT_FINDINGS
     journal_db = _journal_for(args, workflow, host if configured else None)
+    if journal_db is not None and (args.trace or args.progress):
+        print("flowc: error: --trace and --progress do not follow a journaled run yet: leave them out, "
+              "or run without a journal (flowc runs show lists a journaled run's calls)", file=sys.stderr)
+        return EXIT_USAGE
     if journal_db is not None:
         from flowc import runs_cmd
 

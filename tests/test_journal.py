@@ -532,3 +532,15 @@ def test_a_host_config_that_names_a_journal_journals_durable_workflows(tmp_path)
     assert "warning[INS402]" in warned.stdout + warned.stderr
     clean = _flowc("check", "d.yaml", "--config", "cfg.toml", cwd=tmp_path)
     assert "INS402" not in clean.stdout + clean.stderr
+
+
+def test_a_journaled_run_refuses_trace_and_progress_instead_of_ignoring_them(tmp_path, capsys):
+    from flowc import cli
+
+    triage = Path(__file__).resolve().parent.parent / "examples" / "triage"
+    for extra in (["--trace", str(tmp_path / "t.jsonl")], ["--progress"]):
+        code = cli.main(["run", str(triage / "SKILL.md"), "--inputs", str(triage / "inputs.json"),
+                         "--host", str(triage / "host.json"), "--journal", str(tmp_path / "runs.db"), *extra])
+        assert code == 2
+        assert "do not follow a journaled run" in capsys.readouterr().err
+    assert not (tmp_path / "t.jsonl").exists()
