@@ -59,6 +59,8 @@ def _report(outcome: journal.Outcome, resumed: bool) -> None:
 def _finish(outcome: journal.Outcome, args: Any, kit: Any, resumed: bool) -> int:
     _report(outcome, resumed)
     record = outcome.record
+    if outcome.repeated:   # calls in flight when the run stopped, sent again by this resume
+        record = {**record, "repeated": outcome.repeated}
     if args.json:
         write_json(record)
     else:

@@ -544,3 +544,32 @@ def test_a_journaled_run_refuses_trace_and_progress_instead_of_ignoring_them(tmp
         assert code == 2
         assert "do not follow a journaled run" in capsys.readouterr().err
     assert not (tmp_path / "t.jsonl").exists()
+
+
+def test_the_resumed_record_names_the_calls_sent_again(tmp_path):
+    from flowc import driver
+
+    text = ("name: t\nsteps:\n  go: { kind: manual }\n"
+            "  ask: { kind: tool, depends_on: go, name: ask }\n"
+            "  done: { kind: finish, depends_on: ask, output: ok }\n")
+    wf = tmp_path / "t.yaml"
+    wf.write_text(text)
+    (tmp_path / "host.json").write_text(json.dumps({"ask": "fine"}))
+    prog = program(driver.compile_text(text, str(wf)).workflow, "python")
+
+    class Dies:
+        def call(self, capability, name, args):
+            raise _Crash()   # the request is journaled, its answer never is
+
+    store = journal.open_journal(str(tmp_path / "runs.db"))
+    run_id = journal.begin(store, workflow=str(wf), workflow_hash=journal.workflow_hash(wf.read_bytes(), "", ""),
+                           inputs={}, options={"backend": "python", "dialect": None, "workflow_name": None,
+                                               "budgets": {}})
+    with pytest.raises(_Crash):
+        journal.drive(store, run_id, lambda: prog.new_run({}), Dies())
+    resumed = _flowc("resume", run_id, "--journal", "runs.db", "--host", "host.json", "--json", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    record = json.loads(resumed.stdout)
+    assert record["status"] == "completed"
+    assert record["repeated"] == [{"request": 1, "capability": "tool", "name": "ask"}]
+    assert "sent again (in flight when the run stopped): request 1" in resumed.stderr
