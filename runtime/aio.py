@@ -49,10 +49,26 @@ async def perform_async(host: Any, req: Any) -> Any:
         return answer_of_exception(exc)
 
 
+def deadline_answer(deadline_ms: int) -> TimedOut:
+    """The answer of a request past the run's ``limits.deadline``."""
+    return TimedOut("limits.deadline: the run's deadline of " + str(deadline_ms) + " ms has passed")
+
+
+async def _given(answer: Any) -> Any:
+    return answer
+
+
 async def drive_async(run: Any, host: Any) -> dict:
-    """Drive ``run`` with ``host``, every ready request at once; the record."""
+    """Drive ``run`` with ``host``, every ready request at once; the record.
+    A run with ``limits.deadline`` (the instruction dialect's ``limits``)
+    gets the event loop's clock from its start: past it nothing more is
+    sent, and what is still running and what is asked later are answered
+    ``TimedOut`` (as the journaling driver does, docs/durable.md)."""
     running: dict[int, asyncio.Task] = {}
     run.clock = True  # deadlines fire on the event loop's clock
+    loop = asyncio.get_running_loop()
+    deadline_ms = (getattr(run, "limits", None) or {}).get("deadline_ms")
+    deadline_at = None if deadline_ms is None else loop.time() + deadline_ms / 1000
     watch = watcher(run, host)
     if not run.started:
         run.start()
@@ -65,14 +81,27 @@ async def drive_async(run: Any, host: Any) -> dict:
                     task.cancel()
                     if watch is not None:
                         watch(("cancel", rid))
+            late = deadline_at is not None and loop.time() >= deadline_at
             for req in run.ready():
                 if req.id not in running:
                     if watch is not None:
                         watch(("start", req))
-                    running[req.id] = asyncio.ensure_future(perform_async(host, req))
+                    work = _given(deadline_answer(deadline_ms)) if late else perform_async(host, req)
+                    running[req.id] = asyncio.ensure_future(work)
             if not running:
                 raise KernelError("the run waits for nothing but has not finished")
-            done, _pending = await asyncio.wait(list(running.values()), return_when=asyncio.FIRST_COMPLETED)
+            until = None if deadline_at is None else max(deadline_at - loop.time(), 0.0)
+            done, _pending = await asyncio.wait(list(running.values()), return_when=asyncio.FIRST_COMPLETED,
+                                                timeout=until)
+            if not done:  # the run's deadline passed: what still runs is answered TimedOut
+                for rid in sorted(running):
+                    running.pop(rid).cancel()
+                    answer = deadline_answer(deadline_ms)
+                    if watch is not None:
+                        watch(("answer", rid, answer))
+                    run.answer(rid, answer)
+                    tell(run, watch)
+                continue
             for rid in sorted(rid for rid, task in running.items() if task in done):
                 task = running.pop(rid)
                 if watch is not None:

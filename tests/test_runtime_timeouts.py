@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 import msgpack
+import pytest
 from flowc import driver
 from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module, rt_aevatar_run
@@ -503,3 +504,43 @@ def test_deadlines_fire_the_same_on_micropython(tmp_path):
     assert want_race["outputs"] == {"error": "timeout"}
     assert want_fan["error"] == {"message": "TIMEOUT after 200ms", "step": "fan"}
     assert [dumps(line) for line in lines] == [dumps(want_race), dumps(json.loads(json.dumps(want_fan)))]
+
+
+LIMITED_RUN = """\
+name: limited
+limits: { deadline: 300ms }
+steps:
+  go: { kind: manual }
+  a: { kind: tool, depends_on: go, name: a }
+  b: { kind: tool, depends_on: a, name: b }
+  done: { kind: finish, depends_on: b, output: "{{ steps.b.output }}" }
+"""
+
+
+@pytest.mark.parametrize("backend", ["python", "vm"])
+def test_limits_deadline_bounds_a_plain_asyncio_run(backend):
+    """The instruction dialect's `limits.deadline` under `run_async`: past it
+    the call in flight is answered TimedOut and nothing more is sent, as the
+    journaling driver does (docs/durable.md)."""
+    class Slow:
+        def __init__(self):
+            self.calls = []
+
+        async def call(self, capability, name, args):
+            self.calls.append(name)
+            await asyncio.sleep(5)
+            return "x"
+
+        def sleep(self, ms):
+            return asyncio.sleep(ms / 1000)
+
+    workflow = _workflow(LIMITED_RUN, "instruction")
+    program = (load_module(compile_workflow(workflow)) if backend == "python"
+               else vm.load(vm.compile_workflow(workflow)))
+    host = Slow()
+    started = time.monotonic()
+    record = asyncio.run(program.run_async({}, host))
+    assert time.monotonic() - started < 2.5  # not the 5 s the call would take
+    assert host.calls == ["a"]
+    assert record["status"] == "failed"
+    assert record["error"]["message"] == "limits.deadline: the run's deadline of 300 ms has passed"
