@@ -7,8 +7,8 @@ Where the dialects differ, an operand names the rule by the name the IR's
 DialectProfile uses (``ACCESS``, ``TRUTHINESS``, ``STRINGIFY``, ``MAPS``),
 and functions are called by the IR's semantic key (``cel.size``,
 ``aevatar.concat``) through :data:`BUILTINS`, which maps each key to the
-dialect's runtime function (rt_cel, rt_aevatar, and the WorkflowSkill
-value functions of vm.py): the algorithms the Python backend's generated
+dialect's runtime function (rt_cel, rt_aevatar, and WorkflowSkill's
+value functions, wfs_values): the algorithms the Python backend's generated
 code runs.
 
 Functions that take unevaluated arguments (CEL's comprehensions, aevatar's
@@ -17,8 +17,8 @@ stores its p arguments in frame slots s..s+p-1 and evaluates block b. A
 lambda is only ever an argument of the CALL right after it, so no lambda is
 a value; a block's lambdas name later blocks, so evaluation always ends.
 
-Standard library only (plus rt_cel, rt_aevatar, rt_dag and the VM's
-WorkflowSkill values and errors); MicroPython-compatible; fuel-bounded: every instruction executed
+Standard library only (plus rt_cel, rt_aevatar, rt_dag and wfs_values,
+WorkflowSkill's values and the VM's errors); MicroPython-compatible; fuel-bounded: every instruction executed
 costs one unit.
 """
 
@@ -29,15 +29,15 @@ try:
     from flowc.backends.python import rt_aevatar as _a
     from flowc.backends.python import rt_cel as _c
     from flowc.backends.python import rt_dag as _d
-    from flowc.backends.vm import vm as _w
-    from flowc.backends.vm.vm import VerifyError
+    from flowc.backends.vm import wfs_values as _w
+    from flowc.backends.vm.wfs_values import VerifyError
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import rt_aevatar as _a
     import rt_cel as _c
     import rt_dag as _d
 
-    import vm as _w
-    from vm import VerifyError
+    import wfs_values as _w
+    from wfs_values import VerifyError
 
 CONST = 0x01
 LOAD = 0x02
@@ -122,7 +122,7 @@ def _aevatar_template(parts):
     return "".join(parts)
 
 
-# WorkflowSkill (the algorithms of backends/python/runtime.py, as vm.py runs them)
+# WorkflowSkill (the algorithms of backends/python/runtime.py, as wfs_values restates them)
 def _wfs_root(env, name):
     if name in WFS_ROOTS:
         return env.get(name, _w.MISSING)
