@@ -15,10 +15,9 @@ import subprocess
 from pathlib import Path
 
 import flowc.backends.vm.vm as vm_module
-import flowc.backends.vm.wfs_values as wfs_values
 import msgpack
 from flowc import driver
-from flowc.backends.vm import compile_workflow, load
+from flowc.backends.vm import compile_workflow, load, wfs_values
 from flowc.backends.vm.bundle import write_bundle
 from flowc.host import ScriptedHost
 from flowc.runtime import drivers, kernel
@@ -153,10 +152,12 @@ def _flowc_imports(module):
 
 
 def test_vm_module_needs_only_the_kernel():
-    """vm.py imports nothing of flowc but the kernel's two standard-library
-    modules and WorkflowSkill's values (so the four can be copied onto a
-    device), and those import only each other."""
+    """vm.py imports nothing of flowc but the shared expression machine, the
+    kernel's two standard-library modules and WorkflowSkill's values (all
+    device-safe: the bundle flattens them into one file), and those import
+    only each other."""
     assert _flowc_imports(vm_module) == [
+        "from flowc.backends.vm import expr_vm as _x",
         "from flowc.runtime import drivers as _drivers",
         "from flowc.runtime.kernel import Call, Kernel, Sleep",
         "from flowc.backends.vm.wfs_values import (",

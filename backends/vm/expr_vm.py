@@ -35,7 +35,6 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import rt_aevatar as _a
     import rt_cel as _c
     import rt_dag as _d
-
     import wfs_values as _w
     from wfs_values import VerifyError
 
@@ -504,17 +503,29 @@ _TEMPLATES = (_c.template_json, _aevatar_template, _wfs_template)
 _MAPPERS = (_c.make_map, _wfs_object)
 
 
-def _resolve(ins, consts, names, keys):
+def _copier(copy, value):
+    def fresh():
+        return copy(value)
+    return fresh
+
+
+def _resolve(ins, consts, names, keys, copy=None):
     """Decoded instructions -> tuples (opcode, a, b, c) with the operands
     resolved: the constant, the name, the function a rule names, the index
-    of the instruction a jump lands on."""
+    of the instruction a jump lands on. With ``copy``, a CONST of an array
+    or object pushes ``copy(value)`` (a CALL of no arguments: WorkflowSkill
+    values are mutable)."""
     at = {}
     for i in range(len(ins)):
         at[ins[i][0]] = i
     out = []
     for _pc, op, o in ins:
         if op == CONST:
-            out.append((CONST, consts[o[0]], None, None))
+            v = consts[o[0]]
+            if copy is not None and (type(v) is list or isinstance(v, dict)):
+                out.append((CALL, _copier(copy, v), 0, None))
+            else:
+                out.append((CONST, v, None, None))
         elif op == LOAD:
             if o[0] == 0:
                 out.append((_VAR, names[o[1]], None, None))
@@ -555,11 +566,11 @@ class Machine:
     budget. The loop keeps the fuel in a local and writes it back around
     lambdas, which run nested."""
 
-    def __init__(self, consts, names, keys, decoded, fuel=DEFAULT_FUEL):
+    def __init__(self, consts, names, keys, decoded, fuel=DEFAULT_FUEL, copy=None):
         self.fuel = fuel
         self.left = fuel
         self.per_run = False  # within a run, the fuel is the run's, not one evaluation's
-        self.code = [_resolve(ins, consts, names, keys) for ins in decoded]
+        self.code = [_resolve(ins, consts, names, keys, copy) for ins in decoded]
 
     def start_run(self, max_instructions):
         """From now on every evaluation spends the run's fuel."""

@@ -56,10 +56,12 @@ except ImportError:  # pragma: no cover
     _gc = None
 
 try:
+    from flowc.backends.vm import expr_vm as _x
     from flowc.runtime import drivers as _drivers
     from flowc.runtime.kernel import Call, Kernel, Sleep
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import drivers as _drivers
+    import expr_vm as _x
     from kernel import Call, Kernel, Sleep
 
 _MICRO = sys.implementation.name == "micropython"
@@ -73,7 +75,7 @@ SUPPORTED_VERSIONS = (1,)
 MODELS = ("sequential", "kernel", "dataflow")
 # model -> (sections it must hold, sections it may hold)
 MODEL_SECTIONS = {
-    "sequential": (("consts", "names", "plan", "retries", "regions", "code"), ("srcmap",)),
+    "sequential": (("consts", "names", "plan", "retries", "regions", "code"), ("exprs", "srcmap")),
     "kernel": (("consts", "names", "plan", "code"), ()),
     "dataflow": (("consts", "names", "keys", "exprs", "plan", "code"), ()),
 }
@@ -119,6 +121,7 @@ COALESCE = 0x16
 SHAPE = 0x17
 POP = 0x18
 COMPACT = 0x19
+EXPR = 0x1A
 JUMP = 0x20
 JUMP_IF_NOT = 0x21
 EXITED = 0x22
@@ -156,7 +159,7 @@ _CONST_COPY = 0x101
 
 # code: (name, operand kinds, pop, push, flow, branch push or -1)
 # kinds: c const, n name, t target, s step, r retry, o root, a state,
-#        k count, f flag. pop -1: operand 0; -2: twice operand 0.
+#        k count, f flag, x block. pop -1: operand 0; -2: twice operand 0.
 # flow: 0 next, 1 jump, 2 branch, 3 return, 4 stop
 OPS = {
     CONST: ("CONST", "c", 0, 1, 0, -1),
@@ -184,6 +187,7 @@ OPS = {
     SHAPE: ("SHAPE", "c", 1, 1, 0, -1),
     POP: ("POP", "", 1, 0, 0, -1),
     COMPACT: ("COMPACT", "", 1, 1, 0, -1),
+    EXPR: ("EXPR", "x", 0, 1, 0, -1),
     JUMP: ("JUMP", "t", 0, 0, 1, -1),
     JUMP_IF_NOT: ("JUMP_IF_NOT", "t", 1, 0, 2, -1),
     EXITED: ("EXITED", "t", 0, 0, 2, -1),
@@ -609,7 +613,7 @@ def load_sequential(data, name, table):
         raise VerifyError("section plan must be [steps, finish]")
     return _verify([name, read_section(data, table, "consts"), read_section(data, table, "names"), plan[0],
                     read_section(data, table, "retries"), read_section(data, table, "regions"), plan[1],
-                    read_section(data, table, "code"), None])
+                    read_section(data, table, "code"), None, read_section(data, table, "exprs")])
 
 
 def _read_varint(code, p, end):
@@ -635,9 +639,9 @@ def _read_varint(code, p, end):
 
 
 def _verify(sec):
-    if type(sec) is not list or len(sec) != 9:
-        raise VerifyError("the body must be an array of 9 sections")
-    name, consts, names, steps, retries, regions, finish, code, srcmap = sec
+    if type(sec) is not list or len(sec) not in (9, 10):
+        raise VerifyError("the body must be an array of 9 or 10 sections")
+    name, consts, names, steps, retries, regions, finish, code, srcmap = sec[:9]
     if type(name) is not str:
         raise VerifyError("section name must be a string")
     if type(consts) is not list:
@@ -650,6 +654,8 @@ def _verify(sec):
         if type(nm) is not str:
             raise VerifyError("the name table holds only strings")
     nnames = len(names)
+    machine = _expression_machine(sec[9] if len(sec) == 10 else None, consts, names)
+    nblocks = len(machine.code) if machine is not None else 0
     if type(code) is not bytes:
         raise VerifyError("section code must be msgpack bin")
     ncode = len(code)
@@ -843,6 +849,9 @@ def _verify(sec):
             elif k0 == 8:   # count
                 if a > MAX_STACK:
                     raise VerifyError("count %d too large at offset %d" % (a, at))
+            elif k0 == 9:   # block
+                if a >= nblocks:
+                    raise VerifyError("block %d out of range at offset %d" % (a, at))
             elif k0 == 4:   # step
                 if a >= nsteps:
                     raise VerifyError("step index %d out of range at offset %d" % (a, at))
@@ -948,8 +957,23 @@ def _verify(sec):
     if func != nsteps:
         raise VerifyError("a step function is empty")
     entries = [r[3] for r in step_rows]
-    return Program(name, step_rows, entries, finish, ins, handlers, consts, names, retry_rows, region_rows,
-                   srcmap, max_depth, ncode)
+    program = Program(name, step_rows, entries, finish, ins, handlers, consts, names, retry_rows, region_rows,
+                      srcmap, max_depth, ncode)
+    program.machine = machine
+    return program
+
+
+def _expression_machine(exprs, consts, names):
+    """The shared expression machine over section exprs, ``[keys, blocks]``
+    (the blocks index the program's consts and names), verified as
+    WorkflowSkill code; None when the program has no such section."""
+    if exprs is None:
+        return None
+    if type(exprs) is not list or len(exprs) != 2 or type(exprs[0]) is not list or type(exprs[1]) is not list:
+        raise VerifyError("section exprs must be [keys, blocks]")
+    keys, blocks = exprs
+    decoded = _x.verify(blocks, len(consts), names, keys, 0, "wfs")
+    return _x.Machine(consts, names, keys, decoded, copy=copy_json)
 
 
 def _operands(spec, code, p, fend, at, consts, names, retry_rows):
@@ -1001,7 +1025,7 @@ def _declared_types(v, at, names):
 
 _EMPTY = (0, ())
 _INT_ONLY = {int}
-_KIND_CODES = {"c": 1, "n": 2, "t": 3, "s": 4, "r": 5, "o": 6, "a": 7, "f": 7, "k": 8}
+_KIND_CODES = {"c": 1, "n": 2, "t": 3, "s": 4, "r": 5, "o": 6, "a": 7, "f": 7, "k": 8, "x": 9}
 # Opcodes with checks of their own: 1 the iterator's, 3 RUN and RET, 2 the others.
 _SPECIAL = {ITER: 1, COLLECT: 1, END_EACH: 1, NEXT: 1, APPEND: 1, KEEP: 1, ITEM_FAILED: 1, RUN: 3, RET: 3,
             TEMPLATE: 2, FINISH: 2, EXITED: 2, STATE: 2, OUTPUTS_FAILED: 2, SHAPE: 2, SORT: 2, CHECK_INPUTS: 2,
@@ -1050,6 +1074,7 @@ class Program(object):
         self.max_stack = max_stack
         self.code_size = code_size
         self.loops = {}             # NEXT offset -> its compiled loop (compile_loop) or None, as run
+        self.machine = None         # the shared expression machine of section exprs, if any
 
     @property
     def instructions(self):
@@ -1908,6 +1933,7 @@ class SkillVMRun(Kernel):
         iters = self.max_iterations
         pc = 0
         loops = p.loops if FAST_LOOPS else None
+        machine = p.machine
         while True:
             try:
                 while True:
@@ -1935,6 +1961,19 @@ class SkillVMRun(Kernel):
                             stack[-1] = get_field(v, a)
                     elif op == CONST:
                         push(a)
+                    elif op == EXPR:
+                        # The machine spends this run's fuel: as much as the block's
+                        # instructions would have cost here (this EXPR stands for the
+                        # first, the RETURN is not charged).
+                        machine.left = fuel + 1
+                        try:
+                            push(machine.run(a, {"inputs": inputs, "steps": ctx, "item": item, "index": index,
+                                                 "result": result}, None))
+                        except _x.FuelExhausted:
+                            raise _Fuel("fuel exhausted: more than %d instructions" % self.max_instructions)
+                        finally:
+                            fuel = machine.left
+                        fuel += 1
                     elif op == NEXT:
                         it = stack[-1]
                         i = it.i
