@@ -1,9 +1,11 @@
 """The flowc VM: loads, verifies and runs flowc bytecode (docs/bytecode.md).
 
-One module, standard library only (``msgpack`` is used when installed; a
-minimal decoder is built in), on flowc's sans-I/O kernel (runtime/kernel.py
-and runtime/drivers.py, standard library only too; copied side by side
-elsewhere). It runs unmodified on MicroPython: no typing, dataclasses, attrs
+Standard library only (``msgpack`` is used when installed; a minimal
+decoder is built in), on flowc's sans-I/O kernel (runtime/kernel.py and
+runtime/drivers.py), WorkflowSkill's values (wfs_values.py) and the shared
+expression machine (expr_vm.py and the dialect runtimes it calls): all
+standard library only too, copied side by side or bundled into one file
+elsewhere. It runs unmodified on MicroPython: no typing, dataclasses, attrs
 or f-strings, no ``re``; objects are OrderedDicts where plain dicts forget
 their order.
 
@@ -21,9 +23,10 @@ The interpreter loop is a kernel task (:class:`SkillVMRun`): a host call
 yields a ``Call`` request and a pause a ``Sleep``, which a driver answers
 (docs/runtime.md); ``program.new_run(inputs)`` is such a run, not started.
 
-The WorkflowSkill value semantics below are the algorithms of
+The WorkflowSkill value semantics (``wfs_values``) are the algorithms of
 ``flowc.backends.python.runtime`` (tests check they agree), restated without
-``re`` so that MicroPython runs them.
+``re`` so that MicroPython runs them. Expressions outside filter/map bodies
+run on the shared expression machine (``expr_vm``, the ``EXPR`` opcode).
 """
 
 # MicroPython style on purpose: %-formatting, explicit `object` bases and
