@@ -32,17 +32,23 @@ def pack_program(model: Any, name: Any, sections: dict[str, Any], version: int =
 
 
 def sequential_body(data: bytes) -> list:
-    """``[name, consts, names, steps, retries, regions, finish, code, srcmap]`` of a sequential program."""
+    """``[name, consts, names, steps, retries, regions, finish, code, srcmap]`` of a sequential program,
+    and its section exprs last when it has one."""
     _model, name, s = open_program(data)
     steps, finish = s["plan"]
-    return [name, s["consts"], s["names"], steps, s["retries"], s["regions"], finish, s["code"], s.get("srcmap")]
+    body = [name, s["consts"], s["names"], steps, s["retries"], s["regions"], finish, s["code"], s.get("srcmap")]
+    if "exprs" in s:
+        body.append(s["exprs"])
+    return body
 
 
 def pack_sequential(body: list, version: int = F.FORMAT_VERSION) -> bytes:
     """The inverse of :func:`sequential_body` (any values, checksums valid)."""
-    name, consts, names, steps, retries, regions, finish, code, srcmap = body
+    name, consts, names, steps, retries, regions, finish, code, srcmap = body[:9]
     sections = {"consts": consts, "names": names, "plan": [steps, finish], "retries": retries,
                 "regions": regions, "code": code}
+    if len(body) > 9:
+        sections["exprs"] = body[9]
     if srcmap is not None:
         sections["srcmap"] = srcmap
     return pack_program("sequential", name, sections, version)

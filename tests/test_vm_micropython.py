@@ -17,7 +17,7 @@ from pathlib import Path
 import flowc.backends.vm.vm as vm_module
 import msgpack
 from flowc import driver
-from flowc.backends.vm import compile_workflow, load
+from flowc.backends.vm import compile_workflow, load, wfs_values
 from flowc.backends.vm.bundle import write_bundle
 from flowc.host import ScriptedHost
 from flowc.runtime import drivers, kernel
@@ -152,17 +152,21 @@ def _flowc_imports(module):
 
 
 def test_vm_module_needs_only_the_kernel():
-    """vm.py imports nothing of flowc but the kernel's two standard-library
-    modules (so the three can be copied onto a device), and those import
+    """vm.py imports nothing of flowc but the shared expression machine, the
+    kernel's two standard-library modules and WorkflowSkill's values (all
+    device-safe: the bundle flattens them into one file), and those import
     only each other."""
     assert _flowc_imports(vm_module) == [
+        "from flowc.backends.vm import expr_vm as _x",
         "from flowc.runtime import drivers as _drivers",
         "from flowc.runtime.kernel import Call, Kernel, Sleep",
+        "from flowc.backends.vm.wfs_values import (",
         # asyncio (run_async) and the command line (main) are CPython's: imported when used
         "from flowc.runtime.aio import drive_async  # CPython only: MicroPython has no such asyncio",
         "from flowc.host import load_host_script, load_inputs_file, parse_budget, run_and_print",
     ]
     assert _flowc_imports(kernel) == []
+    assert _flowc_imports(wfs_values) == []
     assert _flowc_imports(drivers) == ["from flowc.runtime.kernel import Error, KernelError, Result, Thrown, TimedOut"]
 
 

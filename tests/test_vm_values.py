@@ -1,4 +1,4 @@
-"""The VM's embedded value semantics equal flowc.backends.python.runtime's
+"""The VM's WorkflowSkill value semantics (wfs_values) equal flowc.backends.python.runtime's
 (the VM restates them without `re` so that MicroPython runs them)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from flowc.backends.python import runtime as R
-from flowc.backends.vm import vm as V
+from flowc.backends.vm import wfs_values as V
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

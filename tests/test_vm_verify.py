@@ -39,7 +39,7 @@ def _rejected(data) -> str:
 
 def test_vm_opcode_table_equals_format():
     kinds = {"const": "c", "name": "n", "target": "t", "step": "s", "retry": "r", "root": "o",
-             "state": "a", "count": "k", "flag": "f"}
+             "state": "a", "count": "k", "flag": "f", "block": "x"}
     flows = {"next": 0, "jump": 1, "branch": 2, "return": 3, "stop": 4}
     pops = {"n": -1, "2n": -2}
     assert set(V.OPS) == set(F.BY_CODE)
@@ -310,7 +310,7 @@ def test_long_operands_decode_as_the_python_backend_runs():
     from flowc.backends.python import compile_workflow as python_compile
     from flowc.backends.python import load_module
 
-    wf = driver.compile_text(big_workflow(400), "big.yaml", "workflowskill").workflow
+    wf = driver.compile_text(big_workflow(460), "big.yaml", "workflowskill").workflow
     data = pack_file(assemble_body(wf), strip=True)
     program = V.load(data)
     assert program.code_size > 16384 and program.instructions > 10000

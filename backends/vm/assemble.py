@@ -18,6 +18,7 @@ from typing import Any
 import msgpack
 from flowc.backends.execution import runs_under
 from flowc.backends.vm import format as F
+from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression
 from flowc.ir import expr as E
 from flowc.ir.span import Span
 from flowc.ir.workflow import EdgeKind, Node, Workflow
@@ -77,8 +78,11 @@ class _Function:
 
 
 class Assembler:
-    def __init__(self, workflow: Workflow) -> None:
+    def __init__(self, workflow: Workflow, shared_expressions: bool = True) -> None:
         self.wf = workflow
+        # False: every expression inline in the sequential opcodes (as before the
+        # shared machine; tests compare the two encodings' records, fuel included)
+        self.shared_expressions = shared_expressions
         self.consts: list[Any] = []
         self._const_index: dict[bytes, int] = {}
         self.names: list[str] = []
@@ -91,6 +95,8 @@ class Assembler:
         self.depth = 0
         self.span: Span = workflow.span
         self._labels = 0
+        self.exprs = _SharedTables(self)
+        self.in_fast_loop = False   # inside a filter/map body: expressions stay inline (vm.compile_loop)
 
     # ------------------------------------------------------------ pools
     def const(self, value: Any) -> int:
@@ -144,6 +150,20 @@ class Assembler:
 
     # ------------------------------------------------------------ expressions
     def expr(self, e: E.Expr) -> None:
+        """An expression's value onto the stack: one EXPR of a block of the
+        shared expression machine (docs/bytecode.md section 10); inline in a
+        filter/map body, which the VM's fast loops compile, and a bare
+        constant as CONST."""
+        if not self.shared_expressions or self.in_fast_loop or isinstance(e, E.Literal) or not _shared(e):
+            self.inline(e)   # a bare constant is pushed, not evaluated: CONST
+            return
+        try:
+            block, _params, _slots = assemble_expression(self.exprs, e, "wfs")
+        except ExprAssembleError as exc:
+            raise AssembleError(str(exc)) from None
+        self.emit("EXPR", block, span=e.span if e.span.known else self.span)
+
+    def inline(self, e: E.Expr) -> None:
         span = e.span if e.span.known else self.span
         if isinstance(e, E.Literal):
             self.emit("CONST", self.const(_plain(e.value)), span=span)
@@ -157,19 +177,19 @@ class Assembler:
                 if isinstance(seg, E.Field):
                     self.emit("FIELD", self.name(seg.name), span=seg.span if seg.span.known else span)
                 else:
-                    self.expr(seg.index)
+                    self.inline(seg.index)
                     self.emit("INDEX", span=span)
         elif isinstance(e, E.Binary):
             opname = _BINARY.get(e.op)
             if opname is None:
                 raise AssembleError(f"unsupported operator {e.op!r}")
-            self.expr(e.left)
-            self.expr(e.right)
+            self.inline(e.left)
+            self.inline(e.right)
             self.emit(opname, span=span)
         elif isinstance(e, E.Unary):
             if e.op != "wfs.not":
                 raise AssembleError(f"unsupported operator {e.op!r}")
-            self.expr(e.operand)
+            self.inline(e.operand)
             self.emit("NOT", span=span)
         elif isinstance(e, E.Template):
             if e.stringify != "wfs":
@@ -177,22 +197,22 @@ class Assembler:
             if e.typed_whole:
                 if len(e.parts) != 1:
                     raise AssembleError("a typed_whole template has exactly one part")
-                self.expr(e.parts[0])
+                self.inline(e.parts[0])
                 return
             if not e.parts:
                 self.emit("CONST", self.const(""), span=span)
                 return
             for part in e.parts:
-                self.expr(part)
+                self.inline(part)
             self.emit("TEMPLATE", len(e.parts), span=span)
         elif isinstance(e, E.ListExpr):
             for item in e.items:
-                self.expr(item)
+                self.inline(item)
             self.emit("LIST", len(e.items), span=span)
         elif isinstance(e, E.MapExpr):
             for entry in e.entries:
-                self.expr(entry.key)
-                self.expr(entry.value)
+                self.inline(entry.key)
+                self.inline(entry.value)
             self.emit("OBJECT", len(e.entries), span=span)
         else:
             raise AssembleError(f"unsupported expression {type(e).__name__}")
@@ -472,12 +492,14 @@ class Assembler:
         top, done = self.label("loop"), self.label("done")
         self.place(top)
         self.emit("NEXT", done, 0)
+        self.in_fast_loop = True
         if kind == "filter":
             self.expr(body)
             self.emit("KEEP")
         else:
             self.object(body)
             self.emit("APPEND")
+        self.in_fast_loop = False
         self.emit("JUMP", top)
         self.place(done)
         self.emit("COLLECT")
@@ -622,7 +644,47 @@ class Assembler:
         file = os.path.basename(self.wf.span.file) if self.wf.span.file else ""
         body = [self.wf.name, self.consts, self.names, steps, self.retries, regions,
                 self.finish_label.offset, bytes(code), [file, srcmap]]
+        if self.exprs.blocks:
+            body.append([self.exprs.keys, self.exprs.blocks])
         return body
+
+
+class _SharedTables(Tables):
+    """The expression blocks' pools: the program's own constants and names
+    (plain values, as CONST's), the keys and blocks of section exprs."""
+
+    def __init__(self, asm: Assembler) -> None:
+        super().__init__()
+        self.asm = asm
+
+    def const(self, value: Any, kind: str = "auto") -> int:
+        return self.asm.const(_plain(value))
+
+    def name(self, text: str) -> int:
+        return self.asm.name(text)
+
+
+def _shared(e: E.Expr) -> bool:
+    """Is ``e`` made of what WorkflowSkill's expressions are (and the
+    shared machine's wfs profile runs)? Anything else stays inline, where
+    the assembler rejects it as before."""
+    if isinstance(e, E.Literal):
+        return True
+    if isinstance(e, E.Ref):
+        return isinstance(e.root, str) and all(
+            isinstance(seg, E.Field) or (isinstance(seg, E.Index) and _shared(seg.index)) for seg in e.path)
+    if isinstance(e, E.Binary):
+        return e.op in _BINARY and _shared(e.left) and _shared(e.right)
+    if isinstance(e, E.Unary):
+        return e.op == "wfs.not" and _shared(e.operand)
+    if isinstance(e, E.Template):
+        return e.stringify == "wfs" and (not e.typed_whole or len(e.parts) == 1) and all(
+            _shared(p) for p in e.parts)
+    if isinstance(e, E.ListExpr):
+        return all(_shared(i) for i in e.items)
+    if isinstance(e, E.MapExpr):
+        return all(_shared(m.key) and _shared(m.value) for m in e.entries)
+    return False
 
 
 _SUPPORTED_OPS = ("call", "transform.filter", "transform.map", "transform.sort", "branch", "exit")
@@ -652,18 +714,23 @@ def _plain(value: Any) -> Any:
 
 def pack_file(body: list, strip: bool = False) -> bytes:
     """The container of a sequential program for a body
-    ``[name, consts, names, steps, retries, regions, finish, code, srcmap]``;
+    ``[name, consts, names, steps, retries, regions, finish, code, srcmap]``
+    and, when it has expression blocks, ``[keys, blocks]`` (section exprs);
     ``strip`` leaves the source map section out."""
-    name, consts, names, steps, retries, regions, finish, code, srcmap = body
+    name, consts, names, steps, retries, regions, finish, code, srcmap = body[:9]
     sections = [("consts", consts), ("names", names), ("plan", [steps, finish]), ("retries", retries),
                 ("regions", regions), ("code", code)]
+    if len(body) > 9:
+        sections.append(("exprs", body[9]))
     if not strip and srcmap is not None:
         sections.append(("srcmap", srcmap))
     return F.pack_container("sequential", name, sections)
 
 
-def assemble_body(workflow: Workflow) -> list:
-    return Assembler(workflow).build()
+def assemble_body(workflow: Workflow, shared_expressions: bool = True) -> list:
+    """The body of a sequential program (pack_file's); ``shared_expressions``
+    False keeps every expression inline (no section exprs)."""
+    return Assembler(workflow, shared_expressions).build()
 
 
 def assemble(workflow: Workflow, strip: bool = False) -> bytes:

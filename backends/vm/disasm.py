@@ -156,6 +156,14 @@ def _sequential(program, sec: dict, source_root: str | None) -> list[str]:
                 last_line = line
         parts = [_operand(kind, v, spec, consts, names, steps) for kind, v in zip(spec.operands, operands)]
         lines.append(f"  {at:04x}  {spec.name:<16} {', '.join(parts)}".rstrip())
+    exprs = sec.get("exprs")
+    if exprs is not None:
+        keys, blocks = exprs
+        lines += ["", f"expression blocks ({len(blocks)}):"]
+        for i, block in enumerate(blocks):
+            lines.append(f"  b{i}:")
+            lines += ["  " + line for line in disassemble_block(
+                block, lambda c: _show(consts[c]), lambda n: _show(names[n]), lambda k: shown(keys[k]))]
     return lines
 
 
@@ -178,6 +186,8 @@ def _operand(kind: str, v: int, spec: F.Opcode, consts: list, names: list, steps
         return "$" + F.ROOTS[v]
     if kind == "state":
         return F.STATES[v]
+    if kind == "block":
+        return f"b{v}"
     return str(v)
 
 

@@ -7,8 +7,8 @@ Where the dialects differ, an operand names the rule by the name the IR's
 DialectProfile uses (``ACCESS``, ``TRUTHINESS``, ``STRINGIFY``, ``MAPS``),
 and functions are called by the IR's semantic key (``cel.size``,
 ``aevatar.concat``) through :data:`BUILTINS`, which maps each key to the
-dialect's runtime function (rt_cel, rt_aevatar, and the WorkflowSkill
-value functions of vm.py): the algorithms the Python backend's generated
+dialect's runtime function (rt_cel, rt_aevatar, and WorkflowSkill's
+value functions, wfs_values): the algorithms the Python backend's generated
 code runs.
 
 Functions that take unevaluated arguments (CEL's comprehensions, aevatar's
@@ -17,8 +17,8 @@ stores its p arguments in frame slots s..s+p-1 and evaluates block b. A
 lambda is only ever an argument of the CALL right after it, so no lambda is
 a value; a block's lambdas name later blocks, so evaluation always ends.
 
-Standard library only (plus rt_cel, rt_aevatar, rt_dag and the VM's
-WorkflowSkill values and errors); MicroPython-compatible; fuel-bounded: every instruction executed
+Standard library only (plus rt_cel, rt_aevatar, rt_dag and wfs_values,
+WorkflowSkill's values and the VM's errors); MicroPython-compatible; fuel-bounded: every instruction executed
 costs one unit.
 """
 
@@ -29,15 +29,14 @@ try:
     from flowc.backends.python import rt_aevatar as _a
     from flowc.backends.python import rt_cel as _c
     from flowc.backends.python import rt_dag as _d
-    from flowc.backends.vm import vm as _w
-    from flowc.backends.vm.vm import VerifyError
+    from flowc.backends.vm import wfs_values as _w
+    from flowc.backends.vm.wfs_values import VerifyError
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import rt_aevatar as _a
     import rt_cel as _c
     import rt_dag as _d
-
-    import vm as _w
-    from vm import VerifyError
+    import wfs_values as _w
+    from wfs_values import VerifyError
 
 CONST = 0x01
 LOAD = 0x02
@@ -122,7 +121,7 @@ def _aevatar_template(parts):
     return "".join(parts)
 
 
-# WorkflowSkill (the algorithms of backends/python/runtime.py, as vm.py runs them)
+# WorkflowSkill (the algorithms of backends/python/runtime.py, as wfs_values restates them)
 def _wfs_root(env, name):
     if name in WFS_ROOTS:
         return env.get(name, _w.MISSING)
@@ -504,17 +503,29 @@ _TEMPLATES = (_c.template_json, _aevatar_template, _wfs_template)
 _MAPPERS = (_c.make_map, _wfs_object)
 
 
-def _resolve(ins, consts, names, keys):
+def _copier(copy, value):
+    def fresh():
+        return copy(value)
+    return fresh
+
+
+def _resolve(ins, consts, names, keys, copy=None):
     """Decoded instructions -> tuples (opcode, a, b, c) with the operands
     resolved: the constant, the name, the function a rule names, the index
-    of the instruction a jump lands on."""
+    of the instruction a jump lands on. With ``copy``, a CONST of an array
+    or object pushes ``copy(value)`` (a CALL of no arguments: WorkflowSkill
+    values are mutable)."""
     at = {}
     for i in range(len(ins)):
         at[ins[i][0]] = i
     out = []
     for _pc, op, o in ins:
         if op == CONST:
-            out.append((CONST, consts[o[0]], None, None))
+            v = consts[o[0]]
+            if copy is not None and (type(v) is list or isinstance(v, dict)):
+                out.append((CALL, _copier(copy, v), 0, None))
+            else:
+                out.append((CONST, v, None, None))
         elif op == LOAD:
             if o[0] == 0:
                 out.append((_VAR, names[o[1]], None, None))
@@ -555,11 +566,11 @@ class Machine:
     budget. The loop keeps the fuel in a local and writes it back around
     lambdas, which run nested."""
 
-    def __init__(self, consts, names, keys, decoded, fuel=DEFAULT_FUEL):
+    def __init__(self, consts, names, keys, decoded, fuel=DEFAULT_FUEL, copy=None):
         self.fuel = fuel
         self.left = fuel
         self.per_run = False  # within a run, the fuel is the run's, not one evaluation's
-        self.code = [_resolve(ins, consts, names, keys) for ins in decoded]
+        self.code = [_resolve(ins, consts, names, keys, copy) for ins in decoded]
 
     def start_run(self, max_instructions):
         """From now on every evaluation spends the run's fuel."""

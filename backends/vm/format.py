@@ -17,6 +17,7 @@ Operand kinds (each operand is one unsigned LEB128 varint in the code):
 ``state``   0 the final output, 1 the exit output
 ``count``   a small count (items, parts, entries)
 ``flag``    0 or 1
+``block``   index into the blocks of section ``exprs`` (the shared expression machine's code)
 
 Declared types (CHECK_INPUTS, CHECK_OUTPUT) are small ints, indices into
 :data:`TYPES`; the names are the ones the run-time error messages use. The
@@ -51,7 +52,7 @@ SUPPORTED_VERSIONS = (1,)
 MODELS = ("sequential", "kernel", "dataflow")
 # model -> (sections it must hold, sections it may hold); the writers emit them in this order.
 MODEL_SECTIONS = {
-    "sequential": (("consts", "names", "plan", "retries", "regions", "code"), ("srcmap",)),
+    "sequential": (("consts", "names", "plan", "retries", "regions", "code"), ("exprs", "srcmap")),
     "kernel": (("consts", "names", "plan", "code"), ()),
     "dataflow": (("consts", "names", "keys", "exprs", "plan", "code"), ()),
 }
@@ -141,6 +142,10 @@ OPCODES: tuple[Opcode, ...] = (
             "a plain object gives {k: v[k] ?? null}, anything else {keys[0]: v}; no keys gives {}"),
     _op(0x18, "POP", "", 1, 0, doc="drop the top of the stack"),
     _op(0x19, "COMPACT", "", 1, 1, doc="drop the keys of an object whose value is missing"),
+    _op(0x1A, "EXPR", "block", 0, 1,
+        doc="push the value of block b of section exprs, which the shared expression machine "
+            "(section 10) evaluates with $inputs, $steps, $item, $index and $result as its roots; "
+            "it costs the instructions the block runs but its RETURN"),
     # ---- control
     _op(0x20, "JUMP", "target", 0, 0, "jump", doc="continue at target"),
     _op(0x21, "JUMP_IF_NOT", "target", 1, 0, "branch",
