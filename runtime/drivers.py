@@ -147,42 +147,138 @@ class VirtualHost:
         return Result(spec.get("output")), latency
 
 
+# A binary min-heap of tuples (heapq's heappush and heappop): not every
+# MicroPython build has heapq, and the order must be the same on each.
+def _heappush(heap, item):
+    heap.append(item)
+    i = len(heap) - 1
+    while i:
+        parent = (i - 1) >> 1
+        if heap[parent] <= item:
+            break
+        heap[i] = heap[parent]
+        i = parent
+    heap[i] = item
+
+
+def _heappop(heap):
+    last = heap.pop()
+    if not heap:
+        return last
+    top = heap[0]
+    n = len(heap)
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= n:
+            break
+        if child + 1 < n and heap[child + 1] < heap[child]:
+            child += 1
+        if last <= heap[child]:
+            break
+        heap[i] = heap[child]
+        i = child
+    heap[i] = last
+    return top
+
+
+def _new_requests(run, seen):
+    """The requests issued after id ``seen``, in issue order: ids grow as
+    they are issued and ``ready()`` lists them in issue order, so the new
+    ones are its tail (read from the end: work for the new ones only)."""
+    reqs = run.ready()
+    i = len(reqs)
+    while i and reqs[i - 1].id > seen:
+        i -= 1
+    return reqs[i:]
+
+
+def _finishing(req, now, host):
+    """((finish time, 1 for a deadline timer else 0), answer) for ``req``
+    started at ``now``."""
+    if req.kind == "sleep":
+        late = 1 if getattr(req, "deadline", False) else 0
+        return (now + req.ms, late), Result(None)
+    answer, latency = host.answer(req)
+    if req.timeout_ms is not None and latency > req.timeout_ms:
+        return (now + req.timeout_ms, 0), TimedOut()
+    return (now + latency, 0), answer
+
+
+class _InFlight:
+    """The requests in flight, given back in the order answers are due:
+    by finish time; at the same instant a deadline timer after the rest
+    (a body that finishes exactly at its deadline is in time); else the
+    request issued first. Requests sharing (finish time, timer or not)
+    wait in one first-in first-out bucket: they are added in issue order,
+    so a bucket is in id order already, and the heap holds one key per
+    bucket. Adding or taking one costs O(log K) for K buckets (K <= N);
+    a cancelled request is skipped when it comes up."""
+
+    def __init__(self):
+        self.keys = []     # heap of (finish time, timer or not), one per bucket
+        self.buckets = {}  # key -> [index of the next entry, [(id, finish time, answer), ...]]
+        self.live = set()  # ids added and neither taken nor cancelled
+
+    def add(self, rid, key, answer):
+        bucket = self.buckets.get(key)
+        if bucket is None:
+            bucket = self.buckets[key] = [0, []]
+            _heappush(self.keys, key)
+        bucket[1].append((rid, key[0], answer))  # its own time: 5 and 5.0 share a bucket
+        self.live.add(rid)
+
+    def cancel(self, rid):
+        self.live.discard(rid)
+
+    def take(self):
+        """(finish time, id, answer) of the next answer due; None when none is."""
+        while self.keys:
+            key = self.keys[0]
+            bucket = self.buckets[key]
+            entries = bucket[1]
+            while bucket[0] < len(entries):
+                rid, at, answer = entries[bucket[0]]
+                bucket[0] += 1
+                if rid in self.live:
+                    self.live.discard(rid)
+                    if bucket[0] == len(entries):
+                        self._drop(key)
+                    return at, rid, answer
+            self._drop(key)
+        return None
+
+    def _drop(self, key):
+        del self.buckets[key]
+        _heappop(self.keys)
+
+
 def drive_virtual(run, host):
     """Run on a virtual clock starting at 0 ms; ``host`` gives each call's
     answer and latency (:class:`VirtualHost`). The record's steps carry
-    ``start_ms``/``end_ms``. Returns the record."""
+    ``start_ms``/``end_ms``. Returns the record.
+
+    Each event costs O(log N) for N requests in flight (see
+    :class:`_InFlight`), and only the requests issued since the last event
+    are started."""
     now = 0
     run.set_time(now)
     run.clock = True
     if not run.started:
         run.start()
-    inflight = {}  # request id -> (finish time, 1 for a deadline timer else 0, id, answer)
+    inflight = _InFlight()
+    seen = -1  # the largest request id started so far
     while not run.finished:
         for rid in run.cancelled():
-            inflight.pop(rid, None)
-        for req in run.ready():
-            if req.id in inflight:
-                continue
-            if req.kind == "sleep":
-                late = 1 if getattr(req, "deadline", False) else 0
-                inflight[req.id] = (now + req.ms, late, req.id, Result(None))
-                continue
-            answer, latency = host.answer(req)
-            if req.timeout_ms is not None and latency > req.timeout_ms:
-                inflight[req.id] = (now + req.timeout_ms, 0, req.id, TimedOut())
-            else:
-                inflight[req.id] = (now + latency, 0, req.id, answer)
-        if not inflight:
+            inflight.cancel(rid)
+        for req in _new_requests(run, seen):
+            seen = req.id
+            key, answer = _finishing(req, now, host)
+            inflight.add(req.id, key, answer)
+        due = inflight.take()
+        if due is None:
             raise KernelError("the run waits for nothing but has not finished")
-        # the earliest first; at the same instant a deadline timer comes after
-        # the rest (a body that finishes exactly at its deadline is in time),
-        # else the request issued first
-        rid = None
-        for key in inflight:
-            if rid is None or inflight[key][:3] < inflight[rid][:3]:
-                rid = key
-        at, _late, _id, answer = inflight.pop(rid)
-        now = at
+        now, rid, answer = due
         run.set_time(now)
         run.answer(rid, answer)
     return run.record()

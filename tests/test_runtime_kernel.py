@@ -253,6 +253,60 @@ def test_virtual_time_decides_the_race_winner():
     assert [s["id"] for s in rec["steps"]] == ["start", "race{a}.v", "race", "done"]
 
 
+class AnswerLog(kernel.Kernel):
+    """A bare kernel run whose record is the answers given: (ms, name or timer, kind)."""
+
+    def __init__(self, main):
+        super().__init__()
+        self.main, self.calls, self.log = main, [], []
+
+    def start(self):
+        return super().start(self.main(self))
+
+    def answer(self, rid, answer):
+        name = next((c.name for c in self.calls if c.id == rid), "timer")
+        self.log.append((self.now, name, type(answer).__name__))
+        super().answer(rid, answer)
+
+    def record(self):
+        return self.log
+
+
+def _call(run, name, timeout_ms=None):
+    request = kernel.Call("c", name, {}, timeout_ms)
+    run.calls.append(request)
+    return (yield request)
+
+
+def _after(run, ms, name):
+    yield kernel.Sleep(ms)
+    return (yield from _call(run, name))
+
+
+def test_the_virtual_clock_answers_by_time_then_timer_last_then_issue_order():
+    def main(run):
+        tasks = yield kernel.Spawn([
+            # its call is issued after its deadline timer and finishes exactly at the deadline: in time
+            kernel.with_deadline(run, _after(run, 0, "on-time"), 6),
+            kernel.with_deadline(run, _call(run, "too-slow"), 4),  # cancelled at 4; its answer due at 5 never comes
+            _after(run, 2, "later-issued"),                        # issued at 2, due at 3
+            _call(run, "first-issued"),                            # issued at 0, due at 3: answered first
+            _call(run, "bounded", 1),                              # slower than its timeout_ms: TimedOut at 1
+        ])
+        yield kernel.Wait(tasks)
+        return [t.result() for t in tasks[:2]]
+
+    script = {"on-time": {"output": 1, "latency_ms": 6}, "too-slow": {"output": 2, "latency_ms": 5},
+              "later-issued": {"output": 3, "latency_ms": 1}, "first-issued": {"output": 4, "latency_ms": 3},
+              "bounded": {"output": 5, "latency_ms": 2}}
+    run = AnswerLog(main)
+    log = drivers.drive_virtual(run, drivers.VirtualHost(script))
+    assert [(ms, name, kind) for ms, name, kind in log if name != "timer" or ms not in (0, 2)] == [  # not the plain sleeps
+        (1, "bounded", "TimedOut"), (3, "first-issued", "Result"), (3, "later-issued", "Result"),
+        (4, "timer", "Result"), (6, "on-time", "Result")]
+    assert run.outcome()[0][0] is True and run.outcome()[1] == (False, None)
+
+
 def test_the_losers_request_is_cancelled_and_a_late_answer_ignored():
     module, _ = plans(RACE)
     run = dag.new_run(module.PLAN, {}, concurrent=True).start()
