@@ -46,45 +46,20 @@ Scheduling (agentd's run.rs, see docs/instruction.md)
 
 try:
     from flowc.backends.python import rt_cel as _c
-    from flowc.runtime.kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
+    from flowc.runtime.kernel import (
+        Call,
+        Cancel,
+        Kernel,
+        Sleep,
+        Spawn,
+        Wait,
+        heappop,
+        heappush,
+        with_deadline,
+    )
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import rt_cel as _c
-    from kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
-
-
-# A binary min-heap of ints (heapq's heappush and heappop): not every
-# MicroPython build has heapq, and the scheduler needs the same order on each.
-def _heappush(heap, item):
-    heap.append(item)
-    i = len(heap) - 1
-    while i > 0:
-        parent = (i - 1) >> 1
-        if heap[parent] <= item:
-            break
-        heap[i] = heap[parent]
-        i = parent
-    heap[i] = item
-
-
-def _heappop(heap):
-    last = heap.pop()
-    if not heap:
-        return last
-    top = heap[0]
-    n = len(heap)
-    i = 0
-    while True:
-        child = 2 * i + 1
-        if child >= n:
-            break
-        if child + 1 < n and heap[child + 1] < heap[child]:
-            child += 1
-        if last <= heap[child]:
-            break
-        heap[i] = heap[child]
-        i = child
-    heap[i] = last
-    return top
+    from kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, heappop, heappush, with_deadline
 
 
 # Run-time budgets (fuel): copies of flowc.ir.limits' figures (this module
@@ -229,7 +204,7 @@ class _Board:
     def queue(self, pos):
         if pos not in self.queued:
             self.queued.add(pos)
-            _heappush(self.heap, pos)
+            heappush(self.heap, pos)
 
     def take(self, after, later):
         """Queue the touched steps: those past position ``after`` for the
@@ -465,7 +440,7 @@ class DataflowRun(Kernel):
             later = []
             progress = False
             while heap:
-                pos = _heappop(heap)
+                pos = heappop(heap)
                 board.queued.discard(pos)
                 sid = order[pos]
                 if sid in state or sid in running or sid in picked or pos in board.readied:
@@ -477,9 +452,9 @@ class DataflowRun(Kernel):
                     board.take(pos, later)
                 elif verdict == "ready":
                     board.readied.add(pos)
-                    _heappush(board.ready, pos)
+                    heappush(board.ready, pos)
             while board.ready and (slots is None or len(fresh) < slots):
-                pos = _heappop(board.ready)
+                pos = heappop(board.ready)
                 if pos not in board.readied:
                     continue  # looked at again since (a dependency's status changed)
                 board.readied.discard(pos)

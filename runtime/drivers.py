@@ -20,9 +20,9 @@ of the same shape). MicroPython-compatible: no typing, no f-strings.
 """
 
 try:
-    from flowc.runtime.kernel import Error, KernelError, Result, Thrown, TimedOut
+    from flowc.runtime.kernel import Error, KernelError, Result, Thrown, TimedOut, heappop, heappush
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
-    from kernel import Error, KernelError, Result, Thrown, TimedOut
+    from kernel import Error, KernelError, Result, Thrown, TimedOut, heappop, heappush
 
 
 def _message(exc):
@@ -147,41 +147,6 @@ class VirtualHost:
         return Result(spec.get("output")), latency
 
 
-# A binary min-heap of tuples (heapq's heappush and heappop): not every
-# MicroPython build has heapq, and the order must be the same on each.
-def _heappush(heap, item):
-    heap.append(item)
-    i = len(heap) - 1
-    while i:
-        parent = (i - 1) >> 1
-        if heap[parent] <= item:
-            break
-        heap[i] = heap[parent]
-        i = parent
-    heap[i] = item
-
-
-def _heappop(heap):
-    last = heap.pop()
-    if not heap:
-        return last
-    top = heap[0]
-    n = len(heap)
-    i = 0
-    while True:
-        child = 2 * i + 1
-        if child >= n:
-            break
-        if child + 1 < n and heap[child + 1] < heap[child]:
-            child += 1
-        if last <= heap[child]:
-            break
-        heap[i] = heap[child]
-        i = child
-    heap[i] = last
-    return top
-
-
 def _new_requests(run, seen):
     """The requests issued after id ``seen``, in issue order: ids grow as
     they are issued and ``ready()`` lists them in issue order, so the new
@@ -224,7 +189,7 @@ class _InFlight:
         bucket = self.buckets.get(key)
         if bucket is None:
             bucket = self.buckets[key] = [0, []]
-            _heappush(self.keys, key)
+            heappush(self.keys, key)
         bucket[1].append((rid, key[0], answer))  # its own time: 5 and 5.0 share a bucket
         self.live.add(rid)
 
@@ -250,7 +215,7 @@ class _InFlight:
 
     def _drop(self, key):
         del self.buckets[key]
-        _heappop(self.keys)
+        heappop(self.keys)
 
 
 def drive_virtual(run, host):

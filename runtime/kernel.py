@@ -500,3 +500,42 @@ def with_deadline(kernel, body, ms):
         return True, first.result()
     yield Cancel([tasks[0]])
     return False, None
+
+
+# ------------------------------------------------------------------ a heap
+# A binary min-heap (heapq's heappush and heappop) for what runs on the
+# kernel: the dataflow scheduler's candidates and the virtual clock's
+# finish times. Not every MicroPython build has heapq, and the order must
+# be the same on each.
+
+def heappush(heap, item):
+    heap.append(item)
+    i = len(heap) - 1
+    while i:
+        parent = (i - 1) >> 1
+        if heap[parent] <= item:
+            break
+        heap[i] = heap[parent]
+        i = parent
+    heap[i] = item
+
+
+def heappop(heap):
+    last = heap.pop()
+    if not heap:
+        return last
+    top = heap[0]
+    n = len(heap)
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= n:
+            break
+        if child + 1 < n and heap[child + 1] < heap[child]:
+            child += 1
+        if last <= heap[child]:
+            break
+        heap[i] = heap[child]
+        i = child
+    heap[i] = last
+    return top

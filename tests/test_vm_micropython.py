@@ -167,7 +167,8 @@ def test_vm_module_needs_only_the_kernel():
     ]
     assert _flowc_imports(kernel) == []
     assert _flowc_imports(wfs_values) == []
-    assert _flowc_imports(drivers) == ["from flowc.runtime.kernel import Error, KernelError, Result, Thrown, TimedOut"]
+    assert _flowc_imports(drivers) == [
+        "from flowc.runtime.kernel import Error, KernelError, Result, Thrown, TimedOut, heappop, heappush"]
 
 
 def test_loading_on_micropython_leaves_the_collector_on(monkeypatch):
