@@ -46,10 +46,10 @@ Scheduling (agentd's run.rs, see docs/instruction.md)
 
 try:
     from flowc.backends.python import rt_cel as _c
-    from flowc.runtime.kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
+    from flowc.runtime.kernel import Call, Cancel, Kernel, OutOfFuel, Sleep, Spawn, Wait, with_deadline
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import rt_cel as _c
-    from kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
+    from kernel import Call, Cancel, Kernel, OutOfFuel, Sleep, Spawn, Wait, with_deadline
 
 
 # A binary min-heap of ints (heapq's heappush and heappop): not every
@@ -135,15 +135,6 @@ class _GraphFailed(Exception):
         super().__init__(message)
         self.message = message
         self.step = step
-
-
-class OutOfFuel(Exception):
-    """The run exceeded a budget. No step policy catches it: the run fails
-    (the VM's expression machine raises a subclass when its instructions run out)."""
-
-    def __init__(self, message):
-        super().__init__(message)
-        self.message = message
 
 
 def _fuel_message(limit, what):
