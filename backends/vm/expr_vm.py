@@ -123,6 +123,7 @@ def register(profile, table, rules):
     for key in table:
         if key.split(".")[0] not in PROFILES[profile]["keys"]:
             raise ValueError("builtin " + key + " is not of " + profile)
+    for key in table:
         BUILTINS[key] = table[key]
     PROFILES[profile]["builtins"] = table
     for kind in rules:
