@@ -50,6 +50,7 @@ try:
         Call,
         Cancel,
         Kernel,
+        OutOfFuel,
         Sleep,
         Spawn,
         Wait,
@@ -59,7 +60,7 @@ try:
     )
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import rt_cel as _c
-    from kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, heappop, heappush, with_deadline
+    from kernel import Call, Cancel, Kernel, OutOfFuel, Sleep, Spawn, Wait, heappop, heappush, with_deadline
 
 
 # Run-time budgets (fuel): copies of flowc.ir.limits' figures (this module
@@ -110,15 +111,6 @@ class _GraphFailed(Exception):
         super().__init__(message)
         self.message = message
         self.step = step
-
-
-class OutOfFuel(Exception):
-    """The run exceeded a budget. No step policy catches it: the run fails
-    (the VM's expression machine raises a subclass when its instructions run out)."""
-
-    def __init__(self, message):
-        super().__init__(message)
-        self.message = message
 
 
 def _fuel_message(limit, what):

@@ -106,6 +106,16 @@ class TimedOut:
         self.message = message
 
 
+class OutOfFuel(Exception):
+    """The run exceeded a budget. No step policy catches it: the run fails
+    (the VM's expression machine raises a subclass when its instructions run out).
+    Here, not in dag.py, so that a VM without the dataflow kernel has it too."""
+
+    def __init__(self, message):
+        super().__init__(message)
+        self.message = message
+
+
 # ------------------------------------------------------------------ kernel instructions
 
 class Spawn:

@@ -249,6 +249,19 @@ def test_a_bundle_of_one_dialect_runs_that_dialect(dialect, tmp_path):
         assert rt_cel.to_json(got) == rt_cel.to_json(load(data).run(inputs, ScriptedHost(script))), name
 
 
+# Each dialect's builtins come with its loader: a bundle holds no other dialect's runtime.
+NOT_IN_BUNDLE = {"workflowskill": ("rt_cel", "rt_aevatar", "rt_regex", "dag", "expr_cel", "expr_aevatar"),
+                 "aevatar": ("rt_cel", "dag", "expr_cel"),
+                 "instruction": ("rt_aevatar", "expr_aevatar")}
+
+
+@pytest.mark.parametrize("dialect", sorted(NOT_IN_BUNDLE))
+def test_a_bundle_of_one_dialect_holds_no_other_runtime(dialect):
+    shorts = {m.rsplit(".", 1)[-1] for m in B.build_bundle(B.DIALECT_ENTRIES[dialect]).modules}
+    assert not shorts & set(NOT_IN_BUNDLE[dialect]), shorts
+    assert {"expr_vm", "vm", "wfs_values"} <= shorts
+
+
 def test_a_name_reexported_through_another_module_is_followed(tmp_path, monkeypatch):
     package = tmp_path / "flowc"
     (package / "dev").mkdir(parents=True)

@@ -24,7 +24,7 @@ from flowc.backends.python import expr as python_expr
 from flowc.backends.python import rt_cel as C
 from flowc.backends.python import runtime as python_runtime
 from flowc.backends.python.cel_expr import evaluate_cel
-from flowc.backends.vm import dataflow
+from flowc.backends.vm import dataflow, expr_aevatar, expr_cel, expr_wfs
 from flowc.backends.vm import expr_vm as X
 from flowc.backends.vm import vm as vm_module
 from flowc.backends.vm.dataflow_assemble import assemble_expressions
@@ -387,6 +387,17 @@ def test_the_verifier_refuses(code, message):
 def test_a_program_uses_only_its_dialects_builtins_and_rules(code, profile):
     with pytest.raises(VerifyError, match="of this program"):
         check(code, profile=profile)
+
+
+def test_each_dialect_registers_its_own_builtins():
+    """The machine's table is the union of the dialects' tables, each the
+    table of its profile; a dialect cannot register another's key."""
+    tables = {m.PROFILE: m.BUILTINS for m in (expr_cel, expr_aevatar, expr_wfs)}
+    assert {p: X.PROFILES[p]["builtins"] for p in tables} == tables
+    assert X.BUILTINS == {**tables["cel"], **tables["aevatar"], **tables["wfs"]}
+    with pytest.raises(ValueError, match="not of wfs"):
+        X.register("wfs", {"cel.size": tables["cel"]["cel.size"]}, {})
+    assert "cel.size" not in X.PROFILES["wfs"]["builtins"]
 
 
 def test_lambda_bodies_are_later_blocks_named_once():

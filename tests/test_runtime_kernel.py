@@ -469,7 +469,7 @@ def test_the_kernel_runs_on_micropython(tmp_path):
     a concurrent race on virtual time and answers given in reverse order
     give the records CPython gives."""
     from flowc.backends.python import rt_aevatar, rt_cel, rt_dag, rt_regex
-    from flowc.backends.vm import dataflow, expr_vm, vm, wfs_values
+    from flowc.backends.vm import dataflow, expr_cel, expr_vm, expr_wfs, vm, wfs_values
 
     node = shutil.which("node")
     assert node, "node is not installed: the MicroPython test needs node (v18+)"
@@ -483,7 +483,7 @@ def test_the_kernel_runs_on_micropython(tmp_path):
     driver_file = tmp_path / "mp_kernel.py"
     driver_file.write_text(MP_DRIVER, encoding="utf-8")
     modules = [rt_cel.__file__, rt_regex.__file__, rt_dag.__file__, rt_aevatar.__file__, vm.__file__,
-               expr_vm.__file__, wfs_values.__file__, dataflow.__file__, kernel.__file__, dag.__file__,
+               expr_vm.__file__, expr_cel.__file__, expr_wfs.__file__, wfs_values.__file__, dataflow.__file__, kernel.__file__, dag.__file__,
                drivers.__file__]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(driver_file), str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=300, cwd=MP_DIR)

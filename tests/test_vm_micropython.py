@@ -17,7 +17,7 @@ from pathlib import Path
 import flowc.backends.vm.vm as vm_module
 import msgpack
 from flowc import driver
-from flowc.backends.vm import compile_workflow, load, wfs_values
+from flowc.backends.vm import compile_workflow, expr_vm, expr_wfs, load, wfs_values
 from flowc.backends.vm.bundle import write_bundle
 from flowc.host import ScriptedHost
 from flowc.runtime import drivers, kernel
@@ -152,12 +152,13 @@ def _flowc_imports(module):
 
 
 def test_vm_module_needs_only_the_kernel():
-    """vm.py imports nothing of flowc but the shared expression machine, the
-    kernel's two standard-library modules and WorkflowSkill's values (all
-    device-safe: the bundle flattens them into one file), and those import
-    only each other."""
+    """vm.py imports nothing of flowc but the shared expression machine with
+    WorkflowSkill's builtins, the kernel's two standard-library modules and
+    WorkflowSkill's values (all device-safe: the bundle flattens them into
+    one file), and those import only each other: not rt_cel, not rt_aevatar."""
     assert _flowc_imports(vm_module) == [
         "from flowc.backends.vm import expr_vm as _x",
+        "from flowc.backends.vm import expr_wfs as _xw",
         "from flowc.runtime import drivers as _drivers",
         "from flowc.runtime.kernel import Call, Kernel, Sleep",
         "from flowc.backends.vm.wfs_values import (",
@@ -167,6 +168,10 @@ def test_vm_module_needs_only_the_kernel():
     ]
     assert _flowc_imports(kernel) == []
     assert _flowc_imports(wfs_values) == []
+    assert _flowc_imports(expr_vm) == ["from flowc.backends.vm.wfs_values import VerifyError",
+                                       "from flowc.runtime.kernel import OutOfFuel"]
+    assert _flowc_imports(expr_wfs) == ["from flowc.backends.vm import expr_vm as _x",
+                                        "from flowc.backends.vm import wfs_values as _w"]
     assert _flowc_imports(drivers) == [
         "from flowc.runtime.kernel import Error, KernelError, Result, Thrown, TimedOut, heappop, heappush"]
 

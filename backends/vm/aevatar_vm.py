@@ -27,10 +27,12 @@ drivers of flowc.runtime, and the VM's container reader); MicroPython-compatible
 
 try:
     from flowc.backends.python import rt_aevatar_run as _k
+    from flowc.backends.vm import expr_aevatar as _xa
     from flowc.backends.vm import expr_vm as _x
     from flowc.backends.vm import vm as _vm
     from flowc.backends.vm.vm import VerifyError
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
+    import expr_aevatar as _xa
     import expr_vm as _x
     import rt_aevatar_run as _k
 
@@ -108,7 +110,7 @@ class Program:
         for n in names:
             _str(n, "a name")
         # the builtin keys are names (an aevatar program has no key table)
-        decoded = _x.verify(blocks, len(consts), names, names, 0, "aevatar")
+        decoded = _x.verify(blocks, len(consts), names, names, 0, _xa.PROFILE)
         self.blocks = blocks
         self.consts = consts
         self.names = names

@@ -25,9 +25,11 @@ reader); MicroPython-compatible.
 try:
     from flowc.backends.python import rt_cel as _c
     from flowc.backends.python import rt_dag as _d
+    from flowc.backends.vm import expr_cel as _vc
     from flowc.backends.vm import expr_vm as _v
     from flowc.backends.vm import vm as _vm
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
+    import expr_cel as _vc
     import expr_vm as _v
     import rt_cel as _c
     import rt_dag as _d
@@ -83,7 +85,7 @@ class Program:
             slots_of[e[0]] = max(slots_of[e[0]], e[2])
         # A macro body shares its caller's frame: verify every block against the largest frame.
         frame = max(slots_of) if slots_of else 0
-        decoded = _v.verify(blocks, len(self.consts), self.names, self.keys, frame, "cel")
+        decoded = _v.verify(blocks, len(self.consts), self.names, self.keys, frame, _vc.PROFILE)
         self.machine = _v.Machine(self.consts, self.names, self.keys, decoded)
         self.frame = frame
         self.workflow = body.get("workflow")

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+# every dialect's builtins, registered with the machine on import
+from flowc.backends.vm import expr_aevatar, expr_cel, expr_wfs  # noqa: F401
 from flowc.backends.vm import expr_vm as V
 from flowc.ir import expr as E
 

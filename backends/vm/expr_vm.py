@@ -9,7 +9,11 @@ and functions are called by the IR's semantic key (``cel.size``,
 ``aevatar.concat``) through :data:`BUILTINS`, which maps each key to the
 dialect's runtime function (rt_cel, rt_aevatar, and WorkflowSkill's
 value functions, wfs_values): the algorithms the Python backend's generated
-code runs.
+code runs. Each dialect's builtins and rule functions live beside its
+runtime (expr_cel, expr_aevatar, expr_wfs) and :func:`register` at import:
+the loader of a dialect imports its own, so a device holds only the runtimes
+of the dialects it runs. A program may call only the builtins registered for
+its profile; the verifier refuses any other key.
 
 Functions that take unevaluated arguments (CEL's comprehensions, aevatar's
 arithmetic and and/or) get *lambdas*: ``LAMBDA b s p`` makes a closure that
@@ -17,8 +21,8 @@ stores its p arguments in frame slots s..s+p-1 and evaluates block b. A
 lambda is only ever an argument of the CALL right after it, so no lambda is
 a value; a block's lambdas name later blocks, so evaluation always ends.
 
-Standard library only (plus rt_cel, rt_aevatar, rt_dag and wfs_values,
-WorkflowSkill's values and the VM's errors); MicroPython-compatible; fuel-bounded: every instruction executed
+Standard library only (plus the kernel's OutOfFuel and wfs_values' VerifyError);
+MicroPython-compatible; fuel-bounded: every instruction executed
 costs one unit.
 """
 
@@ -26,16 +30,10 @@ costs one unit.
 # ruff: noqa: UP031
 
 try:
-    from flowc.backends.python import rt_aevatar as _a
-    from flowc.backends.python import rt_cel as _c
-    from flowc.backends.python import rt_dag as _d
-    from flowc.backends.vm import wfs_values as _w
     from flowc.backends.vm.wfs_values import VerifyError
+    from flowc.runtime.kernel import OutOfFuel
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
-    import rt_aevatar as _a
-    import rt_cel as _c
-    import rt_dag as _d
-    import wfs_values as _w
+    from kernel import OutOfFuel
     from wfs_values import VerifyError
 
 CONST = 0x01
@@ -76,8 +74,6 @@ STRINGIFY = ("json", "aevatar", "wfs")
 MAPS = ("cel", "wfs")
 # which access rules FIELD and INDEX have (LOAD has all of ACCESS)
 FIELD_ACCESS = ("cel", "wfs")
-# WorkflowSkill's roots: LOAD wfs of another name fails ("Unknown reference")
-WFS_ROOTS = ("inputs", "steps", "item", "index", "result")
 
 # What a program's code may use: its dialect's builtins (by the key's first
 # part), rules and opcodes. An aevatar program's values stay strings (its
@@ -86,11 +82,11 @@ _ALL_OPS = (CONST, LOAD, LOCAL, FIELD, INDEX, CALL, LIST, MAP, TEMPLATE, JUMP, J
             JUMP_IF_TRUE_KEEP, TRY, END_TRY, POP, LAMBDA, RETURN)
 PROFILES = {
     "cel": {"ops": _ALL_OPS, "keys": ("cel",), "a": ("cel",), "h": ("cel_bool",), "y": ("json",),
-            "m": ("cel",)},
+            "m": ("cel",), "builtins": {}},
     "aevatar": {"ops": (CONST, LOAD, CALL, TEMPLATE, JUMP, JUMP_IF_NOT, LAMBDA, RETURN), "keys": ("aevatar",),
-                "a": ("flat_keys", "flat_keys_ci"), "h": ("aevatar_truthy",), "y": ("aevatar",), "m": ()},
+                "a": ("flat_keys", "flat_keys_ci"), "h": ("aevatar_truthy",), "y": ("aevatar",), "m": (), "builtins": {}},
     "wfs": {"ops": (CONST, LOAD, FIELD, INDEX, CALL, LIST, MAP, TEMPLATE, JUMP, JUMP_IF_NOT, RETURN),
-            "keys": ("wfs",), "a": ("wfs",), "h": ("js_boolean", "wfs_truthy"), "y": ("wfs",), "m": ("wfs",)},
+            "keys": ("wfs",), "a": ("wfs",), "h": ("js_boolean", "wfs_truthy"), "y": ("wfs",), "m": ("wfs",), "builtins": {}},
 }
 
 DEFAULT_FUEL = 10000000   # instructions per evaluation of one expression, outside a run
@@ -101,158 +97,48 @@ MAX_LAMBDA_DEPTH = 64  # >= MAX_EXPR_DEPTH of ir/limits.py (a test checks)
 MAX_TRY_DEPTH = 256   # TRY regions open at once
 
 
-def _cel_map(target, fn, fn2=None):
-    # map(x, f) or map(x, filter, f)
-    if fn2 is None:
-        return _c.map_(target, fn)
-    return _c.map3(target, fn, fn2)
-
-
-def _two(f):
-    # the two-variable transforms take (target, body[, filter]); the IR has (target, [filter,] body)
-    def call(target, first, second=None):
-        if second is None:
-            return f(target, first)
-        return f(target, second, first)
-    return call
-
-
-def _aevatar_template(parts):
-    return "".join(parts)
-
-
-# WorkflowSkill (the algorithms of backends/python/runtime.py, as wfs_values restates them)
-def _wfs_root(env, name):
-    if name in WFS_ROOTS:
-        return env.get(name, _w.MISSING)
-    raise _w.EvalError("Unknown reference: $" + name)
-
-
-def _wfs_template(parts):
-    return "".join([_w.stringify(v) for v in parts])
-
-
-def _wfs_object(pairs):
-    # a later duplicate key replaces the value in place; keys as JavaScript strings
-    obj = _w._Obj()
-    for k, v in pairs:
-        obj[k if type(k) is str else _w.to_string(k)] = v
-    return obj
-
-
-def _wfs_ne(a, b):
-    return not _w.wfs_eq(a, b)
-
-
-def _wfs_lt(a, b):
-    return _w._to_number(a) < _w._to_number(b)
-
-
-def _wfs_le(a, b):
-    return _w._to_number(a) <= _w._to_number(b)
-
-
-def _wfs_gt(a, b):
-    return _w._to_number(a) > _w._to_number(b)
-
-
-def _wfs_ge(a, b):
-    return _w._to_number(a) >= _w._to_number(b)
-
-
-def _wfs_and(a, b):
-    return _w.wfs_truthy(a) and _w.wfs_truthy(b)
-
-
-def _wfs_or(a, b):
-    return _w.wfs_truthy(a) or _w.wfs_truthy(b)
-
-
-def _wfs_not(a):
-    return not _w.wfs_truthy(a)
-
-
 # key -> (function, fewest arguments, most arguments or -1 for any, first
 # lambda argument or -1, parameters of each lambda). Arguments from the
-# first lambda one on are LAMBDAs; the others are values.
-BUILTINS = {
-    "cel.unbound": (_c.unbound, 1, -1, -1, 0),
-    "cel.math.greatest": (_c.math_greatest, 0, -1, -1, 0),
-    "cel.math.least": (_c.math_least, 0, -1, -1, 0),
-    "cel.has": (_c.has, 2, 2, -1, 0),
-    "cel.and": (_c.and_values, 2, 2, -1, 0),
-    "cel.or": (_c.or_values, 2, 2, -1, 0),
-    "cel.all": (_c.all_, 2, 2, 1, 1),
-    "cel.exists": (_c.exists, 2, 2, 1, 1),
-    "cel.exists_one": (_c.exists_one, 2, 2, 1, 1),
-    "cel.filter": (_c.filter_, 2, 2, 1, 1),
-    "cel.bind": (_c.bind, 2, 2, 1, 1),
-    "cel.map": (_cel_map, 2, 3, 1, 1),
-    "cel.all2": (_c.all2, 2, 2, 1, 2),
-    "cel.exists2": (_c.exists2, 2, 2, 1, 2),
-    "cel.exists_one2": (_c.exists_one2, 2, 2, 1, 2),
-    "cel.transformList": (_two(_c.transform_list), 2, 3, 1, 2),
-    "cel.transformMap": (_two(_c.transform_map), 2, 3, 1, 2),
-    "cel.transformMapEntry": (_two(_c.transform_map_entry), 2, 3, 1, 2),
-    "aevatar.concat": (_a.concat, 0, -1, -1, 0),
-    "aevatar.isblank": (_a.isblank, 1, 1, -1, 0),
-    "aevatar.length": (_a.length, 1, 1, -1, 0),
-    "aevatar.not": (_a.not_, 1, 1, -1, 0),
-    "aevatar.upper": (_a.upper, 1, 1, -1, 0),
-    "aevatar.lower": (_a.lower, 1, 1, -1, 0),
-    "aevatar.trim": (_a.trim, 1, 1, -1, 0),
-    "aevatar.json": (_a.json, 1, 1, -1, 0),
-    "aevatar.eq": (_a.eq, 2, 2, -1, 0),
-    "aevatar.fail": (_a.fail, 1, 1, -1, 0),
-    "aevatar.conditional_test": (_a.conditional_test, 2, 2, -1, 0),
-    "aevatar.and": (_a.and_, 2, 2, 0, 0),
-    "aevatar.or": (_a.or_, 2, 2, 0, 0),
-    "aevatar.add": (_a.add, 0, -1, 0, 0),
-    "aevatar.sub": (_a.sub, 1, -1, 0, 0),
-    "aevatar.mul": (_a.mul, 0, -1, 0, 0),
-    "aevatar.div": (_a.div, 1, -1, 0, 0),
-    "aevatar.lt": (_a.lt, 2, 2, 0, 0),
-    "aevatar.lte": (_a.lte, 2, 2, 0, 0),
-    "aevatar.gt": (_a.gt, 2, 2, 0, 0),
-    "aevatar.gte": (_a.gte, 2, 2, 0, 0),
-    "wfs.eq": (_w.wfs_eq, 2, 2, -1, 0),
-    "wfs.ne": (_wfs_ne, 2, 2, -1, 0),
-    "wfs.lt": (_wfs_lt, 2, 2, -1, 0),
-    "wfs.le": (_wfs_le, 2, 2, -1, 0),
-    "wfs.gt": (_wfs_gt, 2, 2, -1, 0),
-    "wfs.ge": (_wfs_ge, 2, 2, -1, 0),
-    "wfs.contains": (_w.wfs_contains, 2, 2, -1, 0),
-    "wfs.and": (_wfs_and, 2, 2, -1, 0),
-    "wfs.or": (_wfs_or, 2, 2, -1, 0),
-    "wfs.not": (_wfs_not, 1, 1, -1, 0),
-}
-# CEL's strict operators and functions: every argument a value
-for _key, _arity in (
-        ("cel.eq", 2), ("cel.ne", 2), ("cel.lt", 2), ("cel.le", 2), ("cel.gt", 2), ("cel.ge", 2),
-        ("cel.add", 2), ("cel.sub", 2), ("cel.mul", 2), ("cel.div", 2), ("cel.mod", 2), ("cel.in", 2),
-        ("cel.neg", 1), ("cel.not", 1), ("cel.size", 1), ("cel.contains", 2), ("cel.startsWith", 2),
-        ("cel.endsWith", 2), ("cel.matches", 2), ("cel.int", 1), ("cel.uint", 1), ("cel.double", 1),
-        ("cel.string", 1), ("cel.bytes", 1), ("cel.bool", 1), ("cel.dyn", 1), ("cel.type", 1),
-        ("cel.duration", 1), ("cel.timestamp", 1), ("cel.charAt", 2), ("cel.lowerAscii", 1),
-        ("cel.upperAscii", 1), ("cel.trim", 1), ("cel.reverse", 1), ("cel.format", 2),
-        ("cel.strings.quote", 1), ("cel.base64.encode", 1), ("cel.base64.decode", 1), ("cel.math.ceil", 1),
-        ("cel.math.floor", 1), ("cel.math.round", 1), ("cel.math.trunc", 1), ("cel.math.abs", 1),
-        ("cel.math.sign", 1), ("cel.math.isNaN", 1), ("cel.math.isInf", 1), ("cel.math.isFinite", 1),
-        ("cel.math.bitAnd", 2), ("cel.math.bitOr", 2), ("cel.math.bitXor", 2), ("cel.math.bitNot", 1),
-        ("cel.math.bitShiftLeft", 2), ("cel.math.bitShiftRight", 2)):
-    BUILTINS[_key] = (_c.DISPATCH[_key], _arity, _arity, -1, 0)
-# an optional last argument (a time zone, a start, a count, a separator)
-for _key, _arity in (
-        ("cel.getFullYear", 1), ("cel.getMonth", 1), ("cel.getDate", 1), ("cel.getDayOfMonth", 1),
-        ("cel.getDayOfWeek", 1), ("cel.getDayOfYear", 1), ("cel.getHours", 1), ("cel.getMinutes", 1),
-        ("cel.getSeconds", 1), ("cel.getMilliseconds", 1), ("cel.indexOf", 2), ("cel.lastIndexOf", 2),
-        ("cel.replace", 3), ("cel.split", 2), ("cel.substring", 2), ("cel.join", 1)):
-    BUILTINS[_key] = (_c.DISPATCH[_key], _arity, _arity + 1, -1, 0)
-del _key, _arity
+# first lambda one on are LAMBDAs; the others are values. Empty until a
+# dialect's builtins module (expr_cel, expr_aevatar, expr_wfs) registers its
+# keys: a device that runs one dialect holds that dialect's runtime alone.
+BUILTINS = {}
 
 
-class FuelExhausted(_d.OutOfFuel):
-    """Out of instructions. In a run, the run fails (rt_dag.OutOfFuel);
+class _NoError(Exception):
+    """What TRY catches until a dialect with TRY (CEL) registers its error."""
+
+
+_Caught = _NoError
+_qualified_name = None   # LOAD cel of a missing name: rt_cel.qualified, once CEL is registered
+
+
+def register(profile, table, rules):
+    """Make ``table`` (key -> builtin row, as :data:`BUILTINS`) the builtins
+    of programs of ``profile`` (a key of PROFILES) and install the functions
+    of the rules the dialect owns. ``rules`` maps "load", "field", "index",
+    "test", "template" and "map" to {rule name: function}; "caught" is the
+    error class TRY catches, "qualified" CEL's qualified-name lookup."""
+    global _Caught, _qualified_name
+    for key in table:
+        if key.split(".")[0] not in PROFILES[profile]["keys"]:
+            raise ValueError("builtin " + key + " is not of " + profile)
+    for key in table:
+        BUILTINS[key] = table[key]
+    PROFILES[profile]["builtins"] = table
+    for kind in rules:
+        if kind == "caught":
+            _Caught = rules[kind]
+        elif kind == "qualified":
+            _qualified_name = rules[kind]
+        else:
+            names, slots = _RUN_RULES[kind]
+            for name in rules[kind]:
+                slots[names.index(name)] = rules[kind][name]
+
+
+class FuelExhausted(OutOfFuel):
+    """Out of instructions. In a run, the run fails (kernel.OutOfFuel);
     no step policy catches it."""
 
     def __init__(self, limit):
@@ -331,8 +217,8 @@ def _check_operands(index, ins, sizes, keys, nslots, targets, profile):
 def _check_call(index, ins, i, keys, profile):
     pc, _op, operands = ins[i]
     key = keys[operands[0]]
-    row = BUILTINS.get(key)
-    if row is None or key.split(".")[0] not in profile["keys"]:
+    row = profile["builtins"].get(key)
+    if row is None:
         raise VerifyError("block %d at %d: CALL names %r, which is no builtin of this program" % (index, pc, key))
     count = operands[1]
     if count < row[1] or (row[2] >= 0 and count > row[2]):
@@ -494,13 +380,16 @@ _CALL1 = 0x41
 _CALL2 = 0x42
 _CALL_LAMBDAS = 0x43   # a CALL with lambda arguments: they spend the fuel while it runs
 
-# by rule number (ACCESS, TRUTHINESS, STRINGIFY, MAPS); FIELD and INDEX have no flat-key rule
-_LOADERS = (None, _a.var, _a.var_ci, _wfs_root)
-_FIELDS = (_c.select, None, None, _w.get_field)
-_INDEXES = (_c.index, None, None, _w.get_index)
-_TESTS = (_c.test, _a.is_truthy, _w.js_boolean, _w.wfs_truthy)
-_TEMPLATES = (_c.template_json, _aevatar_template, _wfs_template)
-_MAPPERS = (_c.make_map, _wfs_object)
+# by rule number (ACCESS, TRUTHINESS, STRINGIFY, MAPS), filled by the
+# dialects' registrations; FIELD and INDEX have no flat-key rule, LOAD cel is _VAR
+_LOADERS = [None, None, None, None]
+_FIELDS = [None, None, None, None]
+_INDEXES = [None, None, None, None]
+_TESTS = [None, None, None, None]
+_TEMPLATES = [None, None, None]
+_MAPPERS = [None, None]
+_RUN_RULES = {"load": (ACCESS, _LOADERS), "field": (ACCESS, _FIELDS), "index": (ACCESS, _INDEXES),
+              "test": (TRUTHINESS, _TESTS), "template": (STRINGIFY, _TEMPLATES), "map": (MAPS, _MAPPERS)}
 
 
 def _copier(copy, value):
@@ -679,7 +568,7 @@ class Machine:
                         push(b(parts))
                     else:  # POP
                         stack.pop()
-            except _c.CelError as e:
+            except _Caught as e:
                 # A lambda that failed has already spent its fuel in self.left.
                 left = min(left, self.left)
                 if not handlers:
@@ -700,10 +589,11 @@ class Machine:
         FIELDs it took in). Else the plain variable lookup (a type name or an error)."""
         fields = []
         j = i
-        while j < len(code) and code[j][0] == FIELD and code[j][2] is _c.select:
+        select = _FIELDS[0]
+        while j < len(code) and code[j][0] == FIELD and code[j][2] is select:
             fields.append(code[j][1])
             j += 1
-        v, taken = _c.qualified(env, name, fields)
+        v, taken = _qualified_name(env, name, fields)
         return v, i + taken
 
     def _lambda(self, block, slot, params, env, frame):

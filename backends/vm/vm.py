@@ -60,11 +60,13 @@ except ImportError:  # pragma: no cover
 
 try:
     from flowc.backends.vm import expr_vm as _x
+    from flowc.backends.vm import expr_wfs as _xw
     from flowc.runtime import drivers as _drivers
     from flowc.runtime.kernel import Call, Kernel, Sleep
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import drivers as _drivers
     import expr_vm as _x
+    import expr_wfs as _xw
     from kernel import Call, Kernel, Sleep
 
 _MICRO = sys.implementation.name == "micropython"
@@ -975,7 +977,7 @@ def _expression_machine(exprs, consts, names):
     if type(exprs) is not list or len(exprs) != 2 or type(exprs[0]) is not list or type(exprs[1]) is not list:
         raise VerifyError("section exprs must be [keys, blocks]")
     keys, blocks = exprs
-    decoded = _x.verify(blocks, len(consts), names, keys, 0, "wfs")
+    decoded = _x.verify(blocks, len(consts), names, keys, 0, _xw.PROFILE)
     return _x.Machine(consts, names, keys, decoded, copy=copy_json)
 
 
