@@ -169,6 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
     res.add_argument("--in-flight", choices=("again", "fail"), default="again",
                      help="a call sent and never answered before the run stopped: send it again "
                           "(default; the host gets the same idempotency key) or stop")
+    res.add_argument("--trace", metavar="FILE", help="write the events of this resume (steps, host calls) to "
+                                                     "FILE, as flowc run --trace (docs/durable.md)")
+    res.add_argument("--trace-values", action="store_true", help="with --trace: also the calls' arguments "
+                                                                 "and results (credentials redacted)")
+    res.add_argument("--progress", action="store_true", help="show the steps and host calls live (on a terminal; needs rich)")
     res.set_defaults(func=cmd_resume)
 
     runs = sub.add_parser("runs", help="list or show the runs of a journal")
@@ -530,7 +535,28 @@ def _watched(args, host):
     return observed, lambda program: ObservedProgram(program, observed, closing)
 
 
-def _observers(args) -> list | None:
+def _watching(args, host, workflow_path: str):
+    """``(host, end)`` for a journaled run's --trace/--progress: the host its
+    driver tells, and ``end(record)``, which ends a run the driver did not
+    (one that crashed) and closes the trace file; None after a usage error."""
+    observers = _observers(args, workflow_path)
+    if observers is None:
+        return None
+    if not observers:
+        return host, lambda record: None
+    from flowc.hosts.trace import ObservedHost
+
+    observed = ObservedHost(host, *observers)
+
+    def end(record) -> None:
+        observed.finish(record)
+        for o in observers:
+            if hasattr(o, "sink"):
+                o.sink.close()
+    return observed, end
+
+
+def _observers(args, workflow_path: str | None = None) -> list | None:
     """What watches the run: a trace file (--trace), a live display
     (--progress, on a terminal). None after reporting a usage error."""
     from flowc.termtext import shown
@@ -544,7 +570,7 @@ def _observers(args) -> list | None:
 
         try:
             observers.append(open_trace(args.trace, values=args.trace_values,
-                                        workflow=os.path.basename(args.path)))
+                                        workflow=os.path.basename(workflow_path or args.path)))
         except OSError as exc:
             print(shown(f"flowc: error: cannot write the trace file {args.trace}: {exc.strerror or exc}"),
                   file=sys.stderr)
@@ -555,7 +581,7 @@ def _observers(args) -> list | None:
         except ImportError:
             print("flowc: error: --progress needs rich: pip install 'flowc[progress]'", file=sys.stderr)
             return None
-        observers.append(progress_on_stderr(os.path.basename(args.path)))
+        observers.append(progress_on_stderr(os.path.basename(workflow_path or args.path)))
     return observers
 
 
@@ -647,10 +673,6 @@ def cmd_run(args) -> int:
             _error(args.path, exc)
             return EXIT_FINDINGS
     journal_db = _journal_for(args, workflow, host if configured else None)
-    if journal_db is not None and (args.trace or args.progress):
-        print("flowc: error: --trace and --progress do not follow a journaled run yet: leave them out, "
-              "or run without a journal (flowc runs show lists a journaled run's calls)", file=sys.stderr)
-        return EXIT_USAGE
     if journal_db is not None:
         from flowc import runs_cmd
 
@@ -790,7 +812,7 @@ def _journal_kit():
                 if getattr(args, key, None) is not None}
 
     return SimpleNamespace(load_program=_load_program, print_record=_print_record, budgets=budgets,
-                           configured_host=_configured_host)
+                           configured_host=_configured_host, watching=_watching)
 
 
 def cmd_resume(args) -> int:

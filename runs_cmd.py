@@ -68,7 +68,8 @@ def _finish(outcome: journal.Outcome, args: Any, kit: Any, resumed: bool) -> int
     return EXIT_OK if record["status"] in ("success", "completed") else EXIT_FAILED
 
 
-def _go(store, run_id: str, factory, host, args, whash: str | None, resumed: bool, driver: str):
+def _go(store, run_id: str, factory, host, args, whash: str | None, resumed: bool, driver: str,
+        managed: bool):
     """The outcome of the run, with the sync driver or (a configured host,
     whose calls are coroutines, or a run begun so) the asyncio one."""
     if driver == "sync":
@@ -81,7 +82,7 @@ def _go(store, run_id: str, factory, host, args, whash: str | None, resumed: boo
             go = journal.resume_async(store, run_id, factory, host, workflow_hash=whash, in_flight=args.in_flight)
         else:
             go = journal.drive_async(store, run_id, factory, host, in_flight=args.in_flight)
-        if hasattr(host, "__aenter__"):  # a configured host: its servers run for the run
+        if managed:  # a configured host: its servers run for the run
             async with host:
                 return await go
         return await go
@@ -89,15 +90,26 @@ def _go(store, run_id: str, factory, host, args, whash: str | None, resumed: boo
 
 
 def _drive(store, run_id: str, factory, host, args, kit, whash: str | None, resumed: bool,
-           driver: str = "sync") -> int:
+           driver: str, workflow_path: str) -> int:
+    # --trace/--progress: the journaling driver tells the observed host what
+    # the run does (a resume's trace starts where the resume starts)
+    managed = hasattr(host, "__aenter__")  # asked before a trace wraps it (the wrapper always has one)
+    watched = kit.watching(args, host, workflow_path)
+    if watched is None:
+        return EXIT_USAGE
+    host, end = watched
+    record = None
     try:
-        outcome = _go(store, run_id, factory, host, args, whash, resumed, driver)
+        outcome = _go(store, run_id, factory, host, args, whash, resumed, driver, managed)
+        record = outcome.record
     except journal.InFlight as exc:
         _err(str(exc))
         return EXIT_FAILED
     except journal.JournalError as exc:
         _err(str(exc))
         return EXIT_USAGE
+    finally:
+        end(record)
     return _finish(outcome, args, kit, resumed)
 
 
@@ -123,7 +135,7 @@ def run_journaled(args: Any, kit: Any, db: str, host: Any, inputs: dict) -> int:
         _err(str(exc))
         return EXIT_USAGE
     print(f"flowc: run {run_id} (journal {db})", file=sys.stderr, flush=True)
-    return _drive(store, run_id, factory, host, args, kit, whash, False, driver)
+    return _drive(store, run_id, factory, host, args, kit, whash, False, driver, args.path)
 
 
 def resume(args: Any, kit: Any) -> int:
@@ -160,7 +172,7 @@ def resume(args: Any, kit: Any) -> int:
     if factory is None:
         _err("this program does not run on the kernel, so it cannot be resumed")
         return EXIT_USAGE
-    return _drive(store, args.run_id, factory, host, args, kit, whash, True, driver)
+    return _drive(store, args.run_id, factory, host, args, kit, whash, True, driver, path)
 
 
 def _when(t: float | None) -> str:

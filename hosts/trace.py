@@ -248,7 +248,9 @@ class ObservedHost:
         if self.open:
             self.observer(("run_end", record))
 
-    def call(self, capability: str, name: str, args: dict) -> Any:
+    def call(self, capability: str, name: str, args: dict, idempotency_key: str | None = None) -> Any:
+        if idempotency_key is not None and _takes_key(self.host):  # a journaled run's key reaches the host
+            return self._call_keyed(capability, name, args, idempotency_key)
         if self.driven:
             return self.host.call(capability, name, args)
         if not self.open:
@@ -266,6 +268,10 @@ class ObservedHost:
             return self._finish_async(req, value)
         self.observer(("answer", req.id, _Answer("result", value=value)))
         return value
+
+    def _call_keyed(self, capability: str, name: str, args: dict, key: str) -> Any:
+        """Only a kernel driver (the journaling ones) passes a key: it reports the call."""
+        return self.host.call(capability, name, args, idempotency_key=key)
 
     async def _finish_async(self, req: _HostCall, pending: Any) -> Any:
         try:
@@ -331,6 +337,15 @@ class ObservedProgram:
             finally:
                 self._ended(record)
         return run_async
+
+
+def _takes_key(host: Any) -> bool:
+    """Does ``host.call`` accept the keyword ``idempotency_key``?"""
+    try:
+        params = inspect.signature(host.call).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "idempotency_key" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
 class _HostCall:

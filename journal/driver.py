@@ -20,7 +20,7 @@ from typing import Any
 
 from flowc.journal import codec
 from flowc.journal.store import ANSWER, DROPPED, REPEAT, REQUEST, JournalError, Store
-from flowc.runtime.drivers import answer_of_exception
+from flowc.runtime.drivers import answer_of_exception, finish, tell
 from flowc.runtime.kernel import KernelError, Result, Thrown, TimedOut
 
 AGAIN, FAIL = "again", "fail"
@@ -208,12 +208,50 @@ async def perform_async(host: Any, req: Any, key: str, keyed: bool, sleep_ms: fl
         return answer_of_exception(exc)
 
 
+# -------------------------------------------------------------------- traces
+def replay_watched(run: Any, host: Any, session: Session) -> Any:
+    """Replay, then the host's observer (``host.observer``, a trace) told the
+    run from here on (None when the host has none). A new run is told whole.
+    A trace of a resumed run starts where the resume starts: replayed answers
+    and the steps they finished are not told again; the steps still running
+    and the requests still waiting at that point are told as starting now,
+    so every call the trace shows starts and ends."""
+    watch = getattr(host, "observer", None)
+    if watch is None:
+        session.replay(run)
+        return None
+    run.observe()  # before replay: what is still open after it is told below
+    session.replay(run)
+    watch(("run_start", run))
+    events = run.drain_events()
+    if session.answers:  # a resume: what the replay did again is not told again
+        events = _still_open(events, {req.id for req in run.ready()})
+    for event in events:
+        watch(event)
+    return watch
+
+
+def _still_open(events: list, waiting: set) -> list:
+    """Of the replay's events, the step starts never ended and the issues of
+    requests still waiting, in their order."""
+    kept: list = []
+    for event in events:
+        if event[0] == "step_end":
+            for i in range(len(kept) - 1, -1, -1):
+                if kept[i][0] == "step_start" and kept[i][1] == event[1]:
+                    del kept[i]
+                    break
+        elif event[0] == "step_start" or (event[0] == "issue" and event[1].id in waiting):
+            kept.append(event)
+    return kept
+
+
 # -------------------------------------------------------------------- drivers
 def drive_sync(run: Any, host: Any, session: Session) -> dict | None:
     """Replay, then answer the run's requests one at a time (the reference
     order of ``flowc.runtime.drivers.drive_sync``). The record, or None when
     ``max_answers`` stopped the session first."""
-    session.replay(run)
+    watch = replay_watched(run, host, session)
     keyed = takes_key(host)
     while not run.finished:
         run.cancelled()
@@ -224,10 +262,15 @@ def drive_sync(run: Any, host: Any, session: Session) -> dict | None:
             return None
         req = reqs[0]
         left = session.before(req)
+        if watch is not None:
+            watch(("start", req))
         answer = session.expired(req) or perform_sync(host, req, session.key(req), keyed, left)
         session.after(req, answer)
+        if watch is not None:
+            watch(("answer", req.id, answer))
         run.answer(req.id, answer)
-    return run.record()
+        tell(run, watch)
+    return finish(run, watch)
 
 
 async def drive_async(run: Any, host: Any, session: Session) -> dict | None:
@@ -237,7 +280,7 @@ async def drive_async(run: Any, host: Any, session: Session) -> dict | None:
     The kernel's deadline timers run on the event loop's clock (a timer in
     flight at a crash resumes with the time it had left)."""
     run.clock = True  # as flowc.runtime.aio: deadlines fire on the event loop's clock
-    session.replay(run)
+    watch = replay_watched(run, host, session)
     keyed = takes_key(host)
     running: dict[int, asyncio.Task] = {}
     try:
@@ -246,12 +289,16 @@ async def drive_async(run: Any, host: Any, session: Session) -> dict | None:
                 task = running.pop(rid, None)
                 if task is not None:
                     task.cancel()
+                    if watch is not None:
+                        watch(("cancel", rid))
             if session.stop_now():
                 return None
             for req in run.ready():
                 if req.id not in running:
                     left = session.before(req)
                     late = session.expired(req)
+                    if watch is not None:
+                        watch(("start", req))
                     running[req.id] = asyncio.ensure_future(
                         _given(late) if late is not None else perform_async(host, req, session.key(req), keyed, left))
             if not running:
@@ -264,18 +311,26 @@ async def drive_async(run: Any, host: Any, session: Session) -> dict | None:
                     running.pop(rid).cancel()
                     answer = session.expired(_Req(rid))
                     session.after(_Req(rid), answer)
+                    if watch is not None:
+                        watch(("answer", rid, answer))
                     run.answer(rid, answer)
+                    tell(run, watch)
                 continue
             for rid in sorted(rid for rid, task in running.items() if task in done):
                 task = running.pop(rid)
                 if session.stop_now():
                     return None
                 session.after(_Req(rid), task.result())
+                if watch is not None:
+                    watch(("answer", rid, task.result()))
                 run.answer(rid, task.result())
+                tell(run, watch)
     finally:
-        for task in running.values():
+        for rid, task in running.items():
             task.cancel()
-    return run.record()
+            if watch is not None:
+                watch(("cancel", rid))
+    return finish(run, watch)
 
 
 async def _given(answer: Any) -> Any:

@@ -515,13 +515,24 @@ def test_a_host_config_that_names_a_journal_journals_durable_workflows(tmp_path)
                "  done: { kind: finish, depends_on: pause, output: ok }\n")
     (tmp_path / "d.yaml").write_text(durable)
     (tmp_path / "nd.yaml").write_text(durable.replace("durable: true", "durable: false"))
-    ran = _flowc("run", "d.yaml", "--config", "cfg.toml", "--json", cwd=tmp_path)
+    ran = _flowc("run", "d.yaml", "--config", "cfg.toml", "--json", "--trace", "t.jsonl", cwd=tmp_path)
     assert ran.returncode == 0 and ran.stderr.startswith("flowc: run "), ran.stderr
     run_id = ran.stderr.split()[2]
     listed = json.loads(_flowc("runs", "list", "--journal", "runs.db", "--json", cwd=tmp_path).stdout)
     assert [(r["run_id"], r["status"]) for r in listed] == [(run_id, "completed")]
     info = journal.open_journal(str(tmp_path / "runs.db")).run_info(run_id)
     assert info["options"]["driver"] == "async"  # a configured host's calls are coroutines
+    from test_hosts_trace import assert_well_formed
+
+    trace = _trace(tmp_path / "t.jsonl")  # the asyncio journaling driver tells the trace too
+    assert_well_formed(trace)
+    assert [e["step"] for e in trace if e["event"] == "step_end"] == ["go", "pause", "done"]
+    # the same sleeps (the step's own and its deadline timer, cancelled) as a plain traced run
+    assert _flowc("run", "nd.yaml", "--config", "cfg.toml", "--trace", "p.jsonl", cwd=tmp_path).returncode == 0
+    sleeps = [(e["event"], e["request"], e["step"], e.get("ms"), e.get("status")) for e in trace
+              if e["event"].startswith("sleep_")]
+    assert sleeps and sleeps == [(e["event"], e["request"], e["step"], e.get("ms"), e.get("status"))
+                                 for e in _trace(tmp_path / "p.jsonl") if e["event"].startswith("sleep_")]
     again = _flowc("resume", run_id, "--journal", "runs.db", "--config", "cfg.toml", "--json", cwd=tmp_path)
     assert again.returncode == 0 and json.loads(again.stdout) == json.loads(ran.stdout)
     # a workflow that is not durable is not journaled by the config
@@ -534,16 +545,64 @@ def test_a_host_config_that_names_a_journal_journals_durable_workflows(tmp_path)
     assert "INS402" not in clean.stdout + clean.stderr
 
 
-def test_a_journaled_run_refuses_trace_and_progress_instead_of_ignoring_them(tmp_path, capsys):
-    from flowc import cli
+def _trace(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _calls(trace: list[dict]) -> list[tuple]:
+    return [(e["event"], e["request"], e["step"], e["capability"], e["name"], e.get("status"))
+            for e in trace if e["event"] in ("call_start", "call_end")]
+
+
+def test_a_journaled_run_with_trace_writes_the_trace_of_a_plain_run(tmp_path, capsys):
+    from test_hosts_trace import assert_well_formed
 
     triage = Path(__file__).resolve().parent.parent / "examples" / "triage"
-    for extra in (["--trace", str(tmp_path / "t.jsonl")], ["--progress"]):
-        code = cli.main(["run", str(triage / "SKILL.md"), "--inputs", str(triage / "inputs.json"),
-                         "--host", str(triage / "host.json"), "--journal", str(tmp_path / "runs.db"), *extra])
-        assert code == 2
-        assert "do not follow a journaled run" in capsys.readouterr().err
-    assert not (tmp_path / "t.jsonl").exists()
+    base = ["run", str(triage / "SKILL.md"), "--inputs", str(triage / "inputs.json"),
+            "--host", str(triage / "host.json"), "--json"]
+    assert cli.main([*base, "--trace", str(tmp_path / "plain.jsonl")]) == 0
+    plain_record = json.loads(capsys.readouterr().out)
+    assert cli.main([*base, "--journal", str(tmp_path / "runs.db"), "--trace", str(tmp_path / "j.jsonl"),
+                     "--progress"]) == 0  # --progress off a terminal: accepted, shows nothing
+    assert same(json.loads(capsys.readouterr().out), plain_record)
+    plain, journaled = _trace(tmp_path / "plain.jsonl"), _trace(tmp_path / "j.jsonl")
+    assert_well_formed(journaled)
+    assert _calls(journaled) and _calls(journaled) == _calls(plain)
+    steps = [(e["event"], e["step"]) for e in journaled if e["event"].startswith("step_")]
+    assert steps == [(e["event"], e["step"]) for e in plain if e["event"].startswith("step_")]
+    assert journaled[-1]["status"] == plain[-1]["status"] == "success"
+
+
+def test_a_resume_with_trace_traces_what_the_resume_does(tmp_path):
+    """The trace of a resume starts where the resume starts: replayed calls
+    are not in it; the call in flight at the crash is, sent again with its key."""
+    from flowc.hosts.trace import ObservedHost, Tracer
+    from test_hosts_trace import assert_well_formed
+
+    rel, inputs, script, prog, ref = _deploy(tmp_path)
+    full = tmp_path / "full.jsonl"
+    with full.open("w") as sink:
+        whole = journal.open_journal(str(tmp_path / "whole.db"))
+        rid = journal.begin(whole, workflow=rel, workflow_hash="h", inputs=inputs)
+        journal.drive(whole, rid, lambda: prog.new_run(dict(inputs)), ObservedHost(_KeyedHost(script), Tracer(sink)))
+    store = journal.open_journal(str(tmp_path / "runs.db"))
+    run_id = journal.begin(store, workflow=rel, workflow_hash="h", inputs=inputs)
+    with pytest.raises(_Crash):
+        journal.drive(store, run_id, lambda: prog.new_run(dict(inputs)), _KeyedHost(script, crash_at=3))
+    host = _KeyedHost(script)
+    part = tmp_path / "part.jsonl"
+    with part.open("w") as sink:
+        out = journal.resume(store, run_id, lambda: prog.new_run(dict(inputs)), ObservedHost(host, Tracer(sink)),
+                             workflow_hash="h")
+    assert same(out.record, ref)
+    assert host.keys[0] == f"{run_id}:3"  # the key went through the traced host
+    whole_trace, resumed = _trace(full), _trace(part)
+    assert_well_formed(whole_trace)
+    assert_well_formed(resumed)
+    assert resumed[-1]["status"] == ref["status"]
+    # calls 1 and 2 were replayed: the resume's calls are the uninterrupted run's from call 3 on
+    assert _calls(resumed) == [c for c in _calls(whole_trace) if c[1] >= 3]
+    assert _calls(resumed)[0][2] is not None  # the call in flight names its step
 
 
 def test_the_resumed_record_names_the_calls_sent_again(tmp_path):
@@ -567,9 +626,13 @@ def test_the_resumed_record_names_the_calls_sent_again(tmp_path):
                                                "budgets": {}})
     with pytest.raises(_Crash):
         journal.drive(store, run_id, lambda: prog.new_run({}), Dies())
-    resumed = _flowc("resume", run_id, "--journal", "runs.db", "--host", "host.json", "--json", cwd=tmp_path)
+    resumed = _flowc("resume", run_id, "--journal", "runs.db", "--host", "host.json", "--json",
+                     "--trace", "t.jsonl", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     record = json.loads(resumed.stdout)
     assert record["status"] == "completed"
     assert record["repeated"] == [{"request": 1, "capability": "tool", "name": "ask"}]
+    trace = _trace(tmp_path / "t.jsonl")  # the resume's trace: the call sent again, in its step
+    assert _calls(trace) == [("call_start", 1, "ask", "tool", "ask", None), ("call_end", 1, "ask", "tool", "ask", "ok")]
+    assert trace[0]["workflow"] == "t.yaml" and trace[-1]["status"] == "completed"
     assert "sent again (in flight when the run stopped): request 1" in resumed.stderr
