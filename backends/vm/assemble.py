@@ -18,7 +18,7 @@ from typing import Any
 import msgpack
 from flowc.backends.execution import runs_under
 from flowc.backends.vm import format as F
-from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression
+from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression, varint
 from flowc.ir import expr as E
 from flowc.ir.span import Span
 from flowc.ir.workflow import EdgeKind, Node, Workflow
@@ -55,15 +55,7 @@ class Label:
 def _varint(v: int) -> bytes:
     if v < 0:
         raise AssembleError(f"negative operand {v}")
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+    return varint(v)
 
 
 def _const_key(value: Any) -> bytes:

@@ -38,7 +38,8 @@ class ExprAssembleError(Exception):
     """The expression can't be expressed as expression code."""
 
 
-def _varint(v: int) -> bytes:
+def varint(v: int) -> bytes:
+    """``v`` as an unsigned LEB128 varint (every VM operand is one)."""
     if v < 0:
         raise ExprAssembleError(f"negative operand {v}")
     out = bytearray()
@@ -159,7 +160,7 @@ class _Block:
                 _, op, operands = item
                 out.append(op)
                 for v in operands:
-                    out += _varint((v.offset or 0) if isinstance(v, _Label) else v)
+                    out += varint((v.offset or 0) if isinstance(v, _Label) else v)
             if not changed:
                 return bytes(out)
         raise ExprAssembleError("jump offsets do not settle")
