@@ -14,7 +14,6 @@ import importlib
 import json
 from collections.abc import Callable
 
-
 # dialect -> (module, function) candidates, first found wins.
 _PROVIDERS: dict[str, tuple[tuple[str, str], ...]] = {
     "workflowskill": (("flowc.compiler.schema.workflowskill", "schema"),),
