@@ -4,8 +4,9 @@
     python -m flowc.codes_doc --write    # rewrite docs/codes.md
     python -m flowc.codes_doc --check    # exit 1 if docs/codes.md is stale
 
-The page is never edited by hand: change compiler/codes.py or
-compiler/codes_examples.py and regenerate. tests/test_codes_doc.py fails when
+The page is never edited by hand: change the codes (compiler/codes.py,
+compiler/<dialect>/codes.py) or their examples (compiler/codes_examples.py,
+compiler/<dialect>/code_examples.py) and regenerate. tests/test_codes_doc.py fails when
 the committed page is out of date.
 """
 
@@ -36,8 +37,8 @@ def _prefix(code: str) -> str:
 
 def render() -> str:
     from flowc.commands import _example_findings
-    from flowc.compiler.codes import CODES
-    from flowc.compiler.codes_examples import NOT_STANDALONE, fenced
+    from flowc.compiler.codes import CODES, NOT_STANDALONE
+    from flowc.compiler.codes_examples import fenced
 
     known = [p for p, _ in PREFIXES]
     groups: dict[str, list] = {}

@@ -107,7 +107,7 @@ def cmd_schema(args) -> int:
 # ---------------------------------------------------------------- explain
 def explain_text(code: str, show_output: bool = True) -> str | None:
     """The long explanation of ``code``, with its examples; None if unknown."""
-    from flowc.compiler.codes import explain
+    from flowc.compiler.codes import EXAMPLES, explain
 
     info = explain(code)
     if info is None:
@@ -118,8 +118,6 @@ def explain_text(code: str, show_output: bool = True) -> str | None:
         out += ["", f"Wrong ({info.example_file}):", "", textwrap.indent(info.wrong.rstrip("\n"), "    ")]
         reported = _example_findings(info.code) if show_output else ""
         if reported:
-            from flowc.compiler.codes_examples import EXAMPLES
-
             target = getattr(EXAMPLES.get(info.code), "translate_to", None)
             what = f"flowc translate --to {target}" if target else "flowc check"
             out += ["", f"{what} reports:", "", textwrap.indent(reported, "    ")]
@@ -131,7 +129,8 @@ def explain_text(code: str, show_output: bool = True) -> str | None:
 def _example_findings(code: str) -> str:
     """What checking the wrong example reports for ``code`` (rendered)."""
     from flowc import driver, reporting
-    from flowc.compiler.codes_examples import EXAMPLES, NOT_STANDALONE, example_dialect
+    from flowc.compiler.codes import EXAMPLES, NOT_STANDALONE
+    from flowc.compiler.codes_examples import example_dialect
 
     example = EXAMPLES.get(code)
     if example is None or code in NOT_STANDALONE:

@@ -1,10 +1,12 @@
-"""A wrong and a right example for every finding code (``flowc explain``).
+"""A wrong and a right example for the finding codes no dialect owns (FLC,
+YAML, ANA, LIM, TRN, HST), and the helpers that show them (``flowc explain``).
 
 Each example is the text of a whole file, written as ``file`` and checked
 in ``dialect``. ``wrong`` produces the code; ``right`` is the same file with
 the problem fixed and checks clean. ``tests/test_explain.py`` checks both,
 except for the codes listed in ``NOT_STANDALONE`` (what they report cannot
-be shown by a file's text alone).
+be shown by a file's text alone). Each dialect package has its own
+``code_examples.py``; compiler/codes.py lists them all.
 
 Keep the examples short: they are printed by ``flowc explain`` and copied
 into docs/codes.md.
@@ -12,18 +14,9 @@ into docs/codes.md.
 
 from __future__ import annotations
 
-import attrs
+from flowc.compiler.code_types import Example
 
-
-@attrs.frozen
-class Example:
-    wrong: str
-    right: str
-    file: str = "workflow.yaml"      # name the example is written as
-    dialect: str | None = None       # None: the dialect of the code's prefix; "" = detect
-    # For translation findings (TRN): the dialect the file is translated to
-    # (`flowc translate --to`); the code is reported by translating, not checking.
-    translate_to: str | None = None
+__all__ = ["EXAMPLES", "NOT_STANDALONE", "Example", "example_dialect", "fenced"]
 
 
 # A small clean WorkflowSkill workflow most examples start from.
@@ -42,26 +35,10 @@ steps:
       text: { type: string, value: $result.text }
 """
 
-_SKILL = """\
----
-name: greet
-description: Greet someone by name.
----
-
-# Greet
-
-```workflow
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-```
-"""
-
 
 _LONG_ID = "fetch_" + "x" * 251   # 257 characters; the limit is 256
 
-EXAMPLES: dict[str, Example] = {
+_INPUT_AND_ANALYSES: dict[str, Example] = {
     # ------------------------------------------------------------------ FLC
     "FLC001": Example(
         wrong="""\
@@ -207,440 +184,6 @@ steps:
     retry: { max: !!int 3, delay: 100ms, backoff: 2 }
     inputs:
       cmd: { type: array, value: [echo hi] }
-"""),
-    # ------------------------------------------------------------------ WFS
-    "WFS101": Example(
-        wrong=_SKILL.replace("```workflow", "```yaml"),
-        right=_SKILL, file="SKILL.md"),
-    "WFS102": Example(
-        wrong="# steps to be written\n",
-        right="""\
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-"""),
-    "WFS103": Example(
-        wrong="""\
-steps:
-  greet:
-    type: tool
-    tool: greet
-""",
-        right="""\
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-"""),
-    "WFS104": Example(
-        wrong="""\
-steps:
-  - id: greet
-    type: tool
-""",
-        right="""\
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-"""),
-    "WFS105": Example(
-        wrong="""\
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-    on_eror: ignore
-""",
-        right="""\
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-    on_error: ignore
-"""),
-    "WFS106": Example(
-        wrong="""\
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-    on_error: skip
-""",
-        right="""\
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-    on_error: ignore
-"""),
-    "WFS107": Example(
-        wrong="""\
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-    inputs:
-      name: { type: string, default: world }
-""",
-        right="""\
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-    inputs:
-      name: { type: string, value: world }
-"""),
-    "WFS108": Example(
-        wrong="""\
-inputs:
-  name: { type: string }
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-    inputs:
-      name: $inputs.name
-""",
-        right="""\
-inputs:
-  name: { type: string }
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-    inputs:
-      name: { type: string, value: $inputs.name }
-"""),
-    "WFS109": Example(
-        wrong="""\
-inputs:
-  name: { type: string }
-steps: []
-""",
-        right="""\
-inputs:
-  name: { type: string }
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-    inputs:
-      name: { type: string, value: $inputs.name }
-"""),
-    "WFS110": Example(
-        wrong=_SKILL.split("---\n\n", 1)[1],
-        right=_SKILL, file="SKILL.md"),
-    "WFS111": Example(
-        wrong="""\
-inputs:
-  urls: { type: array }
-steps:
-  - id: fetch
-    type: tool
-    tool: http.get
-    each: $inputs.urls
-    delay: "1.5s"
-    inputs:
-      url: { type: string, value: $item }
-""",
-        right="""\
-inputs:
-  urls: { type: array }
-steps:
-  - id: fetch
-    type: tool
-    tool: http.get
-    each: $inputs.urls
-    delay: "1500ms"
-    inputs:
-      url: { type: string, value: $item }
-"""),
-    "WFS112": Example(
-        wrong="""\
-steps:
-  - id: fetch
-    type: tool
-    tool: http.get
-    retry: { max: 3, delay: "1s" }
-""",
-        right="""\
-steps:
-  - id: fetch
-    type: tool
-    tool: http.get
-    retry: { max: 3, delay: "1s", backoff: 2 }
-"""),
-    "WFS113": Example(
-        wrong="""\
-steps:
-  - id: fetch
-    type: tool
-    tool: http.get
-    delay: "1s"
-""",
-        right="""\
-inputs:
-  urls: { type: array }
-steps:
-  - id: fetch
-    type: tool
-    tool: http.get
-    each: $inputs.urls
-    delay: "1s"
-    inputs:
-      url: { type: string, value: $item }
-"""),
-    "WFS201": Example(
-        wrong="""\
-steps:
-  - id: fetch-page
-    type: tool
-    tool: http.get
-  - id: summarize
-    type: tool
-    tool: llm.summarize
-    inputs:
-      text: { type: string, value: $steps.fetch-page.output.body }
-""",
-        right="""\
-steps:
-  - id: fetch_page
-    type: tool
-    tool: http.get
-  - id: summarize
-    type: tool
-    tool: llm.summarize
-    inputs:
-      text: { type: string, value: $steps.fetch_page.output.body }
-"""),
-    "WFS202": Example(
-        wrong="""\
-inputs:
-  name: { type: string }
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-    inputs:
-      name: { type: string, value: $input.name }
-""",
-        right="""\
-inputs:
-  name: { type: string }
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-    inputs:
-      name: { type: string, value: $inputs.name }
-"""),
-    "WFS203": Example(
-        wrong="""\
-outputs:
-  greeting: { type: string, value: $result.text }
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-""",
-        right="""\
-outputs:
-  greeting: { type: string, value: $steps.greet.output.text }
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-"""),
-    "WFS204": Example(
-        wrong="""\
-outputs:
-  greeting: { type: string, value: $steps.great.output.text }
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-""",
-        right="""\
-outputs:
-  greeting: { type: string, value: $steps.greet.output.text }
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-"""),
-    "WFS205": Example(
-        wrong="""\
-steps:
-  - id: notify
-    type: tool
-    tool: slack.post
-    inputs:
-      text: { type: string, value: $steps.summarize.output.text }
-  - id: summarize
-    type: tool
-    tool: llm.summarize
-""",
-        right="""\
-steps:
-  - id: summarize
-    type: tool
-    tool: llm.summarize
-  - id: notify
-    type: tool
-    tool: slack.post
-    inputs:
-      text: { type: string, value: $steps.summarize.output.text }
-"""),
-    "WFS206": Example(
-        wrong="""\
-steps:
-  - id: login
-    type: tool
-    tool: auth.login
-  - id: fetch
-    type: tool
-    tool: http.get
-    outputs:
-      user: { type: string, value: $steps.login.output.user }
-""",
-        right="""\
-steps:
-  - id: login
-    type: tool
-    tool: auth.login
-  - id: fetch
-    type: tool
-    tool: http.get
-    inputs:
-      user: { type: string, value: $steps.login.output.user }
-    outputs:
-      body: { type: string, value: $result.body }
-"""),
-    "WFS208": Example(
-        wrong="""\
-inputs:
-  name: { type: string }
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-    inputs:
-      name: { type: string, value: $inputs.nmae }
-""",
-        right="""\
-inputs:
-  name: { type: string }
-steps:
-  - id: greet
-    type: tool
-    tool: greet
-    inputs:
-      name: { type: string, value: $inputs.name }
-"""),
-    "WFS209": Example(
-        wrong="""\
-inputs:
-  urgent: { type: boolean }
-steps:
-  - id: route
-    type: conditional
-    condition: $inputs.urgent
-    then: [page_oncall]
-  - id: page
-    type: tool
-    tool: pager.send
-""",
-        right="""\
-inputs:
-  urgent: { type: boolean }
-steps:
-  - id: route
-    type: conditional
-    condition: $inputs.urgent
-    then: [page]
-  - id: page
-    type: tool
-    tool: pager.send
-"""),
-    "WFS210": Example(
-        wrong="""\
-inputs:
-  urgent: { type: boolean }
-steps:
-  - id: page
-    type: tool
-    tool: pager.send
-  - id: route
-    type: conditional
-    condition: $inputs.urgent
-    then: [page]
-""",
-        right="""\
-inputs:
-  urgent: { type: boolean }
-steps:
-  - id: route
-    type: conditional
-    condition: $inputs.urgent
-    then: [page]
-  - id: page
-    type: tool
-    tool: pager.send
-"""),
-    "WFS211": Example(
-        wrong="""\
-inputs:
-  items: { type: array }
-outputs:
-  count: { type: int }
-steps:
-  - id: nothing_to_do
-    type: exit
-    condition: $inputs.items.length == 0
-    status: success
-    output: { total: 0 }
-  - id: process
-    type: tool
-    tool: process
-""",
-        right="""\
-inputs:
-  items: { type: array }
-outputs:
-  count: { type: int }
-steps:
-  - id: nothing_to_do
-    type: exit
-    condition: $inputs.items.length == 0
-    status: success
-    output: { count: 0 }
-  - id: process
-    type: tool
-    tool: process
-"""),
-    "WFS212": Example(
-        wrong="""\
-inputs:
-  urls: { type: array }
-steps:
-  - id: fetch
-    type: tool
-    tool: http.get
-    inputs:
-      url: { type: string, value: $item }
-""",
-        right="""\
-inputs:
-  urls: { type: array }
-steps:
-  - id: fetch
-    type: tool
-    tool: http.get
-    each: $inputs.urls
-    inputs:
-      url: { type: string, value: $item }
 """),
     # ------------------------------------------------------------------ ANA
     "ANA401": Example(
@@ -839,8 +382,6 @@ steps:
 """, dialect="workflowskill"),
 }
 
-# Codes a file's text alone cannot produce, with the reason. The wrong
-# example still shows the situation; the test does not check it.
 # ------------------------------------------------------------------ LIM (limits, ir/limits.py)
 _SMALL_WFS = """\
 inputs:
@@ -856,14 +397,14 @@ steps:
     outputs:
       text: {type: string}
 """
-EXAMPLES.update({
+_FILE_LIMITS: dict[str, Example] = {
     "LIM001": Example(
         wrong="# ... this file goes on for more than 4 MiB (4,194,304 bytes)\n" + _SMALL_WFS,
         right=_SMALL_WFS),
     "LIM002": Example(
         wrong=_SMALL_WFS + "  # ... and 10,000 more steps like s1 (s2 ... s10001)\n",
         right=_SMALL_WFS),
-})
+}
 
 # The host config of these examples has two MCP servers, `clock` and
 # `world_clock`, both with a tool `get_current_time` (docs/hosts.md).
@@ -877,13 +418,15 @@ steps:
     outputs:
       time: {{type: string, value: $result.datetime}}
 """
-EXAMPLES.update({
+_HOST: dict[str, Example] = {
     "HST001": Example(wrong=_CLOCK_STEP.format(tool="get_time"),
                       right=_CLOCK_STEP.format(tool="clock.get_current_time"), dialect="workflowskill"),
     "HST002": Example(wrong=_CLOCK_STEP.format(tool="get_current_time"),
                       right=_CLOCK_STEP.format(tool="clock.get_current_time"), dialect="workflowskill"),
-})
+}
 
+# Codes a file's text alone cannot produce, with the reason. The wrong
+# example still shows the situation; the test does not check it.
 NOT_STANDALONE: dict[str, str] = {
     "HST001": "needs the host config (flowc check --config), not only the workflow",
     "HST002": "needs the host config (flowc check --config), not only the workflow",
@@ -895,9 +438,8 @@ NOT_STANDALONE: dict[str, str] = {
     "ANA405": "front ends report unknown targets with their own codes (WFS209) before analysis",
 }
 
-# Which dialect a code's examples are written in, by prefix.
 # ------------------------------------------------------------------ TRN (flowc translate)
-EXAMPLES.update({
+_TRANSLATION: dict[str, Example] = {
     "TRN001": Example(
         wrong="""\
 workflows:
@@ -1037,7 +579,7 @@ steps:
         get: { kind: tool, name: fetch, args: { url: "{{ item }}" } }
   done: { kind: finish, depends_on: [all] }
 """, dialect="instruction", translate_to="workflowskill"),
-})
+}
 
 
 PREFIX_DIALECT = {"FLC": "workflowskill", "YAML": "workflowskill", "WFS": "workflowskill",
@@ -1078,7 +620,7 @@ steps:
   sizes: {{ kind: assign, depends_on: start, value: "CEL: {expr}" }}
   done: {{ kind: finish, depends_on: sizes, output: "{{{{ steps.sizes.output }}}}" }}
 """
-EXAMPLES.update({
+_VALUE_LIMITS: dict[str, Example] = {
     "LIM101": Example(
         wrong=f"""\
 inputs:
@@ -1125,4 +667,7 @@ steps:
     body: { steps: { n: { kind: assign, value: 1 } } }
   done: { kind: finish, depends_on: again, output: "{{ steps.again.output }}" }
 """, dialect="instruction"),
-})
+}
+
+EXAMPLES: dict[str, Example] = {**_INPUT_AND_ANALYSES, **_FILE_LIMITS, **_HOST, **_TRANSLATION,
+                                **_VALUE_LIMITS}

@@ -118,22 +118,7 @@ def _step(draw, model: Model, kind: str, sid: str, deps: list[str]) -> dict:
     f = model.features
     step: dict = {"kind": kind, "depends_on": deps if len(deps) > 1 else deps[0]}
     if kind == "assign":
-        if sometimes(draw, 2):
-            text, vkind = draw(cel_value(model, upstream))
-            step["value"] = "CEL: " + text
-        else:
-            value, vkind = draw(st.sampled_from([([1, 2, 3], "list"), (7, "int"), ("hello", "string"),
-                                                 ({"k": 1}, "map")]))
-            step["value"] = value
-        if vkind == "list":
-            model.lists.add(sid)
-        elif vkind == "int":
-            model.ints.add(sid)
-        if sometimes(draw, 3):
-            var = draw(st.sampled_from(["acc", "seen", "last"]))
-            step["writes"] = var
-            if var not in model.variables:
-                model.variables.append(var)
+        _assign(draw, model, sid, upstream, step)
     elif kind == "template":
         step["text"] = _template(draw, model, upstream)
     elif kind == "tool":
@@ -143,21 +128,7 @@ def _step(draw, model: Model, kind: str, sid: str, deps: list[str]) -> dict:
     elif kind == "agent":
         step["instruction"] = _template(draw, model, upstream)
     elif kind in ("filter", "map", "reduce", "sort"):
-        step["over"] = "CEL: " + draw(st.sampled_from(_list_atoms(model, upstream)))
-        if kind == "filter":
-            step["expr"] = draw(st.sampled_from(["item != 0", "true", "index < 2", "item == item"]))
-            model.lists.add(sid)
-        elif kind == "map":
-            step["expr"] = draw(st.sampled_from(["item", "[item, index]", "index", "{'v': item}"]))
-            model.lists.add(sid)
-        elif kind == "reduce":
-            step["expr"] = draw(st.sampled_from(["acc + 1", "acc + index"]))
-            step["initial"] = 0
-            model.ints.add(sid)
-        else:
-            if sometimes(draw, 2):
-                step["order"] = draw(st.sampled_from(["asc", "desc"]))
-            model.lists.add(sid)
+        _list_step(draw, model, kind, sid, upstream, step)
     elif kind == "sleep":
         step["duration"] = draw(st.sampled_from(["10ms", "1s", "0s"]))
     elif kind == "assert":
@@ -167,18 +138,7 @@ def _step(draw, model: Model, kind: str, sid: str, deps: list[str]) -> dict:
     elif kind == "fail":
         step["message"] = "failed on purpose"
     elif kind == "foreach":
-        step["over"] = "CEL: " + draw(st.sampled_from(_list_atoms(model, upstream)))
-        body_kind = draw(st.sampled_from(["template", "assign", "tool"]))
-        body: dict = {"kind": body_kind}
-        if body_kind == "template":
-            body["text"] = "item {{ item }}"
-        elif body_kind == "assign":
-            body["value"] = "CEL: index"
-        else:
-            body["name"] = draw(st.sampled_from(TOOL_NAMES))
-            body["args"] = {"item": "{{ item }}"}
-        step["body"] = {"steps": {"work": body}}
-        model.lists.add(sid)
+        _foreach(draw, model, sid, upstream, step)
     elif kind == "parallel":
         branches = draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=2, unique=True))
         step["branches"] = {b: {"steps": {f"{b}1": {"kind": "assign", "value": b}}} for b in sorted(branches)}
@@ -192,6 +152,61 @@ def _step(draw, model: Model, kind: str, sid: str, deps: list[str]) -> dict:
     model.ancestors[sid] = upstream
     model.kinds[sid] = kind
     return step
+
+
+# The parts of a step. Plain functions called with _step's `draw`, so the
+# draws (and the examples a seed gives) are those of one strategy.
+def _assign(draw, model: Model, sid: str, upstream: set[str], step: dict) -> None:
+    if sometimes(draw, 2):
+        text, vkind = draw(cel_value(model, upstream))
+        step["value"] = "CEL: " + text
+    else:
+        value, vkind = draw(st.sampled_from([([1, 2, 3], "list"), (7, "int"), ("hello", "string"),
+                                             ({"k": 1}, "map")]))
+        step["value"] = value
+    if vkind == "list":
+        model.lists.add(sid)
+    elif vkind == "int":
+        model.ints.add(sid)
+    if sometimes(draw, 3):
+        var = draw(st.sampled_from(["acc", "seen", "last"]))
+        step["writes"] = var
+        if var not in model.variables:
+            model.variables.append(var)
+
+
+def _list_step(draw, model: Model, kind: str, sid: str, upstream: set[str], step: dict) -> None:
+    """filter, map, reduce or sort over a list."""
+    step["over"] = "CEL: " + draw(st.sampled_from(_list_atoms(model, upstream)))
+    if kind == "filter":
+        step["expr"] = draw(st.sampled_from(["item != 0", "true", "index < 2", "item == item"]))
+        model.lists.add(sid)
+    elif kind == "map":
+        step["expr"] = draw(st.sampled_from(["item", "[item, index]", "index", "{'v': item}"]))
+        model.lists.add(sid)
+    elif kind == "reduce":
+        step["expr"] = draw(st.sampled_from(["acc + 1", "acc + index"]))
+        step["initial"] = 0
+        model.ints.add(sid)
+    else:
+        if sometimes(draw, 2):
+            step["order"] = draw(st.sampled_from(["asc", "desc"]))
+        model.lists.add(sid)
+
+
+def _foreach(draw, model: Model, sid: str, upstream: set[str], step: dict) -> None:
+    step["over"] = "CEL: " + draw(st.sampled_from(_list_atoms(model, upstream)))
+    body_kind = draw(st.sampled_from(["template", "assign", "tool"]))
+    body: dict = {"kind": body_kind}
+    if body_kind == "template":
+        body["text"] = "item {{ item }}"
+    elif body_kind == "assign":
+        body["value"] = "CEL: index"
+    else:
+        body["name"] = draw(st.sampled_from(TOOL_NAMES))
+        body["args"] = {"item": "{{ item }}"}
+    step["body"] = {"steps": {"work": body}}
+    model.lists.add(sid)
 
 
 @st.composite

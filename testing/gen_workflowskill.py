@@ -244,83 +244,109 @@ def _step(draw, model: Model, info: StepModel, targets_of: dict[int, tuple[list[
         step["type"] = kind
     if "descriptions" in f and sometimes(draw, 5):
         step["description"] = draw(st.text(max_size=20))
-    each = False
-    if kind in ("tool", "filter", "map", "sort") and "each" in f and sometimes(draw, 4 if kind == "tool"
-                                                                                   else 10):
-        arrays = [p for p, t in ref_pool(model, i, False) if t.kind == "array"]
-        if arrays:
-            step["each"] = "$" + draw(st.sampled_from(arrays))
-            each = True
-            if "delay" in f and draw(st.booleans()):
-                step["delay"] = draw(st.sampled_from(["0ms", "10ms", "1s"]))
+    each = _each(draw, model, info, step)
     pool = ref_pool(model, i, each)
     if kind in ("tool", "filter", "map", "sort", "exit") and "guard" in f and sometimes(draw, 4):
         step["condition"] = draw(expression(ref_pool(model, i, False)))[0]
     if kind == "tool":
-        name = draw(st.sampled_from(TOOL_NAMES))
-        model.tools.add(name)
-        step["tool"] = name
-        names = draw(st.lists(st.sampled_from(["a", "b", "query", "limit", "text"]), unique=True, max_size=3))
-        if names:
-            step["inputs"] = {n: draw(binding(model, pool, draw(st.integers(0, 5)) > 0)) for n in names}
-        base = ANY
-        if "outputs" in f and draw(st.booleans()):
-            specs = draw(st.lists(st.sampled_from(_TOOL_OUTPUTS), min_size=1, max_size=2, unique_by=lambda s: s[0]))
-            specs = [(n, draw(st.sampled_from((t,) + TYPE_NAMES)), v) for n, t, v in specs]
-            if each and sometimes(draw, 4):
-                specs.append(("slot", "int", "$index"))
-            step["outputs"] = {n: {"type": t} if v is None else {"type": t, "value": v} for n, t, v in specs}
-            base = obj(*[(n, from_name(t)) for n, t, _ in specs])
-        info.out = arr(base) if each else base
+        _tool(draw, model, info, step, pool, each)
     elif kind in ("filter", "map", "sort"):
-        step["operation"] = kind
-        item_pool = ref_pool(model, i, True)
-        if kind == "filter":
-            step["where"] = draw(expression(item_pool))[0]
-        elif kind == "map":
-            step["expression"] = draw(_map_expression(item_pool, 1))
-        else:
-            step["field"] = draw(st.sampled_from(["score", "name", "id", "tags", "meta.k"]))
-            if draw(st.booleans()):
-                step["direction"] = draw(st.sampled_from(["asc", "desc"]))
-        arrays = [p for p, t in pool if t.kind in ("array", "any") and not p.startswith(("item", "index"))]
-        src = draw(st.sampled_from(arrays)) if arrays else None
-        if src is not None:
-            step["inputs"] = {"items": {"type": "array", "value": "$" + src}}
-        else:
-            step["inputs"] = {"items": {"type": "array", "value": [1, 2]}}
-        out_name = "items"
-        base = obj((out_name, ARRAY))
-        if "outputs" in f and draw(st.booleans()):
-            out_name = draw(st.sampled_from(["rows", "kept", "items"]))
-            step["outputs"] = {out_name: {"type": "array"}}
-            base = obj((out_name, ARRAY))
-            if draw(st.booleans()):
-                # Checked at run time, unlike the result array itself.
-                type_name = draw(st.sampled_from(("int",) + TYPE_NAMES))
-                step["outputs"]["count"] = {"type": type_name, "value": f"$result.{out_name}.length"}
-                base = obj((out_name, ARRAY), ("count", from_name(type_name)))
-        info.out = arr(base) if each else base
+        _transform(draw, model, info, step, pool, each)
     elif kind == "conditional":
         step["condition"] = draw(expression(ref_pool(model, i, False)))[0]
         step["then"] = []  # filled in with the targets' ids once they are drawn
         info.out = ANY
     else:  # exit
-        step["status"] = draw(st.sampled_from(["success", "failed"]))
-        shape = draw(st.sampled_from(["none", "expr", "object"] if model.output_names else ["none", "expr"]))
-        if shape == "expr":
-            step["output"] = draw(expression(ref_pool(model, i, False)))[0]
-        elif shape == "object":
-            keys = draw(st.lists(st.sampled_from(model.output_names), min_size=1, unique=True))
-            step["output"] = {k: draw(value(model, ref_pool(model, i, False)))[0] for k in keys}
-        info.out = ANY
+        _exit(draw, model, info, step)
     if kind in ("tool", "filter", "map", "sort"):
-        if "retry" in f and sometimes(draw, 4):
-            step["retry"] = {"max": draw(st.integers(1, 3)), "delay": draw(st.sampled_from(["0ms", "100ms", "1s"])),
-                             "backoff": draw(st.sampled_from([1, 2, 1.5]))}
-        if "on_error" in f and sometimes(draw, 3):
-            step["on_error"] = draw(st.sampled_from(["ignore", "fail"]))
+        _policies(draw, f, step)
     return step
+
+
+# The parts of a step. Plain functions called with _step's `draw`, so the
+# draws (and the examples a seed gives) are those of one strategy.
+def _each(draw, model: Model, info: StepModel, step: dict) -> bool:
+    """Maybe an `each` over an array (and a `delay`); whether there is one."""
+    f = model.features
+    if not (info.kind in ("tool", "filter", "map", "sort") and "each" in f
+            and sometimes(draw, 4 if info.kind == "tool" else 10)):
+        return False
+    arrays = [p for p, t in ref_pool(model, info.index, False) if t.kind == "array"]
+    if not arrays:
+        return False
+    step["each"] = "$" + draw(st.sampled_from(arrays))
+    if "delay" in f and draw(st.booleans()):
+        step["delay"] = draw(st.sampled_from(["0ms", "10ms", "1s"]))
+    return True
+
+
+def _tool(draw, model: Model, info: StepModel, step: dict, pool: list[tuple[str, Ty]], each: bool) -> None:
+    name = draw(st.sampled_from(TOOL_NAMES))
+    model.tools.add(name)
+    step["tool"] = name
+    names = draw(st.lists(st.sampled_from(["a", "b", "query", "limit", "text"]), unique=True, max_size=3))
+    if names:
+        step["inputs"] = {n: draw(binding(model, pool, draw(st.integers(0, 5)) > 0)) for n in names}
+    base = ANY
+    if "outputs" in model.features and draw(st.booleans()):
+        specs = draw(st.lists(st.sampled_from(_TOOL_OUTPUTS), min_size=1, max_size=2, unique_by=lambda s: s[0]))
+        specs = [(n, draw(st.sampled_from((t,) + TYPE_NAMES)), v) for n, t, v in specs]
+        if each and sometimes(draw, 4):
+            specs.append(("slot", "int", "$index"))
+        step["outputs"] = {n: {"type": t} if v is None else {"type": t, "value": v} for n, t, v in specs}
+        base = obj(*[(n, from_name(t)) for n, t, _ in specs])
+    info.out = arr(base) if each else base
+
+
+def _transform(draw, model: Model, info: StepModel, step: dict, pool: list[tuple[str, Ty]], each: bool) -> None:
+    kind = info.kind
+    step["operation"] = kind
+    item_pool = ref_pool(model, info.index, True)
+    if kind == "filter":
+        step["where"] = draw(expression(item_pool))[0]
+    elif kind == "map":
+        step["expression"] = draw(_map_expression(item_pool, 1))
+    else:
+        step["field"] = draw(st.sampled_from(["score", "name", "id", "tags", "meta.k"]))
+        if draw(st.booleans()):
+            step["direction"] = draw(st.sampled_from(["asc", "desc"]))
+    arrays = [p for p, t in pool if t.kind in ("array", "any") and not p.startswith(("item", "index"))]
+    src = draw(st.sampled_from(arrays)) if arrays else None
+    if src is not None:
+        step["inputs"] = {"items": {"type": "array", "value": "$" + src}}
+    else:
+        step["inputs"] = {"items": {"type": "array", "value": [1, 2]}}
+    out_name = "items"
+    base = obj((out_name, ARRAY))
+    if "outputs" in model.features and draw(st.booleans()):
+        out_name = draw(st.sampled_from(["rows", "kept", "items"]))
+        step["outputs"] = {out_name: {"type": "array"}}
+        base = obj((out_name, ARRAY))
+        if draw(st.booleans()):
+            # Checked at run time, unlike the result array itself.
+            type_name = draw(st.sampled_from(("int",) + TYPE_NAMES))
+            step["outputs"]["count"] = {"type": type_name, "value": f"$result.{out_name}.length"}
+            base = obj((out_name, ARRAY), ("count", from_name(type_name)))
+    info.out = arr(base) if each else base
+
+
+def _exit(draw, model: Model, info: StepModel, step: dict) -> None:
+    step["status"] = draw(st.sampled_from(["success", "failed"]))
+    shape = draw(st.sampled_from(["none", "expr", "object"] if model.output_names else ["none", "expr"]))
+    if shape == "expr":
+        step["output"] = draw(expression(ref_pool(model, info.index, False)))[0]
+    elif shape == "object":
+        keys = draw(st.lists(st.sampled_from(model.output_names), min_size=1, unique=True))
+        step["output"] = {k: draw(value(model, ref_pool(model, info.index, False)))[0] for k in keys}
+    info.out = ANY
+
+
+def _policies(draw, f: frozenset, step: dict) -> None:
+    if "retry" in f and sometimes(draw, 4):
+        step["retry"] = {"max": draw(st.integers(1, 3)), "delay": draw(st.sampled_from(["0ms", "100ms", "1s"])),
+                         "backoff": draw(st.sampled_from([1, 2, 1.5]))}
+    if "on_error" in f and sometimes(draw, 3):
+        step["on_error"] = draw(st.sampled_from(["ignore", "fail"]))
 
 
 # (name, type, value) of a tool's output; values map the raw result.

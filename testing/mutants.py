@@ -877,9 +877,10 @@ def _terminals(wf: Workflow) -> list[str]:
 
 
 def _cycles_reported(semantics: str) -> bool:
-    from flowc.ir.semantics import CONTROL_CYCLES_ALLOWED
+    from flowc.ir.semantics import PROFILES
 
-    return semantics not in CONTROL_CYCLES_ALLOWED
+    profile = PROFILES.get(semantics)
+    return profile is None or not profile.control_cycles_allowed
 
 
 def _ir_duplicate_node(draw, wf: Workflow) -> Workflow:

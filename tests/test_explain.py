@@ -1,7 +1,8 @@
 """`flowc explain`: every finding code has a wrong and a right example, and
 the wrong one really produces the code.
 
-The examples live in compiler/codes_examples.py. A code whose finding no
+The examples live in compiler/codes_examples.py (codes no dialect owns) and
+each dialect's compiler/<dialect>/code_examples.py. A code whose finding no
 file's text can produce is listed, with the reason, in NOT_STANDALONE; only
 those skip the check that the wrong example produces the code.
 """
@@ -13,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from flowc import cli, driver
-from flowc.compiler.codes import CODES
-from flowc.compiler.codes_examples import EXAMPLES, NOT_STANDALONE, example_dialect
+from flowc.compiler.codes import CODES, EXAMPLES, NOT_STANDALONE
+from flowc.compiler.codes_examples import example_dialect
 
 ALL = sorted(CODES)
 STANDALONE = [c for c in ALL if c not in NOT_STANDALONE]
@@ -32,8 +33,8 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 def test_every_code_has_a_wrong_and_a_right_example(code):
     info = CODES[code]
     assert info.title and info.explanation, f"{code} needs a title and an explanation"
-    assert info.wrong.strip(), f"{code} has no wrong example (add it to compiler/codes_examples.py)"
-    assert info.right.strip(), f"{code} has no right example (add it to compiler/codes_examples.py)"
+    assert info.wrong.strip(), f"{code} has no wrong example (add it to the code_examples.py of its package)"
+    assert info.right.strip(), f"{code} has no right example (add it to the code_examples.py of its package)"
     assert info.wrong != info.right
 
 

@@ -5,7 +5,12 @@
 - flowc.compiler never imports flowc.backends, and flowc.backends never
   imports flowc.compiler (they meet only in the IR and the CLI);
 - no import cycles among flowc modules, counting imports inside functions
-  too (a lazy import hides a cycle from the interpreter, not from readers).
+  too (a lazy import hides a cycle from the interpreter, not from readers),
+  and none either when the imports under `if TYPE_CHECKING:` count;
+- flowc.compiler.analyze imports only flowc.ir (the analyses are
+  dialect-independent: they read the IR and the dialects' profiles);
+- a dialect module of flowc.ir.dialects imports only flowc.ir.specs (no
+  dialect reads or changes another's tables).
 """
 
 from __future__ import annotations
@@ -48,12 +53,13 @@ def _is_type_checking(node: ast.If) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _imports(tree: ast.AST):
-    """Import statements, skipping `if TYPE_CHECKING:` blocks."""
+def _imports(tree: ast.AST, type_checking: bool = False):
+    """Import statements, skipping `if TYPE_CHECKING:` blocks unless
+    ``type_checking``."""
     stack = [tree]
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.If) and _is_type_checking(node):
+        if not type_checking and isinstance(node, ast.If) and _is_type_checking(node):
             stack.extend(node.orelse)
             continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -70,14 +76,14 @@ def _resolve_relative(module: str, is_package: bool, level: int, target: str | N
     return ".".join(base + ([target] if target else []))
 
 
-def import_graph() -> nx.DiGraph:
+def import_graph(type_checking: bool = False) -> nx.DiGraph:
     modules = package_modules()
     graph = nx.DiGraph()
     graph.add_nodes_from(modules)
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         is_package = path.name == "__init__.py"
-        for node in _imports(tree):
+        for node in _imports(tree, type_checking):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
@@ -147,6 +153,23 @@ def test_no_import_cycles():
     assert cycles == []
 
 
+def test_no_import_cycles_counting_type_checking_imports():
+    graph = import_graph(type_checking=True)
+    assert graph.number_of_edges() >= GRAPH.number_of_edges()
+    cycles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
+    assert cycles == []
+
+
+def test_analyze_imports_only_the_ir():
+    assert _violations("flowc.compiler.analyze",
+                       lambda dst: _in(dst, "flowc.ir") or _in(dst, "flowc.compiler.analyze")) == []
+
+
+def test_a_dialect_module_of_the_ir_imports_only_the_specs():
+    assert _violations("flowc.ir.dialects", lambda dst: dst == "flowc.ir.specs") == []
+    assert GRAPH.has_edge("flowc.ir.semantics", "flowc.ir.dialects.aevatar")
+
+
 # ------------------------------------------------------------------ the checker itself
 @pytest.fixture
 def fake_package(tmp_path, monkeypatch):
@@ -158,6 +181,16 @@ def fake_package(tmp_path, monkeypatch):
         monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
         return import_graph()
     return make
+
+
+def test_checker_counts_type_checking_imports_when_asked(fake_package):
+    fake_package({
+        "__init__.py": "",
+        "a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from flowc.b import B\n",
+        "b.py": "def f():\n    from flowc import a\n",
+    })
+    assert set(import_graph().edges) == {("flowc.b", "flowc.a")}
+    assert set(import_graph(type_checking=True).edges) == {("flowc.b", "flowc.a"), ("flowc.a", "flowc.b")}
 
 
 def test_checker_sees_relative_lazy_and_submodule_imports(fake_package):

@@ -24,19 +24,16 @@ thing (seeds/aevatar-workflow-authoring.md, Engine rules and Gotchas):
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from flowc.compiler.aevatar import dotnet
 from flowc.compiler.aevatar import primitives as P
+from flowc.compiler.aevatar.model import StepInfo, StepTable
 from flowc.compiler.suggest import did_you_mean
 from flowc.ir import expr as E
 from flowc.ir import graph as G
 from flowc.ir.diagnostics import Diagnostic, error, warning
 from flowc.ir.graph import control_graph
 from flowc.ir.workflow import EdgeKind, Workflow
-
-if TYPE_CHECKING:
-    from flowc.compiler.aevatar.frontend import AevatarFrontEnd, StepInfo
 
 _SUB_STEP = re.compile(r"^(?P<parent>.+)_(item|sub|race|map|iter)_\d+$|^(?P<parent2>.+)_(reduce|vote)$")
 _WHILE_SCOPE = ("output", "input", "iteration", "max_iterations")
@@ -51,20 +48,20 @@ _ARITHMETIC = re.compile(
 _PER_ITEM = ("delimiter", "separator", "items", "items_source", "sub_step_type", "step")
 
 
-def check_workflow(fe: AevatarFrontEnd, wf: Workflow) -> list[Diagnostic]:
+def check_workflow(table: StepTable, wf: Workflow) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     graph = control_graph(wf)
-    out.extend(_terminal_rules(fe, wf, graph))
-    out.extend(_reference_rules(fe, wf, graph))
-    out.extend(_parameter_rules(fe))
-    out.extend(_branch_key_rules(fe))
+    out.extend(_terminal_rules(table, wf, graph))
+    out.extend(_reference_rules(table, wf, graph))
+    out.extend(_parameter_rules(table))
+    out.extend(_branch_key_rules(table))
     return out
 
 
 # ---------------------------------------------------------------- control flow
-def _terminal_rules(fe: AevatarFrontEnd, wf: Workflow, graph: G.Graph) -> list[Diagnostic]:
+def _terminal_rules(table: StepTable, wf: Workflow, graph: G.Graph) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    steps = fe.steps
+    steps = table.steps
     if not steps:
         return out
     last = steps[-1]
@@ -87,7 +84,7 @@ def _terminal_rules(fe: AevatarFrontEnd, wf: Workflow, graph: G.Graph) -> list[D
         if edge.kind is not EdgeKind.FALLTHROUGH:
             continue
         src, dst = edge.source, edge.target
-        info = fe.by_id.get(src)
+        info = table.by_id.get(src)
         if info is None:
             continue
         # AEV303: the arm that src belongs to falls into a sibling arm.
@@ -148,16 +145,16 @@ def _expressions(info: StepInfo):
     yield from info.lowered.items()
 
 
-def _reference_rules(fe: AevatarFrontEnd, wf: Workflow, graph: G.Graph) -> list[Diagnostic]:
+def _reference_rules(table: StepTable, wf: Workflow, graph: G.Graph) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    assigned = {info.params.get("target", "") for info in [*fe.steps, *fe.children] if info.canonical == "assign"}
-    variables = {v for v in assigned if v} | set(fe.by_id) | _KERNEL_VARS
+    assigned = {info.params.get("target", "") for info in [*table.steps, *table.children] if info.canonical == "assign"}
+    variables = {v for v in assigned if v} | set(table.by_id) | _KERNEL_VARS
     # human_input's `variable` names the reply, but the c8db46d engine does not
     # assign it: the reply is the step's output (vars[<step id>]).
-    human_vars = {info.params.get("variable", "user_input"): info.id for info in fe.steps
+    human_vars = {info.params.get("variable", "user_input"): info.id for info in table.steps
                   if info.canonical in ("human_input", "secure_input")}
     reach = G.Reachability(graph)
-    for info in [*fe.steps, *fe.children]:
+    for info in [*table.steps, *table.children]:
         if info.is_child:
             continue
         for key, expr in _expressions(info):
@@ -171,7 +168,7 @@ def _reference_rules(fe: AevatarFrontEnd, wf: Workflow, graph: G.Graph) -> list[
                                            f"{name!r} is empty", ref.span))
                     continue
                 if ref.root == "steps":
-                    out.extend(_step_ref(fe, graph, reach, info, key, ref))
+                    out.extend(_step_ref(table, graph, reach, info, key, ref))
                 elif ref.root == "vars":
                     name = ref.path[0].name if ref.path else ""
                     if name in human_vars and name not in variables:
@@ -204,19 +201,19 @@ def _literal_key(name: str) -> bool:
     return dotnet.try_parse_double(name) is not None or dotnet.try_parse_bool(name) is not None
 
 
-def _step_ref(fe, graph, reach: G.Reachability, info, key, ref: E.Ref) -> list[Diagnostic]:
+def _step_ref(table, graph, reach: G.Reachability, info, key, ref: E.Ref) -> list[Diagnostic]:
     names = [seg.name for seg in ref.path if isinstance(seg, E.Field)]
     where = f"step {info.id!r}, parameter `{key}`"
     if not names or not names[0]:
         return [warning("AEV213", f"{where}: `${{steps.}}` names no step; it is empty", ref.span)]
     target, fields = names[0], names[1:]
-    tinfo = fe.by_id.get(target)
+    tinfo = table.by_id.get(target)
     if tinfo is None:
         m = _SUB_STEP.match(target)
         parent = m and (m.group("parent") or m.group("parent2"))
-        if parent and parent in fe.by_id:
+        if parent and parent in table.by_id:
             return []
-        hint = did_you_mean(target, fe.by_id)
+        hint = did_you_mean(target, table.by_id)
         return [error("AEV212", f"{where}: `${{steps.{target}...}}` names a step that does not exist (it is "
                       "always empty)", ref.span, *([hint] if hint else []))]
     if not fields:
@@ -255,9 +252,9 @@ def _step_ref(fe, graph, reach: G.Reachability, info, key, ref: E.Ref) -> list[D
 
 
 # ---------------------------------------------------------------- parameters
-def _parameter_rules(fe: AevatarFrontEnd) -> list[Diagnostic]:
+def _parameter_rules(table: StepTable) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    for idx, info in enumerate(fe.steps):
+    for idx, info in enumerate(table.steps):
         for key, value in info.params.items():
             if info.canonical == "assign" and key == "value":
                 continue
@@ -283,7 +280,7 @@ def _parameter_rules(fe: AevatarFrontEnd) -> list[Diagnostic]:
         if info.canonical in ("parallel", "race"):
             per_item = [k for k in _PER_ITEM if k in info.params] + \
                 [k for k in info.params if k.startswith("sub_param_") and info.canonical == "race"]
-            producer = fe.steps[idx - 1] if idx > 0 and fe.steps[idx - 1].next in (None, info.id) else None
+            producer = table.steps[idx - 1] if idx > 0 and table.steps[idx - 1].next in (None, info.id) else None
             splits = producer is not None and producer.canonical == "transform" and \
                 producer.params.get("op") == "split"
             if per_item or splits:
@@ -325,9 +322,9 @@ def _may_be_empty(expr: E.Expr) -> bool:
 
 
 # ---------------------------------------------------------------- branch keys
-def _branch_key_rules(fe: AevatarFrontEnd) -> list[Diagnostic]:
+def _branch_key_rules(table: StepTable) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    for info in [*fe.steps, *fe.children]:
+    for info in [*table.steps, *table.children]:
         if not info.branches or info.extension or info.prim is None:
             continue
         c = info.canonical

@@ -24,11 +24,12 @@ from __future__ import annotations
 import os
 import re
 
-import attrs
 from flowc.compiler import yamlsrc
 from flowc.compiler.aevatar import dotnet, registry
 from flowc.compiler.aevatar import primitives as P
+from flowc.compiler.aevatar.checks import check_workflow
 from flowc.compiler.aevatar.expressions import Locator, Lowering
+from flowc.compiler.aevatar.model import Branch, StepInfo, StepTable
 from flowc.compiler.aevatar.values import looks_typed, param_text, scalar_text
 from flowc.compiler.numbers import shown
 from flowc.compiler.suggest import did_you_mean
@@ -59,58 +60,6 @@ IMPLICIT_ROLE = "assistant"
 _MODEL_NAME = re.compile(
     r"^(gpt|o[134]|chatgpt|claude|gemini|gemma|llama|mistral|mixtral|qwen|deepseek|grok|phi|command|"
     r"sonnet|opus|haiku|ernie|glm|kimi|moonshot|yi|doubao)([-_.:0-9]|$)", re.IGNORECASE)
-
-
-@attrs.define
-class Branch:
-    key: str
-    target: str
-    key_node: YNode
-    target_node: YNode
-    order: int
-
-
-@attrs.define
-class StepInfo:
-    """What the front end knows about one step (top-level or child)."""
-
-    id: str
-    index: int                      # position among top-level steps; -1 for children
-    node: YMap
-    raw_type: str
-    canonical: str
-    prim: P.Primitive | None
-    role: str | None = None
-    role_node: YNode | None = None
-    params: dict[str, str] = attrs.Factory(dict)
-    param_nodes: dict[str, YNode | None] = attrs.Factory(dict)
-    param_keys: dict[str, YScalar | None] = attrs.Factory(dict)
-    next: str | None = None
-    next_node: YNode | None = None
-    branches: list[Branch] = attrs.Factory(list)
-    is_child: bool = False
-    extension: bool = False
-    lowered: dict[str, E.Expr] = attrs.Factory(dict)
-
-    @property
-    def span(self) -> Span:
-        return self.node.span
-
-    def id_span(self) -> Span:
-        n = self.node.get("id")
-        return n.span if n is not None else self.node.span
-
-    def type_span(self) -> Span:
-        n = self.node.get("type")
-        return n.span if n is not None else self.id_span()
-
-    def param_span(self, key: str) -> Span:
-        n = self.param_nodes.get(key)
-        return n.span if n is not None else self.id_span()
-
-    def key_span(self, key: str) -> Span:
-        k = self.param_keys.get(key)
-        return k.span if k is not None else self.param_span(key)
 
 
 class AevatarFrontEnd:
@@ -195,9 +144,7 @@ class AevatarFrontEnd:
             metadata=meta,
             span=root.span,
         )
-        from flowc.compiler.aevatar.checks import check_workflow
-
-        self.sink.extend(check_workflow(self, workflow))
+        self.sink.extend(check_workflow(StepTable(self.steps, self.children, self.by_id), workflow))
         return workflow
 
     def _name(self, root: YMap) -> str | None:

@@ -9,7 +9,7 @@ from flowc.ir import graph as G
 from flowc.ir.diagnostics import Diagnostic, error, warning
 from flowc.ir.graph import control_graph
 from flowc.ir.ops import OPERATIONS
-from flowc.ir.semantics import BRANCH_ARMS_ROUTE_ON, CONTROL_CYCLES_ALLOWED, PROFILES
+from flowc.ir.semantics import PROFILES
 from flowc.ir.workflow import EdgeKind, Node, Workflow
 
 MAX_NODES = 100_000
@@ -30,7 +30,8 @@ def check_structure(workflow: Workflow) -> list[Diagnostic]:
     out.extend(_reachability(workflow, graph))
     # Dialects whose engines loop through `next`/branches (aevatar) allow
     # control cycles; a loop that never gets out is still ANA404.
-    cycles_allowed = workflow.semantics in CONTROL_CYCLES_ALLOWED
+    profile = PROFILES.get(workflow.semantics)
+    cycles_allowed = profile is not None and profile.control_cycles_allowed
     if not cycles_allowed:
         out.extend(_control_cycles(graph, _duplicate_ids(workflow)))
     out.extend(_terminal(workflow, graph))
@@ -112,7 +113,8 @@ def _augmented(workflow: Workflow, graph: G.Graph) -> G.Graph:
     an arm of a `branch` node continues at the branch's sequence successor.
     In dialects whose arms route on by their own edges (aevatar), nothing is added."""
     g = graph.copy(multi=False)
-    if workflow.semantics in BRANCH_ARMS_ROUTE_ON:
+    profile = PROFILES.get(workflow.semantics)
+    if profile is not None and profile.branch_arms_route_on:
         return g
     successors: dict[str, list[str]] = {}
     for edge in workflow.edges:

@@ -47,7 +47,8 @@ class _Checker:
         self.inputs = {p.name: p.type for p in workflow.inputs}
         self.outputs = {n.id: output_type(n) for n in workflow.nodes}
         self.findings: list[Diagnostic] = []
-        self.length_is_array_size = workflow.semantics == "workflowskill"
+        # JavaScript's `.length` of an array (WorkflowSkill) is its size.
+        self.length_is_array_size = workflow.profile is not None and workflow.profile.array_length_field
 
     def type_of(self, expr: E.Expr) -> T.Type:
         if isinstance(expr, E.Literal):

@@ -1,13 +1,12 @@
 """Wrong and right examples of the INS and CEL finding codes (`flowc explain`).
 
-Registered into :data:`flowc.compiler.codes_examples.EXAMPLES` by the
-instruction block of compiler/codes.py; tests/test_explain.py checks that
-every wrong example produces its code and every right one checks clean.
+Listed by compiler/codes.py; tests/test_explain.py checks that every wrong
+example produces its code and every right one checks clean.
 """
 
 from __future__ import annotations
 
-from flowc.compiler.codes_examples import Example
+from flowc.compiler.code_types import Example
 
 __all__ = ["EXAMPLES", "NOT_STANDALONE"]
 

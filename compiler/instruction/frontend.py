@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
 from flowc.compiler.analyze.limits import expr_limit_findings
 from flowc.compiler.instruction import catalog as CAT
@@ -193,6 +194,16 @@ class _Step:
         self.body = body
         self.kind = kind
         self.spec = spec
+
+
+class _KindFields(NamedTuple):
+    """What a kind's field reader works with (InstructionFrontEnd._kind_fields)."""
+
+    info: _Step
+    scope: _Scope
+    roots: frozenset[str] | None     # the names the kind's expressions may read
+    add: Callable[[str, E.Expr, YNode], None]
+    edges: list[Edge]
 
 
 class InstructionFrontEnd:
@@ -719,6 +730,45 @@ class InstructionFrontEnd:
 
     # ------------------------------------------------------------------ steps
     def _step(self, info: _Step, scope: _Scope) -> tuple[Node, list[Edge]]:
+        body, spec = info.body, info.spec
+        self._check_field_names(info)
+        edges: list[Edge] = []
+        attrs: list[Attr] = []
+        # ---- common fields
+        self._depends_on(info, scope, edges)
+        guard = None
+        when = body.get("when")
+        if when is not None:
+            guard = Guard(self._cel(when, scope.roots, scope), "cel_bool", when.span, on_false="prune")
+        retry = self._retry(body.get("retry"))
+        on_error = self._error_policy(info, scope, edges, attrs)
+        self._timeout(info, attrs)
+        self._check_common_fields(body)
+        desc_node = body.get("description")
+        description = self._string(desc_node)
+        if desc_node is not None and description is None:
+            self._error("INS102", "`description` must be a string", desc_node.span)
+        self._common_attrs(info, scope, attrs)
+        # ---- the kind
+        regions: list[Region] = []
+        iteration = self._kind_fields(info, scope, attrs, edges, regions)
+        self._cross_field_rules(info, scope)
+        inputs: tuple[Binding, ...] = ()
+        if spec.is_trigger:
+            inputs = self._trigger_inputs(body.get("inputs"), scope)
+        if spec.op == "call":
+            attrs = [Attr("capability", E.Literal(spec.capability, "string", info.key.span), info.key.span),
+                     Attr("name", E.Literal(self._call_name(info), "string", info.key.span), info.key.span),
+                     *attrs]
+        node = Node(
+            id=info.id, op=spec.op, kind=info.kind, span=info.key.span, description=description,
+            attrs=tuple(attrs), inputs=inputs, guard=guard, iteration=iteration, on_error=on_error,
+            retry=retry, regions=tuple(regions),
+        )
+        return node, edges
+
+    def _check_field_names(self, info: _Step) -> None:
+        """Every field is the kind's or a common one; every required one is there."""
         body, spec, kind = info.body, info.spec, info.kind
         allowed = set(CAT.COMMON_FIELDS) | set(spec.fields)
         for key, _value in body.items:
@@ -730,29 +780,29 @@ class InstructionFrontEnd:
         for field in spec.required:
             if field not in body:
                 self._error("INS103", f"step {info.id!r} of kind {kind!r} needs `{field}`", info.key.span)
-        edges: list[Edge] = []
-        attrs: list[Attr] = []
-        roots = scope.roots
-        # ---- common fields
-        self._depends_on(info, scope, edges)
-        guard = None
-        when = body.get("when")
-        if when is not None:
-            guard = Guard(self._cel(when, roots, scope), "cel_bool", when.span, on_false="prune")
-        retry = self._retry(body.get("retry"))
-        on_error = ErrorPolicy("fail")
-        kind_on_error = "on_error" in spec.fields
-        oe = body.get("on_error")
-        if oe is not None:
-            on_error = self._on_error(oe, info, scope, edges, kind_level=kind_on_error)
-            if kind_on_error:
-                attrs.append(Attr("on_error", E.Literal(on_error.action, "string", oe.span), oe.span))
-                on_error = ErrorPolicy("fail")
-        timeout = body.get("timeout")
+
+    def _error_policy(self, info: _Step, scope: _Scope, edges: list[Edge], attrs: list[Attr]) -> ErrorPolicy:
+        """The step's `on_error`; for a kind with an `on_error` field of its
+        own, that field becomes an attr and the step's policy stays fail."""
+        oe = info.body.get("on_error")
+        if oe is None:
+            return ErrorPolicy("fail")
+        kind_on_error = "on_error" in info.spec.fields
+        on_error = self._on_error(oe, info, scope, edges, kind_level=kind_on_error)
+        if not kind_on_error:
+            return on_error
+        attrs.append(Attr("on_error", E.Literal(on_error.action, "string", oe.span), oe.span))
+        return ErrorPolicy("fail")
+
+    def _timeout(self, info: _Step, attrs: list[Attr]) -> None:
+        timeout = info.body.get("timeout")
         if timeout is not None:
             ms = self._duration(timeout, f"`timeout` of step {info.id!r}")
             if ms is not None:
                 attrs.append(Attr("timeout_ms", E.Literal(ms, "int", timeout.span), timeout.span))
+
+    def _check_common_fields(self, body: YMap) -> None:
+        """The shapes of the common fields that are checked, not lowered here."""
         replay = body.get("on_replay")
         if replay is not None:
             self._enum(replay, _ON_REPLAY, "`on_replay`")
@@ -772,35 +822,14 @@ class InstructionFrontEnd:
             if cache_map is not None:
                 self._closed(cache_map, ("key", "ttl"), "`cache`")
                 self._duration(cache_map.get("ttl"), "`cache.ttl`")
-        desc_node = body.get("description")
-        description = self._string(desc_node)
-        if desc_node is not None and description is None:
-            self._error("INS102", "`description` must be a string", desc_node.span)
+
+    def _common_attrs(self, info: _Step, scope: _Scope, attrs: list[Attr]) -> None:
+        """Common fields kept as attrs (unless the kind has a field of that name)."""
         for name in ("on_replay", "idempotent", "budget", "skills", "cache", "otel", "output_schema"):
-            node = body.get(name)
-            if node is not None and name not in spec.fields:
-                attrs.append(Attr(name, self._value(node, roots, scope, raw=name in _RAW_FIELDS or name != "cache"),
-                                  node.span))
-        # ---- the kind
-        regions: list[Region] = []
-        iteration = None
-        handled = self._kind_fields(info, scope, attrs, edges, regions)
-        if isinstance(handled, Iteration):
-            iteration = handled
-        self._cross_field_rules(info, scope)
-        inputs: tuple[Binding, ...] = ()
-        if spec.is_trigger:
-            inputs = self._trigger_inputs(body.get("inputs"), scope)
-        if spec.op == "call":
-            attrs = [Attr("capability", E.Literal(spec.capability, "string", info.key.span), info.key.span),
-                     Attr("name", E.Literal(self._call_name(info), "string", info.key.span), info.key.span),
-                     *attrs]
-        node = Node(
-            id=info.id, op=spec.op, kind=kind, span=info.key.span, description=description,
-            attrs=tuple(attrs), inputs=inputs, guard=guard, iteration=iteration, on_error=on_error,
-            retry=retry, regions=tuple(regions),
-        )
-        return node, edges
+            node = info.body.get(name)
+            if node is not None and name not in info.spec.fields:
+                attrs.append(Attr(name, self._value(node, scope.roots, scope,
+                                                    raw=name in _RAW_FIELDS or name != "cache"), node.span))
 
     def _call_name(self, info: _Step) -> str:
         template = info.spec.name or info.kind
@@ -902,136 +931,175 @@ class InstructionFrontEnd:
 
     # ------------------------------------------------------------------ kinds
     def _kind_fields(self, info: _Step, scope: _Scope, attrs: list[Attr], edges: list[Edge],
-                     regions: list[Region]):
+                     regions: list[Region]) -> Iteration | None:
         """Attrs for the kind's own fields; regions for bodies and branches.
         Returns an Iteration for foreach."""
-        body, kind = info.body, info.kind
         roots = scope.roots
         field_scope: _Scope | None = scope
         if info.spec.is_trigger:
             # Read against the payload the trigger fires with, not the steps.
-            payload = TRIGGER_PAYLOAD_ROOTS.get(kind)
+            payload = TRIGGER_PAYLOAD_ROOTS.get(info.kind)
             roots = payload | _CEL_TYPE_NAMES if payload is not None else None
             field_scope = None
-        handled = {"on_error", "timeout", "inputs"}
-        iteration = None
 
         def add(name: str, value: E.Expr, node: YNode) -> None:
             attrs.append(Attr(name, value, node.span))
 
-        if kind == "switch":
-            handled |= {"cases", "default"}
-            self._switch(info, scope, edges)
-        elif kind == "wait":
-            handled.add("on_timeout")
-            target_node = body.get("on_timeout")
-            if target_node is not None:
-                target = self._string(target_node)
-                if target is None:
-                    self._error("INS102", "`on_timeout` must be a step id", target_node.span)
-                elif self._target_exists(target, target_node, scope, "on_timeout"):
-                    edges.append(Edge(info.id, target, EdgeKind.ERROR, "timeout", 0, target_node.span))
-                    add("on_timeout", E.Literal(target, "string", target_node.span), target_node)
-        elif kind == "sleep":
-            handled.add("duration")
-            node = body.get("duration")
-            ms = self._duration(node, "`sleep.duration`") if node is not None else None
-            if ms is not None:
-                add("duration_ms", E.Literal(ms, "int", node.span), node)
-        elif kind == "finish":
-            status = body.get("status")
-            if status is not None:
-                self._enum(status, _FINISH_STATUSES, "`finish.status`")
+        handled = {"on_error", "timeout", "inputs"}
+        reader = _KIND_FIELD_READERS.get(info.kind)
+        if reader is not None:
+            handled |= reader(self, _KindFields(info, scope, roots, add, edges))
+        handled |= self._nested(info, scope, regions)
+        iteration = None
+        if info.kind == "foreach" and info.body.get("over") is not None:
+            iteration = self._foreach_iteration(info, scope, roots, attrs, add)
+            handled.add("over")
+        self._other_kind_fields(info, roots, field_scope, handled, add)
+        return iteration
+
+    # Each reader checks and lowers the fields of one kind (or of kinds that
+    # share them) and returns the names it handled; _KIND_FIELD_READERS
+    # (below the class) says which reads which kind.
+    def _switch_fields(self, k: _KindFields) -> set[str]:
+        self._switch(k.info, k.scope, k.edges)
+        return {"cases", "default"}
+
+    def _wait_fields(self, k: _KindFields) -> set[str]:
+        target_node = k.info.body.get("on_timeout")
+        if target_node is not None:
+            target = self._string(target_node)
+            if target is None:
+                self._error("INS102", "`on_timeout` must be a step id", target_node.span)
+            elif self._target_exists(target, target_node, k.scope, "on_timeout"):
+                k.edges.append(Edge(k.info.id, target, EdgeKind.ERROR, "timeout", 0, target_node.span))
+                k.add("on_timeout", E.Literal(target, "string", target_node.span), target_node)
+        return {"on_timeout"}
+
+    def _sleep_fields(self, k: _KindFields) -> set[str]:
+        node = k.info.body.get("duration")
+        ms = self._duration(node, "`sleep.duration`") if node is not None else None
+        if ms is not None:
+            k.add("duration_ms", E.Literal(ms, "int", node.span), node)
+        return {"duration"}
+
+    def _finish_fields(self, k: _KindFields) -> set[str]:
+        status = k.info.body.get("status")
+        if status is not None:
+            self._enum(status, _FINISH_STATUSES, "`finish.status`")
+        else:
+            k.add("status", E.Literal("completed", "string", k.info.key.span), k.info.key)
+        return set()
+
+    def _writes_fields(self, k: _KindFields) -> set[str]:
+        body = k.info.body
+        writes = body.get("writes")
+        if writes is not None and not (self._string(writes) and _ID.match(self._string(writes))):
+            self._error("INS105", "`writes` must name a run variable ([a-zA-Z_][a-zA-Z0-9_-]*)", writes.span)
+        if body.get("mode") is not None:
+            self._enum(body.get("mode"), _ASSIGN_MODES, "`mode`")
+        return set()
+
+    def _template_fields(self, k: _KindFields) -> set[str]:
+        body, info = k.info.body, k.info
+        text = body.get("text")
+        if text is not None:
+            if isinstance(text, YScalar) and isinstance(text.value, str):
+                k.add("text", self._value(text, k.roots, k.scope, force_string=True), text)
             else:
-                add("status", E.Literal("completed", "string", info.key.span), info.key)
-        elif kind in ("assign", "transform"):
-            writes = body.get("writes")
-            if writes is not None and not (self._string(writes) and _ID.match(self._string(writes))):
-                self._error("INS105", "`writes` must name a run variable ([a-zA-Z_][a-zA-Z0-9_-]*)", writes.span)
-            if body.get("mode") is not None:
-                self._enum(body.get("mode"), _ASSIGN_MODES, "`mode`")
-        elif kind == "template":
-            handled.add("text")
-            text = body.get("text")
-            if text is not None:
-                if isinstance(text, YScalar) and isinstance(text.value, str):
-                    add("text", self._value(text, roots, scope, force_string=True), text)
-                else:
-                    self._error("INS102", "`template.text` must be a string", text.span)
-            if text is None and body.get("value") is None:
-                self._error("INS204", f"template step {info.id!r} needs `text` or `value`", info.key.span)
-        elif kind in ("map", "filter", "reduce"):
-            handled |= {"expr", "as", "acc"}
-            item = self._alias(body.get("as"), "item")
-            acc = self._alias(body.get("acc"), "acc")
-            params = (acc, item, "index") if kind == "reduce" else (item, "index")
-            expr_node = body.get("expr")
-            if expr_node is not None:
-                inner = roots | set(params)
-                lam = E.Lambda(params, self._cel(expr_node, frozenset(inner), scope), expr_node.span)
-                add("expr", lam, expr_node)
-            if kind == "filter":
-                add("truthiness", E.Literal("cel_bool", "string", info.key.span), info.key)
-        elif kind == "sort":
-            handled.add("order")
-            order = body.get("order")
-            direction = self._enum(order, _SORT_ORDERS, "`sort.order`") if order is not None else "asc"
-            add("direction", E.Literal(direction or "asc", "string", (order or info.key).span), order or info.key)
-            add("ordering", E.Literal("cel", "string", info.key.span), info.key)
-        elif kind == "chunk":
-            self._int(body.get("size"), "`chunk.size`", 1)
-            if body.get("overlap") is not None:
-                self._int(body.get("overlap"), "`chunk.overlap`", 0)
-        elif kind == "iterate":
-            handled |= {"while", "until", "max_iterations"}
-            loop_roots = frozenset(roots | BODY_ROOTS | {"result", "last"})
-            for name in ("while", "until"):
-                node = body.get(name)
-                if node is not None:
-                    add(name, self._cel(node, loop_roots, scope), node)
-            mi = body.get("max_iterations")
-            limit = CAT.MAX_ITERATIONS
-            if isinstance(mi, YScalar) and type(mi.value) in (int, float) and mi.value > MAX_DECLARED_ITERATIONS:
-                # Beyond what flowc runs at all (not only beyond the dialect's cap).
-                self._error("LIM106", f"`iterate.max_iterations` {shown_number(mi.text)} exceeds "
-                            f"{MAX_DECLARED_ITERATIONS}", mi.span)
-            elif mi is not None:
-                value = self._int(mi, "`iterate.max_iterations`", 1, CAT.MAX_ITERATIONS, code="INS306")
-                limit = value or CAT.MAX_ITERATIONS
-            add("max_iterations", E.Literal(limit, "int", (mi or info.key).span), mi or info.key)
-            if body.get("while") is None and body.get("until") is None:
-                self._warning("INS204", f"iterate step {info.id!r} has neither `while` nor `until`; it runs "
-                              f"max_iterations ({limit}) times", info.key.span)
-        elif kind in ("batch", "foreach"):
-            handled.add("as")
-            self._lanes(info)
-        # bodies and branches
+                self._error("INS102", "`template.text` must be a string", text.span)
+        if text is None and body.get("value") is None:
+            self._error("INS204", f"template step {info.id!r} needs `text` or `value`", info.key.span)
+        return {"text"}
+
+    def _lambda_fields(self, k: _KindFields) -> set[str]:
+        body, kind = k.info.body, k.info.kind
+        item = self._alias(body.get("as"), "item")
+        acc = self._alias(body.get("acc"), "acc")
+        params = (acc, item, "index") if kind == "reduce" else (item, "index")
+        expr_node = body.get("expr")
+        if expr_node is not None:
+            inner = k.roots | set(params)
+            lam = E.Lambda(params, self._cel(expr_node, frozenset(inner), k.scope), expr_node.span)
+            k.add("expr", lam, expr_node)
+        if kind == "filter":
+            k.add("truthiness", E.Literal("cel_bool", "string", k.info.key.span), k.info.key)
+        return {"expr", "as", "acc"}
+
+    def _sort_fields(self, k: _KindFields) -> set[str]:
+        key = k.info.key
+        order = k.info.body.get("order")
+        direction = self._enum(order, _SORT_ORDERS, "`sort.order`") if order is not None else "asc"
+        k.add("direction", E.Literal(direction or "asc", "string", (order or key).span), order or key)
+        k.add("ordering", E.Literal("cel", "string", key.span), key)
+        return {"order"}
+
+    def _chunk_fields(self, k: _KindFields) -> set[str]:
+        body = k.info.body
+        self._int(body.get("size"), "`chunk.size`", 1)
+        if body.get("overlap") is not None:
+            self._int(body.get("overlap"), "`chunk.overlap`", 0)
+        return set()
+
+    def _iterate_fields(self, k: _KindFields) -> set[str]:
+        body, info = k.info.body, k.info
+        loop_roots = frozenset(k.roots | BODY_ROOTS | {"result", "last"})
+        for name in ("while", "until"):
+            node = body.get(name)
+            if node is not None:
+                k.add(name, self._cel(node, loop_roots, k.scope), node)
+        mi = body.get("max_iterations")
+        limit = CAT.MAX_ITERATIONS
+        if isinstance(mi, YScalar) and type(mi.value) in (int, float) and mi.value > MAX_DECLARED_ITERATIONS:
+            # Beyond what flowc runs at all (not only beyond the dialect's cap).
+            self._error("LIM106", f"`iterate.max_iterations` {shown_number(mi.text)} exceeds "
+                        f"{MAX_DECLARED_ITERATIONS}", mi.span)
+        elif mi is not None:
+            value = self._int(mi, "`iterate.max_iterations`", 1, CAT.MAX_ITERATIONS, code="INS306")
+            limit = value or CAT.MAX_ITERATIONS
+        k.add("max_iterations", E.Literal(limit, "int", (mi or info.key).span), mi or info.key)
+        if body.get("while") is None and body.get("until") is None:
+            self._warning("INS204", f"iterate step {info.id!r} has neither `while` nor `until`; it runs "
+                          f"max_iterations ({limit}) times", info.key.span)
+        return {"while", "until", "max_iterations"}
+
+    def _lanes_fields(self, k: _KindFields) -> set[str]:
+        self._lanes(k.info)
+        return {"as"}
+
+    def _nested(self, info: _Step, scope: _Scope, regions: list[Region]) -> set[str]:
+        """The Regions of a kind with a body or branches; the field handled."""
         nested = info.spec.nested
         if nested == "body":
-            handled.add("body")
-            region = self._body(info, scope, "body", body.get("body"))
+            region = self._body(info, scope, "body", info.body.get("body"))
             if region is not None:
                 regions.append(region)
-        elif nested == "branches":
-            handled.add("branches")
+            return {"body"}
+        if nested == "branches":
             regions.extend(self._branches(info, scope))
-        if kind == "foreach" and body.get("over") is not None:
-            over = self._value(body.get("over"), roots, scope)
-            batch = body.get("batch")
-            lanes = 1
-            if isinstance(batch, YMap) and isinstance(batch.get("parallel"), YScalar) \
-                    and isinstance(batch.get("parallel").value, int):
-                lanes = max(1, min(batch.get("parallel").value, CAT.MAX_PARALLEL))
-            policy = "error_object_and_continue" if any(
-                a.name == "on_error" and a.value.value == "continue" for a in attrs) else "fail"
-            iteration = Iteration(over, self._alias(body.get("as"), "item"), "index", 0, lanes, policy,
-                                  body.get("over").span)
-            handled.add("over")
-            alias = self._alias(body.get("as"), "item")
-            if alias != "item":
-                add("as", E.Literal(alias, "string", body.get("as").span), body.get("as"))
-        # every other kind field, in document order
-        for key, value in body.items:
+            return {"branches"}
+        return set()
+
+    def _foreach_iteration(self, info: _Step, scope: _Scope, roots, attrs: list[Attr], add) -> Iteration:
+        body = info.body
+        over = self._value(body.get("over"), roots, scope)
+        batch = body.get("batch")
+        lanes = 1
+        if isinstance(batch, YMap) and isinstance(batch.get("parallel"), YScalar) \
+                and isinstance(batch.get("parallel").value, int):
+            lanes = max(1, min(batch.get("parallel").value, CAT.MAX_PARALLEL))
+        policy = "error_object_and_continue" if any(
+            a.name == "on_error" and a.value.value == "continue" for a in attrs) else "fail"
+        iteration = Iteration(over, self._alias(body.get("as"), "item"), "index", 0, lanes, policy,
+                              body.get("over").span)
+        alias = self._alias(body.get("as"), "item")
+        if alias != "item":
+            add("as", E.Literal(alias, "string", body.get("as").span), body.get("as"))
+        return iteration
+
+    def _other_kind_fields(self, info: _Step, roots, field_scope: _Scope | None, handled: set[str], add) -> None:
+        """Every kind field no reader handled, in document order."""
+        kind = info.kind
+        for key, value in info.body.items:
             name = key.value
             # A field that is both common and the kind's (output_schema, skills)
             # counts as the kind's, so it is lowered here.
@@ -1044,7 +1112,6 @@ class InstructionFrontEnd:
                 add(name, self._cel(value, field_roots, field_scope), key)
                 continue
             add(name, self._value(value, roots, field_scope, raw=name in _RAW_FIELDS), key)
-        return iteration
 
     def _alias(self, node: YNode | None, default: str) -> str:
         if node is None:
@@ -1323,6 +1390,26 @@ def _front_end(text: str, path: str) -> tuple[InstructionFrontEnd, list[Workflow
         fe.sink.error("ANA406", "the workflow nests too deeply to compile", Span(path, 1, 1, 1, 2))
         workflows = []
     return fe, workflows
+
+
+# Which reader (InstructionFrontEnd._*_fields) checks and lowers a kind's own fields.
+_KIND_FIELD_READERS: dict[str, Callable[[InstructionFrontEnd, _KindFields], set[str]]] = {
+    "switch": InstructionFrontEnd._switch_fields,
+    "wait": InstructionFrontEnd._wait_fields,
+    "sleep": InstructionFrontEnd._sleep_fields,
+    "finish": InstructionFrontEnd._finish_fields,
+    "assign": InstructionFrontEnd._writes_fields,
+    "transform": InstructionFrontEnd._writes_fields,
+    "template": InstructionFrontEnd._template_fields,
+    "map": InstructionFrontEnd._lambda_fields,
+    "filter": InstructionFrontEnd._lambda_fields,
+    "reduce": InstructionFrontEnd._lambda_fields,
+    "sort": InstructionFrontEnd._sort_fields,
+    "chunk": InstructionFrontEnd._chunk_fields,
+    "iterate": InstructionFrontEnd._iterate_fields,
+    "batch": InstructionFrontEnd._lanes_fields,
+    "foreach": InstructionFrontEnd._lanes_fields,
+}
 
 
 def compile_instruction_all(text: str, path: str) -> tuple[list[Workflow], list[Diagnostic]]:

@@ -14,8 +14,6 @@ import importlib
 import json
 from collections.abc import Callable
 
-from flowc.compiler.schema import workflowskill
-
 # dialect -> (module, function) candidates, first found wins.
 _PROVIDERS: dict[str, tuple[tuple[str, str], ...]] = {
     "workflowskill": (("flowc.compiler.schema.workflowskill", "schema"),),
@@ -27,8 +25,6 @@ _PROVIDERS: dict[str, tuple[tuple[str, str], ...]] = {
 
 
 def _find(dialect: str) -> Callable[[], dict] | None:
-    if dialect == "workflowskill":
-        return workflowskill.schema
     for module_name, function in _PROVIDERS.get(dialect, ()):
         try:
             module = importlib.import_module(module_name)

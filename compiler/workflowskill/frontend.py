@@ -316,10 +316,31 @@ class WorkflowSkillFrontEnd:
         self.current = info
         description = _string_of(step.get("description"))
         attrs: list[Attr] = []
-        guard = None
-        iteration = None
-        in_iteration = False
+        iteration = self._iteration(step, stype)
+        guard = self._condition(step, stype, attrs)
+        inputs = self._step_bindings(step.get("inputs"), "inputs", iteration is not None)
+        outputs = self._step_bindings(step.get("outputs"), "outputs", iteration is not None)
+        if stype == "tool":
+            op = self._lower_tool(step, attrs)
+        elif stype == "transform":
+            op = self._lower_transform(step, sid, attrs)
+        elif stype == "conditional":
+            op = "branch"
+            for arm in ("then", "else"):
+                self._check_branch_arm(step.get(arm), arm, info)
+        else:
+            op = self._lower_exit(step, attrs)
+        on_error = self._error_policy(step.get("on_error"))
+        retry = self._retry(step.get("retry"))
+        return Node(
+            id=sid, op=op, kind=stype, span=step.span, description=description,
+            attrs=tuple(attrs), inputs=tuple(inputs), outputs=tuple(outputs), guard=guard,
+            iteration=iteration, on_error=on_error, retry=retry,
+        )
 
+    def _iteration(self, step: YMap, stype: str) -> Iteration | None:
+        """`each` (and its `delay`): the step runs once per item."""
+        iteration = None
         each = step.get("each")
         if each is not None:
             if stype not in F.EACH_ALLOWED:
@@ -328,7 +349,6 @@ class WorkflowSkillFrontEnd:
                 over = self._expression(each, "each", context="step")
                 if over is not None:
                     iteration = Iteration(over=over, span=each.span)
-                    in_iteration = True
         delay = step.get("delay")
         if delay is not None:
             if each is None:
@@ -336,59 +356,50 @@ class WorkflowSkillFrontEnd:
             ms = self._duration(delay, "delay")
             if iteration is not None and ms is not None:
                 iteration = Iteration(over=iteration.over, delay_ms=ms, span=iteration.span)
+        return iteration
 
+    def _condition(self, step: YMap, stype: str, attrs: list[Attr]) -> Guard | None:
+        """A conditional's `condition` is its branch attr; any other step's is its guard."""
         cond = step.get("condition")
-        if cond is not None:
-            expr = self._expression(cond, "condition", context="step")
-            if expr is not None:
-                if stype == "conditional":
-                    attrs.append(Attr("condition", expr, cond.span))
-                    attrs.append(Attr("truthiness", E.Literal("js_boolean", "string"), cond.span))
-                else:
-                    guard = Guard(expr, "js_boolean", cond.span)
+        if cond is None:
+            return None
+        expr = self._expression(cond, "condition", context="step")
+        if expr is None:
+            return None
+        if stype != "conditional":
+            return Guard(expr, "js_boolean", cond.span)
+        attrs.append(Attr("condition", expr, cond.span))
+        attrs.append(Attr("truthiness", E.Literal("js_boolean", "string"), cond.span))
+        return None
 
-        inputs = self._step_bindings(step.get("inputs"), "inputs", in_iteration)
-        outputs = self._step_bindings(step.get("outputs"), "outputs", in_iteration)
-
-        if stype == "tool":
-            op = "call"
-            tool = step.get("tool")
-            attrs.append(Attr("capability", E.Literal("tool", "string"), step.span))
-            if tool is not None:
-                if isinstance(tool, YScalar) and isinstance(tool.value, str) and tool.value:
-                    attrs.append(Attr("name", E.Literal(tool.value, "string", tool.span), tool.span))
-                else:
-                    self.sink.error("WFS103", f"`tool` must be a tool name, not {type_name(tool)}", tool.span)
-        elif stype == "transform":
-            op = self._lower_transform(step, sid, attrs)
-        elif stype == "conditional":
-            op = "branch"
-            for arm in ("then", "else"):
-                self._check_branch_arm(step.get(arm), arm, info)
-        else:
-            op = "exit"
-            status = step.get("status")
-            if status is not None:
-                if isinstance(status, YScalar) and status.value in F.EXIT_STATUSES:
-                    attrs.append(Attr("status", E.Literal(status.value, "string", status.span), status.span))
-                else:
-                    self.sink.error("WFS106", f"exit `status` must be success or failed, not {_show(status)}",
-                                    status.span)
-            attrs.append(Attr("output", self._exit_output(step.get("output")), step.span))
-
-        on_error = ErrorPolicy()
-        oe = step.get("on_error")
-        if oe is not None:
-            if isinstance(oe, YScalar) and oe.value in F.ON_ERROR:
-                on_error = ErrorPolicy(oe.value, None, oe.span)
+    def _lower_tool(self, step: YMap, attrs: list[Attr]) -> str:
+        tool = step.get("tool")
+        attrs.append(Attr("capability", E.Literal("tool", "string"), step.span))
+        if tool is not None:
+            if isinstance(tool, YScalar) and isinstance(tool.value, str) and tool.value:
+                attrs.append(Attr("name", E.Literal(tool.value, "string", tool.span), tool.span))
             else:
-                self.sink.error("WFS106", f"`on_error` must be fail or ignore, not {_show(oe)}", oe.span)
-        retry = self._retry(step.get("retry"))
-        return Node(
-            id=sid, op=op, kind=stype, span=step.span, description=description,
-            attrs=tuple(attrs), inputs=tuple(inputs), outputs=tuple(outputs), guard=guard,
-            iteration=iteration, on_error=on_error, retry=retry,
-        )
+                self.sink.error("WFS103", f"`tool` must be a tool name, not {type_name(tool)}", tool.span)
+        return "call"
+
+    def _lower_exit(self, step: YMap, attrs: list[Attr]) -> str:
+        status = step.get("status")
+        if status is not None:
+            if isinstance(status, YScalar) and status.value in F.EXIT_STATUSES:
+                attrs.append(Attr("status", E.Literal(status.value, "string", status.span), status.span))
+            else:
+                self.sink.error("WFS106", f"exit `status` must be success or failed, not {_show(status)}",
+                                status.span)
+        attrs.append(Attr("output", self._exit_output(step.get("output")), step.span))
+        return "exit"
+
+    def _error_policy(self, oe: YNode | None) -> ErrorPolicy:
+        if oe is None:
+            return ErrorPolicy()
+        if isinstance(oe, YScalar) and oe.value in F.ON_ERROR:
+            return ErrorPolicy(oe.value, None, oe.span)
+        self.sink.error("WFS106", f"`on_error` must be fail or ignore, not {_show(oe)}", oe.span)
+        return ErrorPolicy()
 
     def _lower_transform(self, step: YMap, sid: str, attrs: list[Attr]) -> str:
         opnode = step.get("operation")
