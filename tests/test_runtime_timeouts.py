@@ -34,7 +34,7 @@ from flowc import driver
 from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module, rt_aevatar_run
 from flowc.host import ScriptedHost
-from flowc.runtime import dag, drivers
+from flowc.runtime import dag, drivers, fuel
 from flowc.runtime.kernel import Call, Kernel, Result, with_deadline
 
 
@@ -495,7 +495,7 @@ def test_deadlines_fire_the_same_on_micropython(tmp_path):
     modules = [rt_cel.__file__, rt_regex.__file__, rt_dag.__file__, vm_module.__file__, expr_vm.__file__,
                expr_cel.__file__, expr_aevatar.__file__, expr_wfs.__file__,
                dataflow.__file__, kernel.__file__, dag.__file__, drivers.__file__, rt_aevatar.__file__,
-               rt_aevatar_run.__file__, aevatar_vm.__file__, wfs_values.__file__]
+               rt_aevatar_run.__file__, aevatar_vm.__file__, wfs_values.__file__, fuel.__file__]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(driver_file), str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=300, cwd=MP_DIR)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -54,9 +54,11 @@ except ImportError:  # copied next to the generated module
 
 try:
     from flowc.runtime import drivers as _drivers
+    from flowc.runtime.fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel
     from flowc.runtime.kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
 except ImportError:  # copies side by side (MicroPython)
     import drivers as _drivers
+    from fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel  # noqa: F401
     from kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
 
 try:
@@ -72,18 +74,10 @@ __all__ = ["MAX_STEPS", "main", "run", "run_async", "run_virtual"]
 
 MAX_STEPS = 10000
 SEP = "\n---\n"
-# Run-time budgets (fuel): copies of flowc.ir.limits' figures (this kernel
-# runs on MicroPython without flowc; tests/test_runtime_limits.py keeps them equal).
-DEFAULT_MAX_ITERATIONS = 10000000   # step dispatches per run, sub-steps and retries included
-DEFAULT_MAX_HOST_CALLS = 1000000    # host calls per run
-
-
-class OutOfFuel(Exception):
-    """The run exceeded a budget: it fails at once, whatever ``on_error`` says."""
-
-    def __init__(self, message):
-        super().__init__(message)
-        self.message = message
+# The dialect's step budget: MAX_STEPS dispatches (ir/semantics.py,
+# DialectProfile.step_budget of aevatar; a test keeps them equal). Its
+# iterations are step dispatches, sub-steps and retries included.
+STEP_BUDGET = "dispatches"
 
 
 class StepFailure(Exception):
@@ -837,19 +831,15 @@ class Run(Kernel):
     ``concurrent``: the workers of parallel, race, foreach and map_reduce
     run as sibling tasks (at most ``max_concurrent_workers`` at a time); off,
     they run one after the other, which is the reference order.
-    ``fuel_errors``: further exceptions that mean a budget ran out (the VM's
-    instruction fuel); the run fails at the top-level step, like OutOfFuel."""
+    ``max_instructions``: the VM's expression machine draws on them
+    (aevatar_vm.py); a run out of any fuel fails at the top-level step."""
 
     def __init__(self, plan, inputs, host=None, max_steps=MAX_STEPS, max_iterations=None, max_host_calls=None,
-                 concurrent=False, fuel_errors=()):
+                 concurrent=False, max_instructions=None):
         Kernel.__init__(self)
         self.concurrent = concurrent
-        self.fuel_errors = (OutOfFuel,) + tuple(fuel_errors)
         self.result = None
-        self.max_iterations = DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations
-        self.max_host_calls = DEFAULT_MAX_HOST_CALLS if max_host_calls is None else max_host_calls
-        self.iterations_left = self.max_iterations
-        self.calls_left = self.max_host_calls
+        self.fuel = Fuel(max_iterations, max_host_calls, max_instructions, max_steps, STEP_BUDGET)
         self.plan = plan
         self.steps = plan["steps"]
         self.index = {}
@@ -857,12 +847,10 @@ class Run(Kernel):
             self.index.setdefault(step["id"], i)
         self.vars = _Obj()
         self.current = None  # the top-level step being dispatched
-        self.max_steps = max_steps
         self.records = []
         self.calls = []
         self.sleeps = []
         self.cache = {}
-        self.budget = max_steps
         self.retries = {}
         inputs = inputs or {}
         self.vars["input"] = _text(inputs.get("input", ""))
@@ -884,9 +872,7 @@ class Run(Kernel):
         host's message. ``timeout_ms``: the step's deadline, which only a
         driver with a clock enforces; past it the step fails with the
         engine's ``TIMEOUT after <n>ms`` (a timeout: no retry, no on_error)."""
-        self.calls_left -= 1
-        if self.calls_left < 0:
-            raise OutOfFuel("fuel exhausted: more than " + str(self.max_host_calls) + " host calls")
+        self.fuel.call()
         self.calls.append({"capability": capability, "name": name, "args": args})
         req = Call(capability, name, args, timeout_ms)
         answer = yield req
@@ -936,7 +922,7 @@ class Run(Kernel):
         top-level step running."""
         try:
             return (yield from self._execute())
-        except self.fuel_errors as exc:
+        except OutOfFuel as exc:
             return self.finish(False, "", exc.message, self.current)
 
     def _execute(self):
@@ -945,10 +931,8 @@ class Run(Kernel):
         step = self.steps[0]
         text = self.vars["input"]
         while True:
-            self.budget -= 1
-            if self.budget < 0:
-                return self.finish(False, "", f"step budget exhausted ({self.max_steps} dispatches)", step["id"])
-            self.current = step["id"]
+            self.current = step["id"]  # past the step budget, the run fails here
+            self.fuel.step()
             self.note("step_start", step["id"])
             # the engine's step timer: from this dispatch to its completion
             ms = step.get("timeout_ms")
@@ -1038,9 +1022,7 @@ class Run(Kernel):
     def dispatch(self, step, text, variables):
         """(success, output, error, branch key, jump target, (var, value) or None)."""
         # every dispatch (a sub-step, a loop's iteration, a retry) is an iteration of fuel
-        self.iterations_left -= 1
-        if self.iterations_left < 0:
-            raise OutOfFuel("fuel exhausted: more than " + str(self.max_iterations) + " iterations")
+        self.fuel.iterate()
         scope = None
         if step["type"] in _SCOPED or type(variables) is not _Obj:
             # its sub-steps see the variables as they are now (a while
@@ -1582,22 +1564,22 @@ def drive_sync(r, host):
 
 
 def run_async(plan, inputs, host, max_steps=MAX_STEPS, max_iterations=None, max_host_calls=None,
-              concurrent=True, fuel_errors=()):
+              concurrent=True):
     """A coroutine: the record of the run driven by asyncio (``host.call``
     may be a coroutine). ``concurrent=False`` keeps the sequential order
     (the record of :func:`run` for the same answers)."""
     from flowc.runtime.aio import drive_async
 
-    r = Run(plan, inputs, None, max_steps, max_iterations, max_host_calls, concurrent, fuel_errors)
+    r = Run(plan, inputs, None, max_steps, max_iterations, max_host_calls, concurrent)
     return drive_async(r, host)
 
 
 def run_virtual(plan, inputs, script, max_steps=MAX_STEPS, max_iterations=None, max_host_calls=None,
-                concurrent=True, fuel_errors=()):
+                concurrent=True):
     """The record of the run on a virtual clock (``script``: see
     :class:`flowc.runtime.drivers.VirtualHost`, or an object with its ``answer``)."""
     host = script if hasattr(script, "answer") else _drivers.VirtualHost(script)
-    r = Run(plan, inputs, None, max_steps, max_iterations, max_host_calls, concurrent, fuel_errors)
+    r = Run(plan, inputs, None, max_steps, max_iterations, max_host_calls, concurrent)
     return _drivers.drive_virtual(r, host)
 
 
