@@ -168,7 +168,7 @@ FAILURE_STEPS = {  # the step each dialect's fuel failure names (its profile's f
 def test_the_same_budget_fails_the_same_on_module_and_vm(programs, budget):
     dialect, module, program, inputs, script = programs
     failures = set()
-    for n in range(0, 30):
+    for n in range(30):
         py, on_vm, py_virtual, vm_virtual = _records(module, program, inputs, script, **{budget: n})
         assert py == on_vm, (dialect, budget, n)
         assert py_virtual == vm_virtual, (dialect, budget, n)
