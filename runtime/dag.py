@@ -78,6 +78,13 @@ STATUS_CANCELLED = "cancelled"
 DEFAULT_TIMEOUT_MS = 600000
 TIMEOUT_MESSAGE = "timeout"
 
+# Step kinds whose ``timeout`` limits each host call (an HTTP request, an a2a
+# message or wait, a wait for another run) rather than the whole step: every
+# call carries it as ``Call.timeout_ms``, which the driver enforces (a slower
+# call is answered TimedOut, a failure of that attempt: retried, or routed to
+# ``on_timeout``); the step's own deadline is then the default one.
+CALL_TIMEOUT_KINDS = ("http", "a2a.send", "a2a.delegate", "a2a.wait", "workflow.wait")
+
 # Attrs that steer a step rather than being an argument of its host call.
 _CONTROL_ATTRS = ("capability", "name", "timeout_ms", "on_timeout", "on_error", "cache", "budget", "skills",
                   "otel", "on_replay", "idempotent", "truthiness", "ordering")
@@ -542,6 +549,8 @@ class DataflowRun(Kernel):
         charges no fuel for it."""
         if not self.clock or not _flags(node) & SUSPENDS:
             return None
+        if node.get("kind") in CALL_TIMEOUT_KINDS:  # its timeout is each call's (_op_call)
+            return DEFAULT_TIMEOUT_MS
         ms = _timeout_ms(self, node, env)
         return DEFAULT_TIMEOUT_MS if ms is None else ms
 
@@ -706,9 +715,11 @@ def _op_call(run, node, env, prefix, state, forced, payload):
     run.fuel.call()
     capability, name = node["capability"], node["call_name"]
     run.calls.append({"capability": capability, "name": name, "args": args})
-    # with a clock the step's deadline (execute) bounds the call; without
-    # one the step's timeout goes with the call, for the host to honour
-    answer = yield Call(capability, name, args, None if run.clock else _timeout_ms(run, node, env))
+    # with a clock the step's deadline (execute) bounds the call, unless the
+    # kind's timeout is per call; without one the step's timeout goes with
+    # the call, for the host to honour
+    per_call = not run.clock or node.get("kind") in CALL_TIMEOUT_KINDS
+    answer = yield Call(capability, name, args, _timeout_ms(run, node, env) if per_call else None)
     if answer.kind == "result":
         return answer.value
     # a tool error, a host failure or a timeout: every one fails the step
