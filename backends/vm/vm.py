@@ -74,7 +74,13 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import drivers as _drivers
     import expr_vm as _x
     import expr_wfs as _xw
-    from fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_INSTRUCTIONS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel  # noqa: F401
+    from fuel import (  # noqa: F401 - the budgets, re-exported
+        DEFAULT_MAX_HOST_CALLS,
+        DEFAULT_MAX_INSTRUCTIONS,
+        DEFAULT_MAX_ITERATIONS,
+        Fuel,
+        OutOfFuel,
+    )
     from kernel import Call, Kernel, Sleep
 
 _MICRO = sys.implementation.name == "micropython"
