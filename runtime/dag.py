@@ -78,12 +78,14 @@ STATUS_CANCELLED = "cancelled"
 DEFAULT_TIMEOUT_MS = 600000
 TIMEOUT_MESSAGE = "timeout"
 
-# Step kinds whose ``timeout`` limits each host call (an HTTP request, an a2a
-# message or wait, a wait for another run) rather than the whole step: every
-# call carries it as ``Call.timeout_ms``, which the driver enforces (a slower
-# call is answered TimedOut, a failure of that attempt: retried, or routed to
-# ``on_timeout``); the step's own deadline is then the default one.
-CALL_TIMEOUT_KINDS = ("http", "a2a.send", "a2a.delegate", "a2a.wait", "workflow.wait")
+# Host calls whose step ``timeout`` limits each call rather than the whole
+# step (the kinds http, a2a.send, a2a.delegate, a2a.wait and workflow.wait:
+# an HTTP request, an a2a message or wait, a wait for another run), by the
+# plan's (capability, call name): every such call carries it as
+# ``Call.timeout_ms``, which the driver enforces (a slower call is answered
+# TimedOut, a failure of that attempt: retried, or handled by on_error);
+# the step's own deadline is then the default one.
+PER_CALL_TIMEOUTS = {"http": ("request",), "a2a": ("send", "delegate", "wait"), "workflow": ("workflow.wait",)}
 
 # Attrs that steer a step rather than being an argument of its host call.
 _CONTROL_ATTRS = ("capability", "name", "timeout_ms", "on_timeout", "on_error", "cache", "budget", "skills",
@@ -549,7 +551,7 @@ class DataflowRun(Kernel):
         charges no fuel for it."""
         if not self.clock or not _flags(node) & SUSPENDS:
             return None
-        if node.get("kind") in CALL_TIMEOUT_KINDS:  # its timeout is each call's (_op_call)
+        if _per_call_timeout(node):  # its timeout is each call's (_op_call)
             return DEFAULT_TIMEOUT_MS
         ms = _timeout_ms(self, node, env)
         return DEFAULT_TIMEOUT_MS if ms is None else ms
@@ -710,6 +712,11 @@ def _timeout_ms(run, node, env):
     return value if (type(value) is int or type(value) is float) and value > 0 else None
 
 
+def _per_call_timeout(node):
+    """Does the step's ``timeout`` bound each of its calls (PER_CALL_TIMEOUTS)?"""
+    return node.get("call_name") in PER_CALL_TIMEOUTS.get(node.get("capability"), ())
+
+
 def _op_call(run, node, env, prefix, state, forced, payload):
     args = _call_args(node, env)
     run.fuel.call()
@@ -718,7 +725,7 @@ def _op_call(run, node, env, prefix, state, forced, payload):
     # with a clock the step's deadline (execute) bounds the call, unless the
     # kind's timeout is per call; without one the step's timeout goes with
     # the call, for the host to honour
-    per_call = not run.clock or node.get("kind") in CALL_TIMEOUT_KINDS
+    per_call = not run.clock or _per_call_timeout(node)
     answer = yield Call(capability, name, args, _timeout_ms(run, node, env) if per_call else None)
     if answer.kind == "result":
         return answer.value
