@@ -206,16 +206,10 @@ def _evaluate_aevatar(expr_text: Any, vars: Any = None, mode: str = "expression"
 def _evaluate_with_fuel(evaluate: Any, *args: Any) -> Any:
     """``evaluate(*args)`` with the CEL runtime's comprehensions and list
     scans held to a run's iteration budget, as they are inside a run."""
-    from flowc.backends.python import rt_cel, rt_dag
+    from flowc.backends.python import rt_cel
+    from flowc.runtime.fuel import Fuel
 
-    left = [rt_dag.DEFAULT_MAX_ITERATIONS]
-
-    def charge(n: int) -> None:
-        left[0] -= n
-        if left[0] < 0:
-            raise rt_dag.OutOfFuel(f"fuel exhausted: more than {rt_dag.DEFAULT_MAX_ITERATIONS} iterations")
-
-    outer = rt_cel.set_fuel(charge)
+    outer = rt_cel.set_fuel(Fuel().iterate)
     try:
         return evaluate(*args)
     finally:
@@ -226,9 +220,10 @@ def _evaluate_cel(expr_text: Any, vars: Any = None, backend: str = "python") -> 
     """CEL: ``vars`` are the expression's variables (``{"inputs": {...},
     "steps": {...}}`` or any other names); the value comes back as JSON text
     (uint as a number, bytes as base64, see rt_cel.to_json)."""
-    from flowc.backends.python import rt_cel, rt_dag
+    from flowc.backends.python import rt_cel
     from flowc.backends.python.cel_expr import CelCompileError
     from flowc.compiler.instruction.cel import CelSyntaxError, parse_cel
+    from flowc.runtime.fuel import OutOfFuel
 
     if not isinstance(expr_text, str):
         return "error", "expr must be a string"
@@ -248,7 +243,7 @@ def _evaluate_cel(expr_text: Any, vars: Any = None, backend: str = "python") -> 
 
             value = _evaluate_with_fuel(evaluate_cel, expr, dict(vars))
         return "json", rt_cel.to_json_text(value)
-    except rt_dag.OutOfFuel as e:
+    except OutOfFuel as e:
         return "error", e.message
     except CelSyntaxError as e:
         return "error", f"syntax error: {e.message}"

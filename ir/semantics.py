@@ -18,8 +18,10 @@ from __future__ import annotations
 from flowc.ir.dialects import aevatar, instruction, workflowskill
 from flowc.ir.specs import (
     CONCURRENCY,
+    FUEL_FAILURE_STEPS,
     OUTPUT_RESOLUTION,
     SCHEDULING,
+    STEP_BUDGETS,
     DialectProfile,
     FunctionSpec,
     OperatorSpec,
@@ -27,8 +29,8 @@ from flowc.ir.specs import (
 )
 
 __all__ = [
-    "AEVATAR", "AEVATAR_TRANSFORM_OPS", "CONCURRENCY", "FUNCTIONS", "INSTRUCTION", "OPERATORS",
-    "OUTPUT_RESOLUTION", "PROFILES", "SCHEDULING", "STRINGIFY", "TRUTHINESS", "WORKFLOWSKILL",
+    "AEVATAR", "AEVATAR_TRANSFORM_OPS", "CONCURRENCY", "FUEL_FAILURE_STEPS", "FUNCTIONS", "INSTRUCTION", "OPERATORS",
+    "OUTPUT_RESOLUTION", "PROFILES", "SCHEDULING", "STEP_BUDGETS", "STRINGIFY", "TRUTHINESS", "WORKFLOWSKILL",
     "DialectProfile", "FunctionSpec", "OperatorSpec",
 ]
 

@@ -88,6 +88,11 @@ class DialectProfile:
     # `.length` of an array is its size (JavaScript), so the type checker
     # types it int instead of reporting a field of an array (ANA504).
     array_length_field: bool = False
+    # Fuel (flowc.runtime.fuel: one accounting for every scheduler): the
+    # dialect's step budget (a key of STEP_BUDGETS) and the step a run out
+    # of fuel fails at (a key of FUEL_FAILURE_STEPS).
+    step_budget: str = "none"
+    fuel_failure_step: str = "running_step"
 
 
 # The values of the execution rows, with their meaning. A backend runs a
@@ -112,6 +117,21 @@ OUTPUT_RESOLUTION: dict[str, str] = {
                         "(an exit node gives its own output)",
     "last_output": "one output, `output`: the output of the last step that ran",
     "finish_node": "the `output` of the finish node that ended the run (none without one)",
+}
+# A dialect's step budget: what bounds the steps a run starts, past its
+# iteration, host-call and instruction budgets (every dialect has those).
+STEP_BUDGETS: dict[str, str] = {
+    "none": "no step budget",
+    "workflow_limit": "the workflow's `limits.steps`: a run that would start one step more fails with "
+                      "`limits.steps: the run may start at most N steps`",
+    "dispatches": "the engine's bound on step dispatches (10,000): a run past it fails with "
+                  "`step budget exhausted (N dispatches)`",
+}
+# The step a run out of fuel names in its error.
+FUEL_FAILURE_STEPS: dict[str, str] = {
+    "running_step": "the step running (an each's or a filter's own step)",
+    "innermost_step": "the innermost step running, a body's step by its path (`loop[49].sq`)",
+    "top_level_step": "the top-level step being dispatched (not a sub-step or worker)",
 }
 
 

@@ -46,11 +46,11 @@ Scheduling (agentd's run.rs, see docs/instruction.md)
 
 try:
     from flowc.backends.python import rt_cel as _c
+    from flowc.runtime.fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel
     from flowc.runtime.kernel import (
         Call,
         Cancel,
         Kernel,
-        OutOfFuel,
         Sleep,
         Spawn,
         Wait,
@@ -60,13 +60,12 @@ try:
     )
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import rt_cel as _c
-    from kernel import Call, Cancel, Kernel, OutOfFuel, Sleep, Spawn, Wait, heappop, heappush, with_deadline
+    from fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel  # noqa: F401
+    from kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, heappop, heappush, with_deadline
 
-
-# Run-time budgets (fuel): copies of flowc.ir.limits' figures (this module
-# runs on MicroPython without flowc; tests/test_runtime_limits.py keeps them equal).
-DEFAULT_MAX_ITERATIONS = 10000000   # loop iterations per run (items, iterations, retries)
-DEFAULT_MAX_HOST_CALLS = 1000000    # host calls per run, retries included
+# The dialect's step budget: the workflow's ``limits.steps`` (ir/semantics.py,
+# DialectProfile.step_budget of the instruction dialect; a test keeps them equal).
+STEP_BUDGET = "workflow_limit"
 
 STATUS_DONE = "done"
 STATUS_FAILED = "failed"
@@ -78,6 +77,15 @@ STATUS_CANCELLED = "cancelled"
 # the error of a step past its deadline (the message a timed-out call gives).
 DEFAULT_TIMEOUT_MS = 600000
 TIMEOUT_MESSAGE = "timeout"
+
+# Host calls whose step ``timeout`` limits each call rather than the whole
+# step (the kinds http, a2a.send, a2a.delegate, a2a.wait and workflow.wait:
+# an HTTP request, an a2a message or wait, a wait for another run), by the
+# plan's (capability, call name): every such call carries it as
+# ``Call.timeout_ms``, which the driver enforces (a slower call is answered
+# TimedOut, a failure of that attempt: retried, or handled by on_error);
+# the step's own deadline is then the default one.
+PER_CALL_TIMEOUTS = {"http": ("request",), "a2a": ("send", "delegate", "wait"), "workflow": ("workflow.wait",)}
 
 # Attrs that steer a step rather than being an argument of its host call.
 _CONTROL_ATTRS = ("capability", "name", "timeout_ms", "on_timeout", "on_error", "cache", "budget", "skills",
@@ -111,10 +119,6 @@ class _GraphFailed(Exception):
         super().__init__(message)
         self.message = message
         self.step = step
-
-
-def _fuel_message(limit, what):
-    return "fuel exhausted: more than " + str(limit) + " " + what
 
 
 class _Halt(Exception):
@@ -219,12 +223,12 @@ class DataflowRun(Kernel):
     and answers the requests of ``ready()``; ``record()`` is the run record."""
 
     def __init__(self, plan, inputs, trigger=None, payload=None, max_iterations=None, max_host_calls=None,
-                 concurrent=False):
+                 concurrent=False, max_instructions=None):
         Kernel.__init__(self)
-        self.max_iterations = DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations
-        self.max_host_calls = DEFAULT_MAX_HOST_CALLS if max_host_calls is None else max_host_calls
-        self.iterations_left = self.max_iterations
-        self.calls_left = self.max_host_calls
+        self.limits = plan.get("limits") or {}  # the workflow's limits {steps, deadline_ms}
+        # iterations: items, iterations, retries and what CEL's comprehensions visit;
+        # instructions: the VM's CEL machine draws on them (dataflow.py)
+        self.fuel = Fuel(max_iterations, max_host_calls, max_instructions, self.limits.get("steps"), STEP_BUDGET)
         self.concurrent = concurrent
         self.plan = plan
         self.workflow = plan["workflow"]
@@ -251,22 +255,17 @@ class DataflowRun(Kernel):
                     "env": {"workflow": plan["workflow"]}, "memory": {}, "signals": {}}
         self.trigger = trigger
         self.payload = payload
-        self.limits = plan.get("limits") or {}  # the workflow's limits {steps, deadline_ms}
-        self.steps_left = self.limits.get("steps")
 
     def start(self):
         return Kernel.start(self, self._main())
 
     # CEL's fuel hook belongs to this run only while the kernel works for it
     def enter(self):
-        self._outer_fuel = _c.set_fuel(self._cel_fuel)
+        self._outer_fuel = _c.set_fuel(self.fuel.iterate)
 
     def leave(self):
         _c.set_fuel(self._outer_fuel)
         self._outer_fuel = None
-
-    def _cel_fuel(self, n):
-        self.iterate(self.current, n)
 
     def _main(self):
         top = self.plan["graph"]
@@ -308,16 +307,12 @@ class DataflowRun(Kernel):
             raise HostFailure(answer.message)
 
     def iterate(self, step, n=1):
-        """Charge ``n`` iterations of fuel to ``step``."""
-        self.iterations_left -= n
-        if self.iterations_left < 0:
+        """Charge ``n`` iterations of fuel to ``step`` (the step a run out of it names)."""
+        try:
+            self.fuel.iterate(n)
+        except OutOfFuel:
             self.current = step
-            raise OutOfFuel(_fuel_message(self.max_iterations, "iterations"))
-
-    def charge_call(self):
-        self.calls_left -= 1
-        if self.calls_left < 0:
-            raise OutOfFuel(_fuel_message(self.max_host_calls, "host calls"))
+            raise
 
     def record_step(self, step_id, status, reason=None, error=None):
         entry = {"id": step_id, "status": status}
@@ -535,10 +530,7 @@ class DataflowRun(Kernel):
             if not ok:
                 self.prune(sid, env, prefix, state, "when is false")
                 return None
-        if self.steps_left is not None:  # limits.steps: the steps that start, in the run
-            self.steps_left -= 1
-            if self.steps_left < 0:
-                raise OutOfFuel("limits.steps: the run may start at most " + str(self.limits["steps"]) + " steps")
+        self.fuel.step()  # limits.steps: the steps that start, in the run
         ms = self.deadline_ms(node, env)
         tries = [0]  # attempts made, read when the deadline passes
         in_time, output = yield from with_deadline(
@@ -559,6 +551,8 @@ class DataflowRun(Kernel):
         charges no fuel for it."""
         if not self.clock or not _flags(node) & SUSPENDS:
             return None
+        if _per_call_timeout(node):  # its timeout is each call's (_op_call)
+            return DEFAULT_TIMEOUT_MS
         ms = _timeout_ms(self, node, env)
         return DEFAULT_TIMEOUT_MS if ms is None else ms
 
@@ -718,14 +712,21 @@ def _timeout_ms(run, node, env):
     return value if (type(value) is int or type(value) is float) and value > 0 else None
 
 
+def _per_call_timeout(node):
+    """Does the step's ``timeout`` bound each of its calls (PER_CALL_TIMEOUTS)?"""
+    return node.get("call_name") in PER_CALL_TIMEOUTS.get(node.get("capability"), ())
+
+
 def _op_call(run, node, env, prefix, state, forced, payload):
     args = _call_args(node, env)
-    run.charge_call()
+    run.fuel.call()
     capability, name = node["capability"], node["call_name"]
     run.calls.append({"capability": capability, "name": name, "args": args})
-    # with a clock the step's deadline (execute) bounds the call; without
-    # one the step's timeout goes with the call, for the host to honour
-    answer = yield Call(capability, name, args, None if run.clock else _timeout_ms(run, node, env))
+    # with a clock the step's deadline (execute) bounds the call, unless the
+    # kind's timeout is per call; without one the step's timeout goes with
+    # the call, for the host to honour
+    per_call = not run.clock or _per_call_timeout(node)
+    answer = yield Call(capability, name, args, _timeout_ms(run, node, env) if per_call else None)
     if answer.kind == "result":
         return answer.value
     # a tool error, a host failure or a timeout: every one fails the step
@@ -1339,7 +1340,7 @@ _OPS = {
 
 
 def new_run(plan, inputs, trigger=None, payload=None, max_iterations=None, max_host_calls=None,
-            concurrent=False):
+            concurrent=False, max_instructions=None):
     """A :class:`DataflowRun`, not started yet (a driver starts it; by hand:
     ``start()``, then its first requests are ``ready()``)."""
-    return DataflowRun(plan, inputs, trigger, payload, max_iterations, max_host_calls, concurrent)
+    return DataflowRun(plan, inputs, trigger, payload, max_iterations, max_host_calls, concurrent, max_instructions)

@@ -26,9 +26,17 @@ Request ids count from 1 in the order the kernel issues requests; since
 issuing depends only on earlier answers, a journal of ``(id, answer)``
 pairs replays a run exactly.
 
-The standard library only (imports nothing at all); MicroPython-compatible:
-no typing, dataclasses or f-strings.
+A run's budgets are the kernel's: ``kernel.fuel`` (:mod:`flowc.runtime.fuel`),
+which every scheduler on it charges.
+
+The standard library only (imports nothing but :mod:`flowc.runtime.fuel`);
+MicroPython-compatible: no typing, dataclasses or f-strings.
 """
+
+try:
+    from flowc.runtime.fuel import Fuel, OutOfFuel
+except ImportError:  # pragma: no cover - copies side by side on MicroPython
+    from fuel import Fuel, OutOfFuel  # noqa: F401
 
 
 # ------------------------------------------------------------------ requests
@@ -106,16 +114,6 @@ class TimedOut:
         self.message = message
 
 
-class OutOfFuel(Exception):
-    """The run exceeded a budget. No step policy catches it: the run fails
-    (the VM's expression machine raises a subclass when its instructions run out).
-    Here, not in dag.py, so that a VM without the dataflow kernel has it too."""
-
-    def __init__(self, message):
-        super().__init__(message)
-        self.message = message
-
-
 # ------------------------------------------------------------------ kernel instructions
 
 class Spawn:
@@ -189,6 +187,8 @@ class Kernel:
         # limits a driver with a wall clock enforces (the workflow's own:
         # {"deadline_ms": n}); the kernel reads no clock
         self.limits = {}
+        # the run's budgets, charged by the scheduler (a subclass gives its own)
+        self.fuel = Fuel()
         self._root = None
         self._next_id = 1
         self._seq = 0

@@ -34,6 +34,7 @@ from flowc.backends.vm.vm import VerifyError
 from flowc.compiler.instruction.cel import parse_cel
 from flowc.ir import expr as E
 from flowc.ir.semantics import FUNCTIONS, OPERATORS, FunctionSpec
+from flowc.runtime.fuel import Fuel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -423,13 +424,13 @@ def test_every_block_of_a_loaded_program_is_verified():
 def test_fuel_is_one_unit_per_instruction_executed():
     expr = E.Call("aevatar.concat", (lit("a"), E.Ref("vars", (E.Field("n"),))))   # CONST, LOAD, CALL, RETURN
     assert aevatar_on_vm(expr, {"n": "b"}, fuel=4) == "ab"
-    with pytest.raises(X.FuelExhausted, match="more than 3 instructions"):
+    with pytest.raises(X.OutOfFuel, match="more than 3 instructions"):
         aevatar_on_vm(expr, {"n": "b"}, fuel=3)
     # a lambda's instructions count too, and only when it runs: and(false, <5 instructions>)
     lazy = E.Call("aevatar.and", (lit("false"), E.Call("aevatar.concat", (lit("a"), lit("b"), lit("c")))))
     # LAMBDA, LAMBDA, CALL, RETURN + the first lambda's CONST, RETURN
     assert aevatar_on_vm(lazy, {}, fuel=6) == "false"
-    with pytest.raises(X.FuelExhausted):
+    with pytest.raises(X.OutOfFuel):
         aevatar_on_vm(lazy, {}, fuel=5)
 
 
@@ -437,16 +438,16 @@ def test_a_try_never_catches_running_out_of_fuel():
     program = dataflow.load(assemble_expressions([parse_cel("[1, 2, 3].map(x, x * 2).size() > 0 || true")]))
     assert program.evaluate(0, {}) is True
     program.machine.fuel = 12
-    with pytest.raises(X.FuelExhausted):
+    with pytest.raises(X.OutOfFuel):
         program.evaluate(0, {})
 
 
 def test_run_fuel_is_shared_and_ends_with_the_run():
     program = dataflow.load(assemble_expressions([parse_cel("1 + 2")]))   # CONST, CONST, CALL, RETURN
     machine = program.machine
-    machine.start_run(8)
+    machine.start_run(Fuel(instructions=8))
     assert program.evaluate(0, {}) == 3 and program.evaluate(0, {}) == 3
-    with pytest.raises(X.FuelExhausted, match="more than 8 instructions"):
+    with pytest.raises(X.OutOfFuel, match="more than 8 instructions"):
         program.evaluate(0, {})
     machine.end_run()
     assert machine.per_run is False and program.evaluate(0, {}) == 3
@@ -538,5 +539,5 @@ def test_corrupted_blocks_are_refused_or_evaluate_cleanly(data):
     for root in range(len(blocks)):
         try:
             machine.evaluate(root, 4, env, (1, 2, 3, 4))
-        except (C.CelError, X.FuelExhausted):
+        except (C.CelError, X.OutOfFuel):
             pass

@@ -453,7 +453,7 @@ def test_fuel_bounds_expressions():
 
     program = dataflow.load(assemble_expressions([parse_cel("[1, 2, 3].map(x, [1, 2, 3].map(y, x * y))")]))
     program.machine.fuel = 20
-    with pytest.raises(V.FuelExhausted):
+    with pytest.raises(V.OutOfFuel):
         program.evaluate(0, {})
 
 

@@ -34,7 +34,7 @@ from flowc import driver
 from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module, rt_aevatar_run
 from flowc.host import ScriptedHost
-from flowc.runtime import dag, drivers
+from flowc.runtime import dag, drivers, fuel
 from flowc.runtime.kernel import Call, Kernel, Result, with_deadline
 
 
@@ -256,6 +256,70 @@ def test_the_sync_driver_fires_no_deadline():
     run = dag.new_run(module.PLAN, {})
     drivers.drive_sync(run, ScriptedHost({"alpha": "A", "beta": "B"}))
     assert [rid for rid, _answer in run.journal] == [1, 2]   # the two calls, no timer
+
+
+PER_CALL = """\
+name: per_call
+steps:
+  start: { kind: manual }
+  get: { kind: http, depends_on: start, url: "https://example.com/x", timeout: 2s,
+         retry: { max: 2, backoff: 100ms }, on_error: continue }
+  send: { kind: a2a.send, depends_on: get, to: peer, timeout: 300ms, on_error: continue }
+  ask: { kind: a2a.delegate, depends_on: send, peer: p, objective: go, timeout: 300ms, on_error: continue }
+  reply: { kind: a2a.wait, depends_on: ask, from: p, timeout: 300ms, on_error: continue }
+  child: { kind: workflow.wait, depends_on: reply, run: r1, timeout: 300ms, on_error: continue }
+  done: { kind: finish, depends_on: child, output: "{{ steps.get }}" }
+"""
+
+QUICK = {"a2a:send": {"output": "sent", "latency_ms": 10}, "a2a:delegate": {"output": "t1", "latency_ms": 10},
+         "a2a:wait": {"output": "r", "latency_ms": 10}, "workflow:workflow.wait": {"output": "ok", "latency_ms": 10}}
+
+
+def test_an_http_timeout_bounds_each_request_and_the_retries_run():
+    """http, a2a.* and workflow.wait: the step's ``timeout`` goes with every
+    call (Call.timeout_ms); a slower call is a failed attempt (retried), not
+    the end of the step."""
+    programs = compiled(PER_CALL, "instruction")
+    script = dict(QUICK, **{"http:request": [{"output": 1, "latency_ms": 5000}, {"output": 1, "latency_ms": 3000},
+                                             {"output": "body", "latency_ms": 50}]})
+    record = both_virtual(programs, {}, script)
+    # attempt 1: 0..2000 (timed out), pause ~100, attempt 2: ~2100..~4100 (timed out), pause ~200, attempt 3
+    get = step(record, "get")
+    assert record["outputs"] == {"status": "done", "output": "body", "error": None, "attempt": 3}
+    assert [c["name"] for c in record["calls"]][:3] == ["request"] * 3 and len(record["sleeps_ms"]) == 2
+    assert get["end_ms"] == 2000 + record["sleeps_ms"][0] + 2000 + record["sleeps_ms"][1] + 50
+    # every attempt timed out: the step fails with the timeout (on_error: continue)
+    slow = both_virtual(programs, {}, dict(QUICK, **{"http:request": {"output": 1, "latency_ms": 5000}}))
+    assert slow["outputs"] == {"status": "done", "output": {"error": "timeout"}, "error": "timeout", "attempt": 3}
+    assert step(slow, "get")["end_ms"] == 3 * 2000 + sum(slow["sleeps_ms"])
+
+
+def test_each_per_call_kind_carries_its_timeout_on_both_drivers():
+    module, program = compiled(PER_CALL, "instruction")
+    want = {"http": 2000, "a2a": 300, "workflow": 300}
+    for new_run in (module.new_run, program.new_run):
+        for clock in (False, True):
+            run = new_run({})
+            run.clock = clock  # a driver with a clock says so before the run starts
+            run.start()
+            seen = []
+            while not run.finished:
+                req = next(r for r in run.ready() if r.kind == "call")
+                seen.append((req.capability, req.timeout_ms))
+                run.answer(req.id, Result("x"))
+            assert seen == [(c, want[c]) for c in ("http", "a2a", "a2a", "a2a", "workflow")], (clock, seen)
+
+
+def test_each_a2a_and_workflow_wait_call_is_bounded():
+    programs = compiled(PER_CALL, "instruction")
+    base = dict(QUICK, **{"http:request": {"output": "body", "latency_ms": 50}})
+    for key, sid in (("a2a:send", "send"), ("a2a:delegate", "ask"), ("a2a:wait", "reply"),
+                     ("workflow:workflow.wait", "child")):
+        slow = both_virtual(programs, {}, dict(base, **{key: {"output": 1, "latency_ms": 301}}))
+        assert step(slow, sid)["error"] == "timeout" and step(slow, sid)["status"] == "done", sid
+        assert step(slow, sid)["end_ms"] - step(slow, sid)["start_ms"] == 300
+        in_time = both_virtual(programs, {}, dict(base, **{key: {"output": 1, "latency_ms": 300}}))
+        assert "error" not in step(in_time, sid), sid
 
 
 # ---------------------------------------------------------------- aevatar
@@ -495,7 +559,7 @@ def test_deadlines_fire_the_same_on_micropython(tmp_path):
     modules = [rt_cel.__file__, rt_regex.__file__, rt_dag.__file__, vm_module.__file__, expr_vm.__file__,
                expr_cel.__file__, expr_aevatar.__file__, expr_wfs.__file__,
                dataflow.__file__, kernel.__file__, dag.__file__, drivers.__file__, rt_aevatar.__file__,
-               rt_aevatar_run.__file__, aevatar_vm.__file__, wfs_values.__file__]
+               rt_aevatar_run.__file__, aevatar_vm.__file__, wfs_values.__file__, fuel.__file__]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(driver_file), str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=300, cwd=MP_DIR)
     assert proc.returncode == 0, proc.stderr[-3000:]

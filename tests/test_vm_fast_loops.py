@@ -48,7 +48,10 @@ def _run(prog, inputs, script, fast, max_instructions=None, max_iterations=None)
         record = drivers.drive_sync(run, ScriptedHost(script))
     finally:
         V.FAST_LOOPS = saved
-    return json.dumps(record, default=repr), run.fuel_left
+    # the loop writes the instructions left back to the run's fuel at FINISH
+    # only: a run out of fuel never gets there
+    finished = "fuel exhausted" not in ((record.get("error") or {}).get("message") or "")
+    return json.dumps(record, default=repr), run.fuel.instructions_left if finished else None
 
 
 def _limits(used, count=150, seed=0):

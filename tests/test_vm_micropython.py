@@ -20,7 +20,7 @@ from flowc import driver
 from flowc.backends.vm import compile_workflow, expr_vm, expr_wfs, load, wfs_values
 from flowc.backends.vm.bundle import write_bundle
 from flowc.host import ScriptedHost
-from flowc.runtime import drivers, kernel
+from flowc.runtime import drivers, fuel, kernel
 
 from tests.test_vm_equivalence import corpus_programs
 
@@ -153,23 +153,25 @@ def _flowc_imports(module):
 
 def test_vm_module_needs_only_the_kernel():
     """vm.py imports nothing of flowc but the shared expression machine with
-    WorkflowSkill's builtins, the kernel's two standard-library modules and
+    WorkflowSkill's builtins, the kernel's three standard-library modules and
     WorkflowSkill's values (all device-safe: the bundle flattens them into
     one file), and those import only each other: not rt_cel, not rt_aevatar."""
     assert _flowc_imports(vm_module) == [
         "from flowc.backends.vm import expr_vm as _x",
         "from flowc.backends.vm import expr_wfs as _xw",
         "from flowc.runtime import drivers as _drivers",
+        "from flowc.runtime.fuel import (",
         "from flowc.runtime.kernel import Call, Kernel, Sleep",
         "from flowc.backends.vm.wfs_values import (",
         # asyncio (run_async) and the command line (main) are CPython's: imported when used
         "from flowc.runtime.aio import drive_async  # CPython only: MicroPython has no such asyncio",
         "from flowc.host import load_host_script, load_inputs_file, parse_budget, run_and_print",
     ]
-    assert _flowc_imports(kernel) == []
+    assert _flowc_imports(kernel) == ["from flowc.runtime.fuel import Fuel, OutOfFuel"]
+    assert _flowc_imports(fuel) == []
     assert _flowc_imports(wfs_values) == []
     assert _flowc_imports(expr_vm) == ["from flowc.backends.vm.wfs_values import VerifyError",
-                                       "from flowc.runtime.kernel import OutOfFuel"]
+                                       "from flowc.runtime.fuel import DEFAULT_MAX_INSTRUCTIONS, OutOfFuel, exhausted"]
     assert _flowc_imports(expr_wfs) == ["from flowc.backends.vm import expr_vm as _x",
                                         "from flowc.backends.vm import wfs_values as _w"]
     assert _flowc_imports(drivers) == [

@@ -553,8 +553,8 @@ def test_js_to_number():
 
 
 def test_runtime_uses_the_standard_library_only(tmp_path):
-    """runtime.py copied anywhere, with the kernel's two modules beside it
-    (flowc/runtime/kernel.py and drivers.py, standard library only),
+    """runtime.py copied anywhere, with the kernel's three modules beside it
+    (flowc/runtime/fuel.py, kernel.py and drivers.py, standard library only),
     imports in a bare interpreter (no site-packages, no flowc) and loads no
     third-party module."""
     source = Path(rt.__file__).read_text(encoding="utf-8")
@@ -567,7 +567,7 @@ def test_runtime_uses_the_standard_library_only(tmp_path):
             top_level.add((node.module or "").split(".")[0])
     assert top_level <= set(sys.stdlib_module_names), top_level
     (tmp_path / "wfs_runtime_copy.py").write_text(source, encoding="utf-8")
-    for name in ("kernel.py", "drivers.py"):
+    for name in ("fuel.py", "kernel.py", "drivers.py"):
         (tmp_path / name).write_text((Path(rt.__file__).parents[2] / "runtime" / name).read_text(encoding="utf-8"),
                                      encoding="utf-8")
     probe = (

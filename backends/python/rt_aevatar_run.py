@@ -54,9 +54,11 @@ except ImportError:  # copied next to the generated module
 
 try:
     from flowc.runtime import drivers as _drivers
+    from flowc.runtime.fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel
     from flowc.runtime.kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
 except ImportError:  # copies side by side (MicroPython)
     import drivers as _drivers
+    from fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel  # noqa: F401
     from kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
 
 try:
@@ -72,18 +74,10 @@ __all__ = ["MAX_STEPS", "main", "run", "run_async", "run_virtual"]
 
 MAX_STEPS = 10000
 SEP = "\n---\n"
-# Run-time budgets (fuel): copies of flowc.ir.limits' figures (this kernel
-# runs on MicroPython without flowc; tests/test_runtime_limits.py keeps them equal).
-DEFAULT_MAX_ITERATIONS = 10000000   # step dispatches per run, sub-steps and retries included
-DEFAULT_MAX_HOST_CALLS = 1000000    # host calls per run
-
-
-class OutOfFuel(Exception):
-    """The run exceeded a budget: it fails at once, whatever ``on_error`` says."""
-
-    def __init__(self, message):
-        super().__init__(message)
-        self.message = message
+# The dialect's step budget: MAX_STEPS dispatches (ir/semantics.py,
+# DialectProfile.step_budget of aevatar; a test keeps them equal). Its
+# iterations are step dispatches, sub-steps and retries included.
+STEP_BUDGET = "dispatches"
 
 
 class StepFailure(Exception):
@@ -837,19 +831,15 @@ class Run(Kernel):
     ``concurrent``: the workers of parallel, race, foreach and map_reduce
     run as sibling tasks (at most ``max_concurrent_workers`` at a time); off,
     they run one after the other, which is the reference order.
-    ``fuel_errors``: further exceptions that mean a budget ran out (the VM's
-    instruction fuel); the run fails at the top-level step, like OutOfFuel."""
+    ``max_instructions``: the VM's expression machine draws on them
+    (aevatar_vm.py); a run out of any fuel fails at the top-level step."""
 
     def __init__(self, plan, inputs, host=None, max_steps=MAX_STEPS, max_iterations=None, max_host_calls=None,
-                 concurrent=False, fuel_errors=()):
+                 concurrent=False, max_instructions=None):
         Kernel.__init__(self)
         self.concurrent = concurrent
-        self.fuel_errors = (OutOfFuel,) + tuple(fuel_errors)
         self.result = None
-        self.max_iterations = DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations
-        self.max_host_calls = DEFAULT_MAX_HOST_CALLS if max_host_calls is None else max_host_calls
-        self.iterations_left = self.max_iterations
-        self.calls_left = self.max_host_calls
+        self.fuel = Fuel(max_iterations, max_host_calls, max_instructions, max_steps, STEP_BUDGET)
         self.plan = plan
         self.steps = plan["steps"]
         self.index = {}
@@ -857,12 +847,10 @@ class Run(Kernel):
             self.index.setdefault(step["id"], i)
         self.vars = _Obj()
         self.current = None  # the top-level step being dispatched
-        self.max_steps = max_steps
         self.records = []
         self.calls = []
         self.sleeps = []
         self.cache = {}
-        self.budget = max_steps
         self.retries = {}
         inputs = inputs or {}
         self.vars["input"] = _text(inputs.get("input", ""))
@@ -884,9 +872,7 @@ class Run(Kernel):
         host's message. ``timeout_ms``: the step's deadline, which only a
         driver with a clock enforces; past it the step fails with the
         engine's ``TIMEOUT after <n>ms`` (a timeout: no retry, no on_error)."""
-        self.calls_left -= 1
-        if self.calls_left < 0:
-            raise OutOfFuel("fuel exhausted: more than " + str(self.max_host_calls) + " host calls")
+        self.fuel.call()
         self.calls.append({"capability": capability, "name": name, "args": args})
         req = Call(capability, name, args, timeout_ms)
         answer = yield req
@@ -936,7 +922,7 @@ class Run(Kernel):
         top-level step running."""
         try:
             return (yield from self._execute())
-        except self.fuel_errors as exc:
+        except OutOfFuel as exc:
             return self.finish(False, "", exc.message, self.current)
 
     def _execute(self):
@@ -945,10 +931,8 @@ class Run(Kernel):
         step = self.steps[0]
         text = self.vars["input"]
         while True:
-            self.budget -= 1
-            if self.budget < 0:
-                return self.finish(False, "", f"step budget exhausted ({self.max_steps} dispatches)", step["id"])
-            self.current = step["id"]
+            self.current = step["id"]  # past the step budget, the run fails here
+            self.fuel.step()
             self.note("step_start", step["id"])
             # the engine's step timer: from this dispatch to its completion
             ms = step.get("timeout_ms")
@@ -1038,9 +1022,7 @@ class Run(Kernel):
     def dispatch(self, step, text, variables):
         """(success, output, error, branch key, jump target, (var, value) or None)."""
         # every dispatch (a sub-step, a loop's iteration, a retry) is an iteration of fuel
-        self.iterations_left -= 1
-        if self.iterations_left < 0:
-            raise OutOfFuel("fuel exhausted: more than " + str(self.max_iterations) + " iterations")
+        self.fuel.iterate()
         scope = None
         if step["type"] in _SCOPED or type(variables) is not _Obj:
             # its sub-steps see the variables as they are now (a while
@@ -1068,124 +1050,15 @@ class Run(Kernel):
             return False, exc.output, exc.message, None, None, None
 
     def primitive(self, step, params, text, scope):
+        """One dispatch of ``step`` by its type (a generator): (success,
+        output, error, branch key, jump target, (var, value) or None).
+        Primitives without effects are plain functions (_PURE), the others
+        generators (_EFFECTS); a type neither knows is an extension's host call."""
         t = step["type"]
-        role = step.get("role")
-        if t == "assign":
-            value = params.get("value", "")
-            resolved = text if value.startswith("$") else value
-            target = params.get("target", "")
-            return True, resolved, None, None, None, ((target, resolved) if not _rta.is_blank(target) else None)
-        if t == "conditional":
-            return True, text, None, _rta.conditional_test(params.get("condition", "default"), text), None, None
-        if t == "switch":
-            candidates = [k[len("branch."):] for k in params if k.lower().startswith("branch.")]
-            for k, _target in step.get("branches") or []:
-                if k not in candidates:
-                    candidates.append(k)
-            return True, text, None, switch_key(params.get("on"), text, candidates), None, None
-        if t == "guard":
-            passed, reason = guard(params, text)
-            if passed:
-                return True, text, None, None, None, None
-            on_fail = params.get("on_fail", "fail")
-            if on_fail == "skip":
-                return True, text, None, None, None, None
-            if on_fail == "branch" and "branch_target" in params:
-                return True, text, None, None, params["branch_target"], None
-            raise StepFailure("guard check '" + params.get("check", "not_empty") + "' failed: " + reason)
-        if t == "transform":
-            return True, transform(params.get("op", "identity"), text, params), None, None, None, None
-        if t == "retrieve_facts":
-            return True, retrieve_facts(text, params), None, None, None, None
-        if t == "vote":
-            return True, vote(text), None, None, None, None
-        if t == "delay":
-            ms = _int(params, ("duration_ms", "duration", "delay_ms"), 1000, 0, 300000)
-            (yield from self.sleep(ms))
-            return True, text, None, None, None, None
-        if t == "llm_call":
-            return True, (yield from self.llm(step, params, text, role)), None, None, None, None
-        if t == "tool_call":
-            tool = _rta.trim(params.get("tool", ""))
-            if not tool:
-                raise StepFailure("tool_call 缺少 tool 参数")
-            raw = params.get("arguments")
-            raw = raw if raw is not None and not _rta.is_blank(raw) else ("{}" if _rta.is_blank(text) else text)
-            data = _parse_json(raw)
-            args = data if isinstance(data, dict) else {"arguments": raw}
-            return True, _text((yield from self.call("tool", tool, args))), None, None, None, None
-        if t in ("connector_call", "secure_connector_call"):
-            return (yield from self.connector(step, params, text))
-        if t in ("human_input", "secure_input"):
-            # past the suspension's timeout the engine resumes with no input: a timeout
-            in_time, reply = yield from with_deadline(self, self.call(
-                "human", "input" if t == "human_input" else "secure_input",
-                _pairs(("prompt", _get(params, ("prompt", "message"))),
-                       ("variable", params.get("variable", "user_input")))), _suspension_ms(params, 1800))
-            if not in_time or reply is None:
-                if params.get("on_timeout", "fail") == "fail":
-                    raise StepFailure("Human input timed out")
-                return True, text, None, None, None, None
-            return True, _text(reply), None, None, None, None
-        if t == "human_approval":
-            answer = (yield from self.call("human", "approval", _pairs(("prompt", _get(params, ("prompt", "message"))),
-                                                           ("content", text))))
-            approved, content = _approval(answer)
-            if approved:
-                return True, content if content is not None else text, None, "true", None, None
-            if params.get("on_reject", "fail") == "fail":
-                raise StepFailure("human approval rejected", text)
-            return True, text, None, "false", None, None
-        if t == "wait_signal":
-            name = _rta.lower(_get(params, ("signal_name", "signal"), "default"))
-            wait = _signal_wait_ms(params)
-            in_time, payload = yield from with_deadline(
-                self, self.call("signal", name, {"prompt": _get(params, ("prompt", "message"))}), wait)
-            if not in_time:  # the module's own timer
-                raise StepFailure("signal '" + name + "' timed out after " + str(wait) + "ms")
-            if payload is None:
-                raise StepFailure("signal '" + name + "' timed out after " + str(
-                    _int(params, ("timeout_ms",), 0, 0, 2 ** 31 - 1)) + "ms")
-            out = _text(payload)
-            return True, out if out else text, None, None, None, None
-        if t == "checkpoint":
-            (yield from self.call("checkpoint", _get(params, ("name",), step["id"]), {"input": text}))
-            return True, text, None, None, None, None
-        if t == "emit":
-            (yield from self.call("event", _get(params, ("event_type",), "custom"), {"payload": _get(params, ("payload",), text)}))
-            return True, text, None, None, None, None
-        if t == "workflow_call":
-            name = _rta.trim(params.get("workflow", ""))
-            if not name:
-                raise StepFailure("workflow_call 缺少 workflow 参数")
-            out = (yield from self.call("workflow", name, _pairs(("input", text),
-                                                     ("lifecycle", params.get("lifecycle", "singleton")))))
-            return True, _text(out), None, None, None, None
-        if t == "evaluate":
-            return (yield from self.evaluate(step, params, text, role))
-        if t == "while":
-            return (yield from self.loop(step, params, text))
-        if t == "foreach":
-            return (yield from self.foreach(step, params, text, scope))
-        if t in ("parallel", "race"):
-            return (yield from self.fan_out(step, params, text, scope, t == "race"))
-        if t == "map_reduce":
-            return (yield from self.map_reduce(step, params, text, scope))
-        if t == "cache":
-            key = params.get("cache_key") or text
-            if key in self.cache:
-                return True, self.cache[key], None, None, None, None
-            sub = _region(step, "child")[0]
-            ok, out, err = (yield from self.sub(sub, text, scope))
-            if ok:
-                self.cache[key] = out
-            return ok, out, err, None, None, None
-        if t == "reflect":
-            return (yield from self.reflect(step, params, text, role))
-        # lease, notify, http_request, self_reschedule and extension primitives
-        capability = step.get("capability") or "extension"
-        out = (yield from self.call(capability, step.get("name") or t, _pairs(("input", text), ("parameters", params))))
-        return True, _text(out), None, None, None, None
+        pure = _PURE.get(t)
+        if pure is not None:
+            return pure(step, params, text)
+        return (yield from _EFFECTS.get(t, _do_extension)(self, step, params, text, scope))
 
     # ------------------------------------------------------------ host-backed primitives
     def llm(self, step, params, text, role):
@@ -1440,6 +1313,177 @@ _NO_DEADLINE = ("human_input", "secure_input", "human_approval", "wait_signal")
 _SCOPED = ("foreach", "parallel", "race", "map_reduce", "cache")
 
 
+# ---------------------------------------------------------------- the primitives
+# Each returns the dispatch's outcome: (success, output, error, branch key,
+# jump target, (var, value) or None); a failure raises StepFailure.
+
+def _done(output):
+    return True, output, None, None, None, None
+
+
+def _do_assign(step, params, text):
+    value = params.get("value", "")
+    resolved = text if value.startswith("$") else value
+    target = params.get("target", "")
+    return True, resolved, None, None, None, ((target, resolved) if not _rta.is_blank(target) else None)
+
+
+def _do_conditional(step, params, text):
+    return True, text, None, _rta.conditional_test(params.get("condition", "default"), text), None, None
+
+
+def _do_switch(step, params, text):
+    candidates = [k[len("branch."):] for k in params if k.lower().startswith("branch.")]
+    for k, _target in step.get("branches") or []:
+        if k not in candidates:
+            candidates.append(k)
+    return True, text, None, switch_key(params.get("on"), text, candidates), None, None
+
+
+def _do_guard(step, params, text):
+    passed, reason = guard(params, text)
+    if passed:
+        return _done(text)
+    on_fail = params.get("on_fail", "fail")
+    if on_fail == "skip":
+        return _done(text)
+    if on_fail == "branch" and "branch_target" in params:
+        return True, text, None, None, params["branch_target"], None
+    raise StepFailure("guard check '" + params.get("check", "not_empty") + "' failed: " + reason)
+
+
+_PURE = {
+    "assign": _do_assign,
+    "conditional": _do_conditional,
+    "switch": _do_switch,
+    "guard": _do_guard,
+    "transform": lambda step, params, text: _done(transform(params.get("op", "identity"), text, params)),
+    "retrieve_facts": lambda step, params, text: _done(retrieve_facts(text, params)),
+    "vote": lambda step, params, text: _done(vote(text)),
+}
+
+
+def _do_delay(run, step, params, text, scope):
+    ms = _int(params, ("duration_ms", "duration", "delay_ms"), 1000, 0, 300000)
+    (yield from run.sleep(ms))
+    return _done(text)
+
+
+def _do_llm_call(run, step, params, text, scope):
+    return _done((yield from run.llm(step, params, text, step.get("role"))))
+
+
+def _do_tool_call(run, step, params, text, scope):
+    tool = _rta.trim(params.get("tool", ""))
+    if not tool:
+        raise StepFailure("tool_call 缺少 tool 参数")
+    raw = params.get("arguments")
+    raw = raw if raw is not None and not _rta.is_blank(raw) else ("{}" if _rta.is_blank(text) else text)
+    data = _parse_json(raw)
+    args = data if isinstance(data, dict) else {"arguments": raw}
+    return _done(_text((yield from run.call("tool", tool, args))))
+
+
+def _do_human_input(run, step, params, text, scope):
+    # past the suspension's timeout the engine resumes with no input: a timeout
+    in_time, reply = yield from with_deadline(run, run.call(
+        "human", "input" if step["type"] == "human_input" else "secure_input",
+        _pairs(("prompt", _get(params, ("prompt", "message"))),
+               ("variable", params.get("variable", "user_input")))), _suspension_ms(params, 1800))
+    if not in_time or reply is None:
+        if params.get("on_timeout", "fail") == "fail":
+            raise StepFailure("Human input timed out")
+        return _done(text)
+    return _done(_text(reply))
+
+
+def _do_human_approval(run, step, params, text, scope):
+    answer = (yield from run.call("human", "approval", _pairs(("prompt", _get(params, ("prompt", "message"))),
+                                                              ("content", text))))
+    approved, content = _approval(answer)
+    if approved:
+        return True, content if content is not None else text, None, "true", None, None
+    if params.get("on_reject", "fail") == "fail":
+        raise StepFailure("human approval rejected", text)
+    return True, text, None, "false", None, None
+
+
+def _do_wait_signal(run, step, params, text, scope):
+    name = _rta.lower(_get(params, ("signal_name", "signal"), "default"))
+    wait = _signal_wait_ms(params)
+    in_time, payload = yield from with_deadline(
+        run, run.call("signal", name, {"prompt": _get(params, ("prompt", "message"))}), wait)
+    if not in_time:  # the module's own timer
+        raise StepFailure("signal '" + name + "' timed out after " + str(wait) + "ms")
+    if payload is None:
+        raise StepFailure("signal '" + name + "' timed out after " + str(
+            _int(params, ("timeout_ms",), 0, 0, 2 ** 31 - 1)) + "ms")
+    out = _text(payload)
+    return _done(out if out else text)
+
+
+def _do_checkpoint(run, step, params, text, scope):
+    (yield from run.call("checkpoint", _get(params, ("name",), step["id"]), {"input": text}))
+    return _done(text)
+
+
+def _do_emit(run, step, params, text, scope):
+    (yield from run.call("event", _get(params, ("event_type",), "custom"), {"payload": _get(params, ("payload",), text)}))
+    return _done(text)
+
+
+def _do_workflow_call(run, step, params, text, scope):
+    name = _rta.trim(params.get("workflow", ""))
+    if not name:
+        raise StepFailure("workflow_call 缺少 workflow 参数")
+    out = (yield from run.call("workflow", name, _pairs(("input", text),
+                                                        ("lifecycle", params.get("lifecycle", "singleton")))))
+    return _done(_text(out))
+
+
+def _do_cache(run, step, params, text, scope):
+    key = params.get("cache_key") or text
+    if key in run.cache:
+        return _done(run.cache[key])
+    sub = _region(step, "child")[0]
+    ok, out, err = (yield from run.sub(sub, text, scope))
+    if ok:
+        run.cache[key] = out
+    return ok, out, err, None, None, None
+
+
+def _do_extension(run, step, params, text, scope):
+    # lease, notify, http_request, self_reschedule and extension primitives
+    capability = step.get("capability") or "extension"
+    out = (yield from run.call(capability, step.get("name") or step["type"],
+                               _pairs(("input", text), ("parameters", params))))
+    return _done(_text(out))
+
+
+_EFFECTS = {
+    "delay": _do_delay,
+    "llm_call": _do_llm_call,
+    "tool_call": _do_tool_call,
+    "connector_call": lambda run, step, params, text, scope: run.connector(step, params, text),
+    "secure_connector_call": lambda run, step, params, text, scope: run.connector(step, params, text),
+    "human_input": _do_human_input,
+    "secure_input": _do_human_input,
+    "human_approval": _do_human_approval,
+    "wait_signal": _do_wait_signal,
+    "checkpoint": _do_checkpoint,
+    "emit": _do_emit,
+    "workflow_call": _do_workflow_call,
+    "evaluate": lambda run, step, params, text, scope: run.evaluate(step, params, text, step.get("role")),
+    "while": lambda run, step, params, text, scope: run.loop(step, params, text),
+    "foreach": lambda run, step, params, text, scope: run.foreach(step, params, text, scope),
+    "parallel": lambda run, step, params, text, scope: run.fan_out(step, params, text, scope, False),
+    "race": lambda run, step, params, text, scope: run.fan_out(step, params, text, scope, True),
+    "map_reduce": lambda run, step, params, text, scope: run.map_reduce(step, params, text, scope),
+    "cache": _do_cache,
+    "reflect": lambda run, step, params, text, scope: run.reflect(step, params, text, step.get("role")),
+}
+
+
 def _with_input(params, variables, text):
     """``params(variables)`` as if ``variables["input"]`` were ``text``: the
     value is swapped in and back (keys keep their order) instead of copying
@@ -1582,22 +1626,22 @@ def drive_sync(r, host):
 
 
 def run_async(plan, inputs, host, max_steps=MAX_STEPS, max_iterations=None, max_host_calls=None,
-              concurrent=True, fuel_errors=()):
+              concurrent=True):
     """A coroutine: the record of the run driven by asyncio (``host.call``
     may be a coroutine). ``concurrent=False`` keeps the sequential order
     (the record of :func:`run` for the same answers)."""
     from flowc.runtime.aio import drive_async
 
-    r = Run(plan, inputs, None, max_steps, max_iterations, max_host_calls, concurrent, fuel_errors)
+    r = Run(plan, inputs, None, max_steps, max_iterations, max_host_calls, concurrent)
     return drive_async(r, host)
 
 
 def run_virtual(plan, inputs, script, max_steps=MAX_STEPS, max_iterations=None, max_host_calls=None,
-                concurrent=True, fuel_errors=()):
+                concurrent=True):
     """The record of the run on a virtual clock (``script``: see
     :class:`flowc.runtime.drivers.VirtualHost`, or an object with its ``answer``)."""
     host = script if hasattr(script, "answer") else _drivers.VirtualHost(script)
-    r = Run(plan, inputs, None, max_steps, max_iterations, max_host_calls, concurrent, fuel_errors)
+    r = Run(plan, inputs, None, max_steps, max_iterations, max_host_calls, concurrent)
     return _drivers.drive_virtual(r, host)
 
 

@@ -32,9 +32,11 @@ _CONTROL_ATTRS = _dag._CONTROL_ATTRS
 
 
 def new_run(plan, inputs, trigger=None, payload=None, max_iterations=None, max_host_calls=None,
-            concurrent=False):
-    """The run of ``plan`` on the kernel, not started: a driver answers its requests."""
-    return _dag.new_run(plan, inputs, trigger, payload, max_iterations, max_host_calls, concurrent)
+            concurrent=False, max_instructions=None):
+    """The run of ``plan`` on the kernel, not started: a driver answers its
+    requests (``max_instructions``: the VM's CEL machine draws on them)."""
+    return _dag.new_run(plan, inputs, trigger, payload, max_iterations, max_host_calls, concurrent,
+                        max_instructions)
 
 
 def run(plan, inputs, host, trigger=None, payload=None, max_iterations=None, max_host_calls=None):

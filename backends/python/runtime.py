@@ -22,9 +22,11 @@ import re
 
 try:
     from flowc.runtime import drivers as _drivers
+    from flowc.runtime.fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel
     from flowc.runtime.kernel import Call, Kernel, Sleep
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import drivers as _drivers
+    from fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel  # noqa: F401
     from kernel import Call, Kernel, Sleep
 
 __all__ = [
@@ -618,27 +620,9 @@ BRANCH_NOT_SELECTED = "Branch not selected"
 WORKFLOW_HALTED = "Workflow halted"
 
 
-# Run-time budgets (fuel): copies of flowc.ir.limits' figures (this module
-# imports no flowc module; tests/test_runtime_limits.py keeps them equal).
-DEFAULT_MAX_ITERATIONS = 10000000   # loop iterations per run (each, filter and map items)
-DEFAULT_MAX_HOST_CALLS = 1000000    # host calls per run, retries included
 # The longest sleep a run asks the host for: flowc.ir.limits.MAX_DURATION_MS
-# (a copy, as for the budgets above; a test keeps them equal).
+# (a copy: this module imports no flowc module; a test keeps them equal).
 MAX_SLEEP_MS = 2147483647
-
-
-class OutOfFuel(Exception):
-    """A run exceeded one of its budgets. Not a step error: no ``on_error``
-    or retry catches it; the run ends as failed (see :meth:`Run.main`)."""
-
-    def __init__(self, message):
-        Exception.__init__(self, message)
-        self.message = message
-
-
-def _fuel_message(limit, what):
-    """The VM's wording, so both backends give the same record."""
-    return "fuel exhausted: more than " + str(limit) + " " + what
 
 
 class StepFailure(Exception):
@@ -939,11 +923,9 @@ class Run:
         self.last = None
         self.exited = False
         self.exit_output = None
-        # fuel: what is left of each budget, and the step that spends it
-        self.max_iterations = DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations
-        self.max_host_calls = DEFAULT_MAX_HOST_CALLS if max_host_calls is None else max_host_calls
-        self.iterations_left = self.max_iterations
-        self.calls_left = self.max_host_calls
+        # the run's fuel (its kernel's, kernel.fuel; iterations: each, filter
+        # and map items), and the step that spends it
+        self.fuel = Fuel(max_iterations, max_host_calls)
         self.cur = None
         self.out_of_fuel = False
         self.kernel = None  # the SkillRun running this (its clock: kernel.now)
@@ -979,24 +961,23 @@ class Run:
         """``items`` (a list a filter or map runs over), its iterations
         charged. Short of fuel: the items the fuel pays for, then OutOfFuel
         (so an item that fails first fails the step, as on the VM)."""
-        left = self.iterations_left - len(items)
-        if left >= 0:
-            self.iterations_left = left
+        paid = self.fuel.take(len(items))
+        if paid == len(items):
             return items
-        return self._last_items(items)
+        return self._last_items(items, paid)
 
-    def _last_items(self, items):
-        keep = self.iterations_left
-        self.iterations_left = 0
-        yield from items[:keep]
-        raise OutOfFuel(_fuel_message(self.max_iterations, "iterations"))
+    def _last_items(self, items, paid):
+        yield from items[:paid]
+        raise self.fuel.out_of_iterations()
 
     def each(self, items):
-        """The items of an ``each``, one iteration charged as each starts."""
+        """The items of an ``each``, one iteration charged as each starts
+        (Fuel.iterate inlined: a call per item costs more than the charge)."""
+        fuel = self.fuel
         for item in items:
-            self.iterations_left -= 1
-            if self.iterations_left < 0:
-                raise OutOfFuel(_fuel_message(self.max_iterations, "iterations"))
+            fuel.iterations_left -= 1
+            if fuel.iterations_left < 0:
+                raise fuel.out_of_iterations()
             yield item
 
     def check_inputs(self, declared):
@@ -1022,9 +1003,7 @@ class Run:
             args = {k: v for k, v in args.items() if v is not MISSING}
         attempts = 0
         while True:
-            self.calls_left -= 1
-            if self.calls_left < 0:
-                raise OutOfFuel(_fuel_message(self.max_host_calls, "host calls"))
+            self.fuel.call()
             self.calls.append({"capability": capability, "name": name, "args": args})
             answer = yield Call(capability, name, args)
             if answer.kind == "result":
@@ -1172,6 +1151,7 @@ class SkillRun(Kernel):
     def __init__(self, ctx, input_types, steps, outputs):
         Kernel.__init__(self)
         ctx.kernel = self
+        self.fuel = ctx.fuel  # the budgets the run was made with
         self.ctx = ctx
         self.input_types = input_types
         self.steps = steps

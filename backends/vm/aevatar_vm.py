@@ -31,7 +31,9 @@ try:
     from flowc.backends.vm import expr_vm as _x
     from flowc.backends.vm import vm as _vm
     from flowc.backends.vm.vm import VerifyError
+    from flowc.runtime import drivers as _drivers
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
+    import drivers as _drivers
     import expr_aevatar as _xa
     import expr_vm as _x
     import rt_aevatar_run as _k
@@ -220,10 +222,12 @@ class Program:
         return step
 
     def new_run(self, inputs, max_instructions=None, max_iterations=None, max_host_calls=None, concurrent=False):
-        """The run on the kernel, not started (a driver answers its requests)."""
-        self.machine.start_run(max_instructions)
-        return _k.Run(self.plan, inputs, None, _k.MAX_STEPS, max_iterations, max_host_calls, concurrent,
-                      (_x.FuelExhausted,))
+        """The run on the kernel, not started (a driver answers its requests);
+        its expressions spend the run's instruction fuel."""
+        r = _k.Run(self.plan, inputs, None, _k.MAX_STEPS, max_iterations, max_host_calls, concurrent,
+                   max_instructions)
+        self.machine.start_run(r.fuel)
+        return r
 
     def run(self, inputs, host, max_instructions=None, max_iterations=None, max_host_calls=None):
         """Run the workflow with ``inputs`` ({"input": prompt, run parameters...})
@@ -231,24 +235,22 @@ class Program:
         ``max_instructions`` expression instructions, ``max_iterations``
         step dispatches (sub-steps and retries included) and ``max_host_calls``
         host calls; past one the run fails."""
-        self.machine.start_run(max_instructions)
         # iterations and host calls are charged by the kernel, as on the Python backend
-        r = _k.Run(self.plan, inputs, None, _k.MAX_STEPS, max_iterations, max_host_calls, False, (_x.FuelExhausted,))
-        return _k.drive_sync(r, host)
+        return _k.drive_sync(self.new_run(inputs, max_instructions, max_iterations, max_host_calls), host)
 
     def run_async(self, inputs, host, max_instructions=None, max_iterations=None, max_host_calls=None,
                   concurrent=True):
         """A coroutine: the run driven by asyncio (see rt_aevatar_run.run_async)."""
-        self.machine.start_run(max_instructions)
-        return _k.run_async(self.plan, inputs, host, _k.MAX_STEPS, max_iterations, max_host_calls,
-                            concurrent, (_x.FuelExhausted,))
+        from flowc.runtime.aio import drive_async  # CPython only: MicroPython has no such asyncio
+
+        return drive_async(self.new_run(inputs, max_instructions, max_iterations, max_host_calls, concurrent), host)
 
     def run_virtual(self, inputs, script, max_instructions=None, max_iterations=None, max_host_calls=None,
                     concurrent=True):
         """The run on a virtual clock (see rt_aevatar_run.run_virtual)."""
-        self.machine.start_run(max_instructions)
-        return _k.run_virtual(self.plan, inputs, script, _k.MAX_STEPS, max_iterations, max_host_calls,
-                              concurrent, (_x.FuelExhausted,))
+        host = script if hasattr(script, "answer") else _drivers.VirtualHost(script)
+        r = self.new_run(inputs, max_instructions, max_iterations, max_host_calls, concurrent)
+        return _drivers.drive_virtual(r, host)
 
 
 def load(data):

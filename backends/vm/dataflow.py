@@ -28,7 +28,9 @@ try:
     from flowc.backends.vm import expr_cel as _vc
     from flowc.backends.vm import expr_vm as _v
     from flowc.backends.vm import vm as _vm
+    from flowc.runtime import drivers as _drivers
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
+    import drivers as _drivers
     import expr_cel as _vc
     import expr_vm as _v
     import rt_cel as _c
@@ -176,8 +178,10 @@ class Program:
         its CEL instructions spend this run's fuel until the next run starts."""
         if self.plan is None:
             raise DataflowError("this program holds expressions only")
-        self.machine.start_run(max_instructions)
-        return _d.new_run(self.plan, inputs, trigger, payload, max_iterations, max_host_calls, concurrent)
+        r = _d.new_run(self.plan, inputs, trigger, payload, max_iterations, max_host_calls, concurrent,
+                       max_instructions)
+        self.machine.start_run(r.fuel)
+        return r
 
     def run(self, inputs, host, trigger=None, payload=None, max_instructions=None, max_iterations=None,
             max_host_calls=None):
@@ -185,40 +189,34 @@ class Program:
         in the whole run, ``max_iterations`` loop iterations and
         ``max_host_calls`` host calls (None: the defaults); past one the
         run fails with "fuel exhausted"."""
-        if self.plan is None:
-            raise DataflowError("this program holds expressions only")
-        self.machine.start_run(max_instructions)
+        r = self.new_run(inputs, trigger, payload, max_instructions, max_iterations, max_host_calls)
         try:
-            return _d.run(self.plan, inputs, host, trigger, payload, max_iterations, max_host_calls)
+            return _drivers.drive_sync(r, host)
         finally:
             self.machine.end_run()
-
 
     def run_async(self, inputs, host, trigger=None, payload=None, max_instructions=None, max_iterations=None,
                   max_host_calls=None, concurrent=True):
         """A coroutine: the record of the run driven by asyncio (docs/runtime.md)."""
         if self.plan is None:
             raise DataflowError("this program holds expressions only")
-        machine, plan = self.machine, self.plan
+        from flowc.runtime.aio import drive_async  # CPython only: MicroPython has no such asyncio
 
         async def go():
-            machine.start_run(max_instructions)
+            r = self.new_run(inputs, trigger, payload, max_instructions, max_iterations, max_host_calls, concurrent)
             try:
-                return await _d.run_async(plan, inputs, host, trigger, payload, max_iterations, max_host_calls,
-                                          concurrent)
+                return await drive_async(r, host)
             finally:
-                machine.end_run()
+                self.machine.end_run()
         return go()
 
     def run_virtual(self, inputs, script, trigger=None, payload=None, max_instructions=None,
                     max_iterations=None, max_host_calls=None, concurrent=True):
         """The record of the run on a virtual clock (docs/runtime.md)."""
-        if self.plan is None:
-            raise DataflowError("this program holds expressions only")
-        self.machine.start_run(max_instructions)
+        r = self.new_run(inputs, trigger, payload, max_instructions, max_iterations, max_host_calls, concurrent)
+        host = script if hasattr(script, "answer") else _drivers.VirtualHost(script)
         try:
-            return _d.run_virtual(self.plan, inputs, script, trigger, payload, max_iterations, max_host_calls,
-                                  concurrent)
+            return _drivers.drive_virtual(r, host)
         finally:
             self.machine.end_run()
 

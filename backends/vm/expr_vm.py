@@ -21,7 +21,7 @@ stores its p arguments in frame slots s..s+p-1 and evaluates block b. A
 lambda is only ever an argument of the CALL right after it, so no lambda is
 a value; a block's lambdas name later blocks, so evaluation always ends.
 
-Standard library only (plus the kernel's OutOfFuel and wfs_values' VerifyError);
+Standard library only (plus the run's fuel, flowc.runtime.fuel, and wfs_values' VerifyError);
 MicroPython-compatible; fuel-bounded: every instruction executed
 costs one unit.
 """
@@ -31,9 +31,9 @@ costs one unit.
 
 try:
     from flowc.backends.vm.wfs_values import VerifyError
-    from flowc.runtime.kernel import OutOfFuel
+    from flowc.runtime.fuel import DEFAULT_MAX_INSTRUCTIONS, OutOfFuel, exhausted
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
-    from kernel import OutOfFuel
+    from fuel import DEFAULT_MAX_INSTRUCTIONS, OutOfFuel, exhausted  # noqa: F401
     from wfs_values import VerifyError
 
 CONST = 0x01
@@ -90,7 +90,6 @@ PROFILES = {
 }
 
 DEFAULT_FUEL = 10000000   # instructions per evaluation of one expression, outside a run
-DEFAULT_MAX_INSTRUCTIONS = 200000000   # instructions per run (vm.DEFAULT_MAX_INSTRUCTIONS)
 MAX_STACK = 131072  # >= MAX_EXPR_DEPTH * (2 * MAX_EXPR_ITEMS + 1) of ir/limits.py (a test checks)
 MAX_COUNT = 131072  # the count of CALL, LIST, MAP and TEMPLATE
 MAX_LAMBDA_DEPTH = 64  # >= MAX_EXPR_DEPTH of ir/limits.py (a test checks)
@@ -135,15 +134,6 @@ def register(profile, table, rules):
             names, slots = _RUN_RULES[kind]
             for name in rules[kind]:
                 slots[names.index(name)] = rules[kind][name]
-
-
-class FuelExhausted(OutOfFuel):
-    """Out of instructions. In a run, the run fails (kernel.OutOfFuel);
-    no step policy catches it."""
-
-    def __init__(self, limit):
-        super().__init__("fuel exhausted: more than " + str(limit) + " instructions")
-        self.message = "fuel exhausted: more than " + str(limit) + " instructions"
 
 
 # ================================================================ decoding and verification
@@ -452,7 +442,8 @@ class Machine:
 
     Outside a run every evaluation gets ``fuel`` instructions; between
     :meth:`start_run` and :meth:`end_run` all evaluations share the run's
-    budget. The loop keeps the fuel in a local and writes it back around
+    instruction budget (its :class:`flowc.runtime.fuel.Fuel`). Out of
+    instructions, it raises OutOfFuel: in a run, the run fails. The loop keeps the fuel in a local and writes it back around
     lambdas, which run nested."""
 
     def __init__(self, consts, names, keys, decoded, fuel=DEFAULT_FUEL, copy=None):
@@ -461,12 +452,13 @@ class Machine:
         self.per_run = False  # within a run, the fuel is the run's, not one evaluation's
         self.code = [_resolve(ins, consts, names, keys, copy) for ins in decoded]
 
-    def start_run(self, max_instructions):
-        """From now on every evaluation spends the run's fuel."""
+    def start_run(self, fuel):
+        """From now on every evaluation spends the instructions of ``fuel``,
+        the run's :class:`~flowc.runtime.fuel.Fuel`."""
         if not self.per_run:
             self.saved_fuel = self.fuel
-        self.fuel = DEFAULT_MAX_INSTRUCTIONS if max_instructions is None else max_instructions
-        self.left = self.fuel
+        self.fuel = fuel.max_instructions
+        self.left = fuel.instructions_left
         self.per_run = True
 
     def end_run(self):
@@ -495,7 +487,7 @@ class Machine:
                 while True:
                     left -= 1
                     if left < 0:
-                        raise FuelExhausted(self.fuel)
+                        raise OutOfFuel(exhausted(self.fuel, "instructions"))
                     op, a, b, c = code[i]
                     i += 1
                     if op == _VAR:

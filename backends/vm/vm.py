@@ -62,11 +62,25 @@ try:
     from flowc.backends.vm import expr_vm as _x
     from flowc.backends.vm import expr_wfs as _xw
     from flowc.runtime import drivers as _drivers
+    from flowc.runtime.fuel import (
+        DEFAULT_MAX_HOST_CALLS,
+        DEFAULT_MAX_INSTRUCTIONS,
+        DEFAULT_MAX_ITERATIONS,
+        Fuel,
+        OutOfFuel,
+    )
     from flowc.runtime.kernel import Call, Kernel, Sleep
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import drivers as _drivers
     import expr_vm as _x
     import expr_wfs as _xw
+    from fuel import (  # noqa: F401 - the budgets, re-exported
+        DEFAULT_MAX_HOST_CALLS,
+        DEFAULT_MAX_INSTRUCTIONS,
+        DEFAULT_MAX_ITERATIONS,
+        Fuel,
+        OutOfFuel,
+    )
     from kernel import Call, Kernel, Sleep
 
 _MICRO = sys.implementation.name == "micropython"
@@ -92,11 +106,7 @@ MAX_SECTIONS = 16
 MAX_NESTING = 100
 MAX_STACK = 131072  # >= MAX_EXPR_DEPTH * (2 * MAX_EXPR_ITEMS + 1) of ir/limits.py (a test checks)
 MAX_CALL_DEPTH = 256
-# Run-time budgets (fuel): copies of flowc.ir.limits' figures, which this
-# standalone module cannot import (tests/test_runtime_limits.py keeps them equal).
-DEFAULT_MAX_INSTRUCTIONS = 200000000
-DEFAULT_MAX_ITERATIONS = 10000000
-DEFAULT_MAX_HOST_CALLS = 1000000
+# The run-time budgets (fuel) are the kernel's: flowc.runtime.fuel.
 MAX_SLEEP_MS = 2147483647  # flowc.ir.limits.MAX_DURATION_MS: the longest sleep a run asks for
 
 # ---------------------------------------------------------------- opcodes
@@ -240,7 +250,6 @@ try:
         EvalError,
         VerifyError,
         VMError,
-        _Fuel,
         _is_array,
         _num,
         _StepError,
@@ -268,7 +277,6 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
         EvalError,
         VerifyError,
         VMError,
-        _Fuel,
         _is_array,
         _num,
         _StepError,
@@ -1783,10 +1791,10 @@ class SkillVMRun(Kernel):
             env_inputs[k] = inputs[k]
         self.p = program
         self.inputs = env_inputs
-        self.max_instructions = DEFAULT_MAX_INSTRUCTIONS if max_instructions is None else max_instructions
-        self.max_iterations = DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations
-        self.max_host_calls = DEFAULT_MAX_HOST_CALLS if max_host_calls is None else max_host_calls
-        self.calls_left = self.max_host_calls
+        # the run's fuel; the interpreter loop keeps instructions and
+        # iterations in locals and writes them back at FINISH (and the
+        # iterations when they run out)
+        self.fuel = Fuel(max_iterations, max_host_calls, max_instructions)
         self.records = []
         self.calls = []
         self.sleeps = []
@@ -1798,7 +1806,6 @@ class SkillVMRun(Kernel):
         self.exited = False
         self.exit_output = None
         self.outputs = None         # the workflow outputs, once the run has finished
-        self.fuel_left = None       # instruction fuel left at FINISH
         self.cur = -1
         self.began = None           # a clock only: the virtual time the current step began at
         self.branch_records = None  # a clock only: a conditional's record, to end after its arm
@@ -1809,7 +1816,7 @@ class SkillVMRun(Kernel):
     def _main(self):
         try:
             outputs = yield from self.execute(self.inputs)
-        except (_Fuel,) + _STEP_ERRORS as exc:  # only hand-written bytecode leaves errors uncaught
+        except (OutOfFuel,) + _STEP_ERRORS as exc:  # only hand-written bytecode leaves errors uncaught
             self.status = "failed"
             e = _Obj()
             e["message"] = error_message(exc)
@@ -1862,9 +1869,7 @@ class SkillVMRun(Kernel):
         args = compact(args)
         attempts = 0
         while True:
-            self.calls_left -= 1
-            if self.calls_left < 0:
-                raise _Fuel("fuel exhausted: more than %d host calls" % self.max_host_calls)
+            self.fuel.call()
             call = _Obj()
             call["capability"] = capability
             call["name"] = name
@@ -1934,8 +1939,8 @@ class SkillVMRun(Kernel):
         index = MISSING
         result = MISSING
         cur = -1
-        fuel = self.max_instructions
-        iters = self.max_iterations
+        fuel = self.fuel.instructions_left
+        iters = self.fuel.iterations_left
         pc = 0
         loops = p.loops if FAST_LOOPS else None
         machine = p.machine
@@ -1946,7 +1951,7 @@ class SkillVMRun(Kernel):
                     op, a, b, c, pc = code[at]
                     fuel -= 1
                     if fuel < 0:
-                        raise _Fuel("fuel exhausted: more than %d instructions" % self.max_instructions)
+                        raise self.fuel.out_of_instructions()
                     if op == ROOT:
                         if a == 2:
                             push(item)
@@ -1974,8 +1979,8 @@ class SkillVMRun(Kernel):
                         try:
                             push(machine.run(a, {"inputs": inputs, "steps": ctx, "item": item, "index": index,
                                                  "result": result}, None))
-                        except _x.FuelExhausted:
-                            raise _Fuel("fuel exhausted: more than %d instructions" % self.max_instructions)
+                        except OutOfFuel:  # the machine's own budget is not the run's: the run's message
+                            raise self.fuel.out_of_instructions()
                         finally:
                             fuel = machine.left
                         fuel += 1
@@ -1992,13 +1997,13 @@ class SkillVMRun(Kernel):
                                                                   self.exit_output), fuel + 1, iters)
                                 fuel -= 1
                                 if fuel < 0:
-                                    raise _Fuel("fuel exhausted: more than %d instructions"
-                                                % self.max_instructions)
+                                    raise self.fuel.out_of_instructions()
                                 i = it.i
                         if i < len(it.items):
                             iters -= 1
                             if iters < 0:
-                                raise _Fuel("fuel exhausted: more than %d iterations" % self.max_iterations)
+                                self.fuel.iterations_left = iters
+                                raise self.fuel.out_of_iterations()
                             if i > 0 and b:
                                 yield from self.sleep(b)
                             item = it.items[i]
@@ -2107,7 +2112,7 @@ class SkillVMRun(Kernel):
                             self.events.append(("step_start", self.p.steps[a][0]))
                     elif op == RUN:
                         if len(frames) >= MAX_CALL_DEPTH:
-                            raise _Fuel("call depth exceeds %d" % MAX_CALL_DEPTH)
+                            raise OutOfFuel("call depth exceeds %d" % MAX_CALL_DEPTH)
                         frames.append((pc, cur, item, index, result))
                         item = index = result = MISSING
                         pc = entries[a]
@@ -2216,7 +2221,8 @@ class SkillVMRun(Kernel):
                             self.error = e
                         push(_Obj())
                     elif op == FINISH:
-                        self.fuel_left = fuel
+                        self.fuel.instructions_left = fuel
+                        self.fuel.iterations_left = iters
                         return pop()
                     elif op == UNKNOWN:
                         raise EvalError("Unknown reference: $" + a)

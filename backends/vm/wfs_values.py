@@ -55,12 +55,6 @@ class _StepError(Exception):
         self.message = message
 
 
-class _Fuel(Exception):
-    def __init__(self, message):
-        super().__init__(message)
-        self.message = message
-
-
 class _Missing(object):
     __slots__ = ()
 

@@ -133,4 +133,6 @@ PROFILE = DialectProfile(
     terminal_nodes="exactly_one",
     control_cycles_allowed=True,
     branch_arms_route_on=True,
+    step_budget="dispatches",
+    fuel_failure_step="top_level_step",
 )

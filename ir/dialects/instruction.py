@@ -191,4 +191,6 @@ PROFILE = DialectProfile(
     timeouts_bypass_policies=False,
     terminal_nodes="at_least_one",
     unreachable_steps="error",
+    step_budget="workflow_limit",
+    fuel_failure_step="innermost_step",
 )
