@@ -31,12 +31,12 @@ import ast
 import re
 from typing import Any
 
-from flowc.backends.execution import runs_under
 from flowc.backends.python import pysource
 from flowc.backends.python.expr import ENV_NAME, ENV_ROOTS, RUNTIME_NAME, ExprCompileError, compile_expr
 from flowc.ir import expr as E
 from flowc.ir.ops import OPERATIONS
 from flowc.ir.workflow import EdgeKind, Node, Workflow
+from flowc.plan import runs_under
 
 __all__ = ["BackendError", "generate"]
 

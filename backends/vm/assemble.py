@@ -16,12 +16,12 @@ import os
 from typing import Any
 
 import msgpack
-from flowc.backends.execution import runs_under
 from flowc.backends.vm import format as F
 from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression, varint
 from flowc.ir import expr as E
 from flowc.ir.span import Span
 from flowc.ir.workflow import EdgeKind, Node, Workflow
+from flowc.plan import runs_under
 
 __all__ = ["AssembleError", "assemble", "pack_file"]
 
