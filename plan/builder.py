@@ -1,6 +1,6 @@
 """The one plan builder: IR -> the plan every scheduling model reads.
 
-Shape (both models)::
+Shape (every model)::
 
     plan  = {"model", "name", "nodes": [node...], "edges": [edge...], run-wide fields...}
     graph = {"nodes": [node...], "edges": [edge...]}          (a region's body)
@@ -13,16 +13,20 @@ listed node by node in the order the schedulers take them: a node's
 its ``sequence`` edge, its ``branch`` edges (in arm order), its ``error``
 edges and its ``fallthrough`` edge. The edges a model does not use are
 simply absent: a model's activation rule is which kinds it reads
-(:mod:`flowc.runtime.plan`).
+(:mod:`flowc.runtime.edges` indexes them for the schedulers).
 
 A node's contents besides its edges come from the model
-(:mod:`flowc.plan.kernel`, :mod:`flowc.plan.dataflow`); every node has
-``id``, ``on_error`` (the failure policy's action), ``retry`` when it has
-one and ``regions``, ``[name, graph]`` pairs, when it has bodies.
+(:mod:`flowc.plan.sequential`, :mod:`flowc.plan.kernel`,
+:mod:`flowc.plan.dataflow`); every node has ``id``, ``on_error`` (the
+failure policy's action), ``retry`` (the model's retry row; absent or None
+without one) and,
+when it has bodies, ``regions``: ``[name, graph]`` pairs.
 
 Bodies (parameters, guards, attributes, conditions) are whatever the
 backend's :class:`Bodies` returns: the Python backend names a generated
-function, the VM a bytecode block or expression index.
+function, the VM a bytecode block or expression index. Under sequential
+scheduling the backends generate each step's code themselves and lay it
+out by the plan (which their output does not hold).
 """
 
 from __future__ import annotations
@@ -30,15 +34,14 @@ from __future__ import annotations
 from typing import Any
 
 from flowc.ir.workflow import Workflow
-from flowc.plan import dataflow, kernel
+from flowc.plan import dataflow, kernel, sequential
 from flowc.plan.model import ExecutionModelError, execution_model
 from flowc.plan.shape import Bodies, PlanError, edge_row
 
 __all__ = ["Bodies", "PlanError", "build_plan", "edge_row"]
 
-# The models that run a plan, and the builder of each one's nodes, edges
-# and run-wide fields ("sequential" is generated as structured code).
-_BUILDERS = {"kernel": kernel.build, "dataflow": dataflow.build}
+# Each model's builder of its nodes, edges and run-wide fields.
+_BUILDERS = {"sequential": sequential.build, "kernel": kernel.build, "dataflow": dataflow.build}
 
 
 def build_plan(workflow: Workflow, bodies: Bodies, model: str | None = None) -> dict:
@@ -54,9 +57,7 @@ def build_plan(workflow: Workflow, bodies: Bodies, model: str | None = None) -> 
         raise PlanError(f"the plan: this backend builds {model} plans, and the workflow runs under {selected} "
                         "scheduling")
     model = selected
-    build = _BUILDERS.get(model)
-    if build is None:
-        raise PlanError(f"the plan: {model} scheduling is generated as structured code, without a plan")
+    build = _BUILDERS[model]   # execution_model returns a key of MODELS, each one built here
     plan: dict[str, Any] = {"model": model, "name": workflow.name}
     plan.update(build(workflow, bodies))
     return plan

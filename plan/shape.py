@@ -7,7 +7,7 @@ from typing import Any, Protocol
 from flowc.ir import expr as E
 from flowc.ir.workflow import Edge, Node
 
-__all__ = ["Bodies", "PlanError", "edge_row"]
+__all__ = ["NO_BODIES", "Bodies", "PlanError", "edge_row"]
 
 
 class PlanError(Exception):
@@ -23,6 +23,20 @@ class Bodies(Protocol):
 
     def expression(self, node: Node, expr: E.Expr, what: str, ci: bool) -> Any:
         """One expression of ``node`` (``what`` names it in messages)."""
+
+
+class _NoBodies:
+    """For a plan whose bodies the backend generates itself (sequential
+    scheduling): asked for one, it refuses."""
+
+    def params(self, node: Node, entries: list[tuple[str, E.Expr]], ci: bool) -> Any:
+        raise PlanError(f"step {node.id!r}: this plan holds no bodies")
+
+    def expression(self, node: Node, expr: E.Expr, what: str, ci: bool) -> Any:
+        raise PlanError(f"step {node.id!r}: this plan holds no bodies")
+
+
+NO_BODIES: Bodies = _NoBodies()
 
 
 def edge_row(edge: Edge) -> list:
