@@ -46,7 +46,7 @@ Scheduling (agentd's run.rs, see docs/instruction.md)
 
 try:
     from flowc.backends.python import rt_cel as _c
-    from flowc.runtime.edges import Edges
+    from flowc.runtime.edges import edges_of
     from flowc.runtime.kernel import (
         Call,
         Cancel,
@@ -61,7 +61,7 @@ try:
     )
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import rt_cel as _c
-    from edges import Edges
+    from edges import edges_of
     from kernel import Call, Cancel, Kernel, OutOfFuel, Sleep, Spawn, Wait, heappop, heappush, with_deadline
 
 
@@ -245,7 +245,6 @@ class DataflowRun(Kernel):
         self.halting = False  # the step being run ends the run when done (finish)
         self._outer_fuel = None
         self._boards = {}  # id(state) -> _Board, one per graph running
-        self._edges = {}   # id(graph) -> its Edges, indexed once per run (the plan outlives the run)
         values = {}
         for key in plan["defaults"]:
             values[key] = plan["defaults"][key]
@@ -337,13 +336,6 @@ class DataflowRun(Kernel):
         self.note("step_end", step_id, status, error if error is not None else reason)
 
     # ------------------------------------------------------------ graphs
-    def edges_of(self, graph):
-        """The edges of ``graph`` (the plan or a body) by kind."""
-        edges = self._edges.get(id(graph))
-        if edges is None:
-            edges = self._edges[id(graph)] = Edges(graph)
-        return edges
-
     def edges_at(self, state):
         """The edges of the graph whose steps' statuses ``state`` holds."""
         return self._boards[id(state)].edges
@@ -363,7 +355,7 @@ class DataflowRun(Kernel):
         state = {}
         forced = []
         order = [node["id"] for node in nodes]
-        self._boards[id(state)] = _Board(nodes, self.edges_of(graph))
+        self._boards[id(state)] = _Board(nodes, edges_of(graph))
         try:
             return (yield from self._run_graph(graph, env, prefix, trigger, payload, by_id, state, forced, order))
         finally:
@@ -614,7 +606,7 @@ class DataflowRun(Kernel):
                 self.record_step(name, STATUS_DONE)
                 if self.halting:
                     raise _Halt()
-                arms = self.edges_at(state).branches.get(sid)
+                arms = self._boards[id(state)].edges.branches.get(sid)  # (inline: once per step)
                 if arms:
                     self.route(arms, env, prefix, state, forced)
                 return output
@@ -688,7 +680,7 @@ class DataflowRun(Kernel):
         for k in extra:
             inner[k] = extra[k]
         _state, inner_env = yield from self.run_graph(region, inner, prefix)
-        sinks = self.edges_of(region).sinks
+        sinks = edges_of(region).sinks
         steps = inner_env["steps"]
         if len(sinks) == 1:
             return steps[sinks[0]]["output"]

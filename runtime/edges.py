@@ -1,9 +1,12 @@
 """A plan graph's edges indexed by kind, for the schedulers.
 
 A plan (flowc.plan) lists each graph's edges as ``[source, target, kind,
-label]`` rows. A scheduler indexes them once, when a run loads the graph,
-and then finds a node's successors and predecessors by kind in constant
-time: scheduling stays linear in the number of steps.
+label]`` rows. A scheduler asks :func:`edges_of` for a graph's index and
+then finds a node's successors and predecessors by kind in constant time:
+scheduling stays linear in the number of steps. The index of a graph is
+built when a run first loads it and kept for the next runs of the same
+plan (a plan is never changed once built), so a run of a loaded plan pays
+nothing for it.
 
 The standard library only; MicroPython-compatible (no typing, dataclasses
 or f-strings).
@@ -67,6 +70,25 @@ def _append(index, key, value):
         index[key].append(value)
     else:
         index[key] = [value]
+
+
+# id(graph) -> (graph, its Edges). The graph is held, so its id is not
+# reused while the entry lives; bounded, so plans come and go.
+_MEMO = {}
+MEMO_SIZE = 256
+
+
+def edges_of(graph):
+    """The :class:`Edges` of ``graph`` (a plan or one of its bodies),
+    indexed once per graph."""
+    entry = _MEMO.get(id(graph))
+    if entry is not None and entry[0] is graph:
+        return entry[1]
+    if len(_MEMO) >= MEMO_SIZE:
+        _MEMO.clear()
+    edges = Edges(graph)
+    _MEMO[id(graph)] = (graph, edges)
+    return edges
 
 
 def problem(edges, ids):

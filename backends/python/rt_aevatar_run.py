@@ -57,11 +57,11 @@ except ImportError:  # copied next to the generated module
 
 try:
     from flowc.runtime import drivers as _drivers
-    from flowc.runtime.edges import Edges as _Edges
+    from flowc.runtime.edges import edges_of as _edges_of
     from flowc.runtime.kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
 except ImportError:  # copies side by side (MicroPython)
     import drivers as _drivers
-    from edges import Edges as _Edges
+    from edges import edges_of as _edges_of
     from kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
 
 try:
@@ -860,7 +860,7 @@ class Run(Kernel):
         self.index = {}
         for i, step in enumerate(self.steps):
             self.index.setdefault(step["id"], i)
-        self.edges = _Edges(plan)  # the routes by kind, indexed once
+        self.edges = _edges_of(plan)  # the routes by kind, indexed once per plan
         self.vars = _Obj()
         self.current = None  # the top-level step being dispatched
         self.max_steps = max_steps
