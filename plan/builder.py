@@ -36,9 +36,9 @@ from typing import Any
 from flowc.ir.workflow import Workflow
 from flowc.plan import dataflow, kernel, sequential
 from flowc.plan.model import ExecutionModelError, execution_model
-from flowc.plan.shape import Bodies, PlanError, edge_row
+from flowc.plan.shape import Bodies, PlanError
 
-__all__ = ["Bodies", "PlanError", "build_plan", "edge_row"]
+__all__ = ["Bodies", "PlanError", "build_plan"]
 
 # Each model's builder of its nodes, edges and run-wide fields.
 _BUILDERS = {"sequential": sequential.build, "kernel": kernel.build, "dataflow": dataflow.build}
@@ -46,8 +46,8 @@ _BUILDERS = {"sequential": sequential.build, "kernel": kernel.build, "dataflow":
 
 def build_plan(workflow: Workflow, bodies: Bodies, model: str | None = None) -> dict:
     """The plan of a checked workflow under the model its profile selects;
-    :class:`PlanError` when that model has no plan, is not ``model`` (when
-    given: the one whose bodies ``bodies`` represents) or the workflow holds
+    :class:`PlanError` when that model is not ``model`` (when given: the
+    one whose bodies ``bodies`` represents) or the workflow holds
     something the model does not run."""
     try:
         selected = execution_model(workflow)
@@ -56,8 +56,6 @@ def build_plan(workflow: Workflow, bodies: Bodies, model: str | None = None) -> 
     if model is not None and selected != model:
         raise PlanError(f"the plan: this backend builds {model} plans, and the workflow runs under {selected} "
                         "scheduling")
-    model = selected
-    build = _BUILDERS[model]   # execution_model returns a key of MODELS, each one built here
-    plan: dict[str, Any] = {"model": model, "name": workflow.name}
-    plan.update(build(workflow, bodies))
+    plan: dict[str, Any] = {"model": selected, "name": workflow.name}
+    plan.update(_BUILDERS[selected](workflow, bodies))   # every key of MODELS has a builder
     return plan

@@ -20,7 +20,7 @@ from pathlib import Path
 import attrs
 import pytest
 from flowc import driver
-from flowc.plan import NO_BODIES, PlanError, build_plan
+from flowc.plan import MODELS, NO_BODIES, PlanError, build_plan
 from flowc.plan.sequential import arms, top_level
 from flowc.runtime.edges import KINDS, Edges
 
@@ -77,7 +77,7 @@ def test_every_corpus_plan_has_one_shape():
         assert json.loads(json.dumps(plan)) == plan, name   # plain data
         _check_graph(plan, name)
         models.add(plan["model"])
-    assert models == {"sequential", "kernel", "dataflow"}
+    assert models == set(MODELS) == {"sequential", "kernel", "dataflow"}   # every model has its plan
 
 
 def test_the_kernel_falls_through_by_an_explicit_edge():
