@@ -230,3 +230,29 @@ def test_a_plans_index_is_built_once_and_the_memo_stays_bounded():
     for graph in graphs:
         E.edges_of(graph)
     assert len(E._MEMO) <= E.MEMO_SIZE
+
+
+def _routes(graph: dict) -> list:
+    """A graph's node ids and edges, its regions' too (what routes a run, without the bodies)."""
+    out = [[n["id"] for n in graph["nodes"]], [list(e) for e in graph["edges"]]]
+    for node in graph["nodes"]:
+        for name, region in node.get("regions") or ():
+            out.append([node["id"], name, _routes(region)])
+    return out
+
+
+def test_both_backends_hold_the_same_plan():
+    from flowc.backends import vm
+    from flowc.backends.python import compile_workflow, load_module
+
+    seen = 0
+    for name, workflow in corpus_workflows():
+        plan = build_plan(workflow, Tokens())
+        if plan["model"] == "sequential":
+            continue   # laid out as code by both backends; neither output holds the plan
+        module_plan, program_plan = load_module(compile_workflow(workflow)).PLAN, vm.load(
+            vm.compile_workflow(workflow)).plan
+        assert module_plan["model"] == program_plan["model"] == plan["model"], name
+        assert _routes(module_plan) == _routes(program_plan) == _routes(plan), name
+        seen += 1
+    assert seen >= 8
