@@ -66,7 +66,7 @@ def guards():
     program = load_program(compile_bytecode(result.workflow))
 
     def by_id(plan):
-        return {n["id"]: n for n in plan["graph"]["nodes"]}
+        return {n["id"]: n for n in plan["nodes"]}
 
     py_nodes, vm_nodes = by_id(module.PLAN), by_id(program.plan)
     out = {}

@@ -53,7 +53,7 @@ class DialectProfile:
     parameters_are_strings: bool
     number_model: str
     # The execution rows (a key of SCHEDULING, CONCURRENCY and
-    # OUTPUT_RESOLUTION each; backends/execution.py reads them, in one
+    # OUTPUT_RESOLUTION each; plan/model.py reads them, in one
     # place, and chooses the code generator or assembler by them).
     # When a node may start: "sequential" (document order with branches),
     # "kernel" (aevatar's step kernel), "dataflow" (ready when dependencies

@@ -46,6 +46,7 @@ Scheduling (agentd's run.rs, see docs/instruction.md)
 
 try:
     from flowc.backends.python import rt_cel as _c
+    from flowc.runtime.edges import edges_of
     from flowc.runtime.fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel
     from flowc.runtime.kernel import (
         Call,
@@ -60,6 +61,7 @@ try:
     )
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import rt_cel as _c
+    from edges import edges_of
     from fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel  # noqa: F401
     from kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, heappop, heappush, with_deadline
 
@@ -158,9 +160,10 @@ class _Board:
     steps whose readiness may have changed since it last looked (a step
     whose last dependency got a status, a step a route forced), never at
     every step: a run stays linear in its number of steps. Steps are named
-    by their position in id order."""
+    by their position in id order. ``edges``: the graph's edges by kind."""
 
-    def __init__(self, nodes):
+    def __init__(self, nodes, edges):
+        self.edges = edges
         self.position = {}
         self.dependents = {}  # step id -> positions of the steps that depend on it
         self.unsettled = []   # per position: its dependencies without a status yet
@@ -172,13 +175,14 @@ class _Board:
         for i in range(len(nodes)):
             node = nodes[i]
             self.position[node["id"]] = i
-            self.unsettled.append(len(node["deps"]))
-            for dep in node["deps"]:
+            deps = edges.deps.get(node["id"], ())
+            self.unsettled.append(len(deps))
+            for dep in deps:
                 if dep in self.dependents:
                     self.dependents[dep].append(i)
                 else:
                     self.dependents[dep] = [i]
-            if not node["deps"]:  # in id order: a heap already
+            if not deps:  # in id order: a heap already
                 self.heap.append(i)
                 self.queued.add(i)
 
@@ -231,7 +235,7 @@ class DataflowRun(Kernel):
         self.fuel = Fuel(max_iterations, max_host_calls, max_instructions, self.limits.get("steps"), STEP_BUDGET)
         self.concurrent = concurrent
         self.plan = plan
-        self.workflow = plan["workflow"]
+        self.workflow = plan["name"]
         self.calls = []
         self.sleeps = []
         self.records = []
@@ -251,8 +255,8 @@ class DataflowRun(Kernel):
         if inputs:
             for key in inputs:
                 values[key] = inputs[key]
-        self.env = {"inputs": values, "steps": {}, "vars": self.vars, "run": {"workflow": plan["workflow"]},
-                    "env": {"workflow": plan["workflow"]}, "memory": {}, "signals": {}}
+        self.env = {"inputs": values, "steps": {}, "vars": self.vars, "run": {"workflow": plan["name"]},
+                    "env": {"workflow": plan["name"]}, "memory": {}, "signals": {}}
         self.trigger = trigger
         self.payload = payload
 
@@ -268,7 +272,7 @@ class DataflowRun(Kernel):
         self._outer_fuel = None
 
     def _main(self):
-        top = self.plan["graph"]
+        top = self.plan  # the plan is the top-level graph
         try:
             yield from self.run_graph(top, self.env, "", self.trigger, self.payload)
         except _Halt:
@@ -327,6 +331,10 @@ class DataflowRun(Kernel):
         self.note("step_end", step_id, status, error if error is not None else reason)
 
     # ------------------------------------------------------------ graphs
+    def edges_at(self, state):
+        """The edges of the graph whose steps' statuses ``state`` holds."""
+        return self._boards[id(state)].edges
+
     def run_graph(self, graph, env, prefix, trigger=None, payload=None):
         """Run one graph to its end; returns (state, env). Raises _GraphFailed
         when a step fails under on_error: fail."""
@@ -342,7 +350,7 @@ class DataflowRun(Kernel):
         state = {}
         forced = []
         order = [node["id"] for node in nodes]
-        self._boards[id(state)] = _Board(nodes)
+        self._boards[id(state)] = _Board(nodes, edges_of(graph))
         try:
             return (yield from self._run_graph(graph, env, prefix, trigger, payload, by_id, state, forced, order))
         finally:
@@ -353,7 +361,8 @@ class DataflowRun(Kernel):
         nothing is (run_graph keeps the graph's board while it runs)."""
         nodes = graph["nodes"]
         steps = env["steps"]
-        if graph.get("top"):
+        top = graph is self.plan
+        if top:
             entries = [n["id"] for n in nodes if _flags(n) & ENTRY]
             chosen = trigger if trigger in entries else (entries[0] if entries else None)
             for tid in entries:
@@ -373,7 +382,7 @@ class DataflowRun(Kernel):
         owner = {}  # task -> step id
         try:
             while True:
-                fresh = self.scan(order, by_id, env, prefix, state, forced, graph.get("top"), running, slots)
+                fresh = self.scan(order, by_id, env, prefix, state, forced, top, running, slots)
                 if not fresh and not running:
                     break
                 if not self.concurrent:
@@ -416,6 +425,7 @@ class DataflowRun(Kernel):
         steps started are the smallest ready ones; the others stay ready
         for the next scan."""
         board = self._boards[id(state)]
+        deps = board.edges.deps
         heap = board.heap
         fresh = []
         picked = set()
@@ -432,7 +442,7 @@ class DataflowRun(Kernel):
                 sid = order[pos]
                 if sid in state or sid in running or sid in picked or pos in board.readied:
                     continue
-                verdict = self.readiness(by_id[sid], state, forced, top)
+                verdict = self.readiness(by_id[sid], deps.get(sid, ()), state, forced, top)
                 if verdict == "pruned":
                     self.prune(sid, env, prefix, state, "every dependency was pruned")
                     progress = True
@@ -474,10 +484,10 @@ class DataflowRun(Kernel):
             if errs:
                 raise _Refused("; ".join(errs), trigger["id"])
 
-    def readiness(self, node, state, forced, top):
+    def readiness(self, node, deps, state, forced, top):
+        """``deps``: the sources of the node's dependency edges."""
         if node["id"] in forced:
             return "ready"
-        deps = node["deps"]
         if not deps:
             # A body's steps without dependencies are its entries; at the top
             # level only the trigger starts, and a step without dependencies
@@ -590,8 +600,9 @@ class DataflowRun(Kernel):
                 self.record_step(name, STATUS_DONE)
                 if self.halting:
                     raise _Halt()
-                if node["branches"]:
-                    self.route(node, env, prefix, state, forced)
+                arms = self._boards[id(state)].edges.branches.get(sid)  # (inline: once per step)
+                if arms:
+                    self.route(arms, env, prefix, state, forced)
                 return output
             if attempt >= attempts or getattr(failure, "timeout", False):
                 return self.failed(node, env, prefix, state, forced, _message(failure), attempt,
@@ -600,12 +611,12 @@ class DataflowRun(Kernel):
             if delay > 0:
                 yield from self.sleep(int(delay + 0.5))
 
-    def route(self, node, env, prefix, state, forced):
-        """After a step with branch edges (a switch): prune the arms it did
-        not choose, force the one it chose."""
+    def route(self, arms, env, prefix, state, forced):
+        """After a step with branch edges ``arms`` (a switch): prune the arms
+        it did not choose, force the one it chose."""
         chosen = self.chosen
         self.chosen = None
-        for _case, target in node["branches"]:
+        for _case, target in arms:
             if target != chosen and target not in state:
                 self.prune(target, env, prefix, state, "switch chose another case")
         if chosen is not None and chosen not in state:
@@ -614,7 +625,8 @@ class DataflowRun(Kernel):
     def failed(self, node, env, prefix, state, forced, message, attempt, timeout=False):
         sid = node["id"]
         steps = env["steps"]
-        route = node.get("on_timeout") if timeout else None
+        edges = self.edges_at(state)
+        route = edges.route(sid, "timeout") if timeout else None
         policy = node.get("on_error") or "fail"
         if route is not None:
             self.settle(state, sid, STATUS_FAILED)
@@ -631,8 +643,9 @@ class DataflowRun(Kernel):
         self.settle(state, sid, STATUS_FAILED)
         steps[sid] = {"status": STATUS_FAILED, "output": None, "error": message, "attempt": attempt}
         self.record_step(prefix + sid, STATUS_FAILED, error=message)
-        if policy == "goto" and node.get("goto"):
-            self.force(state, forced, node["goto"])
+        target = edges.route(sid, "goto") if policy == "goto" else None
+        if target:
+            self.force(state, forced, target)
             return None
         raise _GraphFailed(message, prefix + sid)
 
@@ -661,7 +674,7 @@ class DataflowRun(Kernel):
         for k in extra:
             inner[k] = extra[k]
         _state, inner_env = yield from self.run_graph(region, inner, prefix)
-        sinks = region["sinks"]
+        sinks = edges_of(region).sinks
         steps = inner_env["steps"]
         if len(sinks) == 1:
             return steps[sinks[0]]["output"]
@@ -731,7 +744,7 @@ def _op_call(run, node, env, prefix, state, forced, payload):
         return answer.value
     # a tool error, a host failure or a timeout: every one fails the step
     timeout = answer.kind == "timeout" or answer.message == "timeout"
-    raise StepFailure(answer.message, None, timeout and node.get("on_timeout") is not None)
+    raise StepFailure(answer.message, None, timeout and run.edges_at(state).route(node["id"], "timeout") is not None)
 
 
 def _write_var(run, name, value, mode):
@@ -821,12 +834,13 @@ def _op_switch(run, node, env, prefix, state, forced, payload):
     value = run.attr(node, "on", env)
     label = _switch_label(value)
     chosen = None
-    for case, target in node["branches"]:
+    arms = run.edges_at(state).branches.get(node["id"], ())
+    for case, target in arms:
         if case == label:
             chosen = target
             break
     if chosen is None:
-        for case, target in node["branches"]:
+        for case, target in arms:
             if case == "$default":
                 chosen = target
                 break

@@ -55,10 +55,10 @@ def pack_sequential(body: list, version: int = F.FORMAT_VERSION) -> bytes:
 
 
 def kernel_body(data: bytes) -> list:
-    """``[name, consts, names, blocks, roles, steps]`` of a kernel (aevatar) program."""
+    """``[name, consts, names, blocks, roles, steps, edges]`` of a kernel (aevatar) program."""
     _model, name, s = open_program(data)
-    roles, steps = s["plan"]
-    return [name, s["consts"], s["names"], s["code"], roles, steps]
+    roles, steps, edges = s["plan"]
+    return [name, s["consts"], s["names"], s["code"], roles, steps, edges]
 
 
 def pack_kernel(body: list) -> bytes:

@@ -527,28 +527,43 @@ BAD = {
         [(X.JUMP, 6), (X.LAMBDA, "+1", 0, 0), (X.LAMBDA, "+2", 0, 0), (X.CALL, _AND, 2), (X.RETURN,)],
         _ONE, _ONE)),
     "long varint": _with(_set_block(b"\x01\x80\x80\x80\x80\x80\x00\x12")),
-    "next to an unknown step": _with(lambda b: b[5][0].__setitem__(6, "nowhere")),
-    "branch to an unknown step": _with(lambda b: b[5][2][7].append(["x", "nowhere"])),
+    "next to an unknown step": _with(lambda b: b[6].append([b[5][0][0], "nowhere", "sequence", None])),
+    "branch to an unknown step": _with(lambda b: b[6].append([b[5][2][0], "nowhere", "branch", "x"])),
+    "an edge from an unknown step": _with(lambda b: b[6].append(["nowhere", b[5][0][0], "sequence", None])),
+    "an edge of an unknown kind": _with(lambda b: b[6].append([b[5][0][0], b[5][1][0], "goto", None])),
+    "an edge label not a string": _with(lambda b: b[6].append([b[5][0][0], b[5][1][0], "branch", 1])),
+    "a short edge": _with(lambda b: b[6].append([b[5][0][0], b[5][1][0], "branch"])),
+    "edges not an array": _with(lambda b: b.__setitem__(6, {})),
     "duplicate step id": _with(lambda b: b[5][1].__setitem__(0, b[5][0][0])),
     "short step row": _with(lambda b: b[5][0].__delitem__(slice(11, None))),
-    "timeout below 100 ms": _with(lambda b: b[5][0].__setitem__(12, 99)),
-    "timeout not an integer": _with(lambda b: b[5][0].__setitem__(12, "5s")),
-    "bad retry": _with(lambda b: b[5][0].__setitem__(8, [1, 10, 3])),
-    "negative retry": _with(lambda b: b[5][0].__setitem__(8, [-1, 10, 1])),
-    "bad on_error": _with(lambda b: b[5][0].__setitem__(9, ["explode", None, None])),
+    "timeout below 100 ms": _with(lambda b: b[5][0].__setitem__(11, 99)),
+    "timeout not an integer": _with(lambda b: b[5][0].__setitem__(11, "5s")),
+    "bad retry": _with(lambda b: b[5][0].__setitem__(7, [1, 10, 3])),
+    "negative retry": _with(lambda b: b[5][0].__setitem__(7, [-1, 10, 1])),
+    "bad on_error": _with(lambda b: b[5][0].__setitem__(6, "explode")),
+    "on_error not a string": _with(lambda b: b[5][0].__setitem__(6, ["skip", None, None])),
+    "default output not a string": _with(lambda b: b[5][0].__setitem__(8, 3)),
     "params block out of range": _with(lambda b: b[5][0][3].append(["k", 10 ** 6])),
     "params name not a string": _with(lambda b: b[5][0][3].append([1, 0])),
     "role setting not a string": _with(lambda b: b[4]["analyst"].__setitem__("temperature", 0.5)),
     "role setting name not a string": _with(lambda b: b[4]["analyst"].__setitem__(b"x", "y")),
-    "regions not a map": _with(lambda b: b[5][0].__setitem__(11, [1])),
+    "regions not a list": _with(lambda b: b[5][0].__setitem__(10, {"body": []})),
+    "a region not [name, sub-steps, edges]": _with(lambda b: b[5][0].__setitem__(10, [["body", []]])),
+    "a region edge to an unknown sub-step": _with(
+        lambda b: b[5][0].__setitem__(10, [["body", [], [["a", "b", "sequence", None]]]])),
     "constant not a string": _with(lambda b: b[1].append(1)),
 }
 
 
-def test_a_program_written_before_the_timeout_field_still_loads():
-    old = _with(lambda b: [row.pop() for row in b[5]])   # 12-field step rows
-    inputs, script, _expected = SCRIPTS["B"]
-    assert vm.load(old).run(inputs, ScriptedHost(script)) == vm.load(B_PROGRAM).run(inputs, ScriptedHost(script))
+def test_the_plan_section_is_roles_steps_and_edges_by_kind():
+    roles, steps, edges = open_program(B_PROGRAM)[2]["plan"]
+    assert isinstance(roles, dict) and len(steps[0]) == 12
+    ids = {row[0] for row in steps}
+    assert edges and all(len(e) == 4 and e[0] in ids and e[1] in ids for e in edges)
+    assert {e[2] for e in edges} <= {"sequence", "fallthrough", "branch", "error", "dependency"}
+    # a program whose plan has no edges is refused, not run without its routes
+    with pytest.raises(VerifyError):
+        vm.load(pack_kernel(kernel_body(B_PROGRAM)[:6]))
 
 
 @pytest.mark.parametrize("name", sorted(BAD))
@@ -651,10 +666,10 @@ def _same_kind(data, old):
 def test_corrupted_bodies_with_valid_checksums_are_refused_or_run(data):
     body = _body(data.draw(st.sampled_from([B_PROGRAM, D_PROGRAM])))
     for _ in range(data.draw(st.integers(1, 3))):
-        # half of the time a field of the plan (steps and roles), else anything
+        # half of the time a field of the plan (roles, steps and edges), else anything
         paths = list(_paths(body))[1:]
         if data.draw(st.booleans()):
-            paths = [p for p in paths if p[0] in (4, 5) and len(p) > 1] or paths
+            paths = [p for p in paths if p[0] in (4, 5, 6) and len(p) > 1] or paths
         path = data.draw(st.sampled_from(paths))
         parent = body
         for key in path[:-1]:

@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 
 from flowc import driver
-from flowc.backends.dag_plan import build_plan
 from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost
+from flowc.plan import build_plan
 
 ROOT = Path(driver.__file__).resolve().parent
 PIPELINE = ROOT / "examples" / "instruction" / "pipeline.yaml"
@@ -27,8 +27,19 @@ def test_steps_come_in_dependency_order_and_the_plan_keeps_its_own():
     assert ids.index("start") < ids.index("items") < ids.index("evens") < ids.index("label") < ids.index("done")
     assert ids.index("total") < ids.index("label")
     module = load_module(source)
-    plan = build_plan(workflow, lambda expr, what: None)
-    assert [n["id"] for n in module.PLAN["graph"]["nodes"]] == [n["id"] for n in plan["graph"]["nodes"]]
+    plan = build_plan(workflow, NoBodies())
+    assert [n["id"] for n in module.PLAN["nodes"]] == [n["id"] for n in plan["nodes"]]
+    assert module.PLAN["edges"] == plan["edges"]
+
+
+class NoBodies:
+    """Bodies as None: the plan's nodes and edges alone."""
+
+    def params(self, node, entries, ci):
+        return None
+
+    def expression(self, node, expr, what, ci):
+        return None
 
 
 def test_lines_are_short_and_constants_are_constants():

@@ -138,6 +138,12 @@ def test_backends_do_not_import_the_compiler():
     assert _violations("flowc.backends", lambda dst: not _in(dst, "flowc.compiler")) == []
 
 
+def test_the_plan_imports_only_the_ir_and_itself():
+    # both backends build the plan; it knows neither of them, nor the front ends
+    assert _violations("flowc.plan", lambda dst: _in(dst, "flowc.ir") or _in(dst, "flowc.plan")) == []
+    assert GRAPH.has_edge("flowc.backends.vm.aevatar_assemble", "flowc.plan")
+
+
 def test_hosts_import_neither_the_compiler_nor_the_backends():
     assert _violations("flowc.hosts", lambda dst: not (_in(dst, "flowc.compiler") or _in(dst, "flowc.backends"))) \
         == []

@@ -1,10 +1,9 @@
 """Execution code never decides behaviour by a workflow's dialect.
 
-Execution code is ``runtime/``, ``backends/python/``, ``backends/vm/``,
-the plans ``backends/*_plan.py`` and ``backends/execution.py``. It reads
-the IR's operations, edge kinds and attributes and the named flags of the
-workflow's ``DialectProfile`` (``backends/execution.py`` chooses the
-scheduler by them); it never reads ``Workflow.semantics`` or
+Execution code is ``runtime/``, ``backends/python/``, ``backends/vm/``
+and the plan package ``plan/``. It reads the IR's operations, edge kinds
+and attributes and the named flags of the workflow's ``DialectProfile``
+(``plan/model.py`` chooses the scheduler by them); it never reads ``Workflow.semantics`` or
 ``Workflow.dialect`` to choose, never compares a dialect's name, and never
 reads ``Node.kind`` (the dialect's own spelling of a step).
 
@@ -55,7 +54,7 @@ ALLOWED_PLAN_KIND_READS: dict[tuple[str, str], str] = {
 }
 # Reads of Node.kind from execution code: (module, function) -> why.
 ALLOWED_KIND_READS: dict[tuple[str, str], str] = {
-    ("flowc.backends.dag_plan", "_node"):
+    ("flowc.plan.dataflow", "_node"):
         "the plan's display field `kind` (listings only; the scheduler reads `op`)",
     ("flowc.backends.vm.assemble", "encode"):
         "a WorkflowSkill step row's kind name, shown by the disassembler only",
@@ -67,8 +66,7 @@ SEMANTIC_KEY_ATTRIBUTES = frozenset({"stringify"})
 
 def execution_files(root: Path = ROOT) -> list[Path]:
     files = [*root.joinpath("runtime").rglob("*.py"), *root.joinpath("backends", "python").rglob("*.py"),
-             *root.joinpath("backends", "vm").rglob("*.py"), *root.joinpath("backends").glob("*_plan.py"),
-             root / "backends" / "execution.py"]
+             *root.joinpath("backends", "vm").rglob("*.py"), *root.joinpath("plan").rglob("*.py")]
     return sorted(p for p in files if p.is_file() and "__pycache__" not in p.parts)
 
 
@@ -210,11 +208,11 @@ def test_every_allowed_display_use_still_exists():
 
 
 # ---------------------------------------------------------------- the dynamic check
-EXECUTION_PACKAGES = ("flowc.runtime", "flowc.backends.python", "flowc.backends.vm", "flowc.backends.execution")
+EXECUTION_PACKAGES = ("flowc.runtime", "flowc.backends.python", "flowc.backends.vm", "flowc.plan")
 
 
 def _is_execution_module(name: str) -> bool:
-    return name.startswith(EXECUTION_PACKAGES) or (name.startswith("flowc.backends.") and name.endswith("_plan"))
+    return name.startswith(EXECUTION_PACKAGES)
 
 
 class _KindSpy:

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 from flowc import driver
-from flowc.backends import aevatar_plan
 from flowc.backends.python import rt_aevatar_run, rt_cel, rt_regex
 from flowc.compiler import yamlsrc
 from flowc.compiler.instruction import frontend as fe
 from flowc.evalcmd import evaluate_text
 from flowc.host import load_json_file
 from flowc.ir.limits import MAX_SOURCE_BYTES, MAX_STEPS, MAX_YAML_NODES
+from flowc.plan import build_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -253,15 +253,25 @@ def test_instruction_upstream_warning_still_fires():
     assert "INS310" in {d.code for d in driver.compile_text(text, "w.yaml", "instruction").diagnostics}
 
 
+class NoBodies:
+    """Bodies as None: the plan's nodes and edges alone."""
+
+    def params(self, node, entries, ci):
+        return None
+
+    def expression(self, node, expr, what, ci):
+        return None
+
+
 def test_aevatar_plan_is_linear():
     wfs = {n: driver.compile_text(gen.aevatar(n), "a.yaml", "aevatar").workflow for n in (500, 2000)}
 
     def plan(n):
-        return aevatar_plan.build_plan(wfs[n], lambda node, entries, ci: None, lambda node, e, ci, what: None)
+        return build_plan(wfs[n], NoBodies())
 
     _, small = _timed(plan, 500)
     large_plan, large = _timed(plan, 2000)
-    assert large_plan["steps"][0]["next"] == "s1" and len(large_plan["steps"]) == 2000
+    assert large_plan["edges"][0][:3] == ["s0", "s1", "sequence"] and len(large_plan["nodes"]) == 2000
     assert large < 0.5 + 8 * small  # scanning every edge per step would be 16x
 
 

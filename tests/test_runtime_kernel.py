@@ -25,7 +25,7 @@ from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.vm import compile_workflow as compile_bytecode
 from flowc.backends.vm import load as load_program
 from flowc.host import ScriptedHost
-from flowc.runtime import dag, drivers, fuel, kernel
+from flowc.runtime import dag, drivers, edges, fuel, kernel
 from flowc.runtime.kernel import Error, KernelError, Result, TimedOut
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -432,8 +432,10 @@ def test_the_kernel_imports_only_the_standard_library():
     assert _imports(ROOT / "runtime" / "kernel.py") == {"flowc.runtime.fuel", "fuel"}
     assert _imports(ROOT / "runtime" / "drivers.py") == {"flowc.runtime.kernel", "kernel"}
     assert _imports(ROOT / "runtime" / "dag.py") - {"json"} == {"flowc.backends.python", "flowc.runtime.kernel", "rt_cel",
-                                                     "kernel", "flowc.runtime.fuel", "fuel"}
-    for name in ("fuel.py", "kernel.py", "drivers.py", "dag.py"):
+                                                     "kernel", "flowc.runtime.fuel", "fuel",
+                                                     "flowc.runtime.edges", "edges"}
+    assert _imports(ROOT / "runtime" / "edges.py") == set()
+    for name in ("fuel.py", "kernel.py", "drivers.py", "dag.py", "edges.py"):
         assert "asyncio" not in (ROOT / "runtime" / name).read_text(encoding="utf-8").split('"""', 2)[2]
 
 
@@ -485,7 +487,7 @@ def test_the_kernel_runs_on_micropython(tmp_path):
     driver_file.write_text(MP_DRIVER, encoding="utf-8")
     modules = [rt_cel.__file__, rt_regex.__file__, rt_dag.__file__, rt_aevatar.__file__, vm.__file__,
                expr_vm.__file__, expr_cel.__file__, expr_wfs.__file__, wfs_values.__file__, dataflow.__file__, kernel.__file__, dag.__file__,
-               drivers.__file__, fuel.__file__]
+               drivers.__file__, fuel.__file__, edges.__file__]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(driver_file), str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=300, cwd=MP_DIR)
     assert proc.returncode == 0, proc.stderr[-3000:]

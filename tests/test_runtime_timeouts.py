@@ -535,13 +535,13 @@ def main(path):
 
 
 def test_deadlines_fire_the_same_on_micropython(tmp_path):
-    """kernel.py, drivers.py, dag.py and rt_aevatar_run.py copied unmodified
+    """kernel.py, drivers.py, dag.py, edges.py and rt_aevatar_run.py copied unmodified
     into MicroPython: a race past its timeout and an aevatar step past its
     timeout_ms give the virtual records CPython gives."""
     from flowc.backends.python import rt_aevatar, rt_cel, rt_dag, rt_regex
     from flowc.backends.vm import aevatar_vm, dataflow, expr_aevatar, expr_cel, expr_vm, expr_wfs, wfs_values
     from flowc.backends.vm import vm as vm_module
-    from flowc.runtime import kernel
+    from flowc.runtime import edges, kernel
 
     node = shutil.which("node")
     assert node, "node is needed to run MicroPython (tests/micropython)"
@@ -559,7 +559,8 @@ def test_deadlines_fire_the_same_on_micropython(tmp_path):
     modules = [rt_cel.__file__, rt_regex.__file__, rt_dag.__file__, vm_module.__file__, expr_vm.__file__,
                expr_cel.__file__, expr_aevatar.__file__, expr_wfs.__file__,
                dataflow.__file__, kernel.__file__, dag.__file__, drivers.__file__, rt_aevatar.__file__,
-               rt_aevatar_run.__file__, aevatar_vm.__file__, wfs_values.__file__, fuel.__file__]
+               rt_aevatar_run.__file__, aevatar_vm.__file__, wfs_values.__file__, fuel.__file__,
+               edges.__file__]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(driver_file), str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=300, cwd=MP_DIR)
     assert proc.returncode == 0, proc.stderr[-3000:]

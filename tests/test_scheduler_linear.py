@@ -41,9 +41,9 @@ class Work:
         self.units = 0
         readiness, resume = dag.DataflowRun.readiness, Kernel._resume
 
-        def counted_readiness(run, node, state, forced, top):
-            self.units += 1 + len(node["deps"])
-            return readiness(run, node, state, forced, top)
+        def counted_readiness(run, node, deps, state, forced, top):
+            self.units += 1 + len(deps)
+            return readiness(run, node, deps, state, forced, top)
 
         def counted_resume(kernel, task, value, error):
             self.units += 1

@@ -25,9 +25,9 @@ def compile_workflow(workflow: Workflow) -> str:
     """The source text of the Python module for ``workflow``. The same
     workflow always gives the same text. Raises :class:`BackendError` for
     constructs this backend does not implement."""
-    from flowc.backends.execution import ExecutionModelError, execution_model
     from flowc.backends.python.codegen import BackendError, generate
     from flowc.backends.python.dag_codegen import generate as generate_dataflow
+    from flowc.plan import ExecutionModelError, execution_model
 
     try:
         scheduling = execution_model(workflow)   # the profile's flags, never the dialect

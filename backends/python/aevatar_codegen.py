@@ -4,7 +4,7 @@ The module holds one function per step (and per sub-step of a composite)
 that evaluates the step's parameters from the run's variables, with every
 aevatar expression compiled by :mod:`flowc.backends.python.aevatar_expr` (no
 expression text is interpreted at run time), and a ``PLAN``: the steps as
-plain data naming those functions (:mod:`flowc.backends.aevatar_plan`, the
+plain data naming those functions (:mod:`flowc.plan`, the
 plan the VM's aevatar programs hold too). ``run(inputs, host)`` hands the plan to
 the kernel in :mod:`flowc.backends.python.rt_aevatar_run`.
 
@@ -18,13 +18,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowc.backends.aevatar_plan import AevatarPlanError, build_plan
-from flowc.backends.execution import runs_under
 from flowc.backends.python import pysource
 from flowc.backends.python.aevatar_expr import AevatarCompileError, compile_expr
 from flowc.backends.python.codegen import BackendError
 from flowc.ir import expr as E
 from flowc.ir.workflow import Node, Workflow
+from flowc.plan import PlanError, build_plan, runs_under
 
 __all__ = ["AevatarCodegenError", "generate"]
 
@@ -72,7 +71,7 @@ class _Generator:
         self.wf = workflow
         self.functions: list[str] = []
 
-    def params_function(self, node: Node, entries: list[tuple[str, E.Expr]], ci: bool) -> _Name:
+    def params(self, node: Node, entries: list[tuple[str, E.Expr]], ci: bool) -> _Name:
         compiled = []
         for key, value in entries:
             try:
@@ -84,7 +83,7 @@ class _Generator:
         self.functions.append(f"def {name}(V):  {pysource.comment(node.id)}\n    return {body}")
         return _Name(name)
 
-    def expression_function(self, node: Node, expr: E.Expr, ci: bool, what: str) -> _Name:
+    def expression(self, node: Node, expr: E.Expr, what: str, ci: bool) -> _Name:
         try:
             src = compile_expr(expr, ci)
         except AevatarCompileError as exc:
@@ -95,8 +94,8 @@ class _Generator:
 
     def generate(self) -> str:
         try:
-            plan = build_plan(self.wf, self.params_function, self.expression_function)
-        except AevatarPlanError as exc:
+            plan = build_plan(self.wf, self, "kernel")
+        except PlanError as exc:
             raise AevatarCodegenError(str(exc)) from None
         out = [
             *pysource.header(self.wf.span.file, self.wf.dialect),

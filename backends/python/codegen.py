@@ -31,12 +31,14 @@ import ast
 import re
 from typing import Any
 
-from flowc.backends.execution import runs_under
 from flowc.backends.python import pysource
 from flowc.backends.python.expr import ENV_NAME, ENV_ROOTS, RUNTIME_NAME, ExprCompileError, compile_expr
 from flowc.ir import expr as E
 from flowc.ir.ops import OPERATIONS
-from flowc.ir.workflow import EdgeKind, Node, Workflow
+from flowc.ir.workflow import Node, Workflow
+from flowc.plan import NO_BODIES, PlanError, build_plan, runs_under
+from flowc.plan.sequential import arms as plan_arms
+from flowc.plan.sequential import top_level
 
 __all__ = ["BackendError", "generate"]
 
@@ -627,8 +629,8 @@ class _Generator:
         self.out: list[str] = []
         self.fn_names: dict[str, str] = {}
         self.arm_names: dict[tuple[str, str], str] = {}
-        self.sequence: dict[str, str] = {}
         self.arms: dict[str, dict[str, list[str]]] = {}
+        self.plan: dict = {}  # the sequential plan: the top-level order and the arms (_check)
         self.effects: set[str] = set()  # steps whose function is a generator (see _find_effects)
 
     # ---------------------------------------------------------------- checks
@@ -640,45 +642,19 @@ class _Generator:
         for index, node in enumerate(wf.nodes):
             if not isinstance(node.id, str):
                 raise BackendError("a node id is not a string")
-            if node.id in self.nodes:
-                raise BackendError(f"duplicate node id {node.id!r}")
             if node.op not in _SUPPORTED_OPS or node.op not in OPERATIONS:
                 raise BackendError(f"step {node.id!r}: operation {node.op!r} is not supported by the "
                                    "Python backend")
-            if node.regions:
-                raise BackendError(f"step {node.id!r}: nested regions are not supported yet")
-            if node.on_error.action not in ("fail", "ignore"):
-                raise BackendError(f"step {node.id!r}: on_error {node.on_error.action!r} is not supported")
-            if node.retry is not None and node.retry.retry_on != "tool_error":
-                raise BackendError(f"step {node.id!r}: retry on {node.retry.retry_on!r} is not supported")
-            it = node.iteration
-            if it is not None and (it.item_var != "item" or it.index_var != "index" or it.max_parallel != 1
-                                   or it.on_item_error != "null_and_continue"):
-                raise BackendError(f"step {node.id!r}: this form of iteration is not supported")
             self.nodes[node.id] = node
             if node.op != "end":
                 self.fn_names[node.id] = _ident("_step", index, node.id)
-        for edge in wf.edges:
-            if edge.source not in self.nodes or edge.target not in self.nodes:
-                raise BackendError(f"an edge joins unknown steps {edge.source!r} -> {edge.target!r}")
-            if edge.kind is EdgeKind.SEQUENCE:
-                if edge.source in self.sequence:
-                    raise BackendError(f"step {edge.source!r} has two successors")
-                self.sequence[edge.source] = edge.target
-            elif edge.kind is EdgeKind.BRANCH:
-                if edge.label not in ("then", "else"):
-                    raise BackendError(f"step {edge.source!r}: branch arm {edge.label!r} is not supported")
-                self.arms.setdefault(edge.source, {"then": [], "else": []})[edge.label].append(edge)
-            else:
-                raise BackendError(f"{edge.kind.value} edges are not supported by the Python backend")
-        for source, arms in self.arms.items():
-            if self.nodes[source].op != "branch":
-                raise BackendError(f"step {source!r} has branch edges but is not a branch")
-            for label in arms:
-                arms[label] = [e.target for e in sorted(arms[label], key=lambda e: e.order)]
+        try:
+            self.plan = build_plan(wf, NO_BODIES, "sequential")
+        except PlanError as exc:
+            raise BackendError(str(exc)) from None
+        self.arms = plan_arms(self.plan)
         for index, node in enumerate(wf.nodes):
             if node.op == "branch":
-                self.arms.setdefault(node.id, {"then": [], "else": []})
                 for label in ("then", "else"):
                     self.arm_names[(node.id, label)] = _ident("_arm", index, node.id, label)
         self._check_acyclic()
@@ -733,21 +709,6 @@ class _Generator:
 
         for node_id in self.nodes:
             visit(node_id)
-
-    def _chain(self) -> list[str]:
-        """The top-level steps: from the entry along SEQUENCE edges."""
-        chain: list[str] = []
-        seen: set[str] = set()
-        current = self.wf.entry[0] if self.wf.entry else self.wf.terminal
-        while current is not None and current != self.wf.terminal:
-            if current in seen:
-                raise BackendError(f"the top-level steps loop back to {current!r}")
-            if current not in self.nodes:
-                raise BackendError(f"the entry {current!r} is not a step")
-            seen.add(current)
-            chain.append(current)
-            current = self.sequence.get(current)
-        return chain
 
     # ----------------------------------------------------------- expressions
     def _x(self, fn: _Func, expr: E.Expr, node: Node | None, scope: tuple[str, ...] = (),
@@ -1154,7 +1115,7 @@ class _Generator:
     def generate(self) -> str:
         self._check()
         wf = self.wf
-        chain = self._chain()
+        chain = top_level(self.plan)
         step_ids = [n.id for n in wf.nodes if n.op != "end"]
         branch_targets = {t for arms in self.arms.values() for ts in arms.values() for t in ts}
         branch_ids = [i for i in step_ids if i in branch_targets]

@@ -2,7 +2,7 @@
 
 The module holds one function per expression (CEL and ``{{ }}`` templates
 compiled by :mod:`flowc.backends.python.cel_expr`: no expression text is
-interpreted at run time) and a ``PLAN`` (:mod:`flowc.backends.dag_plan`):
+interpreted at run time) and a ``PLAN`` (:mod:`flowc.plan`):
 the graphs as plain data that name those functions. ``run(inputs, host)``
 hands the plan to the scheduler in :mod:`flowc.backends.python.rt_dag`,
 the scheduler the VM uses too, so both backends produce the same record.
@@ -19,14 +19,14 @@ import ast
 import heapq
 from typing import Any
 
-from flowc.backends.dag_plan import PlanError, build_plan, is_dataflow
 from flowc.backends.python import pysource
 from flowc.backends.python.cel_expr import CelCompileError, compile_cel, compile_cel_lambda
 from flowc.backends.python.codegen import BackendError, wrap_expression
 from flowc.ir import expr as E
-from flowc.ir.workflow import Workflow
+from flowc.ir.workflow import Node, Workflow
+from flowc.plan import PlanError, build_plan
 
-__all__ = ["DagCodegenError", "generate", "is_dataflow"]
+__all__ = ["DagCodegenError", "generate"]
 
 
 class DagCodegenError(BackendError):
@@ -93,15 +93,19 @@ def _names(value: Any, depth: int = 0) -> list[str]:
     return []
 
 
-def _dependency_order(nodes: list[dict]) -> list[int]:
+def _dependency_order(nodes: list[dict], edges: list) -> list[int]:
     """Indexes of ``nodes`` with every node after the nodes it depends on
-    (``deps``), ties in plan order; nodes on a cycle (goto loops) follow in
-    plan order. (Kahn's algorithm with a heap: O(n log n + edges).)"""
+    (its ``dependency`` edges), ties in plan order; nodes on a cycle (goto
+    loops) follow in plan order. (Kahn's algorithm with a heap: O(n log n + edges).)"""
     position = {node["id"]: i for i, node in enumerate(nodes)}
     waiting = [0] * len(nodes)
     dependents: list[list[int]] = [[] for _ in nodes]
-    for i, node in enumerate(nodes):
-        for d in set(node.get("deps", ())):
+    deps: dict[int, set] = {}
+    for source, target, kind, _label in edges:
+        if kind == "dependency" and target in position:
+            deps.setdefault(position[target], set()).add(source)
+    for i in range(len(nodes)):
+        for d in deps.get(i, ()):
             j = position.get(d)
             if j is not None and j != i:
                 waiting[i] += 1
@@ -136,7 +140,10 @@ class _Generator:
         self.by_name: dict[str, int] = {}  # a function's name -> its index in functions
         self.constants: set[str] = set()
 
-    def expression(self, expr: E.Expr, what: str) -> _Name:
+    def params(self, node: Node, entries, ci: bool) -> _Name:
+        raise DagCodegenError(f"step {node.id!r}: a dataflow step has no kernel parameters")
+
+    def expression(self, node: Node | None, expr: E.Expr, what: str, ci: bool = False) -> _Name:
         name = f"_x{len(self.functions)}"
         try:
             if isinstance(expr, E.Lambda):
@@ -158,10 +165,10 @@ class _Generator:
     def generate(self) -> str:
         wf = self.wf
         try:
-            plan = build_plan(wf, self.expression)
+            plan = build_plan(wf, self, "dataflow")
         except PlanError as exc:
             raise DagCodegenError(str(exc)) from None
-        plan["workflow"] = _Name("WORKFLOW")
+        plan["name"] = _Name("WORKFLOW")
         out = [
             *pysource.header(wf.span.file, wf.dialect),
             '"""A dataflow workflow compiled by flowc.',
@@ -183,8 +190,7 @@ class _Generator:
                     "    # a plan attribute that is a constant: the scheduler calls every attribute with env",
                     "    return lambda env: value",
                     "", ""]
-        graph = plan.get("graph")
-        nodes = graph.get("nodes") if isinstance(graph, dict) else None
+        nodes = plan.get("nodes")
         emitted: set[str] = set()
         if isinstance(nodes, list) and nodes and all(isinstance(n, dict) and "id" in n for n in nodes):
             # Each step with its expressions, in dependency order; the plan
@@ -192,14 +198,14 @@ class _Generator:
             # of two ready steps runs first.
             out.append("# the steps, each after those it depends on")
             out.append("")
-            for i in _dependency_order(nodes):
+            for i in _dependency_order(nodes, plan["edges"]):
                 for name in _names(nodes[i]):
                     if name in self.by_name and name not in emitted:
                         emitted.add(name)
                         out.append(self.functions[self.by_name[name]] + "\n")
                 out.append(f"_n{i} = {_render(nodes[i], 0, 0, len(f'_n{i} = '))}")
                 out.append("")
-            graph["nodes"] = [_Name(f"_n{i}") for i in range(len(nodes))]
+            plan["nodes"] = [_Name(f"_n{i}") for i in range(len(nodes))]
         for name, index in sorted(self.by_name.items(), key=lambda item: item[1]):
             if name not in emitted:
                 out.insert(len(out), self.functions[index] + "\n")

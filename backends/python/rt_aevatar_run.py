@@ -1,20 +1,23 @@
 """Run-time kernel for aevatar workflows: the engine's step loop and primitives.
 
 A generated module (backends/python/aevatar_codegen.py) holds a PLAN: the
-steps as plain data, with one compiled function per step that evaluates the
-step's parameters from the run's variables. :func:`run` executes the plan the
+steps as plain data (flowc.plan: nodes and edges by kind), with one
+compiled function per step that evaluates the step's parameters from the
+run's variables. :func:`run` executes the plan the
 way the aevatar engine's kernel does (WorkflowExecutionKernel, c8db46d):
 
 - the first step gets the run input; every step's output becomes the next
   step's input, ``vars[<step id>]``, ``vars["input"]`` and (newer kernel)
   ``steps.<id>.output`` / ``steps.<id>.json.<field>`` ...;
-- routing: a guard's jump, else ``branches[key]``, else ``branches._default``,
-  else ``next``, else the following step in document order, else the run
-  completes with the step's output;
+- routing: a guard's jump, else the ``branch`` edge labelled with the key,
+  else the one labelled ``_default``, else the ``sequence`` edge (``next``),
+  else the ``fallthrough`` edge (the following step in document order),
+  else the run completes with the step's output;
 - a failure: a timeout fails the run; else ``retry`` re-dispatches the same
   input (sleeping ``delay_ms``, doubled per attempt when exponential); else
   ``on_error`` skip continues to next/fall-through with ``default_output``,
-  fallback dispatches the fallback step with the output (or the error text);
+  fallback dispatches the target of the ``error`` edge labelled
+  ``fallback`` with the output (or the error text);
   else the run fails.
 
 Every effect is a host call or a sleep, and the run performs neither: the
@@ -54,10 +57,12 @@ except ImportError:  # copied next to the generated module
 
 try:
     from flowc.runtime import drivers as _drivers
+    from flowc.runtime.edges import edges_of as _edges_of
     from flowc.runtime.fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel
     from flowc.runtime.kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
 except ImportError:  # copies side by side (MicroPython)
     import drivers as _drivers
+    from edges import edges_of as _edges_of
     from fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel  # noqa: F401
     from kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
 
@@ -841,10 +846,11 @@ class Run(Kernel):
         self.result = None
         self.fuel = Fuel(max_iterations, max_host_calls, max_instructions, max_steps, STEP_BUDGET)
         self.plan = plan
-        self.steps = plan["steps"]
+        self.steps = plan["nodes"]
         self.index = {}
         for i, step in enumerate(self.steps):
             self.index.setdefault(step["id"], i)
+        self.edges = _edges_of(plan)  # the routes by kind, indexed once per plan
         self.vars = _Obj()
         self.current = None  # the top-level step being dispatched
         self.records = []
@@ -964,16 +970,18 @@ class Run(Kernel):
                             (yield from self.sleep(delay))
                         continue
                 self.retries.pop(step["id"], None)
-                policy = step.get("on_error") or ["fail", None, None]
-                if policy[0] == "skip":
-                    out = policy[2] if policy[2] is not None else output
+                action = step.get("on_error") or "fail"
+                if action == "skip":
+                    default = step.get("default_output")
+                    out = default if default is not None else output
                     nxt = self.following(step)
                     if nxt is None:
                         return self.finish(True, out, None, None)
                     step, text = nxt, out
                     continue
-                if policy[0] == "fallback" and policy[1] in self.index:
-                    step, text = self.steps[self.index[policy[1]]], (error or "") if _rta.is_blank(output) else output
+                fallback = self.edges.route(step["id"], "fallback") if action == "fallback" else None
+                if fallback in self.index:
+                    step, text = self.steps[self.index[fallback]], (error or "") if _rta.is_blank(output) else output
                     continue
                 return self.finish(False, output, error, step["id"])
             self.retries.pop(step["id"], None)
@@ -990,7 +998,7 @@ class Run(Kernel):
 
     def route(self, step, key):
         if key:
-            branches = step.get("branches") or []
+            branches = self.arms(step)
             for k, target in branches:
                 if k == key and target in self.index:
                     return self.steps[self.index[target]]
@@ -1000,11 +1008,16 @@ class Run(Kernel):
         return self.following(step)
 
     def following(self, step):
-        if step.get("next") is not None:
-            i = self.index.get(step["next"])
-            return None if i is None else self.steps[i]
-        i = self.index[step["id"]] + 1 if step["id"] in self.index else len(self.steps)
-        return self.steps[i] if i < len(self.steps) else None
+        """The step after ``step``: its sequence edge's target, else its
+        fall-through's; None (the run completes) when it has neither or
+        the target is not a step."""
+        i = self.index.get(self.edges.successor.get(step["id"]))
+        return None if i is None else self.steps[i]
+
+    def arms(self, step):
+        """A top-level step's branch edges ``[(key, target)...]`` (a
+        sub-step has none: it routes nowhere)."""
+        return () if step.get("sub") else self.edges.branches.get(step["id"], ())
 
     def finish(self, ok, output, error, step_id):
         self.result = {
@@ -1057,7 +1070,7 @@ class Run(Kernel):
         t = step["type"]
         pure = _PURE.get(t)
         if pure is not None:
-            return pure(step, params, text)
+            return pure(self, step, params, text)
         return (yield from _EFFECTS.get(t, _do_extension)(self, step, params, text, scope))
 
     # ------------------------------------------------------------ host-backed primitives
@@ -1131,8 +1144,8 @@ class Run(Kernel):
     def sub(self, sub, text, scope, params=None):
         """Run one sub-step (a region node) on ``text``: (success, output, error)."""
         step = {"id": sub["id"], "type": sub["type"], "role": sub.get("role"), "params": sub["params"],
-                "capability": sub.get("capability"), "name": sub.get("name"), "regions": sub.get("regions", {}),
-                "branches": []}
+                "capability": sub.get("capability"), "name": sub.get("name"), "regions": sub.get("regions"),
+                "sub": True}
         if params is not None:
             step["params"] = lambda _V, p=params: list(p.items())
         self.note("step_start", sub["id"])
@@ -1221,7 +1234,7 @@ class Run(Kernel):
         if race:
             raise StepFailure("all race branches failed")
         merged = SEP.join(outs)
-        vote_region = (step.get("regions") or {}).get("vote")
+        vote_region = _subs(step, "vote")
         if vote_region:
             ok, out, err = (yield from self.sub(vote_region[0], merged, scope))
             return ok, out, err, None, None, None
@@ -1240,7 +1253,7 @@ class Run(Kernel):
         outs = [out for _ok, out, _err in got]
         errors = [err for ok, _out, err in got if not ok]
         merged = SEP.join(outs)
-        vote_region = (step.get("regions") or {}).get("vote")
+        vote_region = _subs(step, "vote")
         if vote_region:
             ok, out, err = yield from self.sub(vote_region[0], merged, scope)
             return ok, out, err, None, None, None
@@ -1296,7 +1309,7 @@ class Run(Kernel):
                 return False, out, err, None, None, None
             outs.append(out)
         merged = SEP.join(outs)
-        reducer = (step.get("regions") or {}).get("reduce")
+        reducer = _subs(step, "reduce")
         if not reducer:
             return True, merged, None, None, None, None
         ok, out, err = (yield from self.sub(reducer[0], merged, scope))
@@ -1321,26 +1334,26 @@ def _done(output):
     return True, output, None, None, None, None
 
 
-def _do_assign(step, params, text):
+def _do_assign(run, step, params, text):
     value = params.get("value", "")
     resolved = text if value.startswith("$") else value
     target = params.get("target", "")
     return True, resolved, None, None, None, ((target, resolved) if not _rta.is_blank(target) else None)
 
 
-def _do_conditional(step, params, text):
+def _do_conditional(run, step, params, text):
     return True, text, None, _rta.conditional_test(params.get("condition", "default"), text), None, None
 
 
-def _do_switch(step, params, text):
+def _do_switch(run, step, params, text):
     candidates = [k[len("branch."):] for k in params if k.lower().startswith("branch.")]
-    for k, _target in step.get("branches") or []:
+    for k, _target in run.arms(step):
         if k not in candidates:
             candidates.append(k)
     return True, text, None, switch_key(params.get("on"), text, candidates), None, None
 
 
-def _do_guard(step, params, text):
+def _do_guard(run, step, params, text):
     passed, reason = guard(params, text)
     if passed:
         return _done(text)
@@ -1357,9 +1370,9 @@ _PURE = {
     "conditional": _do_conditional,
     "switch": _do_switch,
     "guard": _do_guard,
-    "transform": lambda step, params, text: _done(transform(params.get("op", "identity"), text, params)),
-    "retrieve_facts": lambda step, params, text: _done(retrieve_facts(text, params)),
-    "vote": lambda step, params, text: _done(vote(text)),
+    "transform": lambda run, step, params, text: _done(transform(params.get("op", "identity"), text, params)),
+    "retrieve_facts": lambda run, step, params, text: _done(retrieve_facts(text, params)),
+    "vote": lambda run, step, params, text: _done(vote(text)),
 }
 
 
@@ -1552,10 +1565,19 @@ def _failed(outcome):
     return not outcome[0]
 
 
+def _subs(step, name):
+    """The sub-steps of region ``name`` of ``step`` (its ``[name, graph]``
+    pairs), or None when it has no such region."""
+    for region in step.get("regions") or ():
+        if region[0] == name:
+            return region[1]["nodes"]
+    return None
+
+
 def _region(step, name, may_be_empty=False):
     """The sub-steps of a composite; a step failure when it has none (a
     composite that is itself a sub-step has no sub-steps of its own)."""
-    subs = (step.get("regions") or {}).get(name)
+    subs = _subs(step, name)
     if subs is None or (not subs and not may_be_empty):
         raise StepFailure(step["type"] + " step " + step["id"] + " has no " + name +
                           " sub-steps (a composite nested in a composite does not run)")

@@ -28,8 +28,8 @@ def compile_workflow(workflow: Workflow, strip: bool = False) -> bytes:
     """The bytecode of ``workflow``; ``strip`` leaves the source map out.
     The same IR always gives the same bytes. Raises :class:`AssembleError`
     for constructs the bytecode does not express."""
-    from flowc.backends.execution import ExecutionModelError, execution_model
     from flowc.backends.vm.assemble import AssembleError, assemble
+    from flowc.plan import ExecutionModelError, execution_model
 
     try:
         scheduling = execution_model(workflow)   # the profile's flags, never the dialect

@@ -2,7 +2,7 @@
 (:mod:`flowc.backends.vm.aevatar_vm`, docs/bytecode.md section 8).
 
 The plan is the one the Python backend generates
-(:mod:`flowc.backends.aevatar_plan`); each parameter value and while
+(:mod:`flowc.plan`); each parameter value and while
 condition is compiled to a block of aevatar expression code. The same IR
 always gives the same bytes.
 """
@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowc.backends.aevatar_plan import AevatarPlanError, build_plan
 from flowc.backends.python.aevatar_expr import AevatarCompileError, flat_key
 from flowc.backends.vm import format as F
 from flowc.backends.vm.assemble import AssembleError
 from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression
 from flowc.ir import expr as E
 from flowc.ir.workflow import Node, Workflow
+from flowc.plan import PlanError, build_plan
 
 __all__ = ["AevatarAssembleError", "assemble_aevatar"]
 
@@ -77,36 +77,43 @@ def _step_row(step: dict) -> list:
         retry = [int(v) if isinstance(v, float) and v == int(v) else v for v in retry]
     regions = step.get("regions")
     return [step["id"], step["type"], step["role"], step["params"], step["capability"], step["name"],
-            step["next"], step["branches"], retry, step["on_error"], step.get("condition"),
-            None if regions is None else {name: [_sub_row(s) for s in subs] for name, subs in regions.items()},
+            step["on_error"], retry, step.get("default_output"), step.get("condition"),
+            None if regions is None else [[name, [_sub_row(s) for s in graph["nodes"]], graph["edges"]]
+                                          for name, graph in regions],
             step.get("timeout_ms")]
+
+
+class _Bodies:
+    """Parameters and conditions as blocks of aevatar expression code."""
+
+    def __init__(self, tables: _Tables) -> None:
+        self.tables = tables
+
+    def params(self, node: Node, entries: list[tuple[str, E.Expr]], ci: bool) -> list:
+        pairs = []
+        for key, value in entries:
+            try:
+                pairs.append([key, self.tables.block(value, ci)])
+            except AevatarAssembleError as exc:
+                raise AevatarAssembleError(f"step {node.id!r}, parameter {key!r}: {exc}") from None
+        return pairs
+
+    def expression(self, node: Node, expr: E.Expr, what: str, ci: bool) -> int:
+        try:
+            return self.tables.block(expr, ci)
+        except AevatarAssembleError as exc:
+            raise AevatarAssembleError(f"step {node.id!r}, {what}: {exc}") from None
 
 
 def assemble_aevatar(workflow: Workflow) -> bytes:
     """The aevatar program of a checked aevatar workflow."""
     tables = _Tables()
-
-    def params_fn(node: Node, entries: list[tuple[str, E.Expr]], ci: bool) -> list:
-        pairs = []
-        for key, value in entries:
-            try:
-                pairs.append([key, tables.block(value, ci)])
-            except AevatarAssembleError as exc:
-                raise AevatarAssembleError(f"step {node.id!r}, parameter {key!r}: {exc}") from None
-        return pairs
-
-    def expression_fn(node: Node, expr: E.Expr, ci: bool, what: str) -> int:
-        try:
-            return tables.block(expr, ci)
-        except AevatarAssembleError as exc:
-            raise AevatarAssembleError(f"step {node.id!r}, {what}: {exc}") from None
-
     try:
-        plan = build_plan(workflow, params_fn, expression_fn)
-    except AevatarPlanError as exc:
+        plan = build_plan(workflow, _Bodies(tables), "kernel")
+    except PlanError as exc:
         raise AevatarAssembleError(str(exc)) from None
     roles = {rid: _role_config(config) for rid, config in plan["roles"].items()}
     pools = tables.pools
     return F.pack_container("kernel", plan["name"], [
         ("consts", pools.consts), ("names", pools.names),
-        ("plan", [roles, [_step_row(s) for s in plan["steps"]]]), ("code", pools.blocks)])
+        ("plan", [roles, [_step_row(s) for s in plan["nodes"]], plan["edges"]]), ("code", pools.blocks)])

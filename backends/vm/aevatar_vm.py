@@ -1,7 +1,7 @@
 """aevatar programs on the VM: load, verify and run (docs/bytecode.md section 8).
 
 An aevatar program is the VM's form of an aevatar workflow: the plan the
-Python backend generates (:mod:`flowc.backends.aevatar_plan`), with every
+Python backend generates (:mod:`flowc.plan`), with every
 step parameter and while condition compiled to a block of aevatar
 expression code. Loading checks the framing and the body's shape, verifies
 every block and the plan, and turns each expression into a closure over the
@@ -11,13 +11,13 @@ give the same run record.
 
 In the container (docs/bytecode.md) an aevatar program is a ``kernel``
 program with the sections ``consts``, ``names``, ``code`` (the blocks) and
-``plan`` (``[roles, steps]``); the header holds the workflow's name.
+``plan`` (``[roles, steps, edges]``); the header holds the workflow's name.
 
 Expressions are blocks of the VM's expression machine (:mod:`expr_vm`,
 docs/bytecode.md section 9); the builtin keys share the names table.
 
-Standard library only (plus expr_vm, rt_aevatar_run, the kernel and
-drivers of flowc.runtime, and the VM's container reader); MicroPython-compatible.
+Standard library only (plus expr_vm, rt_aevatar_run, the kernel, drivers
+and edges of flowc.runtime, and the VM's container reader); MicroPython-compatible.
 ``run`` drives the kernel with the sync driver; ``run_async`` and
 ``run_virtual`` with asyncio and a virtual clock (docs/runtime.md).
 """
@@ -32,8 +32,10 @@ try:
     from flowc.backends.vm import vm as _vm
     from flowc.backends.vm.vm import VerifyError
     from flowc.runtime import drivers as _drivers
+    from flowc.runtime import edges as _edges
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import drivers as _drivers
+    import edges as _edges
     import expr_aevatar as _xa
     import expr_vm as _x
     import rt_aevatar_run as _k
@@ -46,8 +48,7 @@ __all__ = ["Program", "load", "load_kernel"]
 MAX_RETRIES = 1000
 
 # Fields of a step row and of a sub-step row (docs/bytecode.md section 8).
-STEP_ROW = 13
-STEP_ROW_BEFORE_TIMEOUT = 12   # programs written before the timeout field still load
+STEP_ROW = 12
 SUB_ROW = 6
 ON_ERROR_ACTIONS = ("fail", "skip", "fallback")
 
@@ -106,7 +107,7 @@ class Program:
         consts = _list(consts, "section consts")
         names = _list(names, "section names")
         blocks = _list(blocks, "section code")
-        plan = _list(plan, "section plan ([roles, steps])", 2)
+        plan = _list(plan, "section plan ([roles, steps, edges])", 3)
         for c in consts:
             _str(c, "a constant")
         for n in names:
@@ -121,16 +122,14 @@ class Program:
         rows = _list(plan[1], "steps")
         ids = {}
         for i in range(len(rows)):
-            row = rows[i]
-            if type(row) is list and len(row) == STEP_ROW_BEFORE_TIMEOUT:
-                row = rows[i] = row + [None]
-            row = _list(row, "step %d" % i, STEP_ROW)
+            row = _list(rows[i], "step %d" % i, STEP_ROW)
             sid = _str(row[0], "step %d's id" % i)
             if sid in ids:
                 raise VerifyError("step id %r appears twice" % sid)
             ids[sid] = i
-        self.steps = [self._step(rows[i], i, ids) for i in range(len(rows))]
-        self.plan = {"name": self.name, "roles": self.roles, "steps": self.steps}
+        self.steps = [self._step(rows[i]) for i in range(len(rows))]
+        self.plan = {"model": "kernel", "name": self.name, "roles": self.roles, "nodes": self.steps,
+                     "edges": _checked_edges(plan[2], ids, "the plan")}
 
     def _roles(self, roles):
         if not isinstance(roles, dict):
@@ -167,25 +166,13 @@ class Program:
                 "params": self._params(row[3], what + " parameters"),
                 "capability": _opt_str(row[4], what + " capability"), "name": _opt_str(row[5], what + " name")}
 
-    def _step(self, row, i, ids):
+    def _step(self, row):
         what = "step %r" % row[0]
         step = self._common(row, what)
-
-        def target(v, field):
-            v = _opt_str(v, what + " " + field)
-            if v is not None and v not in ids:
-                raise VerifyError("%s %s names %r, which is not a step" % (what, field, v))
-            return v
-
-        step["next"] = target(row[6], "next")
-        branches = []
-        for pair in _list(row[7], what + " branches"):
-            pair = _list(pair, what + " branch", 2)
-            branches.append([_str(pair[0], what + " branch key"), target(pair[1], "branch")])
-            if branches[-1][1] is None:
-                raise VerifyError("%s branch %r has no target" % (what, pair[0]))
-        step["branches"] = branches
-        retry = row[8]
+        if type(row[6]) is not str or row[6] not in ON_ERROR_ACTIONS:
+            raise VerifyError("%s on_error action must be one of %s" % (what, ", ".join(ON_ERROR_ACTIONS)))
+        step["on_error"] = row[6]
+        retry = row[7]
         if retry is not None:
             retry = _list(retry, what + " retry", 3)
             _uint(retry[0], what + " retry count", MAX_RETRIES)
@@ -193,33 +180,28 @@ class Program:
             if type(retry[2]) is not int or retry[2] not in (1, 2):
                 raise VerifyError("%s retry backoff must be 1 (fixed) or 2 (exponential)" % what)
         step["retry"] = retry
-        on_error = row[9]
-        if on_error is not None:
-            on_error = _list(on_error, what + " on_error", 3)
-            if type(on_error[0]) is not str or on_error[0] not in ON_ERROR_ACTIONS:
-                raise VerifyError("%s on_error action must be one of %s" % (what, ", ".join(ON_ERROR_ACTIONS)))
-            target(on_error[1], "fallback")
-            _opt_str(on_error[2], what + " default output")
-        step["on_error"] = on_error
+        if _opt_str(row[8], what + " default output") is not None:
+            step["default_output"] = row[8]
+        if row[9] is not None:
+            step["condition"] = _expression(self.machine, self._block(row[9], what + " condition"))
         if row[10] is not None:
-            step["condition"] = _expression(self.machine, self._block(row[10], what + " condition"))
+            step["regions"] = [self._region(region, what) for region in _list(row[10], what + " regions")]
         if row[11] is not None:
-            regions = row[11]
-            if not isinstance(regions, dict):
-                raise VerifyError("%s regions must be a map" % what)
-            out = {}
-            for name in regions:
-                _str(name, what + " region name")
-                subs = []
-                for sub in _list(regions[name], "%s region %r" % (what, name)):
-                    sub = _list(sub, "%s region %r sub-step" % (what, name), SUB_ROW)
-                    _str(sub[0], "%s region %r sub-step id" % (what, name))
-                    subs.append(self._common(sub, "sub-step %r" % sub[0]))
-                out[name] = subs
-            step["regions"] = out
-        if row[12] is not None:
-            step["timeout_ms"] = _bounded(row[12], what + " timeout_ms", 100, 600000)
+            step["timeout_ms"] = _bounded(row[11], what + " timeout_ms", 100, 600000)
         return step
+
+    def _region(self, region, what):
+        """``[name, sub-step rows, edges]`` -> ``[name, {"nodes", "edges"}]``."""
+        region = _list(region, what + " region", 3)
+        name = _str(region[0], what + " region name")
+        subs = []
+        ids = {}
+        for sub in _list(region[1], "%s region %r" % (what, name)):
+            sub = _list(sub, "%s region %r sub-step" % (what, name), SUB_ROW)
+            ids[_str(sub[0], "%s region %r sub-step id" % (what, name))] = True
+            subs.append(self._common(sub, "sub-step %r" % sub[0]))
+        edges = _checked_edges(region[2], ids, "%s region %r" % (what, name))
+        return [name, {"nodes": subs, "edges": edges}]
 
     def new_run(self, inputs, max_instructions=None, max_iterations=None, max_host_calls=None, concurrent=False):
         """The run on the kernel, not started (a driver answers its requests);
@@ -251,6 +233,13 @@ class Program:
         host = script if hasattr(script, "answer") else _drivers.VirtualHost(script)
         r = self.new_run(inputs, max_instructions, max_iterations, max_host_calls, concurrent)
         return _drivers.drive_virtual(r, host)
+
+
+def _checked_edges(edges, ids, what):
+    why = _edges.problem(edges, ids)
+    if why is not None:
+        raise VerifyError("%s: %s" % (what, why))
+    return edges
 
 
 def load(data):

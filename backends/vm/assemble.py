@@ -16,12 +16,14 @@ import os
 from typing import Any
 
 import msgpack
-from flowc.backends.execution import runs_under
 from flowc.backends.vm import format as F
 from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression, varint
 from flowc.ir import expr as E
 from flowc.ir.span import Span
-from flowc.ir.workflow import EdgeKind, Node, Workflow
+from flowc.ir.workflow import Node, Workflow
+from flowc.plan import NO_BODIES, PlanError, build_plan, runs_under
+from flowc.plan.sequential import arms as plan_arms
+from flowc.plan.sequential import top_level
 
 __all__ = ["AssembleError", "assemble", "pack_file"]
 
@@ -223,45 +225,13 @@ class Assembler:
         for node in nodes:
             if node.op not in _SUPPORTED_OPS:
                 raise AssembleError(f"step {node.id!r}: operation {node.op!r} is not supported")
-            if node.regions:
-                raise AssembleError(f"step {node.id!r}: nested regions are not supported")
-            if node.on_error.action not in ("fail", "ignore"):
-                raise AssembleError(f"step {node.id!r}: on_error {node.on_error.action!r} is not supported")
-            if node.retry is not None and node.retry.retry_on != "tool_error":
-                raise AssembleError(f"step {node.id!r}: retry on {node.retry.retry_on!r} is not supported")
-            it = node.iteration
-            if it is not None and (it.item_var != "item" or it.index_var != "index" or it.max_parallel != 1
-                                   or it.on_item_error != "null_and_continue"):
-                raise AssembleError(f"step {node.id!r}: this form of iteration is not supported")
-        arms: dict[str, dict[str, list]] = {}
-        successor: dict[str, str] = {}
-        for edge in wf.edges:
-            if edge.kind is EdgeKind.BRANCH:
-                if edge.label not in ("then", "else"):
-                    raise AssembleError(f"step {edge.source!r}: branch arm {edge.label!r} is not supported")
-                if edge.target not in self.step_index:
-                    raise AssembleError(f"branch target {edge.target!r} is not a step")
-                arms.setdefault(edge.source, {"then": [], "else": []})[edge.label].append(edge)
-            elif edge.kind is EdgeKind.SEQUENCE:
-                if edge.source in successor:
-                    raise AssembleError(f"step {edge.source!r} has two successors")
-                successor[edge.source] = edge.target
-            else:
-                raise AssembleError(f"{edge.kind.value} edges are not supported by the bytecode backend")
-        self.arms = {src: {arm: [e.target for e in sorted(es, key=lambda e: e.order)]
-                           for arm, es in a.items()} for src, a in arms.items()}
+        try:
+            plan = build_plan(wf, NO_BODIES, "sequential")
+            chain = top_level(plan)
+        except PlanError as exc:
+            raise AssembleError(str(exc)) from None
+        self.arms = plan_arms(plan)
         self.targets = {t for a in self.arms.values() for ts in a.values() for t in ts}
-        chain = []
-        seen = set()
-        cur = wf.entry[0] if wf.entry else wf.terminal
-        while cur is not None and cur != wf.terminal:
-            if cur in seen:
-                raise AssembleError(f"the top-level steps loop back to {cur!r}")
-            if cur not in self.step_index:
-                raise AssembleError(f"the entry {cur!r} is not a step")
-            seen.add(cur)
-            chain.append(cur)
-            cur = successor.get(cur)
 
         # main
         self.fn = _Function("main")

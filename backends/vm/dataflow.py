@@ -11,12 +11,12 @@ backends give the same run record.
 In the container (docs/bytecode.md) a dataflow program is a ``dataflow``
 program with the sections ``consts``, ``names``, ``keys``, ``code`` (the
 CEL blocks), ``exprs`` (``[block, params, slots]`` each) and ``plan`` (a
-map with ``defaults``, ``reducers``, ``input_schema`` and ``graph``, or
-nil for a program of bare expressions); the header holds the workflow's
-name.
+map with ``defaults``, ``reducers``, ``input_schema``, ``nodes`` and
+``edges``: the plan of flowc.plan without its model and name, or nil for
+a program of bare expressions); the header holds the workflow's name.
 
-Standard library only (plus rt_cel, rt_dag, expr_vm and the VM's container
-reader); MicroPython-compatible.
+Standard library only (plus rt_cel, rt_dag, expr_vm, the edge index of
+flowc.runtime and the VM's container reader); MicroPython-compatible.
 """
 
 # MicroPython style: %-formatting reads the same on both interpreters.
@@ -29,8 +29,10 @@ try:
     from flowc.backends.vm import expr_vm as _v
     from flowc.backends.vm import vm as _vm
     from flowc.runtime import drivers as _drivers
+    from flowc.runtime import edges as _edges
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import drivers as _drivers
+    import edges as _edges
     import expr_cel as _vc
     import expr_vm as _v
     import rt_cel as _c
@@ -38,7 +40,7 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
 
     import vm as _vm
 
-_NODE_KEYS = ("id", "op", "kind", "deps", "branches", "goto", "on_timeout", "on_error", "attrs", "attr_order")
+_NODE_KEYS = ("id", "op", "kind", "on_error", "attrs", "attr_order")
 
 
 class DataflowError(_vm.VerifyError):
@@ -91,19 +93,21 @@ class Program:
         self.machine = _v.Machine(self.consts, self.names, self.keys, decoded)
         self.frame = frame
         self.workflow = body.get("workflow")
-        graph = body.get("graph")
+        plan = body.get("plan")
         self.plan = None
-        if graph is not None:
+        if plan is not None:
             if type(self.workflow) is not str:
                 raise DataflowError("a program with a graph names its workflow")
-            schema = body.get("input_schema")
+            schema = plan.get("input_schema")
             if schema is not None and not isinstance(schema, dict):
                 raise DataflowError("input_schema must be a map")
-            self.plan = {"workflow": self.workflow, "defaults": _obj(body.get("defaults"), "defaults"),
-                         "reducers": _obj(body.get("reducers"), "reducers"), "input_schema": schema,
-                         "graph": self._graph(graph, True, 0)}
-            if body.get("limits") is not None:
-                self.plan["limits"] = _limits(body["limits"])
+            graph = self._graph(plan, 0)
+            self.plan = {"model": "dataflow", "name": self.workflow,
+                         "defaults": _obj(plan.get("defaults"), "defaults"),
+                         "reducers": _obj(plan.get("reducers"), "reducers"), "input_schema": schema,
+                         "nodes": graph["nodes"], "edges": graph["edges"]}
+            if plan.get("limits") is not None:
+                self.plan["limits"] = _limits(plan["limits"])
 
     def function(self, index):
         """Expression ``index`` as a Python callable ``f(env, *args)``."""
@@ -122,10 +126,9 @@ class Program:
     def evaluate(self, index, env, args=()):
         return self.function(index)(env, *args)
 
-    def _graph(self, graph, top, depth):
-        if depth > 8 or not isinstance(graph, dict) or type(graph.get("nodes")) is not list \
-                or type(graph.get("sinks")) is not list:
-            raise DataflowError("a graph must be {top, sinks, nodes}")
+    def _graph(self, graph, depth):
+        if depth > 8 or not isinstance(graph, dict) or type(graph.get("nodes")) is not list:
+            raise DataflowError("a graph must be {nodes, edges}")
         out_nodes = []
         ids = set()
         for node in graph["nodes"]:
@@ -161,16 +164,12 @@ class Program:
                     raise DataflowError("retry must be [max, delay, backoff, jitter]")
                 n["retry"] = tuple(r)
             if node.get("regions") is not None:
-                n["regions"] = [(name, self._graph(g, False, depth + 1)) for name, g in node["regions"]]
+                n["regions"] = [(name, self._graph(g, depth + 1)) for name, g in node["regions"]]
             out_nodes.append(n)
-        for n in out_nodes:
-            for ref in list(n["deps"]) + [t for _c2, t in n["branches"]] + [n["goto"], n["on_timeout"]]:
-                if ref is not None and ref not in ids:
-                    raise DataflowError("node %s names %r, which is not in its graph" % (n["id"], ref))
-        for sink in graph["sinks"]:
-            if sink not in ids:
-                raise DataflowError("a sink names an unknown node")
-        return {"top": bool(top), "sinks": graph["sinks"], "nodes": out_nodes}
+        why = _edges.problem(graph.get("edges"), ids)
+        if why is not None:
+            raise DataflowError(why)
+        return {"nodes": out_nodes, "edges": graph["edges"]}
 
     def new_run(self, inputs, trigger=None, payload=None, max_instructions=None, max_iterations=None,
                 max_host_calls=None, concurrent=False):
@@ -257,13 +256,9 @@ def _load(data):
 def load_dataflow(data, name, table):
     """The :class:`Program` of an opened container (vm.open_container)."""
     plan = _vm.read_section(data, table, "plan")
-    if plan is None:
-        body = {"graph": None}
-    elif isinstance(plan, dict):
-        body = dict(plan)
-    else:
+    if plan is not None and not isinstance(plan, dict):
         raise DataflowError("section plan must be a map or nil")
-    body["workflow"] = name
+    body = {"plan": plan, "workflow": name}
     for key in ("consts", "names", "keys", "exprs"):
         body[key] = _vm.read_section(data, table, key)
     body["blocks"] = _vm.read_section(data, table, "code")

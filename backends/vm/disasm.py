@@ -194,34 +194,31 @@ def _operand(kind: str, v: int, spec: F.Opcode, consts: list, names: list, steps
 # ---------------------------------------------------------------- kernel (aevatar)
 
 def _kernel(_program, sec: dict, _source_root: str | None) -> list[str]:
-    roles, steps = sec["plan"]
+    roles, steps, edges = sec["plan"]
     out = []
     if roles:
         out.append("roles:")
         for rid, config in roles.items():
             out.append(f"  {shown(rid)}: {shown(json.dumps(config, ensure_ascii=False))}")
         out.append("")
+    routes = _by_end(edges, 0)
     out.append(f"steps ({len(steps)}):")
     for row in steps:
         out.append(_step_line(row, "  "))
         _params(row[3], "      ", out)
-        if row[10] is not None:
-            out.append(f"      condition: b{row[10]}")
-        if row[6] is not None:
-            out.append(f"      next -> {shown(row[6])}")
-        for key, target in row[7]:
-            out.append(f"      branch {shown(repr(key))} -> {shown(target)}")
-        if row[8] is not None:
-            count, delay, mode = row[8]
-            out.append(f"      retry {count} x {delay} ms{' (exponential)' if mode == 2 else ''}")
         if row[9] is not None:
-            action, target, default = row[9]
-            detail = f" -> {shown(target)}" if target is not None else ""
-            detail += f" default {_show(default, 48)}" if default is not None else ""
-            out.append(f"      on_error {shown(action)}{detail}")
-        if len(row) > 12 and row[12] is not None:
-            out.append(f"      timeout {row[12]} ms")
-        for name, subs in (row[11] or {}).items():
+            out.append(f"      condition: b{row[9]}")
+        for _source, target, kind, label in routes.get(row[0], ()):
+            out.append(_route_line(kind, label, target, "      "))
+        if row[7] is not None:
+            count, delay, mode = row[7]
+            out.append(f"      retry {count} x {delay} ms{' (exponential)' if mode == 2 else ''}")
+        if row[6] != "fail":
+            default = f" default {_show(row[8], 48)}" if row[8] is not None else ""
+            out.append(f"      on_error {shown(row[6])}{default}")
+        if row[11] is not None:
+            out.append(f"      timeout {row[11]} ms")
+        for name, subs, _sub_edges in row[10] or ():
             out.append(f"      region {shown(name)}:")
             for sub in subs:
                 out.append(_step_line(sub, "        "))
@@ -233,6 +230,27 @@ def _kernel(_program, sec: dict, _source_root: str | None) -> list[str]:
             code, lambda c: _show(sec["consts"][c], 48), lambda n: shown(sec["names"][n]),
             lambda k: shown(sec["names"][k]))]
     return out
+
+
+def _by_end(edges: list, end: int) -> dict[str, list]:
+    """The plan's edges grouped by source (``end`` 0) or target (1), in plan order."""
+    grouped: dict[str, list] = {}
+    for edge in edges:
+        grouped.setdefault(edge[end], []).append(edge)
+    return grouped
+
+
+# How a listing names each kind of route (dependencies are listed on the
+# node's line; an error route by its label: goto, fallback, on_timeout).
+_ROUTE_WORDS = {"sequence": "next", "fallthrough": "then", "branch": "branch"}
+_ERROR_WORDS = {"timeout": "on_timeout"}
+
+
+def _route_line(kind: str, label: str | None, target: str, indent: str) -> str:
+    if kind == "error":
+        return f"{indent}{shown(_ERROR_WORDS.get(label or '', label or 'on error'))} -> {shown(target)}"
+    shown_label = f" {shown(repr(label))}" if label is not None else ""
+    return f"{indent}{_ROUTE_WORDS.get(kind, kind)}{shown_label} -> {shown(target)}"
 
 
 def _params(params: list, indent: str, out: list[str]) -> None:
@@ -254,9 +272,9 @@ def _step_line(row: list, indent: str) -> str:
 def _dataflow(_program, sec: dict, _source_root: str | None) -> list[str]:
     out = []
     plan = sec["plan"]
-    if plan is not None and plan.get("graph") is not None:
+    if plan is not None and plan.get("nodes") is not None:
         out.append("graph:")
-        _graph(plan["graph"], "  ", out)
+        _graph(plan, "  ", out)
         out.append("")
     out.append(f"expressions ({len(sec['exprs'])}):")
     for i, (block, params, slots) in enumerate(sec["exprs"]):
@@ -276,10 +294,13 @@ def _cel_const(sec: dict, value: int) -> str:
 
 
 def _graph(graph: dict, indent: str, out: list[str]) -> None:
+    edges = graph["edges"]
+    incoming, outgoing = _by_end(edges, 1), _by_end(edges, 0)
     for node in graph["nodes"]:
         line = f"{indent}{shown(node['id'])}: {shown(node['op'])} ({shown(node['kind'])})"
-        if node["deps"]:
-            line += " after " + ", ".join(shown(d) for d in node["deps"])
+        deps = [e[0] for e in incoming.get(node["id"], ()) if e[2] == "dependency"]
+        if deps:
+            line += " after " + ", ".join(shown(d) for d in deps)
         out.append(line)
         exprs = []
         if node.get("guard") is not None:
@@ -289,11 +310,13 @@ def _graph(graph: dict, indent: str, out: list[str]) -> None:
         exprs += [f"{shown(k)}=e{v}" for k, v in node["attrs"].items()]
         if exprs:
             out.append(f"{indent}    " + " ".join(exprs))
-        for label, target in node["branches"]:
-            out.append(f"{indent}    case {shown(repr(label))} -> {shown(target)}")
-        for key in ("goto", "on_timeout"):
-            if node.get(key):
-                out.append(f"{indent}    {key} -> {shown(node[key])}")
+        for _source, target, kind, label in outgoing.get(node["id"], ()):
+            if kind == "branch":
+                out.append(f"{indent}    case {shown(repr(label))} -> {shown(target)}")
+            elif kind != "dependency":
+                out.append(_route_line(kind, label, target, indent + "    "))
         for name, region in node.get("regions") or ():
-            out.append(f"{indent}    region {shown(name)} (sinks: {', '.join(shown(x) for x in region['sinks'])})")
+            region_deps = {e[0] for e in region["edges"] if e[2] == "dependency"}
+            sinks = [n["id"] for n in region["nodes"] if n["id"] not in region_deps]
+            out.append(f"{indent}    region {shown(name)} (sinks: {', '.join(shown(x) for x in sinks)})")
             _graph(region, indent + "        ", out)

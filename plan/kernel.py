@@ -1,48 +1,44 @@
-"""The plan of an aevatar workflow: its steps as plain data.
+"""The nodes and edges of a plan under kernel scheduling (the aevatar engine's step loop).
 
-Both backends build the same plan from the IR and differ only in how a
-step's parameters and a while's condition are represented: the Python
-backend names a generated function, the VM the bytecode blocks of its
-aevatar program (docs/bytecode.md section 8). The kernel
-(:mod:`flowc.backends.python.rt_aevatar_run`) reads the plan::
+Run-wide field: ``roles`` ({role id: {"id", setting: str | [str]...}}).
+A node (a step)::
 
-    {"name", "roles": {role id: {"id", setting: str | [str]...}}, "steps": [step...]}
-    step = {"id", "type", "role", "params", "capability", "name", "next",
-            "branches": [[key, target]...], "retry": None | [max, delay_ms, 1 | 2],
-            "on_error": None | [action, target, default_output],
-            "timeout_ms"? (the step's deadline, 100..600000),
-            "condition"? (while), "regions"? {name: [sub-step...]}}
+    {"id", "type", "role", "params", "capability", "name", "on_error", "retry",
+     "default_output"? (on_error skip), "timeout_ms"? (100..600000),
+     "condition"? (while), "regions"? [[name, {"nodes": [sub-step...], "edges"}]...]}
     sub-step = {"id", "type", "role", "params", "capability", "name"}
 
-``params`` is what ``params_fn(node, entries, case_insensitive)`` returns
-for the step's parameters (``entries``: ``(name, expression)`` pairs in the
-engine's order, without the ones a while evaluates itself); ``condition``
-what ``expression_fn(node, expr, case_insensitive, what)`` returns.
+``on_error`` is ``fail``, ``skip`` or ``fallback`` (to the target of the
+step's ``error`` edge labelled ``fallback``); ``retry`` None or ``[max,
+delay_ms, 1 | 2]`` (fixed or doubling delays). ``params`` is what
+``bodies.params(node, entries, case_insensitive)`` returns for the step's
+parameters (without the ones a while evaluates itself); ``condition``
+what ``bodies.expression`` returns.
+
+Routing is edges: ``sequence`` (the step's ``next``), ``branch`` (a
+switch's or conditional's arms, labelled by key; a guard's ``on_fail``
+arm), ``error`` (``fallback``) and ``fallthrough``. The kernel activates
+one step at a time: after a step without a ``sequence`` edge it continues
+with the next step in document order, and the plan makes that
+``fallthrough`` edge explicit for every such step (the IR leaves it out
+where the step's branches are exhaustive).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from flowc.backends.execution import runs_under
 from flowc.ir import expr as E
-from flowc.ir.workflow import EdgeKind, Node, Workflow
+from flowc.ir.workflow import EdgeKind, Node, Region, Workflow
+from flowc.plan.shape import Bodies, PlanError, edge_row
 
-__all__ = ["OPS", "AevatarPlanError", "build_plan", "step_type"]
+__all__ = ["DEFERRED_PREFIX", "OPS", "build", "step_type"]
 
 # The IR operations the aevatar front end lowers to.
 OPS = frozenset({"call", "transform.apply", "assign", "branch", "switch", "assert", "while", "foreach",
                  "parallel", "race", "map_reduce", "cache", "reflect", "vote", "sleep"})
 # Parameters a while evaluates itself, per iteration (not at dispatch).
 DEFERRED_PREFIX = "sub_param_"
-
-ParamsFn = Callable[[Node, list[tuple[str, E.Expr]], bool], Any]
-ExpressionFn = Callable[[Node, E.Expr, bool, str], Any]
-
-
-class AevatarPlanError(Exception):
-    """The workflow uses something the aevatar kernel does not run."""
 
 
 def _lit(node: Node, name: str) -> str | None:
@@ -69,20 +65,19 @@ def step_type(node: Node) -> str:
     if node.op in _RECORDED_OPS:
         primitive = _lit(node, "primitive")
         if primitive is None:
-            raise AevatarPlanError(f"step {node.id!r}: operation {node.op!r} without attr `primitive`; the "
-                                   "kernel can't tell which primitive it runs")
+            raise PlanError(f"step {node.id!r}: operation {node.op!r} without attr `primitive`; the "
+                            "kernel can't tell which primitive it runs")
         return primitive
     primitive = _OP_PRIMITIVES.get(node.op)
     if primitive is None:
-        raise AevatarPlanError(f"step {node.id!r}: operation {node.op!r} is not run by kernel scheduling")
+        raise PlanError(f"step {node.id!r}: operation {node.op!r} is not run by kernel scheduling")
     return primitive
 
 
 class _Builder:
-    def __init__(self, workflow: Workflow, params_fn: ParamsFn, expression_fn: ExpressionFn) -> None:
+    def __init__(self, workflow: Workflow, bodies: Bodies) -> None:
         self.wf = workflow
-        self.params_fn = params_fn
-        self.expression_fn = expression_fn
+        self.bodies = bodies
         # Each step's outgoing edges, indexed once: a plan is linear in the workflow.
         self.out_edges: dict[str, list] = {}
         for edge in workflow.edges:
@@ -95,11 +90,11 @@ class _Builder:
             for entry in mapping.entries:
                 key = entry.key.value if isinstance(entry.key, E.Literal) else None
                 if not isinstance(key, str):
-                    raise AevatarPlanError(f"step {node.id!r}: a parameter name is not a string")
+                    raise PlanError(f"step {node.id!r}: a parameter name is not a string")
                 if skip(key):
                     continue
                 entries.append((key, entry.value))
-        return self.params_fn(node, entries, ci)
+        return self.bodies.params(node, entries, ci)
 
     def sub_node(self, node: Node) -> dict:
         ci = _lit(node, "variables") == "case_insensitive"
@@ -112,9 +107,13 @@ class _Builder:
             "name": _lit(node, "name"),
         }
 
+    def region(self, region: Region) -> list:
+        return [region.name, {"nodes": [self.sub_node(n) for n in region.nodes],
+                              "edges": [edge_row(e) for e in region.edges]}]
+
     def step(self, node: Node) -> dict:
         if node.op not in OPS:
-            raise AevatarPlanError(f"step {node.id!r}: operation {node.op!r} is not run by kernel scheduling")
+            raise PlanError(f"step {node.id!r}: operation {node.op!r} is not run by kernel scheduling")
         kind = step_type(node)
         deferred = kind == "while"
         data: dict[str, Any] = {
@@ -126,32 +125,42 @@ class _Builder:
                 if deferred else (lambda k: False)),
             "capability": _lit(node, "capability"),
             "name": _lit(node, "name"),
-            "next": None,
-            "branches": [],
+            "on_error": node.on_error.action,
             "retry": None,
-            "on_error": None,
         }
-        for edge in self.out_edges.get(node.id, ()):
-            if edge.kind is EdgeKind.SEQUENCE:
-                data["next"] = edge.target
-            elif edge.kind is EdgeKind.BRANCH and edge.label != "on_fail":
-                data["branches"].append([edge.label or "", edge.target])
         if node.retry is not None:
             r = node.retry
             data["retry"] = [r.max_retries, r.delay_ms, 2 if r.backoff == 2.0 else 1]
-        if node.on_error.action != "fail":
-            default = node.attr("default_output")
-            data["on_error"] = [node.on_error.action, node.on_error.target,
-                                default.value if isinstance(default, E.Literal) else None]
+        default = node.attr("default_output")
+        if node.on_error.action == "skip" and isinstance(default, E.Literal) and default.value is not None:
+            data["default_output"] = default.value
         timeout = node.attr("timeout_ms")
         if isinstance(timeout, E.Literal) and type(timeout.value) is int:
             data["timeout_ms"] = timeout.value  # the front end clamped it (100..600000)
         if deferred:
-            condition = node.attr("condition")
-            data["condition"] = self.expression_fn(node, condition, True, "while condition")
+            data["condition"] = self.bodies.expression(node, node.attr("condition"), "while condition", True)
         if node.regions:
-            data["regions"] = {region.name: [self.sub_node(n) for n in region.nodes] for region in node.regions}
+            data["regions"] = [self.region(region) for region in node.regions]
         return data
+
+    def edges(self) -> list[list]:
+        """Each step's routes in the order the kernel takes them (see the module docstring)."""
+        nodes = self.wf.nodes
+        first: dict[str, int] = {}
+        for i, node in enumerate(nodes):
+            first.setdefault(node.id, i)
+        rows: list[list] = []
+        for i, node in enumerate(nodes):
+            if first[node.id] != i:
+                continue  # a repeated id: its edges are the first step's (the checks refuse it)
+            out = self.out_edges.get(node.id, ())
+            sequence = [e for e in out if e.kind is EdgeKind.SEQUENCE]
+            rows += [edge_row(e) for e in sequence]
+            rows += [edge_row(e) for e in out if e.kind is EdgeKind.BRANCH]
+            rows += [edge_row(e) for e in out if e.kind is EdgeKind.ERROR]
+            if not sequence and i + 1 < len(nodes):
+                rows.append([node.id, nodes[i + 1].id, EdgeKind.FALLTHROUGH.value, None])
+        return rows
 
     def roles(self) -> dict:
         out: dict[str, dict] = {}
@@ -166,11 +175,7 @@ class _Builder:
         return out
 
 
-def build_plan(workflow: Workflow, params_fn: ParamsFn, expression_fn: ExpressionFn) -> dict:
-    """The plan of a checked aevatar workflow; :class:`AevatarPlanError` when
-    it holds something the kernel does not run."""
-    why_not = runs_under(workflow, "kernel")
-    if why_not is not None:
-        raise AevatarPlanError(f"the aevatar kernel's plan: {why_not}")
-    b = _Builder(workflow, params_fn, expression_fn)
-    return {"name": workflow.name, "roles": b.roles(), "steps": [b.step(n) for n in workflow.nodes]}
+def build(workflow: Workflow, bodies: Bodies) -> dict:
+    """The kernel plan's fields: roles, nodes (steps) and edges."""
+    b = _Builder(workflow, bodies)
+    return {"roles": b.roles(), "nodes": [b.step(n) for n in workflow.nodes], "edges": b.edges()}
