@@ -45,11 +45,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT.parent))
 sys.path.insert(0, str(ROOT))
 
-from flowc import driver
 from flowc.backends.python import compile_workflow as python_compile
 from flowc.backends.python import load_module
 from flowc.backends.vm import compile_workflow, load
 from flowc.backends.vm.bundle import write_bundle
+from flowc.pipeline import driver
 
 MP_DIR = ROOT / "tests" / "micropython"
 

@@ -61,8 +61,8 @@ def _vm_jobs():
     """[name, program, inputs, host script, [max_instructions, max_iterations]]: the guide's
     examples A-F, every clean corpus workflow with generic hosts, every primitive, generated
     workflows, fuel, and refused programs."""
-    from flowc import driver
     from flowc.backends import vm
+    from flowc.pipeline import driver
 
     from tests.test_aevatar_corpus import BROKEN, CORPUS
     from tests.test_aevatar_run import DATA, SCRIPTS

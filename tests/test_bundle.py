@@ -19,11 +19,11 @@ from pathlib import Path
 
 import msgpack
 import pytest
-from flowc import driver
 from flowc.backends.python import rt_cel
 from flowc.backends.vm import bundle as B
 from flowc.backends.vm import compile_workflow, load
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 from flowc.vm import main as vm_main
 
 TESTS = Path(__file__).resolve().parent

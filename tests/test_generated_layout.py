@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from flowc import driver
 from flowc.backends.dag_plan import build_plan
 from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 
 ROOT = Path(driver.__file__).resolve().parent
 PIPELINE = ROOT / "examples" / "instruction" / "pipeline.yaml"

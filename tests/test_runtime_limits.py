@@ -27,7 +27,6 @@ from pathlib import Path
 import attrs
 import flowc
 import pytest
-from flowc import driver
 from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module, rt_aevatar_run, rt_dag, runtime
 from flowc.backends.vm import expr_vm
@@ -35,6 +34,7 @@ from flowc.backends.vm import format as vm_format
 from flowc.backends.vm import vm as standalone_vm
 from flowc.host import MAX_JSON_DEPTH, ScriptedHost
 from flowc.ir import limits
+from flowc.pipeline import driver
 
 ROOT = Path(flowc.__file__).resolve().parent
 ENV = dict(os.environ, PYTHONPATH=str(ROOT.parent))

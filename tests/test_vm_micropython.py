@@ -16,10 +16,10 @@ from pathlib import Path
 
 import flowc.backends.vm.vm as vm_module
 import msgpack
-from flowc import driver
 from flowc.backends.vm import compile_workflow, expr_vm, expr_wfs, load, wfs_values
 from flowc.backends.vm.bundle import write_bundle
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 from flowc.runtime import drivers, kernel
 
 from tests.test_vm_equivalence import corpus_programs
