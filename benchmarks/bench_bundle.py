@@ -2,7 +2,7 @@
 
     python benchmarks/bench_bundle.py [--micropython PATH] [--steps N]
 
-1. Size: ``python -m flowc.vm --bundle``'s one file against the raw source
+1. Size: ``flowc bundle``'s one file against the raw source
    of the modules it came from, module by module (goal: <= 64 KB).
 2. MicroPython heap, on the corpus sample of tests/test_bundle.py (a
    handful of workflows of each dialect):

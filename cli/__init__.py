@@ -3,7 +3,7 @@
 One module per command, each with ``add_parser(sub)`` (its options) and
 ``run(args)`` (what it does, returning an exit status of
 :mod:`flowc.cli.exits`): check, eval, compile, run, resume, runs, disasm,
-graph, translate, schema, explain and fuzz. :mod:`flowc.cli.app`
+graph, translate, schema, explain, fuzz, bundle and exec. :mod:`flowc.cli.app`
 assembles the parser and runs the command. What several commands share:
 
 - :mod:`~flowc.cli.options`: the parser class, dialect choices, budgets, cluster options;

@@ -6,15 +6,16 @@ from __future__ import annotations
 import sys
 
 from flowc import __version__
-from flowc.cli import check, disasm, explain, fuzz, graph, resume, run, runs, schema, translate
+from flowc.cli import bundle, check, disasm, explain, fuzz, graph, resume, run, runs, schema, translate
 from flowc.cli import compile as compile_command
 from flowc.cli import eval as eval_command
+from flowc.cli import exec as exec_command
 from flowc.cli.exits import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK
 from flowc.cli.options import CliParser
 
 # In the order `flowc --help` lists them.
 COMMANDS = (check, eval_command, compile_command, run, resume, runs, disasm, graph, translate, schema, explain,
-            fuzz)
+            fuzz, bundle, exec_command)
 
 
 def build_parser() -> CliParser:

@@ -8,7 +8,7 @@ fallbacks (integer G17 formatting, simple case tables); this checks them
 where they are used. Missing node or a missing ``npm ci`` is a failure.
 
 The VM's aevatar programs run there too (test_aevatar_programs_run_on_micropython):
-the VM bundle (python -m flowc.vm --bundle) copied in, the records
+the VM bundle (flowc bundle) copied in, the records
 compared with CPython's.
 """
 

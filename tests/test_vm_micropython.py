@@ -1,6 +1,6 @@
 """The VM runs on MicroPython and gives the same run records.
 
-The device bundle (``python -m flowc.vm --bundle DIR``: one file) is copied
+The device bundle (``flowc bundle DIR``: one file) is copied
 into the official MicroPython WebAssembly port (npm package pinned in
 tests/micropython/package.json; CI runs ``npm ci`` there) and run under
 node on every corpus scenario plus a few VM-specific ones (fuel, rejected
