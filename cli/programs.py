@@ -9,7 +9,7 @@ import sys
 from flowc.cli.exits import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
 from flowc.cli.output import backend_error
 
-VM_MISSING = "flowc: error: the vm backend is not available yet; use --backend python"
+VM_MISSING = "the vm backend is not available yet; use --backend python"
 
 
 def compile_for_backend(path: str, dialect: str | None, show_warnings: bool,
@@ -104,7 +104,7 @@ def load_program(path: str, dialect: str | None, backend: str, workflow_name: st
     and the exit status (the findings are printed)."""
     vm = vm_backend() if backend == "vm" else None
     if backend == "vm" and vm is None:
-        print(VM_MISSING, file=sys.stderr)
+        print(f"flowc: error: {VM_MISSING}", file=sys.stderr)
         return None, EXIT_USAGE
     workflow, status = compile_for_backend(path, dialect, show_warnings=False, workflow_name=workflow_name)
     if workflow is None:

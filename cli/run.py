@@ -94,7 +94,7 @@ def _backend(args) -> tuple:
         vm = vm_backend()
         return vm, (VM_MISSING if vm is None else None)
     if args.max_instructions is not None:
-        return None, "flowc: error: --max-instructions counts VM instructions: use it with --backend vm"
+        return None, "--max-instructions counts VM instructions: use it with --backend vm"
     return None, None
 
 
@@ -105,7 +105,7 @@ def run(args) -> int:
 
     conflict = _option_conflict(args)
     if conflict is not None:
-        print(f"flowc: error: {conflict}", file=sys.stderr)
+        print(f"flowc: error: {conflict}", file=sys.stderr)   # our own text: nothing to escape
         return EXIT_USAGE
     configured = bool(args.config or args.mcp_config)
     try:
@@ -115,7 +115,7 @@ def run(args) -> int:
         return usage_error(str(exc))
     vm, problem = _backend(args)
     if problem is not None:
-        print(problem, file=sys.stderr)
+        print(f"flowc: error: {problem}", file=sys.stderr)
         return EXIT_USAGE
     workflow, status = compile_for_backend(args.path, args.dialect, show_warnings=False,
                                            workflow_name=args.workflow)
