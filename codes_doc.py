@@ -36,7 +36,7 @@ def _prefix(code: str) -> str:
 
 
 def render() -> str:
-    from flowc.commands import _example_findings
+    from flowc.cli.explain import example_findings
     from flowc.compiler.codes import CODES, NOT_STANDALONE
     from flowc.compiler.codes_examples import fenced
 
@@ -74,7 +74,7 @@ def render() -> str:
             out += [f"### {info.code}", "", f"**{info.title}**", "", info.explanation, ""]
             if info.wrong:
                 out += [f"Wrong (`{info.example_file}`):", "", fenced(info.wrong, info.example_file), ""]
-                reported = _example_findings(info.code)
+                reported = example_findings(info.code)
                 if reported:
                     out += ["`flowc check` reports:", "", fenced(reported, "", "text"), ""]
                 elif info.code in NOT_STANDALONE:

@@ -6,7 +6,7 @@
 
 - **check** is what `flowc check` does per file: the aevatar front end (YAML,
   the engine's parser and validator rules, lowering to the IR, the engine-rule
-  checks) and analyze, through flowc.driver.compile_text on text in memory.
+  checks) and analyze, through flowc.pipeline.driver.compile_text on text in memory.
 - **compile** is what `flowc compile` does: check, then the Python module
   (backends/python/aevatar_codegen.py) for every workflow without errors.
 - **IR** is check plus the IR in its serialised form (flowc.ir.serialize,
@@ -30,9 +30,9 @@ import sys
 import time
 from pathlib import Path
 
-from flowc import driver
 from flowc.backends.python import compile_workflow
 from flowc.ir.serialize import to_data
+from flowc.pipeline import driver
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data" / "aevatar"

@@ -17,8 +17,8 @@ import argparse
 import asyncio
 import time
 
-from flowc import driver
 from flowc.backends.python import compile_workflow, load_module
+from flowc.pipeline import driver
 
 
 def fan_out(n: int) -> str:

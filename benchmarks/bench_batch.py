@@ -31,11 +31,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import distributed
 from bench_python_backend import WORKFLOW, make_records
-from flowc import driver
+from flowc.cli.run_batch import compiled
 from flowc.cluster import job as batch_job
 from flowc.cluster import runner
-from flowc.cluster.batchcmd import compiled
 from flowc.cluster.fuzzrun import run_tasks
+from flowc.pipeline import driver
 from flowc.testing.campaign import KINDS, campaign_tasks
 
 REPEAT = 3

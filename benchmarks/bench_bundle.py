@@ -2,7 +2,7 @@
 
     python benchmarks/bench_bundle.py [--micropython PATH] [--steps N]
 
-1. Size: ``python -m flowc.vm --bundle``'s one file against the raw source
+1. Size: ``flowc bundle``'s one file against the raw source
    of the modules it came from, module by module (goal: <= 64 KB).
 2. MicroPython heap, on the corpus sample of tests/test_bundle.py (a
    handful of workflows of each dialect):
@@ -45,11 +45,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT.parent))
 sys.path.insert(0, str(ROOT))
 
-from flowc import driver
 from flowc.backends.python import compile_workflow as python_compile
 from flowc.backends.python import load_module
 from flowc.backends.vm import compile_workflow, load
 from flowc.backends.vm.bundle import write_bundle
+from flowc.pipeline import driver
 
 MP_DIR = ROOT / "tests" / "micropython"
 

@@ -21,10 +21,10 @@ import argparse
 import statistics
 import time
 
-from flowc import driver
 from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.vm import compile_workflow as compile_bytecode
 from flowc.backends.vm import load as load_program
+from flowc.pipeline import driver
 
 WORKFLOW = """\
 name: release

@@ -8,7 +8,7 @@ of 1,000 and 10,000 steps (is it linear?), with peak memory.
 
 "Check" is what `flowc check` does per file: the front end (YAML, the
 WorkflowSkill checks, lowering to the IR) and analyze, through
-flowc.driver.compile_text on text already in memory. Times are wall-clock
+flowc.pipeline.driver.compile_text on text already in memory. Times are wall-clock
 medians over the repetitions; peak memory is measured in a separate run
 under tracemalloc (which slows Python down, so it is never timed).
 """
@@ -27,9 +27,9 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from flowc import driver
 from flowc.compiler.analyze import analyze
 from flowc.compiler.workflowskill.frontend import compile_workflowskill
+from flowc.pipeline import driver
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "data" / "workflowskill"

@@ -24,7 +24,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from flowc import driver
 from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost
 from flowc.hosts.http import HttpProvider
@@ -32,6 +31,7 @@ from flowc.hosts.llm import LlmProvider
 from flowc.hosts.readable import readable
 from flowc.hosts.settings import HttpConfig, LlmProfile
 from flowc.hosts.trace import Tracer
+from flowc.pipeline import driver
 
 ROOT = Path(__file__).resolve().parent.parent
 TRIAGE = ROOT / "examples" / "triage"

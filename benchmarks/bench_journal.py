@@ -26,9 +26,10 @@ import os
 import tempfile
 import time
 
-from flowc import driver, journal
+from flowc import journal
 from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 
 CALLS = """\
 name: calls

@@ -25,10 +25,10 @@ import sys
 import time
 from pathlib import Path
 
-from flowc import driver
 from flowc.backends.python import compile_workflow, load_module
 from flowc.hosts.config import HostConfig, McpServer
 from flowc.hosts.router import RouterHost
+from flowc.pipeline import driver
 
 ECHO = str(Path(__file__).resolve().parent.parent / "tests" / "mcp_servers" / "echo_server.py")
 

@@ -33,9 +33,9 @@ import statistics
 import sys
 import time
 
-from flowc import driver
 from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 
 # The runs of workflows are timed in CPU time of this process: on a shared
 # machine, wall-clock time mostly measures the other processes.

@@ -8,7 +8,7 @@ Two tables:
 - **20-step workflow, per translation**: for each source dialect, a 20-step
   workflow (bench_check's generated WorkflowSkill workflow, and the aevatar
   and dialect-3 workflows generated below), translated to each target. "read" is the front end and analyze
-  (flowc.driver.compile_text on text in memory), "write" is the emitter
+  (flowc.pipeline.driver.compile_text on text in memory), "write" is the emitter
   (lowering and printing), "total" both; wall-clock medians in
   milliseconds.
 - **whole corpus**: every corpus workflow (tests/data) of every dialect
@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from flowc import driver, translate
+from flowc.pipeline import driver, translate
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data"

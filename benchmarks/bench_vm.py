@@ -28,12 +28,12 @@ import msgpack
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from bench_python_backend import TRIAGE, WORKFLOW, make_records, table, timed
-from flowc import driver
 from flowc.backends.python import compile_workflow as python_compile
 from flowc.backends.python import load_module
 from flowc.backends.vm import compile_workflow, load
 from flowc.host import ScriptedHost
 from flowc.ir.serialize import to_data
+from flowc.pipeline import driver
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from flowc.driver import compile_file, expand_paths
 from flowc.ir import expr as E
 from flowc.ir import limits as L
 from flowc.ir.workflow import Node, Workflow
+from flowc.pipeline.driver import compile_file, expand_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS_DIRS = ("tests/data/workflowskill", "tests/data/aevatar/aevatarAI__aevatar",

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import sys
 
-from flowc import driver
-from flowc.batch import FileResult, Progress
 from flowc.cluster import engine
+from flowc.pipeline import driver
+from flowc.pipeline.batch import FileResult, Progress
 
 FILES_PER_TASK = 32
 

@@ -326,12 +326,12 @@ def check_hostile(case: HostileCase, counts: Counter) -> None:
     """The hostile-text property (see the module docstring); ``counts``
     gets tried / refused / compiled / bytecode / run:python / run:vm /
     translated."""
-    from flowc import driver
     from flowc.backends.python import compile_workflow as python_source
     from flowc.backends.python import load_module
     from flowc.backends.vm import compile_workflow as bytecode
     from flowc.backends.vm import load
     from flowc.host import ScriptedHost
+    from flowc.pipeline import driver
     from flowc.testing.properties import vm_unsupported
 
     marker = marker_path()
@@ -375,9 +375,9 @@ def check_hostile(case: HostileCase, counts: Counter) -> None:
 def _translations(workflow, case: HostileCase, counts: Counter) -> None:
     """Into every dialect: YAML that reads back (no YAML finding), and, when
     it checks clean, compiles to a module that is Python."""
-    from flowc import driver
     from flowc.backends.python import compile_workflow as python_source
-    from flowc.translate import output_suffix, translate_workflow
+    from flowc.pipeline import driver
+    from flowc.pipeline.translate import output_suffix, translate_workflow
 
     for target in DIALECTS:
         try:

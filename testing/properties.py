@@ -47,7 +47,7 @@ def _errors(result) -> list[str]:
 
 # ------------------------------------------------------------------ compile
 def compile_text(text: str, file_name: str, dialect: str | None, prop: str = "never-crash"):
-    from flowc import driver
+    from flowc.pipeline import driver
 
     try:
         return driver.compile_text(text, file_name, dialect)

@@ -114,8 +114,8 @@ class WorkflowText(str):
         return self
 
     def compile(self):
-        """``flowc.driver.compile_text`` of this text."""
-        from flowc import driver
+        """``flowc.pipeline.driver.compile_text`` of this text."""
+        from flowc.pipeline import driver
 
         return driver.compile_text(str(self), self.file_name, self.dialect)
 

@@ -23,7 +23,7 @@ __all__ = ["available", "cross_dialect", "inputs_have_declared_shapes", "round_t
 
 def _translate():
     try:
-        from flowc import translate
+        from flowc.pipeline import translate
     except ImportError:
         return None
     return translate
@@ -62,7 +62,7 @@ def _emit(workflow, target: str, prop: str):
 
 
 def _compile(text: str, name: str, dialect: str, prop: str):
-    from flowc import driver
+    from flowc.pipeline import driver
 
     try:
         return driver.compile_text(text, name, dialect)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flowc import driver
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 
 DATA = Path(__file__).resolve().parent / "data"
 

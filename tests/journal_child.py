@@ -22,8 +22,9 @@ import signal
 import sys
 import time
 
-from flowc import driver, journal
+from flowc import journal
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 
 
 class EffectHost:

@@ -15,9 +15,10 @@ import csv
 from pathlib import Path
 
 import pytest
-from flowc import cli, driver
+from flowc import cli
 from flowc.compiler.aevatar.frontend import compile_aevatar
 from flowc.compiler.analyze import analyze
+from flowc.pipeline import driver
 
 DATA = Path(__file__).resolve().parent / "data" / "aevatar"
 

@@ -20,8 +20,8 @@ import re
 from pathlib import Path
 
 import pytest
-from flowc import evalcmd
 from flowc.backends.python import aevatar_expr, rt_aevatar
+from flowc.cli.eval import eval_command
 from flowc.compiler.aevatar import dotnet
 from flowc.compiler.aevatar.expressions import Locator, Lowering
 from flowc.ir import expr as E
@@ -90,7 +90,7 @@ def test_eval_batch_command():
             line["variables_comparer"] = v["variables_comparer"]
         lines.append(json.dumps(line, ensure_ascii=False))
     out = io.StringIO()
-    assert evalcmd.eval_command("aevatar", None, None, "expression", True, io.StringIO("\n".join(lines)), out) == 0
+    assert eval_command("aevatar", None, None, "expression", True, io.StringIO("\n".join(lines)), out) == 0
     results = [json.loads(x) for x in out.getvalue().splitlines()]
     assert len(results) == len(COMPARED)
     for v, got in zip(COMPARED, results):
@@ -102,10 +102,10 @@ def test_eval_batch_command():
 
 def test_eval_single_expression():
     out = io.StringIO()
-    code = evalcmd.eval_command("aevatar", "${add(0.1, 0.2)}", None, "value", False, io.StringIO(), out)
+    code = eval_command("aevatar", "${add(0.1, 0.2)}", None, "value", False, io.StringIO(), out)
     assert (code, out.getvalue()) == (0, '"0.30000000000000004"\n')
     out = io.StringIO()
-    code = evalcmd.eval_command("aevatar", "${'}", None, "value", False, io.StringIO(), out)
+    code = eval_command("aevatar", "${'}", None, "value", False, io.StringIO(), out)
     assert code == 1 and "error" in json.loads(out.getvalue())
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from flowc import driver
 from flowc.compiler.aevatar import primitives as P
 from flowc.compiler.aevatar.values import dotnet_json
 from flowc.compiler.yamlsrc import load
 from flowc.ir import expr as E
 from flowc.ir.serialize import from_data, to_data
 from flowc.ir.workflow import EdgeKind
+from flowc.pipeline import driver
 
 
 def check(text: str, strict: bool = False):

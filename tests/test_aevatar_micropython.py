@@ -8,7 +8,7 @@ fallbacks (integer G17 formatting, simple case tables); this checks them
 where they are used. Missing node or a missing ``npm ci`` is a failure.
 
 The VM's aevatar programs run there too (test_aevatar_programs_run_on_micropython):
-the VM bundle (python -m flowc.vm --bundle) copied in, the records
+the VM bundle (flowc bundle) copied in, the records
 compared with CPython's.
 """
 
@@ -61,8 +61,8 @@ def _vm_jobs():
     """[name, program, inputs, host script, [max_instructions, max_iterations]]: the guide's
     examples A-F, every clean corpus workflow with generic hosts, every primitive, generated
     workflows, fuel, and refused programs."""
-    from flowc import driver
     from flowc.backends import vm
+    from flowc.pipeline import driver
 
     from tests.test_aevatar_corpus import BROKEN, CORPUS
     from tests.test_aevatar_run import DATA, SCRIPTS

@@ -7,9 +7,10 @@ import json
 import shutil
 from pathlib import Path
 
-from flowc import cli, driver
+from flowc import cli
+from flowc.pipeline import driver
 
-ROOT = Path(cli.__file__).resolve().parent
+ROOT = Path(cli.__file__).resolve().parents[1]
 DEMOS = ROOT / "tests" / "data" / "aevatar" / "aevatarAI__aevatar" / "demos" / "Aevatar.Demos.Workflow" / "workflows"
 TOP = DEMOS / "48_workflow_call_multilevel.yaml"      # calls 48_subworkflow_level1
 LEVEL1 = DEMOS / "48_subworkflow_level1.yaml"         # calls 48_subworkflow_level2

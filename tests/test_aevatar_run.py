@@ -14,11 +14,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from flowc import cli, driver
+from flowc import cli
 from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.python import rt_aevatar_run as K
 from flowc.compiler.aevatar import primitives as P
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 
 DATA = Path(__file__).resolve().parent / "data" / "aevatar"
 

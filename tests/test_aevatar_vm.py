@@ -17,7 +17,7 @@ import math
 import textwrap
 
 import pytest
-from flowc import cli, driver
+from flowc import cli
 from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.python import rt_aevatar_run as K
@@ -25,6 +25,7 @@ from flowc.backends.vm import VerifyError
 from flowc.backends.vm import expr_vm as X
 from flowc.host import ScriptedHost
 from flowc.ir.limits import MAX_EXPR_DEPTH
+from flowc.pipeline import driver
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -14,9 +14,9 @@ import textwrap
 
 import attrs
 import pytest
-from flowc import driver
 from flowc.compiler.codes import CODES
 from flowc.ir.diagnostics import Severity
+from flowc.pipeline import driver
 
 
 @attrs.frozen

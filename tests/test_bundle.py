@@ -1,4 +1,4 @@
-"""The device bundle (``python -m flowc.vm --bundle DIR``): one file that
+"""The device bundle (``flowc bundle DIR``): one file that
 loads, verifies and runs programs of all three dialects, on CPython
 without flowc and on MicroPython with a small heap.
 
@@ -19,12 +19,12 @@ from pathlib import Path
 
 import msgpack
 import pytest
-from flowc import driver
 from flowc.backends.python import rt_cel
 from flowc.backends.vm import bundle as B
 from flowc.backends.vm import compile_workflow, load
+from flowc.cli import main as flowc_main
 from flowc.host import ScriptedHost
-from flowc.vm import main as vm_main
+from flowc.pipeline import driver
 
 TESTS = Path(__file__).resolve().parent
 MP_DIR = TESTS / "micropython"
@@ -91,7 +91,7 @@ def _assert_same_records(jobs: list[list], lines: list[dict]) -> None:
 @pytest.fixture(scope="module")
 def bundle_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bundle")
-    assert vm_main(["--bundle", str(out)]) == 0
+    assert flowc_main(["bundle", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["flowc_vm.py"]
     return out
 
@@ -127,11 +127,26 @@ def test_the_bundle_holds_the_closure_of_the_device_entry(bundle_dir):
 
 
 def test_the_command_prints_the_sizes(tmp_path, capsys):
-    assert vm_main(["--bundle", str(tmp_path / "out")]) == 0
+    assert flowc_main(["bundle", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
     size = (tmp_path / "out" / "flowc_vm.py").stat().st_size
     assert f": {size} bytes from {len(B.closure())} modules of " in out
-    assert vm_main(["--bundle"]) == 2
+    with pytest.raises(SystemExit) as usage:   # no DIR: a usage error
+        flowc_main(["bundle"])
+    assert usage.value.code == 2
+    assert "flowc bundle: error: the following arguments are required: DIR" in capsys.readouterr().err
+
+
+def test_the_command_writes_one_dialect_and_reports_a_directory_it_cannot_make(tmp_path, capsys):
+    assert flowc_main(["bundle", str(tmp_path / "wfs"), "--dialect", "workflowskill"]) == 0
+    path, _ = B.write_bundle(tmp_path / "again", "workflowskill")
+    assert (tmp_path / "wfs" / "flowc_vm.py").read_bytes() == path.read_bytes()
+    capsys.readouterr()
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory", encoding="utf-8")
+    assert flowc_main(["bundle", str(blocker / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("flowc: error: ") and "Traceback" not in err
 
 
 def test_the_bundle_runs_every_dialect_on_cpython_without_flowc(bundle_dir, tmp_path):

@@ -7,7 +7,8 @@ import re
 import shutil
 
 import pytest
-from flowc import batch, cli
+from flowc import cli
+from flowc.pipeline import batch
 
 SUMMARY = re.compile(r"checked (\d+) files?: (\d+) errors?, (\d+) warnings? in \d+\.\d\ds")
 

@@ -1,4 +1,4 @@
-"""The WorkflowSkill corpus through the library API (flowc.driver).
+"""The WorkflowSkill corpus through the library API (flowc.pipeline.driver).
 
 Every fixture and example the reference runtime runs must compile without
 errors; the three it rejects must fail with a finding that names the real
@@ -12,11 +12,11 @@ import re
 
 import pytest
 import yaml
-from flowc import driver
 from flowc.compiler.codes import CODES
 from flowc.compiler.workflowskill.markdown import split_skill
 from flowc.ir.diagnostics import Severity
 from flowc.ir.ops import END_NODE_ID, OPERATIONS
+from flowc.pipeline import driver
 
 # file name -> (code, line, col, words the message must contain)
 MALFORMED_EXPECTED = {

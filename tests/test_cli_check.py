@@ -257,7 +257,7 @@ def test_dialect_flag_forces_workflowskill(capsys, tmp_path):
 
 
 def test_dialect_flag_forces_an_unsupported_dialect(capsys, wfs_fixtures_dir, monkeypatch):
-    from flowc import driver
+    from flowc.pipeline import driver
 
     monkeypatch.delitem(driver.FRONT_ENDS, "aevatar")  # a dialect this build lacks
     code, findings = run_json(capsys, "--dialect", "aevatar", str(wfs_fixtures_dir / "echo.md"))

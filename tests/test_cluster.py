@@ -19,10 +19,10 @@ from pathlib import Path
 import distributed  # the test extra installs it (pyproject.toml)
 import pytest
 from flowc.cli import main
+from flowc.cli.run_batch import compiled
 from flowc.cluster import job as batch_job
 from flowc.cluster import runner
-from flowc.cluster.batchcmd import compiled
-from flowc.driver import compile_file
+from flowc.pipeline.driver import compile_file
 from flowc.testing.campaign import KINDS, Result, campaign_tasks, run_kind
 
 from tests.campaigns import campaign_size
@@ -358,8 +358,8 @@ def test_a_config_batch_starts_the_server_once_per_process_and_keeps_the_secret_
     assert secret not in local.read_text()
 
     # what travels: the config's text, the variable's name, never its value
+    from flowc.cli.run_batch import host_spec
     from flowc.cluster import remote as remote_side
-    from flowc.cluster.batchcmd import host_spec
 
     args = type("Args", (), {"config": str(config), "mcp_config": None, "host": None})()
     job = batch_job.BatchJob("python", "", host_spec(args), concurrency=8)

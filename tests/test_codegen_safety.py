@@ -16,11 +16,11 @@ import textwrap
 import tokenize
 
 import pytest
-from flowc import driver
 from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.python.codegen import mangle
 from flowc.backends.python.pysource import comment_text
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 
 MARKER_MODULE = "flowc_codegen_safety_marker"
 

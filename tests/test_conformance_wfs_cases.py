@@ -17,10 +17,10 @@ import json
 
 import pytest
 from conftest import WFS_CASES, WFS_DIR
-from flowc import driver
 from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 
 CASES = json.loads(WFS_CASES.read_text(encoding="utf-8"))
 RUNNABLE = [c for c in CASES if c["expected"].get("error", {}).get("phase") not in ("parse", "validate")]

@@ -20,7 +20,6 @@ from pathlib import Path
 import attrs
 import flowc
 import pytest
-from flowc import driver
 from flowc.compiler import code_types, codes, codes_examples
 from flowc.compiler.aevatar import code_examples as aevatar_examples
 from flowc.compiler.aevatar import codes as aevatar_codes
@@ -34,6 +33,7 @@ from flowc.ir import expr as E
 from flowc.ir import ops, semantics, specs
 from flowc.ir.dialects import aevatar, common, instruction, workflowskill
 from flowc.ir.workflow import Attr, Edge, EdgeKind, Node, Workflow
+from flowc.pipeline import driver
 
 ROOT = Path(flowc.__file__).resolve().parent
 DATA = Path(__file__).resolve().parent / "data"

@@ -23,9 +23,10 @@ from pathlib import Path
 
 import attrs
 import pytest
-from flowc import cli, driver
+from flowc import cli
+from flowc.pipeline import driver
 
-ROOT = Path(cli.__file__).resolve().parent
+ROOT = Path(cli.__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 MARKER = re.compile(r"^<!--\s*test:\s*(?P<kind>[\w-]+)(?P<args>[^>]*?)\s*-->\s*$")
 FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})(?P<info>.*)$")

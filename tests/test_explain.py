@@ -13,14 +13,15 @@ import re
 from pathlib import Path
 
 import pytest
-from flowc import cli, driver
+from flowc import cli
 from flowc.compiler.codes import CODES, EXAMPLES, NOT_STANDALONE
 from flowc.compiler.codes_examples import example_dialect
+from flowc.pipeline import driver
 
 ALL = sorted(CODES)
 STANDALONE = [c for c in ALL if c not in NOT_STANDALONE]
 CODE_RE = re.compile(r"""["']((?:FLC|YAML|WFS|ANA|AEV|INS|CEL|HST)\d{3})["']""")
-PACKAGE = Path(cli.__file__).resolve().parent
+PACKAGE = Path(cli.__file__).resolve().parents[1]
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -41,7 +42,7 @@ def test_every_code_has_a_wrong_and_a_right_example(code):
 def _check(code: str, text: str):
     example = EXAMPLES[code]
     if example.translate_to is not None:  # a translation finding: translate the file
-        from flowc import translate
+        from flowc.pipeline import translate
 
         return translate.translate_text(text, example.file, example.translate_to,
                                         dialect=example_dialect(code, example)).diagnostics

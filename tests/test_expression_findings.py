@@ -5,7 +5,7 @@ dialect."""
 from __future__ import annotations
 
 import pytest
-from flowc import driver
+from flowc.pipeline import driver
 
 WFS = """\
 inputs:

@@ -8,16 +8,17 @@ import json
 from pathlib import Path
 
 import pytest
-from flowc import cli, evalcmd
+from flowc import cli
+from flowc.cli.eval import eval_command
 from flowc.host import encoding_hint, load_json_file
 
-ROOT = Path(cli.__file__).resolve().parent
+ROOT = Path(cli.__file__).resolve().parents[1]
 TRIAGE = str(ROOT / "examples" / "triage" / "SKILL.md")
 
 
 def _eval(lang: str, text: str, mode: str | None) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    status = evalcmd.eval_command(lang, text, None, mode, False, io.StringIO(), out, stderr=err)
+    status = eval_command(lang, text, None, mode, False, io.StringIO(), out, stderr=err)
     return status, out.getvalue().strip(), err.getvalue()
 
 

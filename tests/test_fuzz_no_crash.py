@@ -2,7 +2,7 @@
 
 Random bytes, random text, random YAML documents, and corpus files
 mutated line by line and character by character (with hostile strings
-spliced in) go through the library (`flowc.driver.compile_text`) and the
+spliced in) go through the library (`flowc.pipeline.driver.compile_text`) and the
 CLI (`flowc.cli.main(["check", path])`). Every result is either a
 workflow or a list of coded findings; every exit code is 0, 1 or 2.
 """
@@ -14,9 +14,10 @@ import re
 from pathlib import Path
 
 import yaml
-from flowc import cli, driver
+from flowc import cli
 from flowc.compiler.codes import CODES
 from flowc.ir.workflow import Workflow
+from flowc.pipeline import driver
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from flowc import driver
 from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 from flowc.plan import build_plan
 
 ROOT = Path(driver.__file__).resolve().parent

@@ -13,13 +13,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from flowc import cli, driver
+from flowc import cli
 from flowc.backends import graph
 from flowc.backends.graph import image, model
 from flowc.ir import expr as E
 from flowc.ir.diagnostics import warning
 from flowc.ir.span import Span
 from flowc.ir.workflow import Attr, Edge, EdgeKind, ErrorPolicy, Node, Region, Workflow
+from flowc.pipeline import driver
 
 DATA = Path(__file__).resolve().parent / "data"
 RELEASE_TRAIN = DATA / "graph" / "release-train.md"

@@ -9,10 +9,10 @@ import json
 
 import pytest
 from conftest import WFS_CASES, WFS_DIR
-from flowc import driver
 from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 from flowc.testing import strategies as wst
 from hypothesis import HealthCheck, given, settings
 

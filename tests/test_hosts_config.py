@@ -96,7 +96,7 @@ def test_a_full_config_reads_into_typed_objects():
 
 
 def test_the_manuals_configs_are_valid_for_flowc_and_the_schema():
-    manual = (Path(cli.__file__).resolve().parent / "docs" / "hosts.md").read_text()
+    manual = (Path(cli.__file__).resolve().parents[1] / "docs" / "hosts.md").read_text()
     blocks = re.findall(r"```toml\n(.*?)```", manual, re.DOTALL)
     assert len(blocks) >= 2
     for block in blocks:

@@ -15,13 +15,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from flowc import driver
 from flowc.backends.python import compile_workflow, load_module
 from flowc.host import HostFailure
 from flowc.hosts.http import HttpProvider
 from flowc.hosts.llm import LlmProvider
 from flowc.hosts.settings import HttpConfig, LlmProfile
 from flowc.hosts.trace import Tracer
+from flowc.pipeline import driver
 from hosts_servers import AnthropicServer, OpenAIServer, Site
 
 KEY = "sk-planted-7e3f1c9a2b8d4e6f0a1b2c3d4e5f6a7b"

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 from flowc.backends.python import compile_workflow, load_module
-from flowc.driver import compile_text
 from flowc.host import HostFailure, ToolError
 from flowc.hosts import from_config
 from flowc.hosts.base import ProviderTimeout
 from flowc.hosts.config import ConfigError, HostConfig, McpServer
 from flowc.hosts.mcp import McpProvider
 from flowc.hosts.router import RouterHost
+from flowc.pipeline.driver import compile_text
 
 ECHO = str(Path(__file__).resolve().parent / "mcp_servers" / "echo_server.py")
 

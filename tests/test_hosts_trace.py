@@ -10,10 +10,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from flowc import cli, driver
+from flowc import cli
 from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost, ToolError
 from flowc.hosts.trace import REDACTED, Tracer, redacted
+from flowc.pipeline import driver
 from flowc.runtime import dag
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from flowc import cli, driver
+from flowc import cli
 from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.vm import compile_workflow as compile_bytecode
 from flowc.backends.vm import load as load_program
@@ -19,6 +19,7 @@ from flowc.compiler.instruction.frontend import compile_instruction_all
 from flowc.host import ScriptedHost
 from flowc.ir import expr as E
 from flowc.ir.diagnostics import Severity
+from flowc.pipeline import driver
 
 DATA = Path(__file__).resolve().parent / "data" / "instruction"
 FINDINGS = Path(__file__).resolve().parent / "data" / "instruction-findings"

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from flowc import cli, driver
+from flowc import cli
 from flowc.compiler.instruction import catalog as CAT
 from flowc.compiler.instruction.capabilities import check_host, parse_capabilities
 from flowc.compiler.instruction.carriers import locate
 from flowc.compiler.instruction.frontend import compile_instruction_all
 from flowc.ir import expr as E
 from flowc.ir.workflow import EdgeKind
+from flowc.pipeline import driver
 
 DATA = Path(__file__).resolve().parent / "data" / "instruction"
 SEED_KINDS = ["a2a", "a2a.delegate", "a2a.send", "a2a.wait", "agent", "artifact.create", "artifact.delete", "artifact.get", "assert", "assign", "batch", "checkpoint", "chunk", "classify", "correlate", "decide", "dedupe", "emit", "event", "extract", "fail", "filter", "finish", "foreach", "http", "human", "iterate", "join", "judge", "knowledge.get", "knowledge.search", "loop", "manual", "map", "mcp.resource", "mcp.tool", "memory.delete", "memory.get", "memory.list", "memory.pop", "memory.push", "memory.set", "memory.shift", "message", "noop", "once", "parallel", "parse", "race", "reduce", "route", "schedule", "search.fetch", "search.query", "signal", "sleep", "sort", "stream", "subagent", "subgraph", "subscribe", "summarize", "switch", "template", "think", "tool", "transform", "validate", "wait", "webhook", "workflow", "workflow.cancel", "workflow.signal", "workflow.wait"]
@@ -195,7 +196,7 @@ def test_flowc_schema_instruction(capsys):
 
 
 def test_the_docs_table_is_the_catalog():
-    page = (Path(cli.__file__).resolve().parent / "docs" / "instruction.md").read_text(encoding="utf-8")
+    page = (Path(cli.__file__).resolve().parents[1] / "docs" / "instruction.md").read_text(encoding="utf-8")
     assert CAT.markdown_table() in page
 
 

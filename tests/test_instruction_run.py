@@ -11,13 +11,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from flowc import cli, driver
+from flowc import cli
 from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.python.rt_dag import jitter_factor, schema_errors
 from flowc.backends.vm import VerifyError, dataflow
 from flowc.backends.vm import compile_workflow as compile_bytecode
 from flowc.backends.vm import load as load_program
 from flowc.host import ScriptedHost, ToolError
+from flowc.pipeline import driver
 
 from tests.program_bytes import open_program
 

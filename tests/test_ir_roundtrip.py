@@ -9,7 +9,6 @@ import math
 import attrs
 import msgpack
 import pytest
-from flowc import driver
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.serialize import from_data, to_data
@@ -26,6 +25,7 @@ from flowc.ir.workflow import (
     RetryPolicy,
     Workflow,
 )
+from flowc.pipeline import driver
 
 
 def compiled(path) -> Workflow:

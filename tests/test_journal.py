@@ -383,7 +383,7 @@ steps:
 
 
 def _limited(steps: int, deadline: str):
-    from flowc import driver
+    from flowc.pipeline import driver
 
     result = driver.compile_text(LIMITED.format(steps=steps, deadline=deadline), "limited.yaml")
     assert result.ok, result.diagnostics
@@ -466,7 +466,7 @@ def test_a_step_deadline_in_flight_resumes_with_the_time_it_had_left(tmp_path):
     """The kernel's deadline timer of a step (its `timeout`) is a request
     too: journaled when it starts, so after a crash it fires at the same
     wall-clock instant, not a full timeout later."""
-    from flowc import driver
+    from flowc.pipeline import driver
 
     text = ("name: t\nsteps:\n  go: { kind: manual }\n"
             "  slow: { kind: tool, depends_on: go, name: slow, timeout: 300ms }\n"
@@ -606,7 +606,7 @@ def test_a_resume_with_trace_traces_what_the_resume_does(tmp_path):
 
 
 def test_the_resumed_record_names_the_calls_sent_again(tmp_path):
-    from flowc import driver
+    from flowc.pipeline import driver
 
     text = ("name: t\nsteps:\n  go: { kind: manual }\n"
             "  ask: { kind: tool, depends_on: go, name: ask }\n"

@@ -119,9 +119,9 @@ def _violations(source_pkg: str, allowed) -> list[str]:
 
 
 def test_the_graph_is_not_empty():
-    assert {"flowc.ir", "flowc.ir.workflow", "flowc.compiler.yamlsrc", "flowc.driver", "flowc.cli"} \
+    assert {"flowc.ir", "flowc.ir.workflow", "flowc.compiler.yamlsrc", "flowc.pipeline.driver", "flowc.cli"} \
         <= set(GRAPH.nodes)
-    assert GRAPH.has_edge("flowc.driver", "flowc.compiler.analyze")
+    assert GRAPH.has_edge("flowc.pipeline.driver", "flowc.compiler.analyze")
     assert GRAPH.has_edge("flowc.ir.workflow", "flowc.ir.expr")
     assert GRAPH.number_of_edges() > 30
 
@@ -152,6 +152,10 @@ def test_hosts_import_neither_the_compiler_nor_the_backends():
 def test_backends_reach_the_hosts_only_for_a_command_line():
     edges = sorted((src, dst) for src, dst in GRAPH.edges if _in(src, "flowc.backends") and _in(dst, "flowc.hosts"))
     assert all(dst == "flowc.hosts.runner" for _, dst in edges), edges
+
+
+def test_the_pipeline_never_imports_the_command_line():
+    assert _violations("flowc.pipeline", lambda dst: not _in(dst, "flowc.cli")) == []
 
 
 def test_no_import_cycles():

@@ -27,11 +27,11 @@ from pathlib import Path
 
 import flowc
 import pytest
-from flowc import driver
 from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost
 from flowc.ir.workflow import Node
+from flowc.pipeline import driver
 
 ROOT = Path(flowc.__file__).resolve().parent
 DATA = Path(__file__).resolve().parent / "data"

@@ -16,13 +16,13 @@ import time
 from pathlib import Path
 
 import pytest
-from flowc import driver
 from flowc.backends.python import rt_aevatar_run, rt_cel, rt_regex
 from flowc.compiler import yamlsrc
 from flowc.compiler.instruction import frontend as fe
-from flowc.evalcmd import evaluate_text
 from flowc.host import load_json_file
 from flowc.ir.limits import MAX_SOURCE_BYTES, MAX_STEPS, MAX_YAML_NODES
+from flowc.pipeline import driver
+from flowc.pipeline.evaluate import evaluate_text
 from flowc.plan import build_plan
 
 ROOT = Path(__file__).resolve().parents[1]

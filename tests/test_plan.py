@@ -19,7 +19,7 @@ from pathlib import Path
 
 import attrs
 import pytest
-from flowc import driver
+from flowc.pipeline import driver
 from flowc.plan import MODELS, NO_BODIES, PlanError, build_plan
 from flowc.plan.sequential import arms, top_level
 from flowc.runtime.edges import KINDS, Edges

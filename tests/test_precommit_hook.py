@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from flowc import cli
 
-ROOT = Path(cli.__file__).resolve().parent
+ROOT = Path(cli.__file__).resolve().parents[1]
 HOOKS = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
 
 

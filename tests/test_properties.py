@@ -9,7 +9,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from flowc import cli, driver
+from flowc import cli
+from flowc.pipeline import driver
 from flowc.testing import campaign, properties, translation
 from flowc.testing import strategies as wst
 from flowc.testing.properties import PropertyFailure

@@ -12,9 +12,11 @@ import textwrap
 
 import pytest
 from conftest import clean_files
-from flowc import cli, driver
+from flowc import cli
 from flowc.backends.python import BackendError, compile_workflow, load_module
+from flowc.cli import programs
 from flowc.host import HostFailure, ScriptedHost, ScriptError, ToolError
+from flowc.pipeline import driver
 
 TRIAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "triage")
 
@@ -69,7 +71,7 @@ def test_output_is_deterministic(corpus_sources):
 
 def test_output_does_not_depend_on_the_hash_seed(corpus_sources):
     path = next(p for p in clean_files() if p.name == "graduation-content-moderation.md")
-    code = ("import sys; from flowc import driver; from flowc.backends.python import compile_workflow; "
+    code = ("import sys; from flowc.pipeline import driver; from flowc.backends.python import compile_workflow; "
             "sys.stdout.write(compile_workflow(driver.compile_file(sys.argv[1]).workflow))")
     for seed in ("1", "2"):
         env = dict(os.environ, PYTHONHASHSEED=seed)
@@ -686,13 +688,13 @@ def test_flowc_run_compile_errors_exit_1(capsys, tmp_path):
 
 
 def test_flowc_run_vm_backend_when_missing(capsys, monkeypatch):
-    monkeypatch.setattr(cli, "_vm_backend", lambda: None)
+    monkeypatch.setattr(programs, "vm_backend", lambda: None)
     code, _out, err = run_cli(capsys, "run", triage("SKILL.md")[0], "--backend", "vm")
     assert code == 2 and "not available" in err
 
 
 def test_flowc_run_vm_backend_gives_the_same_record(capsys):
-    assert cli._vm_backend() is not None
+    assert programs.vm_backend() is not None
     skill, inputs, host = triage("SKILL.md", "inputs.json", "host.json")
     records = []
     for backend in ("python", "vm"):

@@ -18,12 +18,12 @@ import math
 import re
 
 import pytest
-from flowc import driver
 from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.python import runtime as rt
 from flowc.backends.vm import compile_workflow as vm_compile
 from flowc.backends.vm import load as vm_load
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

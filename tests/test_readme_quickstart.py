@@ -11,7 +11,7 @@ from pathlib import Path
 
 from flowc import cli
 
-ROOT = Path(cli.__file__).resolve().parent
+ROOT = Path(cli.__file__).resolve().parents[1]
 
 
 def _first_console_block() -> list[str]:

@@ -19,12 +19,12 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from flowc import driver, translate
 from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module, runtime
 from flowc.backends.vm import vm as standalone_vm
 from flowc.host import ScriptedHost
 from flowc.ir.limits import MAX_DURATION_MS, MAX_RETRIES
+from flowc.pipeline import driver, translate
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -341,7 +341,7 @@ def test_eval_refuses_json_nested_past_the_value_depth(lang):
 
 
 def test_evaluate_text_with_deep_values_is_an_error():
-    from flowc.evalcmd import evaluate_text
+    from flowc.pipeline.evaluate import evaluate_text
 
     value: object = 1
     for _ in range(5000):
@@ -358,7 +358,7 @@ def test_list_membership_pays_for_the_elements_it_scans(backend):
     # `a in xs` scans xs; inside a comprehension over xs the work is
     # quadratic while the fuel counted only the comprehension's elements:
     # 20,000 items took 15 s, 100,000 minutes, with no budget exhausted.
-    from flowc.evalcmd import evaluate_text
+    from flowc.pipeline.evaluate import evaluate_text
 
     xs = list(range(20_000))
     (kind, message), took = _timed(evaluate_text, "cel", "xs.filter(a, a in xs).size()", {"xs": xs},

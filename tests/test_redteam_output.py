@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from flowc import driver
 from flowc.cli import main
+from flowc.pipeline import driver
 from flowc.termtext import shown, shown_lines
 
 # What a terminal acts on: C0 controls but tab and line feed, DEL, C1, bidi formatting, separators.
@@ -254,7 +254,7 @@ steps:
 def test_a_section_description_reads_back_as_itself(description, tmp_path):
     from flowc.backends.yamlout import quoted
     from flowc.compiler.instruction.frontend import compile_instruction_all
-    from flowc.translate import translate_text
+    from flowc.pipeline.translate import translate_text
 
     doc = SECTION_DOC.replace(SECTION_DOC.splitlines()[3], "description: " + quoted(description))
     before, diags = compile_instruction_all(doc, "doc.md")
@@ -268,7 +268,7 @@ def test_a_section_description_reads_back_as_itself(description, tmp_path):
 
 
 def test_a_plain_section_description_stays_prose(tmp_path):
-    from flowc.translate import translate_text
+    from flowc.pipeline.translate import translate_text
 
     doc = SECTION_DOC.replace(SECTION_DOC.splitlines()[3], "description: Says hello.")
     out = translate_text(doc, "doc.md", "instruction")
@@ -314,7 +314,7 @@ def test_sarif_and_json_stay_json_for_a_file_name_that_is_not_utf8(tmp_path, mon
 def test_check_progress_shows_file_names_escaped():
     import io
 
-    from flowc.batch import FileResult, Progress
+    from flowc.pipeline.batch import FileResult, Progress
 
     stream = io.StringIO()
     progress = Progress(stream, interactive=False)

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import msgpack
 import pytest
-from flowc import driver
 from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.python import rt_aevatar_run as K
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 from flowc.runtime.drivers import perform_sync
 from flowc.runtime.kernel import Kernel
 

@@ -15,11 +15,11 @@ import json
 import textwrap
 
 import pytest
-from flowc import driver
 from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module, rt_aevatar_run
 from flowc.host import ScriptedHost
 from flowc.ir import limits, semantics
+from flowc.pipeline import driver
 from flowc.runtime import dag, drivers, fuel, kernel
 from flowc.runtime.fuel import Fuel, OutOfFuel
 

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import msgpack
 import pytest
-from flowc import driver
 from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.vm import compile_workflow as compile_bytecode
 from flowc.backends.vm import load as load_program
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 from flowc.runtime import dag, drivers, edges, fuel, kernel
 from flowc.runtime.kernel import Error, KernelError, Result, TimedOut
 

@@ -6,7 +6,7 @@
   policy of a billion attempts ends quickly, in bounded memory.
 - The budgets are configurable the same way everywhere, and their defaults
   are ir/limits.py's (the standalone VM and run-time modules keep copies).
-- ``python -m flowc.vm``, ``flowc run`` and a generated module's own command
+- ``flowc exec``, ``flowc run`` and a generated module's own command
   line exit 0 for a completed run, 1 for a failed one, 2 for a usage or
   input error (one line on stderr), and never print a traceback: deeply
   nested JSON, NaN, non-object inputs, a malformed host script, a closed
@@ -27,7 +27,6 @@ from pathlib import Path
 import attrs
 import flowc
 import pytest
-from flowc import driver
 from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module, rt_aevatar_run, rt_dag, runtime
 from flowc.backends.vm import expr_vm
@@ -35,6 +34,7 @@ from flowc.backends.vm import format as vm_format
 from flowc.backends.vm import vm as standalone_vm
 from flowc.host import MAX_JSON_DEPTH, ScriptedHost
 from flowc.ir import limits
+from flowc.pipeline import driver
 
 ROOT = Path(flowc.__file__).resolve().parent
 ENV = dict(os.environ, PYTHONPATH=str(ROOT.parent))
@@ -329,8 +329,8 @@ def files(tmp_path_factory):
     return d
 
 
-def _vm(d, program, *args):
-    return [sys.executable, "-m", "flowc.vm", str(d / program), *args]
+def _exec(d, program, *args):
+    return [sys.executable, "-m", "flowc", "exec", str(d / program), *args]
 
 
 def _run(d, workflow, *args):
@@ -341,7 +341,7 @@ def _module(d, module, *args):
     return [sys.executable, str(d / module), *args]
 
 
-CLIS = {"vm": (_vm, "wfs.wfb"), "run": (_run, "wfs.md"), "module": (_module, "wfs.py")}
+CLIS = {"exec": (_exec, "wfs.wfb"), "run": (_run, "wfs.md"), "module": (_module, "wfs.py")}
 
 
 def call(argv, closed_stdout=False):
@@ -408,21 +408,23 @@ def test_a_closed_output_pipe_is_quiet(files, cli):
 
 
 def test_completed_dataflow_runs_exit_0(files):
-    assert call(_vm(files, "ok.wfb"))[0] == 0
+    assert call(_exec(files, "ok.wfb"))[0] == 0
     assert call(_run(files, "ok.yaml", "--backend", "vm"))[0] == 0
     assert call(_module(files, "ok.py"))[0] == 0
     # the budget flags are options for every program kind, never a trigger or payload
     for args, message in ((["--max-instructions", "10", "--max-host-calls", "2"], "10 instructions"),
                           (["--max-iterations=2"], "2 iterations")):
-        rc, out, err = call(_vm(files, "ok.wfb", *args))
+        rc, out, err = call(_exec(files, "ok.wfb", *args))
         assert rc == 1 and "Traceback" not in err
         assert json.loads(out)["error"]["message"] == "fuel exhausted: more than " + message
 
 
 def test_vm_usage_errors_exit_2(files):
-    for argv in ([], ["--inputs"], [str(files / "ok.wfb"), str(files / "ok.wfb")], [str(files / "ok.wfb"), "-x"],
-                 [str(files / "nan.json")], [str(files / "missing.wfb")]):
-        rc, out, err = call([sys.executable, "-m", "flowc.vm", *argv])
-        assert rc == 2 and out == "" and "Traceback" not in err and err.startswith("flowc.vm: error: "), (argv, err)
+    usage = "usage: flowc"   # argparse: the usage, then the error
+    for argv, start in (([], usage), (["--inputs"], usage), ([str(files / "ok.wfb"), str(files / "ok.wfb")], usage),
+                        ([str(files / "ok.wfb"), "-x"], usage), ([str(files / "nan.json")], "flowc: error: "),
+                        ([str(files / "missing.wfb")], "flowc: error: cannot read ")):
+        rc, out, err = call([sys.executable, "-m", "flowc", "exec", *argv])
+        assert rc == 2 and out == "" and "Traceback" not in err and err.startswith(start), (argv, err)
     rc, out, err = call(_run(files, "wfs.md", "--max-instructions", "5"))
     assert rc == 2 and out == "" and "--backend vm" in err

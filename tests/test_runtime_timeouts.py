@@ -30,10 +30,10 @@ from pathlib import Path
 
 import msgpack
 import pytest
-from flowc import driver
 from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module, rt_aevatar_run
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 from flowc.runtime import dag, drivers, fuel
 from flowc.runtime.kernel import Call, Kernel, Result, with_deadline
 

@@ -14,9 +14,9 @@ import json
 
 import pytest
 from conftest import WFS_CASES, WFS_DIR
-from flowc import driver
 from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost, ToolError
+from flowc.pipeline import driver
 from flowc.runtime import drivers
 
 CASES = [c for c in json.loads(WFS_CASES.read_text(encoding="utf-8"))

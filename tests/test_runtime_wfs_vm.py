@@ -22,11 +22,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from flowc import driver
 from flowc.backends.python import compile_workflow as python_compile
 from flowc.backends.python import load_module
 from flowc.backends.vm import compile_workflow, load
 from flowc.host import ScriptedHost, ToolError
+from flowc.pipeline import driver
 from flowc.runtime import drivers
 from flowc.runtime.kernel import Result
 from flowc.testing import strategies as wst

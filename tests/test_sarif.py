@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from flowc import __version__, cli, reporting
+from flowc import __version__, cli
+from flowc.cli import reporting
 from flowc.compiler.codes import CODES
 from flowc.ir.diagnostics import error, warning
 from flowc.ir.span import NO_SPAN, Span

@@ -14,10 +14,10 @@ import random
 import sys
 
 import pytest
-from flowc import driver
 from flowc.backends.python import compile_workflow, load_module, rt_aevatar_run
 from flowc.backends.vm import compile_workflow as compile_bytecode
 from flowc.backends.vm import load as load_program
+from flowc.pipeline import driver
 from flowc.runtime import dag, drivers, kernel
 from flowc.runtime.kernel import Kernel
 

@@ -11,14 +11,15 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from flowc import cli, driver
+from flowc import cli
 from flowc.compiler import schema as schemas
 from flowc.compiler import yamlsrc
 from flowc.compiler.codes import CODES
 from flowc.compiler.schema import workflowskill as wfs_schema
 from flowc.compiler.workflowskill.markdown import split_skill
+from flowc.pipeline import driver
 
-ROOT = Path(cli.__file__).resolve().parent
+ROOT = Path(cli.__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 EXTRA_WFS = [ROOT / "examples" / "triage" / "SKILL.md", DATA / "graph" / "release-train.md"]
 # Codes about the shape of the document: a wrong example of one of these

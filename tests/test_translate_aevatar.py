@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from flowc import driver, translate
+from flowc.pipeline import driver, translate
 from flowc.testing import strategies
 from hypothesis import HealthCheck, given, settings
 from translate_harness import run, same_runs, translated

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flowc import translate
 from flowc.backends import yamlout
 from flowc.backends.emit_instruction import _cel_text
 from flowc.backends.emit_instruction import printer as P
@@ -20,6 +19,7 @@ from flowc.compiler.instruction.cel import parse_cel
 from flowc.compiler.instruction.frontend import compile_instruction_all
 from flowc.ir import expr as E
 from flowc.ir.expr import strip_spans
+from flowc.pipeline import translate
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 

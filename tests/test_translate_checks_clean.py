@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from flowc import driver, translate
 from flowc.compiler.instruction.frontend import compile_instruction_all
+from flowc.pipeline import driver, translate
 from flowc.testing import strategies
 from flowc.testing.hostile_ids import HOSTILE_IDS, hostile_ids, hostile_workflows
 from hypothesis import HealthCheck, assume, given, settings

@@ -8,11 +8,12 @@ import re
 from pathlib import Path
 
 import pytest
-from flowc import cli, driver, translate
+from flowc import cli
 from flowc.compiler.codes import CODES
 from flowc.compiler.instruction.frontend import compile_instruction_all
+from flowc.pipeline import driver, translate
 
-ROOT = Path(cli.__file__).resolve().parent
+ROOT = Path(cli.__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 TRIAGE = ROOT / "examples" / "triage" / "SKILL.md"
 

@@ -14,8 +14,8 @@ import json
 from pathlib import Path
 
 import pytest
-from flowc import driver, translate
 from flowc.compiler.instruction.frontend import compile_instruction_all
+from flowc.pipeline import driver, translate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from translate_harness import run, same_runs, translated

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import attrs
 import pytest
-from flowc import driver, translate
 from flowc.compiler.analyze import analyze
 from flowc.compiler.instruction.frontend import compile_instruction_all
 from flowc.ir.expr import strip_spans
+from flowc.pipeline import driver, translate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -16,7 +16,7 @@ import itertools
 import re
 
 import pytest
-from flowc import driver, translate
+from flowc.pipeline import driver, translate
 from flowc.testing import gen_instruction, gen_workflowskill
 from flowc.testing.translation import cross_dialect
 from hypothesis import HealthCheck, given, settings

@@ -15,9 +15,9 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from flowc import driver, translate
 from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver, translate
 from flowc.testing import gen_instruction
 from flowc.testing.translation import cross_dialect
 from hypothesis import HealthCheck, given, settings

@@ -11,8 +11,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from flowc import driver, translate
 from flowc.backends.python import compile_workflow, load_module
+from flowc.pipeline import driver, translate
 from flowc.testing.translation import cross_dialect
 
 PROMPTS = ("", "urgent: the server is down", "  BUG  ")

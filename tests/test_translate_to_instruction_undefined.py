@@ -13,7 +13,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from flowc import driver, translate
+from flowc.pipeline import driver, translate
 from flowc.testing.translation import cross_dialect
 
 ANSWERS = [

@@ -12,7 +12,7 @@ stay findings.
 from __future__ import annotations
 
 import pytest
-from flowc import driver, translate
+from flowc.pipeline import driver, translate
 from flowc.testing.translation import cross_dialect
 
 SWITCH = """

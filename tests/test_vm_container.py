@@ -9,11 +9,11 @@ import zlib
 from pathlib import Path
 
 import pytest
-from flowc import driver
 from flowc.backends import vm
 from flowc.backends.vm import VerifyError
 from flowc.backends.vm import format as F
 from flowc.backends.vm import vm as V
+from flowc.pipeline import driver
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

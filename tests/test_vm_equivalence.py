@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 
 import pytest
-from flowc import driver
 from flowc.backends.python import compile_workflow as python_compile
 from flowc.backends.python import load_module
 from flowc.backends.vm import compile_workflow, load
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 
 DATA = Path(__file__).resolve().parent / "data" / "workflowskill"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "workflowskill"

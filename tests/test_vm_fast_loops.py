@@ -16,12 +16,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from flowc import driver
 from flowc.backends.python import compile_workflow as python_compile
 from flowc.backends.python import load_module
 from flowc.backends.vm import compile_workflow
 from flowc.backends.vm import vm as V
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 from flowc.runtime import drivers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -1,6 +1,6 @@
 """The VM runs on MicroPython and gives the same run records.
 
-The device bundle (``python -m flowc.vm --bundle DIR``: one file) is copied
+The device bundle (``flowc bundle DIR``: one file) is copied
 into the official MicroPython WebAssembly port (npm package pinned in
 tests/micropython/package.json; CI runs ``npm ci`` there) and run under
 node on every corpus scenario plus a few VM-specific ones (fuel, rejected
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import flowc.backends.vm.vm as vm_module
 import msgpack
-from flowc import driver
 from flowc.backends.vm import compile_workflow, expr_vm, expr_wfs, load, wfs_values
 from flowc.backends.vm.bundle import write_bundle
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 from flowc.runtime import drivers, fuel, kernel
 
 from tests.test_vm_equivalence import corpus_programs

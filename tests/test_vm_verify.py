@@ -306,9 +306,9 @@ def test_long_operands_decode_as_the_python_backend_runs():
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     from bench_vm import big_workflow
-    from flowc import driver
     from flowc.backends.python import compile_workflow as python_compile
     from flowc.backends.python import load_module
+    from flowc.pipeline import driver
 
     wf = driver.compile_text(big_workflow(460), "big.yaml", "workflowskill").workflow
     data = pack_file(assemble_body(wf), strip=True)

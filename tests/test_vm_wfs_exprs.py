@@ -10,13 +10,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from flowc import driver
 from flowc.backends.vm import expr_vm as X
 from flowc.backends.vm import vm as V
 from flowc.backends.vm.assemble import assemble_body, pack_file
 from flowc.backends.vm.expr_assemble import Tables, assemble_expression
 from flowc.host import ScriptedHost
 from flowc.ir import expr as E
+from flowc.pipeline import driver
 
 from tests.program_bytes import pack_sequential, sequential_body
 

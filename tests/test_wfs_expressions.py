@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from flowc.backends.python import runtime as rt
 from flowc.backends.python.expr import ExprCompileError, compile_expr, evaluate
+from flowc.cli.eval import eval_command
 from flowc.compiler.workflowskill import expressions as wfs_expressions
 from flowc.compiler.workflowskill.expressions import (
     ExpressionError,
@@ -25,7 +26,6 @@ from flowc.compiler.workflowskill.expressions import (
     parse_expression,
     parse_value,
 )
-from flowc.evalcmd import eval_command, evaluate_text, run_batch, run_eval
 from flowc.grammar import grammar_names, load_parser
 from flowc.ir.expr import (
     Binary,
@@ -41,6 +41,7 @@ from flowc.ir.expr import (
     strip_spans,
 )
 from flowc.ir.span import Span
+from flowc.pipeline.evaluate import evaluate_text, run_batch, run_eval
 
 VECTORS_PATH = Path(__file__).parent / "data" / "expressions" / "workflowskill.json"
 VECTORS = json.loads(VECTORS_PATH.read_text(encoding="utf-8"))["vectors"]

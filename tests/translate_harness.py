@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import json
 
-from flowc import driver, translate
 from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver, translate
 
 OUTCOME = {"success": "ok", "completed": "ok", "failed": "failed"}
 

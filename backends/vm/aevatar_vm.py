@@ -39,7 +39,6 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import expr_aevatar as _xa
     import expr_vm as _x
     import rt_aevatar_run as _k
-
     import vm as _vm
     from vm import VerifyError
 

@@ -670,7 +670,7 @@ def build_bundle(entry: str = ENTRY) -> Bundle:
     else:
         raise BundleError("builtin names keep colliding with top-level names")
     names = ", ".join(m.name.removeprefix("flowc.") for m in modules)
-    header = f"# flowc VM bundle (python -m flowc.vm --bundle DIR): {names}\n"
+    header = f"# flowc VM bundle (flowc bundle DIR): {names}\n"
     bodies = [_compact(t) for t in texts]
     text = header + "\n".join(bodies) + "\n"
     renamed: dict[str, dict[str, str]] = {}

@@ -37,7 +37,6 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import expr_vm as _v
     import rt_cel as _c
     import rt_dag as _d
-
     import vm as _vm
 
 _NODE_KEYS = ("id", "op", "kind", "on_error", "attrs", "attr_order")

@@ -4,7 +4,7 @@ the run record. The container's header names the model (sequential,
 kernel, dataflow: docs/bytecode.md); the model's loader verifies its
 sections. Whatever the bytes, the result is a program or a ``VerifyError``.
 
-This module is the root of what ``python -m flowc.vm --bundle DIR`` writes
+This module is the root of what ``flowc bundle DIR`` writes
 into one file for a device (flowc.backends.vm.bundle follows its imports):
 MicroPython style, no typing, standard library only.
 """
@@ -16,7 +16,6 @@ try:
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import aevatar_vm as _aevatar
     import dataflow as _dataflow
-
     import vm as _vm
 
 _LOADERS = {"sequential": _vm.load_sequential, "kernel": _aevatar.load_kernel, "dataflow": _dataflow.load_dataflow}

@@ -1,6 +1,6 @@
 // Runs flowc programs of every dialect on MicroPython (the official
-// WebAssembly port) under node, with the VM bundle (`python -m flowc.vm
-// --bundle DIR`) as the only flowc file.
+// WebAssembly port) under node, with the VM bundle (`flowc bundle
+// DIR`) as the only flowc file.
 //
 //   node run_bundle.mjs HEAP_BYTES BUNDLE_PY DRIVER_PY JOBS_BIN [EXTRA_PY...]
 //

@@ -3,8 +3,8 @@
 //
 //   node run_dataflow.mjs DRIVER_PY JOBS_BIN MODULE_PY...
 //
-// Each MODULE_PY (the VM bundle flowc_vm.py, written by python -m flowc.vm
-// --bundle, and helpers such as mp_host.py) is copied into MicroPython's
+// Each MODULE_PY (the VM bundle flowc_vm.py, written by flowc bundle
+// DIR, and helpers such as mp_host.py) is copied into MicroPython's
 // file system under its own name; DRIVER_PY is mp_dataflow.py (or another
 // driver with a main(path)); JOBS_BIN is a msgpack array of
 // [name, program, inputs, host script, trigger, payload] jobs. Prints one

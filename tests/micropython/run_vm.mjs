@@ -2,7 +2,7 @@
 //
 //   node run_vm.mjs VM_PY HOST_PY JOBS_BIN MODULE_PY...
 //
-// VM_PY is the VM bundle (python -m flowc.vm --bundle DIR), written as
+// VM_PY is the VM bundle (flowc bundle DIR), written as
 // /flowc_vm.py into MicroPython's file system; HOST_PY is mp_host.py (a scripted host for MicroPython); JOBS_BIN
 // is a msgpack array of [name, bytecode, inputs, host script] jobs. Prints
 // one JSON line per job: {"name": ..., "record": ...} or {"name": ..., "error": ...}.

@@ -1,4 +1,4 @@
-"""``flowc eval``: evaluate one expression, or a batch of them, in a context.
+"""Evaluating one expression, or a batch of them, in a context (``flowc eval``).
 
 This module wires a dialect's front end (text -> IR expression) to the
 Python backend (IR expression -> value); neither imports the other.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import IO, Any
+from typing import Any
 
 from flowc.backends.python import runtime as rt
 from flowc.backends.python.expr import ExprCompileError, evaluate
@@ -25,7 +25,7 @@ from flowc.compiler.workflowskill.expressions import ExpressionError, parse_expr
 from flowc.host import loads_json
 from flowc.ir.span import Span
 
-__all__ = ["LANGS", "MODES", "eval_command", "evaluate_text", "format_line", "run_batch", "run_eval"]
+__all__ = ["LANGS", "MODES", "evaluate_text", "format_line", "run_batch", "run_eval"]
 
 LANGS = ("workflowskill", "aevatar", "cel", "instruction")
 MODES = ("expression", "value")
@@ -129,47 +129,6 @@ def _batch_line(line: str, lang: str, backend: str = "python") -> str:
 def run_batch(lines: Iterable[str], lang: str = "workflowskill", backend: str = "python") -> list[str]:
     """One output line per non-blank input line ``{"expr", "vars"?, "mode"?}``."""
     return [_batch_line(line, lang, backend) for line in lines if line.strip()]
-
-
-def eval_command(lang: str, expr: str | None, vars_json: str | None, mode: str | None, batch: bool,
-                 stdin: IO[str], stdout: IO[str], backend: str = "python", stderr: IO[str] | None = None) -> int:
-    """``flowc eval``. With ``batch``, reads JSON lines from ``stdin`` and
-    writes one result line each (exit 0; per-line failures are data).
-    Otherwise evaluates ``expr`` with ``vars_json`` (a JSON object, default
-    ``{}``) and writes one line: exit 0 for a value or undefined, 1 for an
-    error result, 2 for bad arguments."""
-    if batch:
-        for line in run_batch(stdin, lang, backend):
-            stdout.write(line + "\n")
-        stdout.flush()
-        return 0
-    if expr is None:
-        stdout.write(format_line("error", "no expression given") + "\n")
-        return 2
-    variables: Any = {}
-    if vars_json is not None:
-        try:
-            variables = loads_json(vars_json, "--vars")
-        except ValueError as e:
-            stdout.write(format_line("error", str(e)) + "\n")
-            return 2
-    if mode is None:
-        mode = _default_mode(lang, expr, stderr)
-    kind, value = evaluate_text(lang, expr, variables, mode, backend)
-    stdout.write(format_line(kind, value) + "\n")
-    return 1 if kind == "error" else 0
-
-
-def _default_mode(lang: str, expr: str, stderr: IO[str] | None) -> str:
-    """``--mode`` not given: a text holding ``${`` is a template, which only
-    the value mode reads as one (the expression mode would read
-    ``${concat('a','b')}`` as a variable name and give ""). Say so."""
-    if lang in ("aevatar", "workflowskill") and "${" in expr:
-        if stderr is not None:
-            stderr.write("note: the text holds ${...}, so it is evaluated as a template (--mode value); "
-                         "pass --mode expression to evaluate it as one expression\n")
-        return "value"
-    return "expression"
 
 
 # --- aevatar -------------------------------------------------------------------

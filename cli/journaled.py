@@ -1,20 +1,22 @@
-"""`flowc run --journal`, `flowc resume` and `flowc runs list|show`: durable
-runs on the command line (docs/durable.md). The command line module hands
-in how it compiles and prints (``kit``), so this module never imports it."""
+"""Journaled runs on the command line (docs/durable.md): `flowc run
+--journal` begins one, `flowc resume` rebuilds one from its journal and
+goes on."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import sys
-import time
 from typing import Any
 
 from flowc import journal
+from flowc.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from flowc.cli.hosting import configured_host
+from flowc.cli.options import budgets_of
+from flowc.cli.programs import load_program
+from flowc.cli.record import print_record
+from flowc.cli.watch import watching
 from flowc.host import load_host_script, write_json
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def _err(message: str) -> None:
@@ -56,7 +58,7 @@ def _report(outcome: journal.Outcome, resumed: bool) -> None:
               f"{rep['capability']} {rep['name']!r}", file=sys.stderr)
 
 
-def _finish(outcome: journal.Outcome, args: Any, kit: Any, resumed: bool) -> int:
+def _finish(outcome: journal.Outcome, args: Any, resumed: bool) -> int:
     _report(outcome, resumed)
     record = outcome.record
     if outcome.repeated:   # calls in flight when the run stopped, sent again by this resume
@@ -64,7 +66,7 @@ def _finish(outcome: journal.Outcome, args: Any, kit: Any, resumed: bool) -> int
     if args.json:
         write_json(record)
     else:
-        kit.print_record(record)
+        print_record(record)
     return EXIT_OK if record["status"] in ("success", "completed") else EXIT_FAILED
 
 
@@ -89,12 +91,12 @@ def _go(store, run_id: str, factory, host, args, whash: str | None, resumed: boo
     return asyncio.run(main())
 
 
-def _drive(store, run_id: str, factory, host, args, kit, whash: str | None, resumed: bool,
+def _drive(store, run_id: str, factory, host, args, whash: str | None, resumed: bool,
            driver: str, workflow_path: str) -> int:
     # --trace/--progress: the journaling driver tells the observed host what
     # the run does (a resume's trace starts where the resume starts)
     managed = hasattr(host, "__aenter__")  # asked before a trace wraps it (the wrapper always has one)
-    watched = kit.watching(args, host, workflow_path)
+    watched = watching(args, host, workflow_path)
     if watched is None:
         return EXIT_USAGE
     host, end = watched
@@ -110,14 +112,14 @@ def _drive(store, run_id: str, factory, host, args, kit, whash: str | None, resu
         return EXIT_USAGE
     finally:
         end(record)
-    return _finish(outcome, args, kit, resumed)
+    return _finish(outcome, args, resumed)
 
 
-def run_journaled(args: Any, kit: Any, db: str, host: Any, inputs: dict) -> int:
+def run_journaled(args: Any, db: str, host: Any, inputs: dict) -> int:
     """``flowc run W --journal DB`` (or a durable workflow under a host config
     that names a journal): a new journaled run; prints its id first."""
-    budgets = kit.budgets(args)
-    program, status = kit.load_program(args.path, args.dialect, args.backend, args.workflow)
+    budgets = budgets_of(args)
+    program, status = load_program(args.path, args.dialect, args.backend, args.workflow)
     if program is None:
         return status
     driver = "async" if hasattr(host, "__aenter__") else "sync"
@@ -135,10 +137,10 @@ def run_journaled(args: Any, kit: Any, db: str, host: Any, inputs: dict) -> int:
         _err(str(exc))
         return EXIT_USAGE
     print(f"flowc: run {run_id} (journal {db})", file=sys.stderr, flush=True)
-    return _drive(store, run_id, factory, host, args, kit, whash, False, driver, args.path)
+    return _drive(store, run_id, factory, host, args, whash, False, driver, args.path)
 
 
-def resume(args: Any, kit: Any) -> int:
+def resume(args: Any) -> int:
     """``flowc resume RUN_ID --journal DB``: rebuild the run from its journal and go on."""
     try:
         store = journal.open_journal(args.journal)
@@ -152,13 +154,13 @@ def resume(args: Any, kit: Any) -> int:
         _err("--host (a scripted host) and --config/--mcp-config (real tools) exclude each other")
         return EXIT_USAGE
     try:
-        host = kit.configured_host(args) if configured else load_host_script(args.host)
+        host = configured_host(args) if configured else load_host_script(args.host)
     except ValueError as exc:
         _err(str(exc))
         return EXIT_USAGE
     opts = info["options"]
     path = args.path or info["workflow"]
-    program, status = kit.load_program(path, opts.get("dialect"), opts.get("backend", "python"),
+    program, status = load_program(path, opts.get("dialect"), opts.get("backend", "python"),
                                        opts.get("workflow_name"))
     if program is None:
         return status
@@ -172,60 +174,4 @@ def resume(args: Any, kit: Any) -> int:
     if factory is None:
         _err("this program does not run on the kernel, so it cannot be resumed")
         return EXIT_USAGE
-    return _drive(store, args.run_id, factory, host, args, kit, whash, True, driver, path)
-
-
-def _when(t: float | None) -> str:
-    return "-" if t is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
-
-
-def runs_list(args: Any) -> int:
-    try:
-        runs = journal.open_journal(args.journal).runs()
-    except journal.JournalError as exc:
-        _err(str(exc))
-        return EXIT_USAGE
-    if args.json:
-        write_json(runs)
-        return EXIT_OK
-    from flowc.termtext import shown
-
-    for r in runs:
-        print(shown(f"{r['run_id']}  {r['status']:<10}  {_when(r['started'])}  {r['entries']:>6} entries  "
-                    f"{r['repeated']} repeated  {r['workflow']}"))
-    return EXIT_OK
-
-
-def runs_show(args: Any) -> int:
-    try:
-        store = journal.open_journal(args.journal)
-        info = store.run_info(args.run_id)
-        entries, notes = store.entries(args.run_id, repair=False)  # showing changes nothing
-    except journal.JournalError as exc:
-        _err(str(exc))
-        return EXIT_USAGE
-    shown_entries = [{"seq": e.seq, "kind": e.kind, "request": e.request_id, "at": e.at, "body": e.body}
-                     for e in entries]
-    repeated = [{"request": e.request_id, "capability": e.body.get("capability"), "name": e.body.get("name"),
-                 "kind": e.body.get("kind")} for e in entries if e.kind == "repeat"]
-    info = {k: v for k, v in info.items() if k != "checksum"}
-    info.update(entries=shown_entries, repeated=repeated, notes=notes)
-    if args.json:
-        write_json(info)
-        return EXIT_OK
-    from flowc.termtext import shown_lines
-
-    out = [f"run {info['run_id']}  {info['status']}", f"workflow: {info['workflow']}",
-           f"hash: {info['workflow_hash']}", f"started: {_when(info['started'])}",
-           f"finished: {_when(info['finished'])}", "inputs: " + json.dumps(info["inputs"], ensure_ascii=False),
-           f"entries: {len(entries)}"]
-    for e in entries:
-        body = json.dumps(e.body, ensure_ascii=False, default=repr)
-        out.append(f"  {e.seq:>5} {e.kind:<8} {'' if e.request_id is None else e.request_id:>5}  "
-                   f"{body[:100] + ('...' if len(body) > 100 else '')}")
-    out += [f"repeated: request {r['request']} {r['capability']} {r['name']}" for r in repeated]
-    out += [f"note: {n}" for n in notes]
-    if info["record"] is not None:
-        out.append(f"record status: {info['record'].get('status')}")
-    print(shown_lines("\n".join(out)))
-    return EXIT_OK
+    return _drive(store, args.run_id, factory, host, args, whash, True, driver, path)

@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 
 import attrs
-from flowc import driver
 from flowc.backends.emitcore import TARGETS, Emission
 from flowc.ir.diagnostics import Diagnostic, Severity
 from flowc.ir.limits import MAX_SOURCE_BYTES
 from flowc.ir.workflow import Workflow
+from flowc.pipeline import driver
 
 __all__ = ["TARGETS", "Translation", "emit", "output_suffix", "translate_file", "translate_text",
            "translate_workflow"]
@@ -168,54 +168,6 @@ def output_suffix(target: str, workflow: Workflow | None = None) -> str:
 def default_output_name(path: str, target: str, workflow: Workflow | None = None) -> str:
     stem = os.path.splitext(os.path.basename(path))[0]
     return stem + output_suffix(target, workflow)
-
-
-def command(path: str, target: str, output: str | None, strict: bool, dialect: str | None) -> int:
-    """``flowc translate``: findings on stderr, the document on stdout or in
-    ``output``. Exit 0 (warnings allowed), 1 (the source has errors, or
-    ``strict`` and something has no equivalent), 2 (usage or I/O)."""
-    import sys
-
-    from flowc import reporting
-
-    text, problem = driver.read_source(path)
-    if problem is not None:
-        print(reporting.render_text(problem, None), file=sys.stderr)
-        return 2
-    result = translate_text(text, path, target, strict, dialect)
-    diags = list(result.diagnostics)
-    if diags:
-        print(reporting.render_all_text(diags, {path: text}), file=sys.stderr)
-    if not result.ok:
-        if result.emission is not None:
-            print(f"flowc: {path}: not translated: the workflow has no exact form in {target} "
-                  "(see the errors above; without --strict the closest form is written)", file=sys.stderr)
-        return 1
-    out_text = result.text
-    if output is None:
-        sys.stdout.write(out_text)
-        return 0
-    if os.path.isdir(output):
-        output = os.path.join(output, default_output_name(path, target, result.workflow))
-        if _same_file(output, path):
-            # a name flowc chose must not replace the workflow it was made from
-            print(f"flowc: error: {output} is the source itself; translate would write over the source "
-                  "(give -o a file name or another directory)", file=sys.stderr)
-            return 2
-    try:
-        with open(output, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(out_text)
-    except OSError as exc:
-        print(f"flowc: error: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 # ------------------------------------------------------------------ the corpus matrix

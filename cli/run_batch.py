@@ -16,12 +16,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
+from flowc.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from flowc.cluster import configured, engine, runner
 from flowc.cluster.job import BatchJob, HostSpec
 from flowc.host import HostError, ScriptedHost, ScriptError, load_json_file
 from flowc.hosts.config import ConfigError, host_config_from_texts, read_config_texts
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def host_spec(args) -> HostSpec:

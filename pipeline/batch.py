@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 
 import attrs
-from flowc import driver
 from flowc.ir.diagnostics import Diagnostic
+from flowc.pipeline import driver
 from flowc.termtext import shown
 
 # Below this many files one process is faster than starting a pool.
