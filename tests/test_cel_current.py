@@ -9,7 +9,7 @@ same features case by case (tests/test_cel_conformance.py)."""
 from __future__ import annotations
 
 import pytest
-from flowc.backends.emit_instruction.printer import cel as print_cel
+from flowc.translation.instruction.text import cel as print_cel
 from flowc.backends.python import rt_cel as C
 from flowc.backends.python.cel_expr import evaluate_cel
 from flowc.backends.vm import dataflow

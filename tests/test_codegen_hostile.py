@@ -24,7 +24,7 @@ import pytest
 from flowc import driver
 from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.python.pysource import comment, comment_text, const, header, source_name
-from flowc.backends.yamlout import Comment, Flow, dump
+from flowc.translation.yamlout import Comment, Flow, dump
 from flowc.compiler.yamlsrc import load
 from flowc.host import ScriptedHost
 from flowc.testing import hostile

@@ -252,7 +252,7 @@ steps:
     "line\r\nbreaks\rof every\u2028kind",
 ])
 def test_a_section_description_reads_back_as_itself(description, tmp_path):
-    from flowc.backends.yamlout import quoted
+    from flowc.translation.yamlout import quoted
     from flowc.compiler.instruction.frontend import compile_instruction_all
     from flowc.translate import translate_text
 

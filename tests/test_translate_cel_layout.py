@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from flowc import translate
-from flowc.backends import yamlout
-from flowc.backends.emit_instruction import _cel_text
-from flowc.backends.emit_instruction import printer as P
+from flowc.translation import yamlout
+from flowc.translation.instruction import _cel_text
+from flowc.translation.instruction import text as P
 from flowc.compiler import yamlsrc
 from flowc.compiler.instruction.cel import parse_cel
 from flowc.compiler.instruction.frontend import compile_instruction_all

@@ -15,7 +15,7 @@ import itertools
 
 import pytest
 from flowc import driver, translate
-from flowc.backends.emit_workflowskill.from_aevatar import NEEDLE_CHARS
+from flowc.translation.workflowskill.kernel import NEEDLE_CHARS
 from flowc.backends.python import rt_aevatar as rta
 from flowc.backends.python.runtime import wfs_contains
 from flowc.testing import gen_aevatar

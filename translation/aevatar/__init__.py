@@ -17,10 +17,10 @@ under ``parameters``, where the engine reads them first.
 
 from __future__ import annotations
 
-from flowc.backends import yamlout
-from flowc.backends.emit_aevatar import printer as P
-from flowc.backends.emitcore import Emission, Report, Untranslatable
-from flowc.backends.yamlout import Comment, Flow, Spaced
+from flowc.translation import yamlout
+from flowc.translation.aevatar import text as P
+from flowc.translation.report import Emission, Report, Untranslatable
+from flowc.translation.yamlout import Comment, Flow, Spaced
 from flowc.ir import expr as E
 from flowc.ir.workflow import Actor, EdgeKind, Node, Workflow
 
@@ -39,7 +39,7 @@ def emit(workflow: Workflow, strict: bool = False) -> Emission:
     """``workflow`` as an aevatar workflow document."""
     report = Report(TARGET, strict)
     if workflow.semantics != TARGET:
-        from flowc.backends.emit_aevatar.lower import lower
+        from flowc.translation.aevatar.lowerings import lower
 
         workflow = lower(workflow, report)
     return report.result(print_workflow(workflow, report))

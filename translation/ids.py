@@ -18,7 +18,7 @@ import itertools
 import re
 from collections.abc import Iterable
 
-from flowc.backends.emitcore import Report
+from flowc.translation.report import Report
 from flowc.ir.span import NO_SPAN, Span
 
 __all__ = ["IdRenamer"]

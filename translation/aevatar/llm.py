@@ -32,8 +32,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from flowc.backends.emit_aevatar.layout import fresh_id
-from flowc.backends.emitcore import Report
+from flowc.translation.aevatar.layout import fresh_id
+from flowc.translation.report import Report
 from flowc.ir import expr as E
 from flowc.ir.span import Span
 from flowc.ir.workflow import Actor, Attr, Node

@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 
 from attrs import evolve as attrs_evolve
-from flowc.backends.emitcore import Report
-from flowc.backends.emitcore.kernel import KernelGraph as AevatarKernel
-from flowc.backends.emitcore.kernel import keys_out, parameters_of, variable_sources
+from flowc.translation.report import Report
+from flowc.translation.control import KernelGraph as AevatarKernel
+from flowc.translation.control import keys_out, parameters_of, variable_sources
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.span import Span
@@ -177,7 +177,7 @@ def _lit(v, kind="string") -> E.Literal:
 
 
 def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
-    from flowc.backends.emit_instruction.from_workflowskill import _Graph, _workflow_name
+    from flowc.translation.instruction.sequential import _Graph, _workflow_name
 
     kernel = KernelGraph(wf, report)
     cel = AevatarToCel(report, wf)

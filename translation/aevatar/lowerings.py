@@ -14,8 +14,8 @@ and values through :mod:`.steps`, by the source's scheduling model
 
 from __future__ import annotations
 
-from flowc.backends.emit_aevatar.steps import STEP_RULES
-from flowc.backends.emitcore import Report
+from flowc.translation.aevatar.steps import STEP_RULES
+from flowc.translation.report import Report
 from flowc.ir.semantics import PROFILES
 from flowc.ir.workflow import Workflow
 
@@ -26,11 +26,11 @@ def lower(wf: Workflow, report: Report) -> Workflow:
     profile = PROFILES.get(wf.semantics)
     scheduling = profile.scheduling if profile is not None else None
     if scheduling == "sequential":
-        from flowc.backends.emit_aevatar.from_workflowskill import lower_workflowskill
+        from flowc.translation.aevatar.sequential import lower_workflowskill
 
         return lower_workflowskill(wf, report)
     if scheduling == "dataflow":
-        from flowc.backends.emit_aevatar.from_instruction import lower_instruction
+        from flowc.translation.aevatar.dataflow import lower_instruction
 
         return lower_instruction(wf, report)
     raise ValueError(f"no translation from {wf.semantics!r} semantics to aevatar")

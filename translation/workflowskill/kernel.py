@@ -36,10 +36,10 @@ import re
 import string
 
 import attrs
-from flowc.backends.emitcore import Report
-from flowc.backends.emitcore.ids import IdRenamer
-from flowc.backends.emitcore.kernel import KernelGraph as AevatarKernel
-from flowc.backends.emitcore.kernel import parameters_of, variable_sources
+from flowc.translation.report import Report
+from flowc.translation.ids import IdRenamer
+from flowc.translation.control import KernelGraph as AevatarKernel
+from flowc.translation.control import parameters_of, variable_sources
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.ops import END_NODE_ID
@@ -246,7 +246,7 @@ def _is(e, text: str) -> bool:
 
 # ------------------------------------------------------------------ the kernel's graph
 class KernelGraph(AevatarKernel):
-    """The kernel's graph (:class:`flowc.backends.emitcore.kernel.KernelGraph`)
+    """The kernel's graph (:class:`flowc.translation.control.KernelGraph`)
     with the reachable steps in an order where each comes after every step
     that can precede it, and each step's join (``ipdom``): the first step
     every path from it meets."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from flowc.backends.emitcore import Untranslatable
+from flowc.translation.report import Untranslatable
 from flowc.ir import expr as E
 
 __all__ = ["expression", "template"]

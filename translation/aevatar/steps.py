@@ -17,9 +17,9 @@ import json
 import re
 
 import attrs
-from flowc.backends.emit_aevatar.llm import AGENT_RULE, lower_llm
-from flowc.backends.emitcore import Report
-from flowc.backends.emitcore.kinds import NUMBER, STRING, Kinds
+from flowc.translation.aevatar.llm import AGENT_RULE, lower_llm
+from flowc.translation.report import Report
+from flowc.translation.kinds import NUMBER, STRING, Kinds
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.span import Span

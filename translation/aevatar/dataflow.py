@@ -27,9 +27,9 @@ from __future__ import annotations
 import itertools
 import re
 
-from flowc.backends.emit_aevatar.conditions import Conditions
-from flowc.backends.emit_aevatar.layout import END, Slot, fresh_id, place
-from flowc.backends.emit_aevatar.steps import (
+from flowc.translation.aevatar.conditions import Conditions
+from flowc.translation.aevatar.layout import END, Slot, fresh_id, place
+from flowc.translation.aevatar.steps import (
     OUTPUT_RENAMED,
     ToAevatar,
     assign_step,
@@ -38,7 +38,7 @@ from flowc.backends.emit_aevatar.steps import (
     output_step,
     workflow_of,
 )
-from flowc.backends.emitcore import Report
+from flowc.translation.report import Report
 from flowc.ir import expr as E
 from flowc.ir.workflow import EdgeKind, Node, Workflow
 

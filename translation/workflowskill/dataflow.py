@@ -19,9 +19,9 @@ from __future__ import annotations
 import itertools
 import re
 
-from flowc.backends.emitcore import Report
-from flowc.backends.emitcore.ids import IdRenamer
-from flowc.backends.emitcore.kinds import ARRAY, BOOL, NUMBER, STRING, Kinds, wfs_equality_is_cel
+from flowc.translation.report import Report
+from flowc.translation.ids import IdRenamer
+from flowc.translation.kinds import ARRAY, BOOL, NUMBER, STRING, Kinds, wfs_equality_is_cel
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.ops import END_NODE_ID

@@ -4,7 +4,7 @@ or the aevatar step kernel."""
 
 from __future__ import annotations
 
-from flowc.backends.emitcore import Report
+from flowc.translation.report import Report
 from flowc.ir.semantics import PROFILES
 from flowc.ir.workflow import Workflow
 
@@ -15,11 +15,11 @@ def lower(wf: Workflow, report: Report) -> Workflow:
     profile = PROFILES.get(wf.semantics)
     scheduling = profile.scheduling if profile is not None else None
     if scheduling == "dataflow":
-        from flowc.backends.emit_workflowskill.from_instruction import lower_instruction
+        from flowc.translation.workflowskill.dataflow import lower_instruction
 
         return lower_instruction(wf, report)
     if scheduling == "kernel":
-        from flowc.backends.emit_workflowskill.from_aevatar import lower_aevatar
+        from flowc.translation.workflowskill.kernel import lower_aevatar
 
         return lower_aevatar(wf, report)
     raise ValueError(f"no translation from {wf.semantics!r} semantics to workflowskill")

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
-from flowc.backends.emit_instruction import absent
-from flowc.backends.emitcore import Report
-from flowc.backends.emitcore.kinds import ANY, ARRAY, BOOL, NUMBER, OBJECT, STRING, Kinds, wfs_equality_is_cel
+from flowc.translation.instruction import absent
+from flowc.translation.report import Report
+from flowc.translation.kinds import ANY, ARRAY, BOOL, NUMBER, OBJECT, STRING, Kinds, wfs_equality_is_cel
 from flowc.ir import expr as E
 from flowc.ir.span import NO_SPAN, Span
 

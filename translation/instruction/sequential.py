@@ -35,11 +35,11 @@ from __future__ import annotations
 import re
 
 import attrs
-from flowc.backends.emit_instruction import absent
-from flowc.backends.emit_instruction import printer as P
-from flowc.backends.emit_instruction.wfs_cel import OPERATOR_RULES, Converted, WfsToCel, lit
-from flowc.backends.emitcore import Report
-from flowc.backends.emitcore.kinds import ANY, ARRAY, NUMBER, OBJECT, Kinds
+from flowc.translation.instruction import absent
+from flowc.translation.instruction import text as P
+from flowc.translation.instruction.wfs_cel import OPERATOR_RULES, Converted, WfsToCel, lit
+from flowc.translation.report import Report
+from flowc.translation.kinds import ANY, ARRAY, NUMBER, OBJECT, Kinds
 from flowc.ir import expr as E
 from flowc.ir.span import Span
 from flowc.ir.workflow import (

@@ -11,7 +11,7 @@ translate, loops back) is reported once, here.
 
 from __future__ import annotations
 
-from flowc.backends.emitcore import Report
+from flowc.translation.report import Report
 from flowc.ir.workflow import EdgeKind, ErrorPolicy, Node, Workflow
 
 __all__ = ["KernelGraph", "keys_out", "parameters_of", "switch_candidates", "variable_sources"]

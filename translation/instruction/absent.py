@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
-from flowc.backends.emitcore.kinds import ANY, ARRAY, OBJECT
+from flowc.translation.kinds import ANY, ARRAY, OBJECT
 from flowc.ir import expr as E
 
 __all__ = ["MAX_ABSENT", "NEVER", "Access", "both", "cel_name", "objects", "type_is", "walk"]

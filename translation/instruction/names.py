@@ -5,7 +5,7 @@ Dialect 3 takes step ids and ``writes`` variables of
 dialect's ids are freer (aevatar: any text; WorkflowSkill warns only), and
 the lowerings derive ids from them (``<id>_answer``, ``<id>_to_<target>``),
 which may also be too long. :func:`fit_names` renames what does not fit with
-the shared :class:`~flowc.backends.emitcore.ids.IdRenamer`, everywhere the
+the shared :class:`~flowc.translation.ids.IdRenamer`, everywhere the
 name occurs: the step, its edges, ``goto:`` targets, ``steps.<id>`` and
 ``vars.<name>`` references, ``writes``, and the comments kept for the step.
 A workflow whose names all fit is returned as it is.
@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 
 import attrs
-from flowc.backends.emitcore import Report
-from flowc.backends.emitcore.ids import IdRenamer
+from flowc.translation.report import Report
+from flowc.translation.ids import IdRenamer
 from flowc.ir import expr as E
 from flowc.ir.workflow import Edge, ErrorPolicy, Node, Workflow
 

@@ -12,7 +12,7 @@ tree (modulo spans). Three forms, as the reference runtime reads them:
 - :func:`template`: ``${...}`` templates.
 
 Only WorkflowSkill keys print; anything else raises
-:class:`~flowc.backends.emitcore.Untranslatable` (the emitter rewrites
+:class:`~flowc.translation.report.Untranslatable` (the emitter rewrites
 other dialects' keys before printing).
 """
 
@@ -22,7 +22,7 @@ import math
 import re
 from decimal import Decimal
 
-from flowc.backends.emitcore import Untranslatable
+from flowc.translation.report import Untranslatable
 from flowc.ir import expr as E
 
 __all__ = ["expression", "literal_string", "template", "value"]

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import unicodedata
 
-from flowc.backends import yamlout
-from flowc.backends.emit_workflowskill import printer as P
-from flowc.backends.emitcore import Emission, Report, Untranslatable
-from flowc.backends.yamlout import Comment, Flow, Spaced
+from flowc.translation import yamlout
+from flowc.translation.workflowskill import text as P
+from flowc.translation.report import Emission, Report, Untranslatable
+from flowc.translation.yamlout import Comment, Flow, Spaced
 from flowc.ir import expr as E
 from flowc.ir.types import Type
 from flowc.ir.workflow import EdgeKind, Node, Workflow
@@ -34,7 +34,7 @@ def emit(workflow: Workflow, strict: bool = False) -> Emission:
     """``workflow`` as a WorkflowSkill SKILL.md document."""
     report = Report(TARGET, strict)
     if workflow.semantics != TARGET:
-        from flowc.backends.emit_workflowskill.lower import lower
+        from flowc.translation.workflowskill.lowerings import lower
 
         workflow = lower(workflow, report)
     return report.result(print_workflow(workflow, report))

@@ -14,10 +14,10 @@ or ``## !workflow`` section).
 
 from __future__ import annotations
 
-from flowc.backends import yamlout
-from flowc.backends.emit_instruction import printer as P
-from flowc.backends.emitcore import Emission, Report, Untranslatable
-from flowc.backends.yamlout import Comment, Flow, Spaced
+from flowc.translation import yamlout
+from flowc.translation.instruction import text as P
+from flowc.translation.report import Emission, Report, Untranslatable
+from flowc.translation.yamlout import Comment, Flow, Spaced
 from flowc.ir import expr as E
 from flowc.ir.workflow import EdgeKind, Node, Region, Workflow
 
@@ -47,8 +47,8 @@ def emit_document(workflows: list[Workflow], strict: bool = False) -> Emission:
     lowered = []
     for wf in workflows:
         if wf.semantics != TARGET:
-            from flowc.backends.emit_instruction.lower import lower
-            from flowc.backends.emit_instruction.names import fit_names
+            from flowc.translation.instruction.lowerings import lower
+            from flowc.translation.instruction.names import fit_names
 
             wf = fit_names(lower(wf, report), report)
         lowered.append(wf)
