@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 
 import attrs
+
 from flowc import driver, translation
-from flowc.translation import TARGETS, Emission
 from flowc.ir.diagnostics import Diagnostic, Severity
 from flowc.ir.limits import MAX_SOURCE_BYTES
 from flowc.ir.workflow import Workflow
+from flowc.translation import TARGETS, Emission
 
 __all__ = ["TARGETS", "Translation", "emit", "output_suffix", "translate_file", "translate_text",
            "translate_workflow"]

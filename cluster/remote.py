@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 
 from distributed.diagnostics.plugin import WorkerPlugin
+
 from flowc.cluster import configured
 from flowc.cluster import job as batch_job
 

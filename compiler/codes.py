@@ -8,6 +8,7 @@ front end, ANA dialect-independent analyses.
 from __future__ import annotations
 
 import attrs
+
 from flowc.compiler.codes_examples import EXAMPLES
 
 

@@ -20,8 +20,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from flowc.testing.yamltext import dump
 from hypothesis import strategies as st
+
+from flowc.testing.yamltext import dump
 
 DIALECT = "workflowskill"
 

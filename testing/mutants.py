@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import attrs
+
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.workflow import Binding, Edge, EdgeKind, Workflow

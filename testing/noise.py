@@ -8,8 +8,9 @@ only report findings (with registered codes) instead of crashing or hanging.
 
 from __future__ import annotations
 
-from flowc.testing.yamltext import dump
 from hypothesis import strategies as st
+
+from flowc.testing.yamltext import dump
 
 HOSTILE = (
     "{{", "}}", "${", "${}", "$${", "$$", "$", "]", "[", "{", "}", "\u2028", "\u2029", "\x85", "\ufeff",

@@ -39,8 +39,9 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple, Self
 
-from flowc.testing import gen_aevatar, gen_instruction, gen_workflowskill, mutants
 from hypothesis import strategies as st
+
+from flowc.testing import gen_aevatar, gen_instruction, gen_workflowskill, mutants
 
 __all__ = [
     "DIALECTS",

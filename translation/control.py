@@ -11,8 +11,8 @@ translate, loops back) is reported once, here.
 
 from __future__ import annotations
 
-from flowc.translation.report import Report
 from flowc.ir.workflow import EdgeKind, ErrorPolicy, Node, Workflow
+from flowc.translation.report import Report
 
 __all__ = ["KernelGraph", "keys_out", "parameters_of", "switch_candidates", "variable_sources"]
 

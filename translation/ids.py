@@ -18,8 +18,8 @@ import itertools
 import re
 from collections.abc import Iterable
 
-from flowc.translation.report import Report
 from flowc.ir.span import NO_SPAN, Span
+from flowc.translation.report import Report
 
 __all__ = ["IdRenamer"]
 

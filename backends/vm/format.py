@@ -37,6 +37,7 @@ from typing import Any
 
 import attrs
 import msgpack
+
 from flowc.ir.limits import (  # noqa: F401 - the VM's fuel defaults, re-exported
     DEFAULT_MAX_HOST_CALLS,
     DEFAULT_MAX_INSTRUCTIONS,

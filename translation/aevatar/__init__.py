@@ -17,12 +17,12 @@ under ``parameters``, where the engine reads them first.
 
 from __future__ import annotations
 
+from flowc.ir import expr as E
+from flowc.ir.workflow import Actor, EdgeKind, Node, Workflow
 from flowc.translation import yamlout
 from flowc.translation.aevatar import text as P
 from flowc.translation.report import Emission, Report, Untranslatable
 from flowc.translation.yamlout import Comment, Flow, Spaced
-from flowc.ir import expr as E
-from flowc.ir.workflow import Actor, EdgeKind, Node, Workflow
 
 __all__ = ["emit", "print_workflow"]
 

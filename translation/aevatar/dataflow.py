@@ -27,6 +27,8 @@ from __future__ import annotations
 import itertools
 import re
 
+from flowc.ir import expr as E
+from flowc.ir.workflow import EdgeKind, Node, Workflow
 from flowc.translation.aevatar.conditions import Conditions
 from flowc.translation.aevatar.layout import END, Slot, fresh_id, place
 from flowc.translation.aevatar.steps import (
@@ -39,8 +41,6 @@ from flowc.translation.aevatar.steps import (
     workflow_of,
 )
 from flowc.translation.report import Report
-from flowc.ir import expr as E
-from flowc.ir.workflow import EdgeKind, Node, Workflow
 
 __all__ = ["lower_instruction"]
 

@@ -32,11 +32,11 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from flowc.translation.aevatar.layout import fresh_id
-from flowc.translation.report import Report
 from flowc.ir import expr as E
 from flowc.ir.span import Span
 from flowc.ir.workflow import Actor, Attr, Node
+from flowc.translation.aevatar.layout import fresh_id
+from flowc.translation.report import Report
 
 __all__ = ["AGENT_RULE", "LLM_KINDS", "lower_llm"]
 

@@ -14,10 +14,10 @@ and values through :mod:`.steps`, by the source's scheduling model
 
 from __future__ import annotations
 
-from flowc.translation.aevatar.steps import STEP_RULES
-from flowc.translation.report import Report
 from flowc.ir.semantics import PROFILES
 from flowc.ir.workflow import Workflow
+from flowc.translation.aevatar.steps import STEP_RULES
+from flowc.translation.report import Report
 
 __all__ = ["STEP_RULES", "lower"]
 

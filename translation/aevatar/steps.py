@@ -17,13 +17,14 @@ import json
 import re
 
 import attrs
-from flowc.translation.aevatar.llm import AGENT_RULE, lower_llm
-from flowc.translation.report import Report
-from flowc.translation.kinds import NUMBER, STRING, Kinds
+
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.span import Span
 from flowc.ir.workflow import Actor, Attr, Binding, ErrorPolicy, Node, Param, Workflow
+from flowc.translation.aevatar.llm import AGENT_RULE, lower_llm
+from flowc.translation.kinds import NUMBER, STRING, Kinds
+from flowc.translation.report import Report
 
 __all__ = ["OUTPUT_RENAMED", "STEP_RULES", "ToAevatar", "assign_step", "conditional_step", "failing_step", "lower_step",
            "output_step", "workflow_of"]

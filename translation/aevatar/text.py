@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-from flowc.translation.report import Untranslatable
 from flowc.ir import expr as E
+from flowc.translation.report import Untranslatable
 
 __all__ = ["expression", "template"]
 

@@ -14,12 +14,12 @@ or ``## !workflow`` section).
 
 from __future__ import annotations
 
+from flowc.ir import expr as E
+from flowc.ir.workflow import EdgeKind, Node, Region, Workflow
 from flowc.translation import yamlout
 from flowc.translation.instruction import text as P
 from flowc.translation.report import Emission, Report, Untranslatable
 from flowc.translation.yamlout import Comment, Flow, Spaced
-from flowc.ir import expr as E
-from flowc.ir.workflow import EdgeKind, Node, Region, Workflow
 
 __all__ = ["emit", "emit_document", "print_workflow"]
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
-from flowc.translation.kinds import ANY, ARRAY, OBJECT
+
 from flowc.ir import expr as E
+from flowc.translation.kinds import ANY, ARRAY, OBJECT
 
 __all__ = ["MAX_ABSENT", "NEVER", "Access", "both", "cel_name", "objects", "type_is", "walk"]
 

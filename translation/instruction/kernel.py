@@ -20,13 +20,14 @@ from __future__ import annotations
 import json
 
 from attrs import evolve as attrs_evolve
-from flowc.translation.report import Report
-from flowc.translation.control import KernelGraph as AevatarKernel
-from flowc.translation.control import keys_out, parameters_of, variable_sources
+
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.span import Span
 from flowc.ir.workflow import Attr, Edge, EdgeKind, ErrorPolicy, Guard, Node, Param, Workflow
+from flowc.translation.control import KernelGraph as AevatarKernel
+from flowc.translation.control import keys_out, parameters_of, variable_sources
+from flowc.translation.report import Report
 
 __all__ = ["STEP_RULES", "lower_aevatar"]
 

@@ -4,9 +4,9 @@ the aevatar step kernel."""
 
 from __future__ import annotations
 
-from flowc.translation.report import Report
 from flowc.ir.semantics import PROFILES
 from flowc.ir.workflow import Workflow
+from flowc.translation.report import Report
 
 __all__ = ["lower"]
 

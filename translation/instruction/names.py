@@ -16,10 +16,11 @@ from __future__ import annotations
 import re
 
 import attrs
-from flowc.translation.report import Report
-from flowc.translation.ids import IdRenamer
+
 from flowc.ir import expr as E
 from flowc.ir.workflow import Edge, ErrorPolicy, Node, Workflow
+from flowc.translation.ids import IdRenamer
+from flowc.translation.report import Report
 
 __all__ = ["fit_names"]
 

@@ -35,11 +35,7 @@ from __future__ import annotations
 import re
 
 import attrs
-from flowc.translation.instruction import absent
-from flowc.translation.instruction import text as P
-from flowc.translation.instruction.wfs_cel import OPERATOR_RULES, Converted, WfsToCel, lit
-from flowc.translation.report import Report
-from flowc.translation.kinds import ANY, ARRAY, NUMBER, OBJECT, Kinds
+
 from flowc.ir import expr as E
 from flowc.ir.span import Span
 from flowc.ir.workflow import (
@@ -55,6 +51,11 @@ from flowc.ir.workflow import (
     RetryPolicy,
     Workflow,
 )
+from flowc.translation.instruction import absent
+from flowc.translation.instruction import text as P
+from flowc.translation.instruction.wfs_cel import OPERATOR_RULES, Converted, WfsToCel, lit
+from flowc.translation.kinds import ANY, ARRAY, NUMBER, OBJECT, Kinds
+from flowc.translation.report import Report
 
 __all__ = ["OPERATOR_RULES", "lower_workflowskill"]
 

@@ -12,10 +12,10 @@ import json
 import math
 import re
 
-from flowc.translation.report import Untranslatable
 from flowc.backends.python.rt_cel import EXT_DISPATCH
 from flowc.ir import expr as E
 from flowc.ir.workflow import Workflow
+from flowc.translation.report import Untranslatable
 
 __all__ = ["cel", "cel_lines", "inputs_schema", "template"]
 

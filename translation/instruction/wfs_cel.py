@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
-from flowc.translation.instruction import absent
-from flowc.translation.report import Report
-from flowc.translation.kinds import ANY, ARRAY, BOOL, NUMBER, OBJECT, STRING, Kinds, wfs_equality_is_cel
+
 from flowc.ir import expr as E
 from flowc.ir.span import NO_SPAN, Span
+from flowc.translation.instruction import absent
+from flowc.translation.kinds import ANY, ARRAY, BOOL, NUMBER, OBJECT, STRING, Kinds, wfs_equality_is_cel
+from flowc.translation.report import Report
 
 __all__ = ["OPERATOR_RULES", "Converted", "WfsToCel", "lit"]
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import unicodedata
 
-from flowc.translation import yamlout
-from flowc.translation.workflowskill import text as P
-from flowc.translation.report import Emission, Report, Untranslatable
-from flowc.translation.yamlout import Comment, Flow, Spaced
 from flowc.ir import expr as E
 from flowc.ir.types import Type
 from flowc.ir.workflow import EdgeKind, Node, Workflow
+from flowc.translation import yamlout
+from flowc.translation.report import Emission, Report, Untranslatable
+from flowc.translation.workflowskill import text as P
+from flowc.translation.yamlout import Comment, Flow, Spaced
 
 __all__ = ["emit", "print_workflow"]
 

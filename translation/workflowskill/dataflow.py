@@ -19,9 +19,6 @@ from __future__ import annotations
 import itertools
 import re
 
-from flowc.translation.report import Report
-from flowc.translation.ids import IdRenamer
-from flowc.translation.kinds import ARRAY, BOOL, NUMBER, STRING, Kinds, wfs_equality_is_cel
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.ops import END_NODE_ID
@@ -38,6 +35,9 @@ from flowc.ir.workflow import (
     RetryPolicy,
     Workflow,
 )
+from flowc.translation.ids import IdRenamer
+from flowc.translation.kinds import ARRAY, BOOL, NUMBER, STRING, Kinds, wfs_equality_is_cel
+from flowc.translation.report import Report
 
 __all__ = ["KIND_RULES", "OPERATOR_RULES", "lower_instruction"]
 

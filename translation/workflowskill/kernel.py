@@ -36,15 +36,16 @@ import re
 import string
 
 import attrs
-from flowc.translation.report import Report
-from flowc.translation.ids import IdRenamer
-from flowc.translation.control import KernelGraph as AevatarKernel
-from flowc.translation.control import parameters_of, variable_sources
+
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.ops import END_NODE_ID
 from flowc.ir.span import Span
 from flowc.ir.workflow import Attr, Binding, Edge, EdgeKind, Node, Param, Workflow
+from flowc.translation.control import KernelGraph as AevatarKernel
+from flowc.translation.control import parameters_of, variable_sources
+from flowc.translation.ids import IdRenamer
+from flowc.translation.report import Report
 
 __all__ = ["NEEDLE_CHARS", "STEP_RULES", "lower_aevatar"]
 

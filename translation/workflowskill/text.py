@@ -22,8 +22,8 @@ import math
 import re
 from decimal import Decimal
 
-from flowc.translation.report import Untranslatable
 from flowc.ir import expr as E
+from flowc.translation.report import Untranslatable
 
 __all__ = ["expression", "literal_string", "template", "value"]
 
