@@ -1,6 +1,14 @@
-"""Reading an aevatar workflow's control flow from the IR, for translation.
+"""The control graph of a translation: which scheduling model the source
+has, which conversion turns it into the target's, and the kernel's routes.
 
-The engine's kernel runs one step at a time: a step's ``next``, else the
+A workflow's scheduling model is its DialectProfile's ``scheduling`` row
+(``sequential``: document order with branch arms; ``kernel``: aevatar's
+step kernel; ``dataflow``: a dependency graph), never its dialect's name.
+Each target names one conversion per model it reads (its ``CONVERSIONS``);
+:func:`convert` picks it. A workflow that already has the target's profile
+is printed as it is.
+
+Kernel routing is read here once for every target. The engine's kernel runs one step at a time: a step's ``next``, else the
 following step in document order (both explicit edges in the IR), with
 ``branches`` (a ``switch``'s keys, a ``conditional``'s ``true`` and
 ``false``) and error fallbacks choosing among several. :class:`KernelGraph`
@@ -11,10 +19,71 @@ translate, loops back) is reported once, here.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
+from flowc.ir import expr as E
+from flowc.ir.semantics import PROFILES, DialectProfile
 from flowc.ir.workflow import EdgeKind, ErrorPolicy, Node, Workflow
 from flowc.translation.report import Report
 
-__all__ = ["KernelGraph", "keys_out", "parameters_of", "switch_candidates", "variable_sources"]
+__all__ = ["Conversion", "KernelGraph", "convert", "has_profile", "keys_out", "parameters_of", "primitive",
+           "scheduling_of", "switch_candidates", "variable_sources", "written_type"]
+
+# A conversion from one scheduling model into a target's: the workflow in
+# the target's semantics and shapes (lowerings and findings in the report).
+Conversion = Callable[[Workflow, Report], Workflow]
+
+
+def scheduling_of(wf: Workflow) -> str | None:
+    """The source's scheduling model (DialectProfile.scheduling), None when unknown."""
+    profile = PROFILES.get(wf.semantics)
+    return profile.scheduling if profile is not None else None
+
+
+def has_profile(wf: Workflow, profile: DialectProfile) -> bool:
+    """Does ``wf`` already have ``profile``'s semantics (nothing to convert)?"""
+    return PROFILES.get(wf.semantics) is profile
+
+
+def convert(wf: Workflow, conversions: Mapping[str, Conversion], target: str, report: Report) -> Workflow:
+    """``wf`` converted by the target's conversion for its scheduling model."""
+    conversion = conversions.get(scheduling_of(wf) or "")
+    if conversion is None:
+        raise ValueError(f"no translation from {wf.semantics!r} semantics to {target}")
+    return conversion(wf, report)
+
+
+# The kernel's primitive for each op exactly one primitive lowers to; the ops
+# several share (call, transform.apply) carry the primitive as attr `primitive`.
+_OP_PRIMITIVES = {
+    "assign": "assign", "branch": "conditional", "switch": "switch", "assert": "guard", "while": "while",
+    "sleep": "delay", "foreach": "foreach", "parallel": "parallel", "race": "race", "map_reduce": "map_reduce",
+    "cache": "cache", "reflect": "reflect", "vote": "vote",
+}
+
+
+def primitive(node: Node) -> str:
+    """The aevatar primitive a kernel step runs (canonical: aliases resolved):
+    the front end's attr ``primitive``, else its op's one primitive, else the
+    name of an extension primitive."""
+    for name in ("primitive", "name"):
+        value = node.attr(name)
+        if isinstance(value, E.Literal) and isinstance(value.value, str) and \
+                (name == "primitive" or _is_extension(node)):
+            return value.value
+    return _OP_PRIMITIVES.get(node.op, node.op)
+
+
+def written_type(node: Node) -> str:
+    """A kernel step's type as its author spelt it (trimmed, lower-cased; an
+    alias stays an alias): the name findings and closest forms show. Rules
+    read :func:`primitive`."""
+    return node.kind.strip().lower()
+
+
+def _is_extension(node: Node) -> bool:
+    capability = node.attr("capability")
+    return isinstance(capability, E.Literal) and capability.value == "extension"
 
 
 class KernelGraph:
@@ -52,13 +121,12 @@ class KernelGraph:
 
         self.routes: dict[str, list[str]] = {}
         for n in wf.nodes:
-            canonical = n.kind.strip().lower()
-            if canonical == "switch" and n.op == "switch":
+            if n.op == "switch":
                 self.routes[n.id] = switch_candidates(n, self.branches.get(n.id, []))
-            elif canonical == "conditional" and n.op == "branch":
+            elif n.op == "branch":
                 self.routes[n.id] = ["true", "false"]
             elif n.id in self.branches:
-                finding(n.id, f"step {n.id!r}: the branches of a {canonical} step have {no_form}; the step "
+                finding(n.id, f"step {n.id!r}: the branches of a {primitive(n)} step have {no_form}; the step "
                         "continues to the next one", n.span)
         self.static = self.static_keys()
         self.recovers = recovers or {}
@@ -162,8 +230,6 @@ def switch_candidates(node: Node, arms: list[tuple[str, str]]) -> list[str]:
 def variable_sources(wf: Workflow) -> tuple[set[str], set[str]]:
     """Which aevatar variables steps write: (step ids, assign targets).
     Every other variable a workflow reads is a run parameter."""
-    from flowc.ir import expr as E
-
     step_ids = {n.id for n in wf.nodes}
     targets: set[str] = set()
     for n in wf.nodes:
@@ -176,8 +242,6 @@ def variable_sources(wf: Workflow) -> tuple[set[str], set[str]]:
 
 def parameters_of(node: Node) -> dict:
     """An aevatar step's parameters: name -> IR expression (in order)."""
-    from flowc.ir import expr as E
-
     params = node.attr("parameters")
     out: dict = {}
     if isinstance(params, E.MapExpr):

@@ -42,7 +42,7 @@ from flowc.translation.aevatar.steps import (
 )
 from flowc.translation.report import Report
 
-__all__ = ["lower_instruction"]
+__all__ = ["lower_dataflow"]
 
 # A liveness condition: always, never, or an aevatar expression that is
 # 'true' or 'false'.
@@ -377,5 +377,5 @@ def _output_value(value: E.Expr | None, key: str | None) -> E.Expr | None | bool
     return False
 
 
-def lower_instruction(wf: Workflow, report: Report) -> Workflow:
+def lower_dataflow(wf: Workflow, report: Report) -> Workflow:
     return _Lowering(wf, report).workflow()

@@ -36,12 +36,10 @@ from flowc.ir import expr as E
 from flowc.ir.span import Span
 from flowc.ir.workflow import Actor, Attr, Node
 from flowc.translation.aevatar.layout import fresh_id
+from flowc.translation.aevatar.lowerings import AGENT_RULE
 from flowc.translation.report import Report
 
-__all__ = ["AGENT_RULE", "LLM_KINDS", "lower_llm"]
-
-AGENT_RULE = ("an assign of the instruction text, then an llm_call (no prompt_prefix: the prompt is the input) on "
-              "a role with the agent's system prompt and model")
+__all__ = ["LLM_KINDS", "lower_llm"]
 
 
 class Values(Protocol):

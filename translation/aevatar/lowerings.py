@@ -1,37 +1,25 @@
-"""Another dialect's IR -> aevatar IR.
-
-aevatar runs one step after another and every value is text: a run's
-output is the last step's output, a step's input the previous step's
-output, and a step's id and each run parameter are variables. A
-WorkflowSkill or instruction workflow becomes a step list whose kernel
-path is the source's path: :mod:`.from_workflowskill` and
-:mod:`.from_instruction` rebuild the control flow (guards, branches,
-exits) with ``conditional`` steps, ``next`` and fall-through
-(:mod:`.layout`), conditions through :mod:`.conditions`, the single steps
-and values through :mod:`.steps`, by the source's scheduling model
-(``DialectProfile.scheduling``).
-"""
+"""The aevatar emitter's lowerings: what each construct of another model
+becomes on aevatar's kernel, keyed by IR op or construct (the lowering
+records and docs/translation.md quote them)."""
 
 from __future__ import annotations
 
-from flowc.ir.semantics import PROFILES
-from flowc.ir.workflow import Workflow
-from flowc.translation.aevatar.steps import STEP_RULES
-from flowc.translation.report import Report
+__all__ = ["AGENT_RULE", "STEP_RULES"]
 
-__all__ = ["STEP_RULES", "lower"]
+AGENT_RULE = ("an assign of the instruction text, then an llm_call (no prompt_prefix: the prompt is the input) on "
+              "a role with the agent's system prompt and model")
 
-
-def lower(wf: Workflow, report: Report) -> Workflow:
-    profile = PROFILES.get(wf.semantics)
-    scheduling = profile.scheduling if profile is not None else None
-    if scheduling == "sequential":
-        from flowc.translation.aevatar.sequential import lower_workflowskill
-
-        return lower_workflowskill(wf, report)
-    if scheduling == "dataflow":
-        from flowc.translation.aevatar.dataflow import lower_instruction
-
-        return lower_instruction(wf, report)
-    raise ValueError(f"no translation from {wf.semantics!r} semantics to aevatar")
-
+STEP_RULES = {
+    "call tool": "tool_call with JSON arguments",
+    "sleep": "delay",
+    "on_error: ignore": "on_error: {strategy: skip}",
+    "text": "assign of the text",
+    "guard": "a conditional step before the step: true -> the step, false -> the step after it",
+    "branch": "a conditional step; each arm's steps follow it, the last one going on with `next`",
+    "exit": "an assign of the output text, then the end of the run",
+    "exit failed": "a guard step whose check never passes: the run fails",
+    "output": "the run's output: an assign of the text after the last step",
+    "agent": AGENT_RULE,
+    "answer in text": "${steps.<id>.output}: aevatar makes a tool's or LLM's answer text as a dialect-3 template "
+                      "does (null as '', data as compact JSON)",
+}

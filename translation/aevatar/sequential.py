@@ -45,7 +45,7 @@ from flowc.translation.aevatar.steps import (
 )
 from flowc.translation.report import Report
 
-__all__ = ["lower_workflowskill"]
+__all__ = ["lower_sequence"]
 
 
 def _arms(wf: Workflow) -> dict[str, tuple[list[str], list[str]]]:
@@ -221,5 +221,5 @@ def _expressions(wf: Workflow):
     yield from (b.value for b in wf.outputs if b.value is not None)
 
 
-def lower_workflowskill(wf: Workflow, report: Report) -> Workflow:
+def lower_sequence(wf: Workflow, report: Report) -> Workflow:
     return _Lowering(wf, report).workflow()

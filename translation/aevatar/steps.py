@@ -22,27 +22,14 @@ from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.span import Span
 from flowc.ir.workflow import Actor, Attr, Binding, ErrorPolicy, Node, Param, Workflow
-from flowc.translation.aevatar.llm import AGENT_RULE, lower_llm
+from flowc.translation.aevatar.llm import lower_llm
+from flowc.translation.aevatar.lowerings import STEP_RULES
 from flowc.translation.kinds import NUMBER, STRING, Kinds
 from flowc.translation.report import Report
 
 __all__ = ["OUTPUT_RENAMED", "STEP_RULES", "ToAevatar", "assign_step", "conditional_step", "failing_step", "lower_step",
            "output_step", "workflow_of"]
 
-STEP_RULES = {
-    "call tool": "tool_call with JSON arguments",
-    "sleep": "delay",
-    "on_error: ignore": "on_error: {strategy: skip}",
-    "text": "assign of the text",
-    "guard": "a conditional step before the step: true -> the step, false -> the step after it",
-    "branch": "a conditional step; each arm's steps follow it, the last one going on with `next`",
-    "exit": "an assign of the output text, then the end of the run",
-    "exit failed": "a guard step whose check never passes: the run fails",
-    "output": "the run's output: an assign of the text after the last step",
-    "agent": AGENT_RULE,
-    "answer in text": "${steps.<id>.output}: aevatar makes a tool's or LLM's answer text as a dialect-3 template "
-                      "does (null as '', data as compact JSON)",
-}
 # aevatar's run output is one unnamed text (a record's `output`).
 OUTPUT_RENAMED = "the source's one output, whatever its name, is aevatar's run output"
 

@@ -26,24 +26,12 @@ from flowc.ir import types as T
 from flowc.ir.span import Span
 from flowc.ir.workflow import Attr, Edge, EdgeKind, ErrorPolicy, Guard, Node, Param, Workflow
 from flowc.translation.control import KernelGraph as AevatarKernel
-from flowc.translation.control import keys_out, parameters_of, variable_sources
+from flowc.translation.control import keys_out, parameters_of, primitive, variable_sources, written_type
+from flowc.translation.instruction.lowerings import STEP_RULES
 from flowc.translation.report import Report
 
-__all__ = ["STEP_RULES", "lower_aevatar"]
+__all__ = ["STEP_RULES", "lower_kernel"]
 
-# canonical aevatar primitive (its IR op / capability) -> what it becomes
-STEP_RULES = {
-    "assign": "assign with `writes` (the value is text)",
-    "delay": "sleep, then the input passed through",
-    "tool_call": "tool (arguments that are a JSON object become args), then a template that makes the result text",
-    "transform": "a template that passes the input through (op identity, or an op aevatar does not know)",
-    "guard": "an assert (not_empty, contains), then a template that passes the input through; on_fail skip: the "
-             "template alone",
-    "llm_call": "agent: the role's system prompt and model as `system` and `model`, the prompt as `instruction`; "
-                "a template makes the answer text",
-    "switch": "a switch on the branch key aevatar computes, a noop entry per target",
-    "conditional": "a switch on 'true'/'false', a noop entry per target",
-}
 
 
 class AevatarToCel:
@@ -177,7 +165,7 @@ def _lit(v, kind="string") -> E.Literal:
     return E.Literal(v, kind)
 
 
-def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
+def lower_kernel(wf: Workflow, report: Report) -> Workflow:
     from flowc.translation.instruction.sequential import _Graph, _workflow_name
 
     kernel = KernelGraph(wf, report)
@@ -203,7 +191,7 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
         deps = [d for d, _ in preds.get(node.id, [])]
         cel.input_expr = _live_value(preds.get(node.id, []))
         params = parameters_of(node)
-        canonical = node.kind.strip().lower()
+        canonical, written = primitive(node), written_type(node)
         routes = kernel.routes.get(node.id)
         if routes is not None:
             # switch / conditional: the output is the input; the branch key picks the next step
@@ -212,7 +200,7 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
             key = kernel.static.get(node.id) or _branch_key(node, params, routes, cel, report)
             targets = {k: kernel.route(node.id, k) for k in keys_out(routes)}
             if isinstance(key, str):
-                report.lowered(canonical, "the branch its constant key always takes", node.span)
+                report.lowered(written, "the branch its constant key always takes", node.span)
                 link(node.id, node.id, targets[key])
             else:
                 route_id = graph.fresh(f"{node.id}_route")
@@ -224,7 +212,7 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
                         graph.add(Node(entry, "noop", "noop", node.span), [route_id])
                         link(entry, node.id, target)
                     graph.edges.append(Edge(route_id, entries[target], EdgeKind.BRANCH, label, order, node.span))
-                report.lowered(canonical, "a switch on the branch key aevatar computes, a noop entry per "
+                report.lowered(written, "a switch on the branch key aevatar computes, a noop entry per "
                                "target and depends_on edges", node.span)
             cel.previous = node.id
             continue
@@ -297,13 +285,13 @@ def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
             if condition is not None:
                 before = [graph.fresh(f"{node.id}_check")]
                 graph.add(Node(before[0], "assert", "assert", node.span, attrs=(
-                    Attr("condition", condition), Attr("message", _lit(f"step {node.id!r}: {canonical} failed")))),
+                    Attr("condition", condition), Attr("message", _lit(f"step {node.id!r}: {written} failed")))),
                     deps)
             graph.add(Node(node.id, "assign", "template", node.span,
                            attrs=(Attr("value", cel.input_ref(node.span)),)), before)
-            report.lowered(canonical, rule, node.span)
+            report.lowered(written, rule, node.span)
         else:
-            report.finding("TRN101", f"{canonical}: this aevatar primitive has no instruction form; written as a "
+            report.finding("TRN101", f"{written}: this aevatar primitive has no instruction form; written as a "
                            "noop", node.span)
             graph.add(Node(node.id, "noop", "noop", node.span), deps)
         if node.retry is not None:
@@ -447,7 +435,7 @@ def _recoverable(node: Node, by_id: dict) -> bool:
         return False
     if policy.action not in ("skip", "fallback"):
         return False
-    canonical = node.kind.strip().lower()
+    canonical = primitive(node)
     if canonical == "llm_call":
         return _is(node.attr("capability"), "llm")
     if canonical == "tool_call" and _is(node.attr("capability"), "tool"):
@@ -615,7 +603,7 @@ def _static_key(node: Node, params: dict, keys: list[str]) -> str | None:
     from flowc.backends.python import rt_aevatar as rta
     from flowc.backends.python import rt_aevatar_run as rtr
 
-    if node.kind.strip().lower() == "conditional":
+    if primitive(node) == "conditional":
         condition = params.get("condition", _lit("default"))
         if isinstance(condition, E.Literal):
             c = str(condition.value)
@@ -636,7 +624,7 @@ def _branch_key(node: Node, params: dict, keys: list[str], cel: AevatarToCel,
     from flowc.backends.python import rt_aevatar_run as rtr
 
     text = cel.input_ref(node.span)
-    if node.kind.strip().lower() == "conditional":
+    if primitive(node) == "conditional":
         condition = params.get("condition", _lit("default"))
         if isinstance(condition, E.Template) and len(condition.parts) == 1 \
                 and (test := cel.test(condition.parts[0])) is not None:
@@ -692,7 +680,7 @@ class _LlmRoles:
     def __init__(self, wf: Workflow, report: Report) -> None:
         self.report = report
         self.actors = {a.id: a for a in wf.actors}
-        used = {n.actor or "assistant" for n in wf.nodes if n.kind.strip().lower() == "llm_call"}
+        used = {n.actor or "assistant" for n in wf.nodes if primitive(n) == "llm_call"}
         self.clashes: set[str] = set()
         seen: dict[tuple, str] = {}
         for role in sorted(used):

@@ -57,7 +57,7 @@ from flowc.translation.instruction.wfs_cel import OPERATOR_RULES, Converted, Wfs
 from flowc.translation.kinds import ANY, ARRAY, NUMBER, OBJECT, Kinds
 from flowc.translation.report import Report
 
-__all__ = ["OPERATOR_RULES", "lower_workflowskill"]
+__all__ = ["OPERATOR_RULES", "lower_sequence"]
 
 _ID = re.compile(r"[a-zA-Z_][a-zA-Z0-9_-]{0,63}\Z")
 
@@ -607,7 +607,7 @@ def _workflow_name(name: str, report: Report, span: Span) -> str:
     return fixed
 
 
-def lower_workflowskill(wf: Workflow, report: Report) -> Workflow:
+def lower_sequence(wf: Workflow, report: Report) -> Workflow:
     return _Lowering(wf, report).run()
 
 

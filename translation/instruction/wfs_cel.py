@@ -19,25 +19,13 @@ import attrs
 from flowc.ir import expr as E
 from flowc.ir.span import NO_SPAN, Span
 from flowc.translation.instruction import absent
+from flowc.translation.instruction.lowerings import OPERATOR_RULES
 from flowc.translation.kinds import ANY, ARRAY, BOOL, NUMBER, OBJECT, STRING, Kinds, wfs_equality_is_cel
 from flowc.translation.report import Report
 
 __all__ = ["OPERATOR_RULES", "Converted", "WfsToCel", "lit"]
 
 
-# wfs operator -> (CEL operator, the rule that says when the meaning is the same)
-OPERATOR_RULES: dict[str, tuple[str | None, str]] = {
-    "wfs.eq": ("cel.eq", "equality"),
-    "wfs.ne": ("cel.ne", "equality"),
-    "wfs.lt": ("cel.lt", "numbers"),
-    "wfs.le": ("cel.le", "numbers"),
-    "wfs.gt": ("cel.gt", "numbers"),
-    "wfs.ge": ("cel.ge", "numbers"),
-    "wfs.contains": (None, "contains"),
-    "wfs.and": ("cel.and", "truthy"),
-    "wfs.or": ("cel.or", "truthy"),
-    "wfs.not": ("cel.not", "truthy"),
-}
 
 
 def lit(value, kind: str = "string") -> E.Literal:

@@ -38,31 +38,10 @@ from flowc.ir.workflow import (
 from flowc.translation.ids import IdRenamer
 from flowc.translation.kinds import ARRAY, BOOL, NUMBER, STRING, Kinds, wfs_equality_is_cel
 from flowc.translation.report import Report
+from flowc.translation.workflowskill.lowerings import KIND_RULES, OPERATOR_RULES
 
-__all__ = ["KIND_RULES", "OPERATOR_RULES", "lower_instruction"]
+__all__ = ["KIND_RULES", "OPERATOR_RULES", "lower_dataflow"]
 
-# CEL operator -> (WorkflowSkill operator, the rule that says when the meaning is the same)
-OPERATOR_RULES: dict[str, tuple[str, str]] = {
-    "cel.eq": ("wfs.eq", "equality"),
-    "cel.ne": ("wfs.ne", "equality"),
-    "cel.lt": ("wfs.lt", "numbers"),
-    "cel.le": ("wfs.le", "numbers"),
-    "cel.gt": ("wfs.gt", "numbers"),
-    "cel.ge": ("wfs.ge", "numbers"),
-    "cel.and": ("wfs.and", "booleans"),
-    "cel.or": ("wfs.or", "booleans"),
-    "cel.not": ("wfs.not", "booleans"),
-    "cel.in": ("wfs.contains", "list membership"),
-}
-# kind -> how it is written in WorkflowSkill
-KIND_RULES: dict[str, str] = {
-    "trigger": "dropped (the run starts with its inputs); reading its payload is a finding",
-    "tool": "a tool step with the args as inputs",
-    "filter": "a filter transform", "map": "a map transform (an object expression)", "sort": "a sort transform",
-    "template": "a map transform over one item", "assign": "a map transform over one item (not `writes`)",
-    "noop": "dropped", "switch": "guards on the case targets", "finish": "an exit",
-    "foreach": "`each` on the body's one tool step",
-}
 _WFS_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _TYPE_NAME = {"string": T.STRING, "number": T.FLOAT, "bool": T.BOOL, "array": T.ARRAY, "object": T.OBJECT}
 
@@ -723,6 +702,6 @@ def _exprs(node: Node):
             yield from _exprs(n)
 
 
-def lower_instruction(wf: Workflow, report: Report) -> Workflow:
+def lower_dataflow(wf: Workflow, report: Report) -> Workflow:
     return _Lowering(wf, report).run()
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import string
 
 import attrs
 
@@ -43,34 +42,13 @@ from flowc.ir.ops import END_NODE_ID
 from flowc.ir.span import Span
 from flowc.ir.workflow import Attr, Binding, Edge, EdgeKind, Node, Param, Workflow
 from flowc.translation.control import KernelGraph as AevatarKernel
-from flowc.translation.control import parameters_of, variable_sources
+from flowc.translation.control import parameters_of, primitive, variable_sources, written_type
 from flowc.translation.ids import IdRenamer
 from flowc.translation.report import Report
+from flowc.translation.workflowskill.lowerings import NEEDLE_CHARS, STEP_RULES
 
-__all__ = ["NEEDLE_CHARS", "STEP_RULES", "lower_aevatar"]
+__all__ = ["NEEDLE_CHARS", "STEP_RULES", "lower_kernel"]
 
-STEP_RULES = {
-    "tool_call": "a tool step (constant JSON arguments become inputs)",
-    "llm_call": "a tool step named llm.<role> (another host call: a finding)",
-    "assign": "no step: the value (text, a reference, or the step input for a value starting with `$`) is "
-              "written where the step's output or the variable is read",
-    "transform": "no step for an op that returns its input (`identity`, an unknown op): the input is read on",
-    "switch": "conditional steps, one per key in matching order: `contains` the key; the input is read on",
-    "conditional": "a conditional step: `contains` the condition, or the branch a constant condition takes",
-    "guard": "a check that the input contains a keyword: a conditional step whose arm is an exit that fails the "
-             "run",
-}
-# How a key's characters are sought with WorkflowSkill's `contains` (both
-# sides lower-cased) so that it finds what aevatar's ignore-case comparison
-# (both sides upper-cased, one character each) finds, in every text: the
-# printable ASCII characters as they are, s and S also as ſ (which
-# upper-cases to S and lower-cases to itself). i and k have no such form:
-# ı upper-cases to I but İ lower-cases to i and a combining dot, and the
-# Kelvin sign lower-cases to k. A test checks this table over Unicode.
-NEEDLE_CHARS: dict[str, tuple[str, ...]] = {
-    **{c: (c,) for c in string.printable if c not in "iksIKS"},
-    "s": ("s", "\u017f"), "S": ("S", "\u017f"),
-}
 # A key is sought as every spelling of it (one `contains` each): a bound.
 _MAX_SPELLINGS = 8
 _WFS_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -329,7 +307,7 @@ class _Lowering:
         only computes text) and the state after it."""
         self.report.current = ""       # a step written as no step: its findings go on the document
         params = parameters_of(node)
-        canonical = node.kind.strip().lower()
+        canonical = primitive(node)
         if node.op == "assign":
             return [], self._assign(node, params, state)
         if canonical == "guard" and node.op == "assert":
@@ -351,7 +329,7 @@ class _Lowering:
             raise Unstructured(node)
         self.emitted.add(node.id)
         self.report.current = self.wid(node.id)
-        wfs = self._host_step(node, params, canonical, state)
+        wfs = self._host_step(node, params, written_type(node), state)
         self.nodes.append(wfs)
         out = E.Ref("steps", (E.Field(wfs.id), E.Field("output")))
         return [wfs.id], state.evolve(value=out, outputs={**state.outputs, node.id: out})
@@ -440,7 +418,7 @@ class _Lowering:
         self.report.lowered("assign", STEP_RULES["assign"], span)
         return state.evolve(value=value, variables=variables, outputs={**state.outputs, node.id: value})
 
-    def _host_step(self, node: Node, params: dict, canonical: str, state: _State) -> Node:
+    def _host_step(self, node: Node, params: dict, written: str, state: _State) -> Node:
         report, conv = self.report, self.conv
         inputs: list[Binding] = []
         if node.op == "call" and _is(node.attr("capability"), "tool"):
@@ -468,7 +446,7 @@ class _Lowering:
                            f"{tool!r}, which the host is asked for by another name and with other arguments",
                            node.span)
         else:
-            tool = canonical
+            tool = written
             report.finding("TRN101", f"{tool}: this aevatar primitive has no WorkflowSkill form; written as a tool "
                            "step of that name", node.span)
         if node.retry is not None:
@@ -487,7 +465,7 @@ class _Lowering:
         from flowc.backends.python import rt_aevatar_run as rtr
 
         params = parameters_of(node)
-        canonical = node.kind.strip().lower()
+        canonical = primitive(node)
         graph = self.graph
         keys = graph.routes[node.id]
         subject = state.value
@@ -666,7 +644,7 @@ class _Lowering:
             seen.add(sid)
             node = self.graph.by_id[sid]
             if sid not in self.graph.routes and node.op != "assign" and not (
-                    node.op == "transform.apply" and node.kind.strip().lower() == "transform"
+                    node.op == "transform.apply" and primitive(node) == "transform"
                     and self._passes_through(node, parameters_of(node))):
                 return False
             todo += self.graph.successors(sid)
@@ -776,7 +754,7 @@ def _is_input(e: E.Expr) -> bool:
     return isinstance(e, E.Ref) and e.root == "input" and not e.path
 
 
-def lower_aevatar(wf: Workflow, report: Report) -> Workflow:
+def lower_kernel(wf: Workflow, report: Report) -> Workflow:
     # the nested form is tried on a report of its own, which is kept only when it succeeds
     scratch = Report(report.target, report.strict)
     try:
