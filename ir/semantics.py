@@ -97,6 +97,9 @@ class DialectProfile:
     # A step no path from the entry reaches: "warning" (it never runs) or
     # "error" (instruction: an unreachable root is refused at load).
     unreachable_steps: str = "warning"
+    # What a filter, map or sort step's output is: "items" (an object with
+    # the list under `items`) or "whole" (the list itself: instruction).
+    transform_output: str = "items"
 
 
 # The values of the execution rows, with their meaning. A backend runs a
@@ -314,6 +317,7 @@ INSTRUCTION = DialectProfile(
     timeouts_bypass_policies=False,
     terminal_nodes="at_least_one",
     unreachable_steps="error",
+    transform_output="whole",
 )
 PROFILES[INSTRUCTION.name] = INSTRUCTION
 
