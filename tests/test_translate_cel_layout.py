@@ -18,8 +18,8 @@ from flowc.compiler.instruction.frontend import compile_instruction_all
 from flowc.ir import expr as E
 from flowc.ir.expr import strip_spans
 from flowc.translation import yamlout
-from flowc.translation.instruction import _cel_text
 from flowc.translation.instruction import text as P
+from flowc.translation.instruction.printer import _cel_text
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 

@@ -19,7 +19,7 @@ from flowc.backends.python import rt_aevatar as rta
 from flowc.backends.python.runtime import wfs_contains
 from flowc.testing import gen_aevatar
 from flowc.testing.translation import cross_dialect
-from flowc.translation.workflowskill.kernel import NEEDLE_CHARS
+from flowc.translation.workflowskill.lowerings import NEEDLE_CHARS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

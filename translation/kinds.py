@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from flowc.ir import expr as E
+from flowc.ir.semantics import PROFILES
 from flowc.ir.types import Type
 from flowc.ir.workflow import Workflow
 
@@ -86,11 +87,12 @@ class Kinds:
         # Steps whose whole output has a known kind (dialect 3: a map, filter
         # or sort gives the list itself).
         self.whole: dict[str, frozenset[str]] = {}
-        dataflow = wf.semantics == "instruction"
+        profile = PROFILES.get(wf.semantics)
+        whole_lists = profile is not None and profile.transform_output == "whole"
         for node in wf.nodes:
             if node.outputs:
                 self.outputs[node.id] = {b.name: kinds_of_type(b.type) for b in node.outputs}
-            elif node.op in ("transform.filter", "transform.map", "transform.sort") and dataflow:
+            elif node.op in ("transform.filter", "transform.map", "transform.sort") and whole_lists:
                 self.whole[node.id] = ARRAY | {"null"}
             elif node.op.startswith("transform."):
                 self.outputs[node.id] = {"items": ARRAY}

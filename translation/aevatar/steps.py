@@ -20,6 +20,7 @@ import attrs
 
 from flowc.ir import expr as E
 from flowc.ir import types as T
+from flowc.ir.semantics import PROFILES
 from flowc.ir.span import Span
 from flowc.ir.workflow import Actor, Attr, Binding, ErrorPolicy, Node, Param, Workflow
 from flowc.translation.aevatar.llm import lower_llm
@@ -27,7 +28,7 @@ from flowc.translation.aevatar.lowerings import STEP_RULES
 from flowc.translation.kinds import NUMBER, STRING, Kinds
 from flowc.translation.report import Report
 
-__all__ = ["OUTPUT_RENAMED", "STEP_RULES", "ToAevatar", "assign_step", "conditional_step", "failing_step", "lower_step",
+__all__ = ["OUTPUT_RENAMED", "ToAevatar", "assign_step", "conditional_step", "failing_step", "lower_step",
            "output_step", "workflow_of"]
 
 # aevatar's run output is one unnamed text (a record's `output`).
@@ -57,9 +58,10 @@ class ToAevatar:
         self.params = {p.name: p for p in wf.inputs}
         schema = (wf.metadata or {}).get("inputs_schema")
         required = schema.get("required") if isinstance(schema, dict) else None
-        # Dialect 3 fails a step that reads an input the run was not given;
-        # WorkflowSkill reads it as undefined, as aevatar reads blank text.
-        self.absent_fails = wf.semantics == "instruction"
+        # CEL access (dialect 3) fails a step that reads an input the run was
+        # not given; WorkflowSkill reads it as undefined, as aevatar reads blank text.
+        profile = PROFILES.get(wf.semantics)
+        self.absent_fails = profile is not None and profile.access == "cel"
         self.required = set(required) if isinstance(required, list) else set()
         self.branch_nodes = {n.id for n in wf.nodes if n.op == "branch"}
         # Steps whose output is text that aevatar writes the same (an assign

@@ -30,7 +30,7 @@ from flowc.translation.control import keys_out, parameters_of, primitive, variab
 from flowc.translation.instruction.lowerings import STEP_RULES
 from flowc.translation.report import Report
 
-__all__ = ["STEP_RULES", "lower_kernel"]
+__all__ = ["lower_kernel"]
 
 
 

@@ -53,11 +53,11 @@ from flowc.ir.workflow import (
 )
 from flowc.translation.instruction import absent
 from flowc.translation.instruction import text as P
-from flowc.translation.instruction.wfs_cel import OPERATOR_RULES, Converted, WfsToCel, lit
+from flowc.translation.instruction.wfs_cel import Converted, WfsToCel, lit
 from flowc.translation.kinds import ANY, ARRAY, NUMBER, OBJECT, Kinds
 from flowc.translation.report import Report
 
-__all__ = ["OPERATOR_RULES", "lower_sequence"]
+__all__ = ["lower_sequence"]
 
 _ID = re.compile(r"[a-zA-Z_][a-zA-Z0-9_-]{0,63}\Z")
 

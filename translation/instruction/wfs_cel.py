@@ -23,7 +23,7 @@ from flowc.translation.instruction.lowerings import OPERATOR_RULES
 from flowc.translation.kinds import ANY, ARRAY, BOOL, NUMBER, OBJECT, STRING, Kinds, wfs_equality_is_cel
 from flowc.translation.report import Report
 
-__all__ = ["OPERATOR_RULES", "Converted", "WfsToCel", "lit"]
+__all__ = ["Converted", "WfsToCel", "lit"]
 
 
 

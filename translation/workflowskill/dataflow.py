@@ -38,9 +38,9 @@ from flowc.ir.workflow import (
 from flowc.translation.ids import IdRenamer
 from flowc.translation.kinds import ARRAY, BOOL, NUMBER, STRING, Kinds, wfs_equality_is_cel
 from flowc.translation.report import Report
-from flowc.translation.workflowskill.lowerings import KIND_RULES, OPERATOR_RULES
+from flowc.translation.workflowskill.lowerings import OPERATOR_RULES
 
-__all__ = ["KIND_RULES", "OPERATOR_RULES", "lower_dataflow"]
+__all__ = ["lower_dataflow"]
 
 _WFS_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _TYPE_NAME = {"string": T.STRING, "number": T.FLOAT, "bool": T.BOOL, "array": T.ARRAY, "object": T.OBJECT}

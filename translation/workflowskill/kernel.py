@@ -47,7 +47,7 @@ from flowc.translation.ids import IdRenamer
 from flowc.translation.report import Report
 from flowc.translation.workflowskill.lowerings import NEEDLE_CHARS, STEP_RULES
 
-__all__ = ["NEEDLE_CHARS", "STEP_RULES", "lower_kernel"]
+__all__ = ["lower_kernel"]
 
 # A key is sought as every spelling of it (one `contains` each): a bound.
 _MAX_SPELLINGS = 8
