@@ -21,6 +21,9 @@ import json
 
 from attrs import evolve as attrs_evolve
 
+from flowc.backends.python import rt_aevatar as rta
+from flowc.backends.python import rt_aevatar_run as rtr
+from flowc.backends.python.rt_aevatar_run import _rstrip_ws
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.span import Span
@@ -28,6 +31,7 @@ from flowc.ir.workflow import Attr, Edge, EdgeKind, ErrorPolicy, Guard, Node, Pa
 from flowc.translation.control import KernelGraph as AevatarKernel
 from flowc.translation.control import keys_out, parameters_of, primitive, variable_sources, written_type
 from flowc.translation.instruction.lowerings import STEP_RULES
+from flowc.translation.instruction.sequential import _Graph, _workflow_name
 from flowc.translation.report import Report
 
 __all__ = ["lower_kernel"]
@@ -166,8 +170,6 @@ def _lit(v, kind="string") -> E.Literal:
 
 
 def lower_kernel(wf: Workflow, report: Report) -> Workflow:
-    from flowc.translation.instruction.sequential import _Graph, _workflow_name
-
     kernel = KernelGraph(wf, report)
     cel = AevatarToCel(report, wf)
     graph = _Graph({n.id for n in wf.nodes})
@@ -359,8 +361,6 @@ def _param_text(params: dict, key: str) -> str | None:
 def _text_check(canonical: str, params: dict, text: E.Expr) -> tuple[str, E.Expr | None] | None:
     """A transform or guard that passes its input through: (how it is
     written, the condition a guard asserts or None). None: no exact form."""
-    from flowc.backends.python import rt_aevatar as rta
-
     if canonical == "transform":
         op = _param_text(params, "op")
         if op is None or rta.trim(op).lower() in _TRANSFORM_OPS:
@@ -392,8 +392,6 @@ def _computed_head(prefix: E.Expr | None, cel: AevatarToCel) -> E.Expr | None:
     """A computed ``prompt_prefix`` as aevatar uses it (trailing white space
     trimmed, then a blank line), when its last part is text that is not all
     white space: then the trim stops inside that text. None otherwise."""
-    from flowc.backends.python.rt_aevatar_run import _rstrip_ws
-
     if not (isinstance(prefix, E.Template) and prefix.parts and isinstance(prefix.parts[-1], E.Literal)):
         return None
     tail = _rstrip_ws(str(prefix.parts[-1].value))
@@ -572,8 +570,6 @@ def _upper_class(ch: str) -> str:
     """A regular-expression class of the characters aevatar's ignore-case
     comparison (simple upper-case mapping) takes for ``ch``."""
     global _INVERSE_UPPER
-    from flowc.backends.python import rt_aevatar as rta
-
     if _INVERSE_UPPER is None:
         inverse: dict[str, list[str]] = {}
         for cp in range(0x110000):
@@ -594,15 +590,10 @@ def _upper_class(ch: str) -> str:
 
 
 def _ws_class() -> str:
-    from flowc.backends.python import rt_aevatar as rta
-
     return "[" + rta.WHITESPACE + "]"
 
 
 def _static_key(node: Node, params: dict, keys: list[str]) -> str | None:
-    from flowc.backends.python import rt_aevatar as rta
-    from flowc.backends.python import rt_aevatar_run as rtr
-
     if primitive(node) == "conditional":
         condition = params.get("condition", _lit("default"))
         if isinstance(condition, E.Literal):
@@ -620,9 +611,6 @@ def _branch_key(node: Node, params: dict, keys: list[str], cel: AevatarToCel,
                 report: Report) -> str | E.Expr:
     """The branch key aevatar computes for a switch or conditional: a
     constant, or a CEL expression that gives the same text."""
-    from flowc.backends.python import rt_aevatar as rta
-    from flowc.backends.python import rt_aevatar_run as rtr
-
     text = cel.input_ref(node.span)
     if primitive(node) == "conditional":
         condition = params.get("condition", _lit("default"))
@@ -702,9 +690,6 @@ class _LlmRoles:
         return tuple(repr(getattr(s.get(k), "value", None)) for k in _ROLE_FIELDS)
 
     def agent(self, node: Node, params: dict, cel: AevatarToCel, step_id: str) -> Node:
-        from flowc.backends.python import rt_aevatar as rta
-        from flowc.backends.python.rt_aevatar_run import _rstrip_ws
-
         report = self.report
         role = node.actor or "assistant"
         settings = self._settings(role)

@@ -36,13 +36,17 @@ import re
 
 import attrs
 
+from flowc.backends.python import rt_aevatar as rta
+from flowc.backends.python import rt_aevatar_run as rtr
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.ops import END_NODE_ID
+from flowc.ir.semantics import AEVATAR_TRANSFORM_OPS
 from flowc.ir.span import Span
 from flowc.ir.workflow import Attr, Binding, Edge, EdgeKind, Node, Param, Workflow
 from flowc.translation.control import KernelGraph as AevatarKernel
 from flowc.translation.control import parameters_of, primitive, variable_sources, written_type
+from flowc.translation.fold import NotFoldable, fold
 from flowc.translation.ids import IdRenamer
 from flowc.translation.report import Report
 from flowc.translation.workflowskill.lowerings import NEEDLE_CHARS, STEP_RULES
@@ -164,8 +168,6 @@ class AevatarToWfs:
         literal, or a reference to one): its text, as the engine's
         evaluator computes it. None when something is not known, or when
         the engine would throw."""
-        from flowc.backends.python import aevatar_expr, rt_aevatar
-
         scratch = Report(self.report.target)
         report, self.report = self.report, scratch
         try:
@@ -175,8 +177,8 @@ class AevatarToWfs:
         if constant is None or scratch.diagnostics:
             return None
         try:
-            return E.Literal(aevatar_expr.evaluate(constant, {}), "string", e.span)
-        except (rt_aevatar.AevatarError, aevatar_expr.AevatarCompileError):
+            return E.Literal(fold(constant), "string", e.span)
+        except (rta.AevatarError, NotFoldable):
             return None
 
     def _constant(self, e: E.Expr, state: _State) -> E.Expr | None:
@@ -340,8 +342,6 @@ class _Lowering:
         guard fails it (``on_fail: skip`` lets it pass). Other checks
         (blank text, a length in UTF-16 units, a regular expression, JSON)
         have no WorkflowSkill form: None."""
-        from flowc.backends.python import rt_aevatar as rta
-
         check, keyword, on_fail = params.get("check"), params.get("keyword"), params.get("on_fail")
         if not (isinstance(check, E.Literal) and str(check.value).lower() == "contains"
                 and isinstance(keyword, E.Literal) and not rta.is_blank(str(keyword.value))
@@ -369,8 +369,6 @@ class _Lowering:
     def _transformed(self, params: dict, state: _State) -> E.Literal | None:
         """The transform's output when its input and parameters are text
         known on this path (None: not known, or the engine fails the step)."""
-        from flowc.backends.python import rt_aevatar_run as rtr
-
         known = {k: self.conv._folded(v, state) if not isinstance(v, E.Literal) else v for k, v in params.items()}
         if not isinstance(state.value, E.Literal) or any(v is None for v in known.values()) or (
                 "operation" in known and "op" not in known):
@@ -386,8 +384,6 @@ class _Lowering:
         return E.Literal(text, "string", state.value.span)
 
     def _passes_through(self, node: Node, params: dict) -> bool:
-        from flowc.ir.semantics import AEVATAR_TRANSFORM_OPS
-
         op = params.get("op", params.get("operation", E.Literal("identity", "string")))
         if not isinstance(op, E.Literal):
             return False
@@ -461,9 +457,6 @@ class _Lowering:
         """How ``node`` chooses: {target: [key, ...]} in matching order and
         the tests (key, WorkflowSkill condition) that pick each key; a
         constant choice has one target and no tests."""
-        from flowc.backends.python import rt_aevatar as rta
-        from flowc.backends.python import rt_aevatar_run as rtr
-
         params = parameters_of(node)
         canonical = primitive(node)
         graph = self.graph
@@ -546,8 +539,6 @@ class _Lowering:
         return test
 
     def _keys_exact(self, keys: list[str], node: Node) -> None:
-        from flowc.backends.python import rt_aevatar as rta
-
         for k in keys:
             if k == "_default":
                 continue
@@ -709,8 +700,6 @@ class _Lowering:
     # ------------------------------------------------------------ the workflow
     def run(self, graph: KernelGraph | _StraightPath) -> Workflow:
         """The workflow, or :class:`Unstructured` when ``graph`` has no nested form."""
-        from flowc.backends.python import rt_aevatar as rta  # a missing run parameter: the engine's text
-
         wf, report = self.wf, self.report
         self.graph = graph
         start = _State(E.Ref("inputs", (E.Field("input"),)))
@@ -729,6 +718,7 @@ class _Lowering:
         else:
             outputs = (Binding("output", T.STRING),)
         inputs = [Param("input", T.STRING, "", True, "the run prompt")]
+        # a missing run parameter: the engine's text
         inputs += [Param(p, T.STRING, rta.var({}, p), True, "a run parameter") for p in sorted(self.conv.params)]
         return Workflow(name=wf.name, dialect=wf.dialect, semantics="workflowskill", nodes=tuple(nodes),
                         edges=tuple(edges), entry=(items[0],), terminal=END_NODE_ID,
