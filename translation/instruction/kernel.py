@@ -170,151 +170,197 @@ def _lit(v, kind="string") -> E.Literal:
 
 
 def lower_kernel(wf: Workflow, report: Report) -> Workflow:
-    kernel = KernelGraph(wf, report)
-    cel = AevatarToCel(report, wf)
-    graph = _Graph({n.id for n in wf.nodes})
-    start = graph.fresh("start")
-    graph.add(Node(start, "trigger", "manual", wf.span), [])
-    llm = _LlmRoles(wf, report)
-    # node id -> [(dialect-3 dependency, the node whose output is the aevatar input through it)]
-    preds: dict[str, list[tuple[str, str | None]]] = {}
-    if kernel.order:
-        preds[kernel.order[0].id] = [(start, None)]
-    sinks: list[tuple[str, str | None]] = []
+    """An aevatar step kernel as a dialect-3 dependency graph."""
+    return _KernelLowering(wf, report).run()
 
-    def link(source_dep: str, value_of: str, target: str | None) -> None:
+
+class _KernelLowering:
+    """The kernel's path as dependencies: each step depends on the steps
+    the kernel can come from, and reads the aevatar input (the previous
+    step's output) through them."""
+
+    def __init__(self, wf: Workflow, report: Report) -> None:
+        self.wf = wf
+        self.report = report
+        self.kernel = KernelGraph(wf, report)
+        self.cel = AevatarToCel(report, wf)
+        self.graph = _Graph({n.id for n in wf.nodes})
+        self.start = self.graph.fresh("start")
+        self.graph.add(Node(self.start, "trigger", "manual", wf.span), [])
+        self.llm = _LlmRoles(wf, report)
+        # node id -> [(dialect-3 dependency, the node whose output is the aevatar input through it)]
+        self.preds: dict[str, list[tuple[str, str | None]]] = {}
+        if self.kernel.order:
+            self.preds[self.kernel.order[0].id] = [(self.start, None)]
+        self.sinks: list[tuple[str, str | None]] = []
+
+    def link(self, source_dep: str, value_of: str, target: str | None) -> None:
         if target is None:
-            sinks.append((source_dep, value_of))
+            self.sinks.append((source_dep, value_of))
         else:
-            preds.setdefault(target, []).append((source_dep, value_of))
+            self.preds.setdefault(target, []).append((source_dep, value_of))
 
-    for node in kernel.order:
-        report.current = node.id
-        deps = [d for d, _ in preds.get(node.id, [])]
-        cel.input_expr = _live_value(preds.get(node.id, []))
-        params = parameters_of(node)
-        canonical, written = primitive(node), written_type(node)
-        routes = kernel.routes.get(node.id)
-        if routes is not None:
-            # switch / conditional: the output is the input; the branch key picks the next step
-            graph.add(Node(node.id, "assign", "template", node.span, node.description,
-                           attrs=(Attr("value", cel.input_ref(node.span)),)), deps)
-            key = kernel.static.get(node.id) or _branch_key(node, params, routes, cel, report)
-            targets = {k: kernel.route(node.id, k) for k in keys_out(routes)}
-            if isinstance(key, str):
-                report.lowered(written, "the branch its constant key always takes", node.span)
-                link(node.id, node.id, targets[key])
-            else:
-                route_id = graph.fresh(f"{node.id}_route")
-                graph.add(Node(route_id, "switch", "switch", node.span, attrs=(Attr("on", key),)), [node.id])
-                entries: dict[str | None, str] = {}
-                for order, (label, target) in enumerate(targets.items()):
-                    if target not in entries:
-                        entry = entries[target] = graph.fresh(f"{node.id}_to_{target or 'end'}")
-                        graph.add(Node(entry, "noop", "noop", node.span), [route_id])
-                        link(entry, node.id, target)
-                    graph.edges.append(Edge(route_id, entries[target], EdgeKind.BRANCH, label, order, node.span))
-                report.lowered(written, "a switch on the branch key aevatar computes, a noop entry per "
-                               "target and depends_on edges", node.span)
+    def run(self) -> Workflow:
+        report, cel = self.report, self.cel
+        for node in self.kernel.order:
+            report.current = node.id
+            deps = [d for d, _ in self.preds.get(node.id, [])]
+            cel.input_expr = _live_value(self.preds.get(node.id, []))
+            params = parameters_of(node)
+            if node.id in self.kernel.routes:
+                self.route(node, deps, params)
+            elif not self.step(node, deps, params):
+                if node.retry is not None:
+                    report.finding("TRN103", "retry: aevatar retries every failure but a timeout with a fixed or "
+                                   "doubling delay and no jitter; dialect 3 adds +-20% jitter", node.span)
+                self.link(node.id, node.id, self.kernel.following(node.id))
             cel.previous = node.id
-            continue
+        report.current = ""
+        return self.finish()
+
+    def route(self, node: Node, deps: list[str], params: dict) -> None:
+        """switch / conditional: the output is the input; the branch key picks the next step."""
+        graph, kernel, report, cel = self.graph, self.kernel, self.report, self.cel
+        routes = kernel.routes[node.id]
+        graph.add(Node(node.id, "assign", "template", node.span, node.description,
+                       attrs=(Attr("value", cel.input_ref(node.span)),)), deps)
+        key = kernel.static.get(node.id) or _branch_key(node, params, routes, cel, report)
+        targets = {k: kernel.route(node.id, k) for k in keys_out(routes)}
+        if isinstance(key, str):
+            report.lowered(written_type(node), "the branch its constant key always takes", node.span)
+            self.link(node.id, node.id, targets[key])
+            return
+        route_id = graph.fresh(f"{node.id}_route")
+        graph.add(Node(route_id, "switch", "switch", node.span, attrs=(Attr("on", key),)), [node.id])
+        entries: dict[str | None, str] = {}
+        for order, (label, target) in enumerate(targets.items()):
+            if target not in entries:
+                entry = entries[target] = graph.fresh(f"{node.id}_to_{target or 'end'}")
+                graph.add(Node(entry, "noop", "noop", node.span), [route_id])
+                self.link(entry, node.id, target)
+            graph.edges.append(Edge(route_id, entries[target], EdgeKind.BRANCH, label, order, node.span))
+        report.lowered(written_type(node), "a switch on the branch key aevatar computes, a noop entry per "
+                       "target and depends_on edges", node.span)
+
+    def step(self, node: Node, deps: list[str], params: dict) -> bool:
+        """Lower a step that does work by its primitive; True when it is
+        linked already (a recovered call)."""
         if node.op == "assign":
-            target = node.attr("writes")
-            raw = params.get("value", _lit(""))
-            # the kernel: an evaluated value that starts with `$` stands for the step input
-            if isinstance(raw, E.Literal):
-                value = cel.input_ref(node.span) if str(raw.value).startswith("$") else raw
-            elif isinstance(raw, E.Template) and raw.parts and isinstance(raw.parts[0], E.Literal) \
-                    and str(raw.parts[0].value)[:1] not in ("", "$"):
-                value = cel.value(raw)
-            else:
-                text = _plain(cel.value(raw))
-                value = E.Conditional("cel.ternary", E.Call("cel.startsWith", (text, _lit("$"))),
-                                      cel.input_ref(node.span), text, node.span)
-            attrs = [Attr("value", value)]
-            if isinstance(target, E.Literal):
-                attrs.append(Attr("writes", target))
-            graph.add(Node(node.id, "assign", "assign", node.span, attrs=tuple(attrs)), deps)
-            report.lowered("assign", STEP_RULES["assign"], node.span)
+            self.assign(node, deps, params)
         elif node.op == "sleep":
-            ms = node.attr("duration_ms")
-            try:
-                duration = int(ms.value) if isinstance(ms, E.Literal) else 1000
-            except ValueError:
-                duration = 1000
-                report.finding("TRN101", "a delay whose duration is computed has no instruction form", node.span)
-            # a delay passes its input through: the sleep, then a template with the input under the step's id
-            wait = graph.fresh(f"{node.id}_sleep")
-            graph.add(Node(wait, "sleep", "sleep", node.span, attrs=(Attr("duration_ms", _lit(duration, "int")),)),
-                      deps)
-            graph.add(Node(node.id, "assign", "template", node.span,
-                           attrs=(Attr("value", cel.input_ref(node.span)),)), [wait])
-            report.lowered("delay", "sleep, then a template that passes the input through", node.span)
+            self.delay(node, deps)
         elif node.op == "call" and _is(node.attr("capability"), "tool"):
-            name = node.attr("name")
-            args_text = params.get("arguments")
-            args: E.Expr
-            if isinstance(args_text, E.Literal) and _json_object(args_text.value) is not None:
-                args = E.Literal(_json_object(args_text.value), "object")
-            else:
-                report.finding("TRN102", "tool_call arguments that are not a constant JSON object (the step input, "
-                               "or text with placeholders) are parsed at run time by aevatar; dialect 3 passes "
-                               "them as written", node.span)
-                args = E.MapExpr((E.MapEntry(_lit("arguments"), cel.value(args_text or E.Ref("input", ()))),))
-            call = graph.fresh(f"{node.id}_call")
-            graph.add(Node(call, "call", "tool", node.span, attrs=(
-                Attr("capability", _lit("tool")), Attr("name", name or _lit("")), Attr("name", name or _lit("")),
-                Attr("args", args)), on_error=_continue_if(node, kernel)), deps)
-            report.lowered("tool_call result", "a template that makes the result text", node.span)
-            if node.id in kernel.recovers:
-                _recover(graph, node, call, kernel, link, report)
-                cel.previous = node.id
-                continue
-            graph.add(_as_text(node.id, node.span, call), [call])
-        elif node.op == "call" and _is(node.attr("capability"), "llm") and canonical == "llm_call":
-            # aevatar makes the answer text (a structured one as JSON); a template's text does the same
-            answer = graph.fresh(f"{node.id}_answer")
-            graph.add(attrs_evolve(llm.agent(node, params, cel, answer), on_error=_continue_if(node, kernel)), deps)
-            if node.id in kernel.recovers:
-                _recover(graph, node, answer, kernel, link, report)
-                cel.previous = node.id
-                continue
-            graph.add(_as_text(node.id, node.span, answer), [answer])
-        elif (check := _text_check(canonical, params, cel.input_ref(node.span))) is not None:
-            # transform / guard: the output is the input; a guard that can fail is an assert before it
-            rule, condition = check
-            before = deps
-            if condition is not None:
-                before = [graph.fresh(f"{node.id}_check")]
-                graph.add(Node(before[0], "assert", "assert", node.span, attrs=(
-                    Attr("condition", condition), Attr("message", _lit(f"step {node.id!r}: {written} failed")))),
-                    deps)
-            graph.add(Node(node.id, "assign", "template", node.span,
-                           attrs=(Attr("value", cel.input_ref(node.span)),)), before)
-            report.lowered(written, rule, node.span)
+            return self.tool(node, deps, params)
+        elif node.op == "call" and _is(node.attr("capability"), "llm") and primitive(node) == "llm_call":
+            return self.agent(node, deps, params)
+        elif (check := _text_check(primitive(node), params, self.cel.input_ref(node.span))) is not None:
+            self.checked(node, deps, check)
         else:
-            report.finding("TRN101", f"{written}: this aevatar primitive has no instruction form; written as a "
-                           "noop", node.span)
-            graph.add(Node(node.id, "noop", "noop", node.span), deps)
-        if node.retry is not None:
-            report.finding("TRN103", "retry: aevatar retries every failure but a timeout with a fixed or doubling "
-                           "delay and no jitter; dialect 3 adds +-20% jitter", node.span)
-        cel.previous = node.id
-        link(node.id, node.id, kernel.following(node.id))
-    report.current = ""
-    done = graph.fresh("done")
-    cel.input_expr = _live_value(sinks)
-    graph.add(Node(done, "finish", "finish", wf.span, attrs=(
-        Attr("status", _lit("completed")),
-        Attr("output", E.MapExpr((E.MapEntry(_lit("output"), _as_value(cel.input_ref(wf.span))),
-                                  )) if kernel.order else E.MapExpr(())))), [d for d, _ in sinks] or [start])
-    report.lowered("the run's output", "a finish step with output {output: <last step's output>}", wf.span)
-    inputs = [Param("input", T.STRING, "", True, "the run prompt")]
-    inputs += [Param(p, T.STRING, "", True, "a run parameter") for p in sorted(cel.params)]
-    return Workflow(name=_workflow_name(wf.name, report, wf.span), dialect=wf.dialect, semantics="instruction",
-                    nodes=tuple(graph.nodes), edges=tuple(graph.edges), entry=(start,), terminal=None,
-                    inputs=tuple(inputs), outputs=(), description=wf.description or None,
-                    metadata={"carrier": "standalone", "armed": True}, span=wf.span)
+            self.report.finding("TRN101", f"{written_type(node)}: this aevatar primitive has no instruction form; "
+                                "written as a noop", node.span)
+            self.graph.add(Node(node.id, "noop", "noop", node.span), deps)
+        return False
+
+    def assign(self, node: Node, deps: list[str], params: dict) -> None:
+        cel = self.cel
+        target = node.attr("writes")
+        raw = params.get("value", _lit(""))
+        # the kernel: an evaluated value that starts with `$` stands for the step input
+        if isinstance(raw, E.Literal):
+            value = cel.input_ref(node.span) if str(raw.value).startswith("$") else raw
+        elif isinstance(raw, E.Template) and raw.parts and isinstance(raw.parts[0], E.Literal) \
+                and str(raw.parts[0].value)[:1] not in ("", "$"):
+            value = cel.value(raw)
+        else:
+            text = _plain(cel.value(raw))
+            value = E.Conditional("cel.ternary", E.Call("cel.startsWith", (text, _lit("$"))),
+                                  cel.input_ref(node.span), text, node.span)
+        attrs = [Attr("value", value)]
+        if isinstance(target, E.Literal):
+            attrs.append(Attr("writes", target))
+        self.graph.add(Node(node.id, "assign", "assign", node.span, attrs=tuple(attrs)), deps)
+        self.report.lowered("assign", STEP_RULES["assign"], node.span)
+
+    def delay(self, node: Node, deps: list[str]) -> None:
+        graph, report = self.graph, self.report
+        ms = node.attr("duration_ms")
+        try:
+            duration = int(ms.value) if isinstance(ms, E.Literal) else 1000
+        except ValueError:
+            duration = 1000
+            report.finding("TRN101", "a delay whose duration is computed has no instruction form", node.span)
+        # a delay passes its input through: the sleep, then a template with the input under the step's id
+        wait = graph.fresh(f"{node.id}_sleep")
+        graph.add(Node(wait, "sleep", "sleep", node.span, attrs=(Attr("duration_ms", _lit(duration, "int")),)),
+                  deps)
+        graph.add(Node(node.id, "assign", "template", node.span,
+                       attrs=(Attr("value", self.cel.input_ref(node.span)),)), [wait])
+        report.lowered("delay", "sleep, then a template that passes the input through", node.span)
+
+    def tool(self, node: Node, deps: list[str], params: dict) -> bool:
+        graph, report, kernel = self.graph, self.report, self.kernel
+        name = node.attr("name")
+        args_text = params.get("arguments")
+        args: E.Expr
+        if isinstance(args_text, E.Literal) and _json_object(args_text.value) is not None:
+            args = E.Literal(_json_object(args_text.value), "object")
+        else:
+            report.finding("TRN102", "tool_call arguments that are not a constant JSON object (the step input, "
+                           "or text with placeholders) are parsed at run time by aevatar; dialect 3 passes "
+                           "them as written", node.span)
+            args = E.MapExpr((E.MapEntry(_lit("arguments"), self.cel.value(args_text or E.Ref("input", ()))),))
+        call = graph.fresh(f"{node.id}_call")
+        graph.add(Node(call, "call", "tool", node.span, attrs=(
+            Attr("capability", _lit("tool")), Attr("name", name or _lit("")), Attr("name", name or _lit("")),
+            Attr("args", args)), on_error=_continue_if(node, kernel)), deps)
+        report.lowered("tool_call result", "a template that makes the result text", node.span)
+        return self.answer_as_text(node, call)
+
+    def agent(self, node: Node, deps: list[str], params: dict) -> bool:
+        # aevatar makes the answer text (a structured one as JSON); a template's text does the same
+        answer = self.graph.fresh(f"{node.id}_answer")
+        self.graph.add(attrs_evolve(self.llm.agent(node, params, self.cel, answer),
+                                    on_error=_continue_if(node, self.kernel)), deps)
+        return self.answer_as_text(node, answer)
+
+    def answer_as_text(self, node: Node, call: str) -> bool:
+        """The call's answer as the step's text; a recovered call links its own ways on."""
+        if node.id in self.kernel.recovers:
+            _recover(self.graph, node, call, self.kernel, self.link, self.report)
+            return True
+        self.graph.add(_as_text(node.id, node.span, call), [call])
+        return False
+
+    def checked(self, node: Node, deps: list[str], check: tuple[str, E.Expr | None]) -> None:
+        """transform / guard: the output is the input; a guard that can fail is an assert before it."""
+        graph = self.graph
+        rule, condition = check
+        before = deps
+        if condition is not None:
+            before = [graph.fresh(f"{node.id}_check")]
+            graph.add(Node(before[0], "assert", "assert", node.span, attrs=(
+                Attr("condition", condition),
+                Attr("message", _lit(f"step {node.id!r}: {written_type(node)} failed")))), deps)
+        graph.add(Node(node.id, "assign", "template", node.span,
+                       attrs=(Attr("value", self.cel.input_ref(node.span)),)), before)
+        self.report.lowered(written_type(node), rule, node.span)
+
+    def finish(self) -> Workflow:
+        wf, graph, report, cel, sinks = self.wf, self.graph, self.report, self.cel, self.sinks
+        done = graph.fresh("done")
+        cel.input_expr = _live_value(sinks)
+        graph.add(Node(done, "finish", "finish", wf.span, attrs=(
+            Attr("status", _lit("completed")),
+            Attr("output", E.MapExpr((E.MapEntry(_lit("output"), _as_value(cel.input_ref(wf.span))),
+                                      )) if self.kernel.order else E.MapExpr(())))),
+            [d for d, _ in sinks] or [self.start])
+        report.lowered("the run's output", "a finish step with output {output: <last step's output>}", wf.span)
+        inputs = [Param("input", T.STRING, "", True, "the run prompt")]
+        inputs += [Param(p, T.STRING, "", True, "a run parameter") for p in sorted(cel.params)]
+        return Workflow(name=_workflow_name(wf.name, report, wf.span), dialect=wf.dialect, semantics="instruction",
+                        nodes=tuple(graph.nodes), edges=tuple(graph.edges), entry=(self.start,), terminal=None,
+                        inputs=tuple(inputs), outputs=(), description=wf.description or None,
+                        metadata={"carrier": "standalone", "armed": True}, span=wf.span)
 
 
 def _live_value(preds: list[tuple[str, str | None]]) -> E.Expr | None:
