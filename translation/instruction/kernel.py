@@ -404,15 +404,15 @@ def _param_text(params: dict, key: str) -> str | None:
     return str(value.value) if isinstance(value, E.Literal) else None
 
 
-def _text_check(canonical: str, params: dict, text: E.Expr) -> tuple[str, E.Expr | None] | None:
+def _text_check(prim: str, params: dict, text: E.Expr) -> tuple[str, E.Expr | None] | None:
     """A transform or guard that passes its input through: (how it is
     written, the condition a guard asserts or None). None: no exact form."""
-    if canonical == "transform":
+    if prim == "transform":
         op = _param_text(params, "op")
         if op is None or rta.trim(op).lower() in _TRANSFORM_OPS:
             return None
         return "a template that passes the input through (op identity or unknown)", None
-    if canonical != "guard":
+    if prim != "guard":
         return None
     on_fail, check = _param_text(params, "on_fail"), _param_text(params, "check")
     if on_fail is None or check is None:
@@ -479,10 +479,10 @@ def _recoverable(node: Node, by_id: dict) -> bool:
         return False
     if policy.action not in ("skip", "fallback"):
         return False
-    canonical = primitive(node)
-    if canonical == "llm_call":
+    prim = primitive(node)
+    if prim == "llm_call":
         return _is(node.attr("capability"), "llm")
-    if canonical == "tool_call" and _is(node.attr("capability"), "tool"):
+    if prim == "tool_call" and _is(node.attr("capability"), "tool"):
         name = node.attr("name")
         return isinstance(name, E.Literal) and isinstance(name.value, str) and name.value.strip() != ""
     return False

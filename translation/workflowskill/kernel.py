@@ -309,19 +309,19 @@ class _Lowering:
         only computes text) and the state after it."""
         self.report.current = ""       # a step written as no step: its findings go on the document
         params = parameters_of(node)
-        canonical = primitive(node)
+        prim = primitive(node)
         if node.op == "assign":
             return [], self._assign(node, params, state)
-        if canonical == "guard" and node.op == "assert":
+        if prim == "guard" and node.op == "assert":
             guarded = self._guard(node, params, state)
             if guarded is not None:
                 return guarded
-        if canonical in ("switch", "conditional") and node.op in ("switch", "branch"):
+        if prim in ("switch", "conditional") and node.op in ("switch", "branch"):
             return [], state.evolve(outputs={**state.outputs, node.id: state.value})   # (unbranched) passes on
-        if node.op == "transform.apply" and canonical == "transform" and self._passes_through(node, params):
+        if node.op == "transform.apply" and prim == "transform" and self._passes_through(node, params):
             self.report.lowered("transform", STEP_RULES["transform"], node.span)
             return [], state.evolve(outputs={**state.outputs, node.id: state.value})
-        if node.op == "transform.apply" and canonical == "transform":
+        if node.op == "transform.apply" and prim == "transform":
             text = self._transformed(params, state)
             if text is not None:
                 self.report.lowered("transform", "of text known on the path: its text, computed as the engine "
@@ -458,11 +458,11 @@ class _Lowering:
         the tests (key, WorkflowSkill condition) that pick each key; a
         constant choice has one target and no tests."""
         params = parameters_of(node)
-        canonical = primitive(node)
+        prim = primitive(node)
         graph = self.graph
         keys = graph.routes[node.id]
         subject = state.value
-        if canonical == "conditional":
+        if prim == "conditional":
             condition = self._resolved(params.get("condition", E.Literal("default", "string")), state)
             if not isinstance(condition, E.Literal):
                 self.report.finding("TRN101", "a computed conditional test (read as true/false/1/0 at run time, "
