@@ -1,5 +1,5 @@
-"""Instruction (dialect 3) IR -> aevatar IR (a dependency graph -> the
-kernel's path).
+"""The dataflow scheduling model (dialect 3's dependency graph) -> aevatar's
+kernel path.
 
 Dialect 3 runs one ready step at a time, the smallest id first; a step is
 ready when its dependencies are resolved and not all of them were pruned.
@@ -28,7 +28,7 @@ import itertools
 import re
 
 from flowc.ir import expr as E
-from flowc.ir.workflow import EdgeKind, Node, Workflow
+from flowc.ir.workflow import Node, Workflow
 from flowc.translation.aevatar.conditions import Conditions
 from flowc.translation.aevatar.layout import END, Slot, fresh_id, place
 from flowc.translation.aevatar.steps import (
@@ -40,6 +40,7 @@ from flowc.translation.aevatar.steps import (
     output_step,
     workflow_of,
 )
+from flowc.translation.control.dataflow import DataflowGraph, order_is_fixed, run_order
 from flowc.translation.report import Report
 
 __all__ = ["lower_dataflow"]
@@ -75,104 +76,6 @@ def _ran(sid: str) -> E.Expr:
     return E.Call("aevatar.eq", (E.Ref("steps", (E.Field(sid), E.Field("success"))), E.Literal("true", "string")))
 
 
-def _order(wf: Workflow) -> list[Node]:
-    """Dialect 3's run order when every step runs: the ready step with the
-    smallest id first."""
-    by_id = wf.node_map()
-    deps: dict[str, set[str]] = {n.id: set() for n in wf.nodes}
-    for e in wf.edges:
-        if e.kind is EdgeKind.DEPENDENCY and e.target in deps:
-            deps[e.target].add(e.source)
-    out, placed = [], set()
-    remaining = sorted(deps)
-    while remaining:
-        ready = [i for i in remaining if deps[i] <= placed]
-        nxt = ready[0] if ready else remaining[0]
-        out.append(by_id[nxt])
-        placed.add(nxt)
-        remaining.remove(nxt)
-    return out
-
-
-_MAX_CHOICES = 8  # pruning outcomes to try: 2**8 short runs at most
-
-
-def _ran_in_order(wf: Workflow, deps: dict[str, list[str]], cases: dict[str, list[tuple[str, str]]],
-                  outcome: dict[str, object]) -> list[str]:
-    """The steps dialect 3 runs, in order, when each guard and switch
-    decides as ``outcome`` says (a step id -> its when's value or the arm
-    its switch chose): its scheduler, without the work."""
-    ids = [n.id for n in wf.nodes]  # sorted by id, as the scheduler scans
-    by_id = wf.node_map()
-    state: dict[str, str] = {}
-    forced: list[str] = []
-    out: list[str] = []
-    triggers = [i for i in ids if by_id[i].op == "trigger"]
-    for t in triggers:
-        state[t] = "done"
-    while True:
-        ready = None
-        progress = True
-        while progress and ready is None:
-            progress = False
-            for sid in ids:
-                if sid in state:
-                    continue
-                d = deps.get(sid, [])
-                if sid in forced:
-                    verdict = "ready"
-                elif not d or any(state.get(x) is None for x in d):
-                    verdict = "wait"
-                else:
-                    verdict = "pruned" if all(state[x] == "pruned" for x in d) else "ready"
-                if verdict == "pruned":
-                    state[sid] = "pruned"
-                    progress = True
-                elif verdict == "ready" and ready is None:
-                    ready = sid
-        if ready is None:
-            return out
-        if ready in forced:
-            forced.remove(ready)
-        node = by_id[ready]
-        if node.guard is not None and not outcome.get(ready, True):
-            state[ready] = "pruned"
-            continue
-        state[ready] = "done"
-        out.append(ready)
-        if node.op == "finish":
-            return out
-        if node.op == "switch":
-            chosen = outcome.get(ready)
-            for _case, target in cases.get(ready, []):
-                if target != chosen and target not in state:
-                    state[target] = "pruned"
-            if chosen is not None and chosen not in state:
-                forced.append(chosen)
-
-
-def _order_is_fixed(wf: Workflow, order: list[str], deps, cases) -> bool | None:
-    """Whether every run runs its steps in ``order`` (skipping the pruned
-    ones), whatever the guards and switches decide: a step pruned because
-    all its dependencies were is settled early, which can let a later step
-    overtake. None: too many outcomes to try."""
-    choices: list[tuple[str, list]] = []
-    for n in wf.nodes:
-        if n.op == "switch":
-            choices.append((n.id, [t for _, t in cases.get(n.id, [])] + [None]))
-        elif n.guard is not None:
-            choices.append((n.id, [True, False]))
-    if len(choices) > _MAX_CHOICES:
-        return None
-    for values in itertools.product(*(c for _, c in choices)):
-        outcome = dict(zip((i for i, _ in choices), values, strict=True))
-        ran = _ran_in_order(wf, deps, cases, outcome)
-        position = {sid: k for k, sid in enumerate(order)}
-        if [position.get(sid, -1) for sid in ran] != sorted(position.get(sid, -1) for sid in ran):
-            return False
-    return True
-
-
 class _Lowering:
     def __init__(self, wf: Workflow, report: Report) -> None:
         self.wf = wf
@@ -181,15 +84,10 @@ class _Lowering:
         # CEL: a `when` must be a boolean, and it reads only values that exist.
         self.conds = Conditions(self.conv, js=False)
         self.by_id = wf.node_map()
-        self.deps: dict[str, list[str]] = {}
-        for e in wf.edges:
-            if e.kind is EdgeKind.DEPENDENCY:
-                self.deps.setdefault(e.target, []).append(e.source)
+        graph = DataflowGraph(wf)
+        self.deps = graph.deps
         # switch id -> [(case label, target)], in case order ("$default" last)
-        self.cases: dict[str, list[tuple[str, str]]] = {}
-        for e in sorted((e for e in wf.edges if e.kind is EdgeKind.BRANCH), key=lambda e: (e.label == "$default",
-                                                                                          e.order)):
-            self.cases.setdefault(e.source, []).append((e.label or "", e.target))
+        self.cases = graph.cases_default_last()
         self.arm_of = {t: s for s, cases in self.cases.items() for _, t in cases}
         self.taken = set(self.by_id) | {p.name for p in wf.inputs} | {"input"}
         self.conv.taken = self.taken
@@ -306,8 +204,8 @@ class _Lowering:
         wf, report = self.wf, self.report
         items: list[tuple[Node, tuple[Node, ...], Live]] = []   # (source node, aevatar steps, liveness before them)
         always_finishes = False
-        order = _order(wf)
-        fixed = _order_is_fixed(wf, [n.id for n in order], self.deps, self.cases)
+        order = run_order(wf)
+        fixed = order_is_fixed(wf, [n.id for n in order], self.deps, self.cases)
         if not fixed:
             report.finding("TRN102", "dialect 3 runs these steps in an order that depends on which steps are "
                            "pruned" if fixed is False else "too many guards and switches to tell whether dialect "

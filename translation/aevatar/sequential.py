@@ -1,4 +1,4 @@
-"""WorkflowSkill IR -> aevatar IR (sequential steps -> the kernel's path).
+"""The sequential scheduling model (WorkflowSkill's) -> aevatar's kernel path.
 
 WorkflowSkill runs its top-level steps in declaration order; a
 conditional runs the steps its ``then`` or ``else`` lists, in list order,
@@ -29,7 +29,7 @@ import itertools
 import attrs
 
 from flowc.ir import expr as E
-from flowc.ir.workflow import EdgeKind, Node, Workflow
+from flowc.ir.workflow import Node, Workflow
 from flowc.translation.aevatar.conditions import Conditions
 from flowc.translation.aevatar.layout import END, Slot, fresh_id, place
 from flowc.translation.aevatar.steps import (
@@ -43,18 +43,10 @@ from flowc.translation.aevatar.steps import (
     output_step,
     workflow_of,
 )
+from flowc.translation.control.sequence import SequenceGraph
 from flowc.translation.report import Report
 
 __all__ = ["lower_sequence"]
-
-
-def _arms(wf: Workflow) -> dict[str, tuple[list[str], list[str]]]:
-    """conditional id -> (then ids, else ids), in list order."""
-    out: dict[str, tuple[list[str], list[str]]] = {}
-    for e in sorted((e for e in wf.edges if e.kind is EdgeKind.BRANCH), key=lambda e: e.order):
-        then, other = out.setdefault(e.source, ([], []))
-        (then if e.label == "then" else other).append(e.target)
-    return out
 
 
 def _run_output(wf: Workflow) -> E.Expr | None | bool:
@@ -72,7 +64,7 @@ class _Lowering:
         self.conv = ToAevatar(report, wf)
         self.conds = Conditions(self.conv, js=True)
         self.by_id = wf.node_map()
-        self.arms = _arms(wf)
+        self.control = SequenceGraph(wf)
         self.taken = set(self.by_id) | {p.name for p in wf.inputs} | {"input"}
         self.conv.taken = self.taken
         # (step id, successor) -> where the step starts: a step listed in
@@ -138,7 +130,7 @@ class _Lowering:
         return slots, entry
 
     def branch(self, node: Node, successor: str, arms: str) -> tuple[list[Slot], str]:
-        then_ids, else_ids = self.arms.get(arms, ([], []))
+        then_ids, else_ids = self.control.then_else(arms)
         then_slots, then_entry = self.sequence(then_ids, successor)
         else_slots, else_entry = self.sequence(else_ids, successor)
         self.report.current = node.id
@@ -174,8 +166,7 @@ class _Lowering:
     # ------------------------------------------------------------- the whole
     def workflow(self) -> Workflow:
         wf, report = self.wf, self.report
-        targets = {t for then, other in self.arms.values() for t in then + other}
-        top = [n.id for n in wf.nodes if n.op != "end" and n.id not in targets]
+        top = self.control.top_level()
         tail: list[Slot] = []
         successor = END
         if self.output is False:

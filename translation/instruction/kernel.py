@@ -1,4 +1,4 @@
-"""aevatar IR -> instruction IR.
+"""The kernel scheduling model (aevatar's step kernel) -> a dialect-3 dependency graph.
 
 The kernel's graph (``next``, document order, the branches of switch and
 conditional) becomes ``depends_on`` edges after a ``manual`` trigger where
@@ -28,8 +28,14 @@ from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.span import Span
 from flowc.ir.workflow import Attr, Edge, EdgeKind, ErrorPolicy, Guard, Node, Param, Workflow
-from flowc.translation.control import KernelGraph as AevatarKernel
-from flowc.translation.control import keys_out, parameters_of, primitive, variable_sources, written_type
+from flowc.translation.control.kernel import KernelGraph as AevatarKernel
+from flowc.translation.control.kernel import (
+    keys_out,
+    parameters_of,
+    primitive,
+    variable_sources,
+    written_type,
+)
 from flowc.translation.instruction.lowerings import STEP_RULES
 from flowc.translation.instruction.sequential import _Graph, _workflow_name
 from flowc.translation.report import Report
@@ -578,7 +584,7 @@ class KernelGraph(AevatarKernel):
         by_id = wf.node_map()
         recovers = {n.id: n.on_error for n in wf.nodes if _recoverable(n, by_id)}
         super().__init__(wf, report, "no translation", "no translation yet", attach=True, recovers=recovers)
-        self.order = self._kahn_order()
+        self.order = self.kahn_order()
 
     def static_keys(self) -> dict[str, str]:
         out = {}
@@ -587,25 +593,6 @@ class KernelGraph(AevatarKernel):
             if key is not None:
                 out[sid] = key
         return out
-
-    def _kahn_order(self) -> list[Node]:
-        """The reachable steps in Kahn's order, document order among ready steps."""
-        reachable = [n for n in self.wf.nodes if n.id in self.reached]
-        indegree = {n.id: 0 for n in reachable}
-        for n in reachable:
-            for t in self.successors(n.id):
-                indegree[t] += 1
-        ready = [n for n in reachable if indegree[n.id] == 0]
-        order: list[Node] = []
-        while ready:
-            ready.sort(key=lambda n: self.index[n.id])
-            n = ready.pop(0)
-            order.append(n)
-            for t in self.successors(n.id):
-                indegree[t] -= 1
-                if indegree[t] == 0:
-                    ready.append(self.by_id[t])
-        return order
 
 
 # ------------------------------------------------------------------ branch keys

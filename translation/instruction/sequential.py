@@ -1,4 +1,4 @@
-"""WorkflowSkill IR -> instruction IR (sequential steps -> a dependency graph).
+"""The sequential scheduling model (WorkflowSkill's) -> a dialect-3 dependency graph.
 
 The run starts at a ``manual`` trigger. Top-level steps become a chain of
 ``depends_on`` edges; a step after one that may be pruned (a guard) also
@@ -51,6 +51,7 @@ from flowc.ir.workflow import (
     RetryPolicy,
     Workflow,
 )
+from flowc.translation.control.sequence import SequenceGraph
 from flowc.translation.instruction import absent
 from flowc.translation.instruction import text as P
 from flowc.translation.instruction.wfs_cel import Converted, WfsToCel, lit
@@ -94,16 +95,8 @@ class _Lowering:
         self.kinds = Kinds(wf)
         self.cel = WfsToCel(report, self.kinds)
         self.by_id = wf.node_map()
-        self.arms: dict[str, dict[str, list[str]]] = {}
-        self.next: dict[str, str] = {}
-        for e in wf.edges:
-            if e.kind is EdgeKind.BRANCH:
-                self.arms.setdefault(e.source, {}).setdefault(e.label or "", []).append((e.order, e.target))
-            elif e.kind is EdgeKind.SEQUENCE:
-                self.next[e.source] = e.target
-        for arms in self.arms.values():
-            for label in arms:
-                arms[label] = [t for _, t in sorted(arms[label])]
+        self.control = SequenceGraph(wf)
+        self.arms = self.control.arms
         # Steps whose output may be null: skipped by a guard, or failed under on_error: ignore.
         self.cel.guarded = {n.id for n in wf.nodes if n.guard is not None or n.on_error.action == "ignore"}
         self.cel.sources = set(self.by_id)
@@ -123,13 +116,7 @@ class _Lowering:
         start = graph.fresh("start")
         graph.add(Node(start, "trigger", "manual", wf.span), [])
         self.report.lowered("run start", "a manual trigger", wf.span)
-        chain = []
-        current = wf.entry[0] if wf.entry else None
-        seen = set()
-        while current is not None and current not in seen and current in self.by_id:
-            seen.add(current)
-            chain.append(current)
-            current = self.next.get(current)
+        chain = self.control.chain()
         last, may_prune = self.sequence(graph, [i for i in chain if self.by_id[i].op != "end"], start, start)
         self.report.current = ""
         if not chain or self.by_id[chain[-1]].op == "end":

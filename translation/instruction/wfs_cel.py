@@ -6,7 +6,7 @@ rule is in :data:`OPERATOR_RULES`: the CEL operator when the meaning is
 the same for the values the static kinds allow, a lowering otherwise, or a
 finding. A path WorkflowSkill may read as *undefined* is written with a
 test and read as null otherwise (:mod:`.absent`); objects leave undefined
-keys out. :mod:`.from_workflowskill` uses it for every expression of a
+keys out. :mod:`.sequential` uses it for every expression of a
 workflow it lowers.
 """
 

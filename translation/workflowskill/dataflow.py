@@ -1,4 +1,4 @@
-"""Instruction IR -> WorkflowSkill IR (a dependency graph -> a step list).
+"""The dataflow scheduling model (dialect 3's dependency graph) -> a WorkflowSkill step list.
 
 Dialect 3 runs one ready step at a time, the smallest id first; the steps
 are written in that order, so the host sees the calls in the same order.
@@ -36,6 +36,7 @@ from flowc.ir.workflow import (
     RetryPolicy,
     Workflow,
 )
+from flowc.translation.control.dataflow import DataflowGraph
 from flowc.translation.ids import IdRenamer
 from flowc.translation.kinds import ARRAY, BOOL, NUMBER, STRING, Kinds, wfs_equality_is_cel
 from flowc.translation.report import Report
@@ -220,60 +221,24 @@ class _Lowering:
         self.kinds = Kinds(wf)
         self.cel = CelToWfs(report, self.kinds)
         self.by_id = wf.node_map()
-        self.deps: dict[str, list[str]] = {n.id: [] for n in wf.nodes}
-        self.cases: dict[str, list[tuple[str, str]]] = {}
+        self.graph = DataflowGraph(wf)
+        self.deps, self.cases = self.graph.deps, self.graph.cases
         for e in sorted(wf.edges, key=lambda e: e.order):
-            if e.kind is EdgeKind.DEPENDENCY and e.target in self.deps:
-                self.deps[e.target].append(e.source)
-            elif e.kind is EdgeKind.BRANCH:
-                self.cases.setdefault(e.source, []).append((e.label or "", e.target))
-            elif e.kind is EdgeKind.ERROR:
+            if e.kind is EdgeKind.ERROR:
                 self.report.finding("TRN101", f"on_error goto / on_timeout routes have no WorkflowSkill form "
                                     f"(step {e.source!r})", e.span)
         self.live: dict[str, E.Expr | None] = {}   # None: always runs
         # step -> (switch, its choices that make the step live), when that is all its liveness says
         self.origin: dict[str, tuple[str, frozenset[str]] | None] = {}
-        self.cel.prunable = self._prunable()
+        self.cel.prunable = self.graph.prunable()
         self.nodes: list[Node] = []
         renamer = IdRenamer(_WFS_ID, r"[^A-Za-z0-9_]", report, {n.id for n in wf.nodes})
         for n in wf.nodes:
             if not _WFS_ID.match(n.id):
                 self.cel.ids[n.id] = renamer.rename(n.id, n.span)
 
-    def _prunable(self) -> set[str]:
-        """Steps that may be pruned: a `when`, a switch case target, or all
-        dependencies prunable."""
-        out = {n.id for n in self.wf.nodes if n.guard is not None and n.op != "trigger"}
-        out |= {t for cases in self.cases.values() for _, t in cases}
-        changed = True
-        while changed:
-            changed = False
-            for sid, deps in self.deps.items():
-                if sid not in out and deps and all(d in out for d in deps):
-                    out.add(sid)
-                    changed = True
-        return out
-
     def wid(self, sid: str) -> str:
         return self.cel.ids.get(sid, sid)
-
-    def order(self) -> list[str]:
-        """Dialect 3's run order: the ready step with the smallest id first."""
-        placed: set[str] = set()
-        out: list[str] = []
-        remaining = sorted(self.deps)
-        triggers = [i for i in remaining if self.by_id[i].op == "trigger"]
-        if triggers:
-            out.append(triggers[0])
-            placed.update(triggers)
-            remaining = [i for i in remaining if i not in triggers]
-        while remaining:
-            ready = [i for i in remaining if self.deps[i] and all(d in placed for d in self.deps[i])]
-            nxt = ready[0] if ready else remaining[0]
-            out.append(nxt)
-            placed.add(nxt)
-            remaining.remove(nxt)
-        return out
 
     def liveness(self, sid: str) -> E.Expr | None:
         """When does ``sid`` run (not pruned)? None: whenever the run gets there."""
@@ -317,30 +282,18 @@ class _Lowering:
                 node.guard is None or node.op == "trigger"):
             switch = origins[0][0]
             origin = (switch, frozenset().union(*(o[1] for o in origins)))
-        if origin is not None and origin[1] >= self._choices(origin[0]):
+        if origin is not None and origin[1] >= self.graph.choices(origin[0]):
             self.origin[sid] = None
             return True
         self.origin[sid] = origin
         return False
 
-    def _choices(self, switch: str) -> frozenset[str]:
-        """What a switch can choose: its cases and `$default` (no case)."""
-        return frozenset(label for label, _ in self.cases.get(switch, [])) | {"$default"}
-
     def _edge_origin(self, dep: str, target: str) -> tuple[str, frozenset[str]] | None:
         if self.by_id[dep].op == "switch":
-            labels = self._first_labels(dep, target)
+            labels = self.graph.first_labels(dep, target)
             return (dep, labels) if labels and self.liveness(dep) is None else None
         self.liveness(dep)
         return self.origin.get(dep)
-
-    def _first_labels(self, switch: str, target: str) -> frozenset[str]:
-        """The choices of ``switch`` that lead to ``target`` (a label listed
-        twice chooses its first target)."""
-        first: dict[str, str] = {}
-        for label, t in self.cases.get(switch, []):
-            first.setdefault(label, t)
-        return frozenset(label for label, t in first.items() if t == target)
 
     def _edge_live(self, dep: str, target: str) -> E.Expr | None:
         """Is ``dep`` live as a dependency of ``target`` (a switch: did it choose ``target``)?"""
@@ -379,7 +332,7 @@ class _Lowering:
     # ---------------------------------------------------------------- run
     def run(self) -> Workflow:
         wf = self.wf
-        order = self.order()
+        order = self.graph.trigger_first_order()
         finishes = []
         for sid in order:
             node = self.by_id[sid]
@@ -413,7 +366,7 @@ class _Lowering:
         origins = [self.origin.get(f.id) for f in finishes]
         if not origins or any(o is None or o[0] != origins[0][0] for o in origins):
             return False
-        return frozenset().union(*(o[1] for o in origins)) >= self._choices(origins[0][0])
+        return frozenset().union(*(o[1] for o in origins)) >= self.graph.choices(origins[0][0])
 
     def inputs(self) -> tuple[Param, ...]:
         """The declared inputs. WorkflowSkill refuses a run whose input has

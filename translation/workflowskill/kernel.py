@@ -1,4 +1,4 @@
-"""aevatar IR -> WorkflowSkill IR.
+"""The kernel scheduling model (aevatar's step kernel) -> a WorkflowSkill step list.
 
 The kernel's graph (``next``, document order, the branches of ``switch``
 and ``conditional``) is walked from the first step, carrying the *value*
@@ -44,8 +44,14 @@ from flowc.ir.ops import END_NODE_ID
 from flowc.ir.semantics import AEVATAR_TRANSFORM_OPS
 from flowc.ir.span import Span
 from flowc.ir.workflow import Attr, Binding, Edge, EdgeKind, Node, Param, Workflow
-from flowc.translation.control import KernelGraph as AevatarKernel
-from flowc.translation.control import parameters_of, primitive, variable_sources, written_type
+from flowc.translation.control.kernel import KernelGraph as AevatarKernel
+from flowc.translation.control.kernel import (
+    StraightPath,
+    parameters_of,
+    primitive,
+    variable_sources,
+    written_type,
+)
 from flowc.translation.fold import NotFoldable, fold
 from flowc.translation.ids import IdRenamer
 from flowc.translation.report import Report
@@ -227,7 +233,7 @@ def _is(e, text: str) -> bool:
 
 # ------------------------------------------------------------------ the kernel's graph
 class KernelGraph(AevatarKernel):
-    """The kernel's graph (:class:`flowc.translation.control.KernelGraph`)
+    """The kernel's graph (:class:`flowc.translation.control.kernel.KernelGraph`)
     with the reachable steps in an order where each comes after every step
     that can precede it, and each step's join (``ipdom``): the first step
     every path from it meets."""
@@ -235,57 +241,7 @@ class KernelGraph(AevatarKernel):
     def __init__(self, wf: Workflow, report: Report) -> None:
         super().__init__(wf, report, "no WorkflowSkill form", "no WorkflowSkill form")
         self.order = self.postorder[::-1]
-        self.ipdom = self._post_dominators()
-
-    def _post_dominators(self) -> dict[str, str | None]:
-        """Each step's join: the first step every path from it meets (None: the end).
-
-        The graph has no loops (the kernel cut them), so one pass from the
-        last step back finds each join as the meeting point of its
-        successors' joins on the tree of joins (Cooper, Harvey and
-        Kennedy's intersection). Whole sets of post-dominators, as before,
-        took memory quadratic in the steps: a 10,000-step chain ran out.
-        """
-        rank = {sid: i for i, sid in enumerate(self.order)}
-        ipdom: dict[str, str | None] = {}
-
-        def meet(a: str | None, b: str | None) -> str | None:
-            # A step's join comes later in the order than the step itself.
-            while a != b:
-                if a is None or (b is not None and rank[a] > rank[b]):
-                    a, b = b, a
-                a = ipdom[a]
-            return a
-
-        for sid in reversed(self.order):
-            succ = self.successors(sid)
-            if not succ:
-                ipdom[sid] = None
-                continue
-            join: str | None = succ[0]
-            for s in succ[1:]:
-                join = meet(join, s)
-            ipdom[sid] = join
-        return ipdom
-
-
-class _StraightPath:
-    """The steps the kernel can run, one after the other in an order where
-    each comes after every step that can precede it: a graph without
-    choices, for a workflow whose branches have no nested form."""
-
-    def __init__(self, wf: Workflow, order: list[str]) -> None:
-        self.by_id = wf.node_map()
-        self.order = order
-        self.next = dict(itertools.pairwise(self.order))
-        self.routes: dict[str, list[str]] = {}
-        self.ipdom: dict[str, str | None] = {}
-
-    def following(self, sid: str) -> str | None:
-        return self.next.get(sid)
-
-    def successors(self, sid: str) -> list[str]:
-        return [t for t in (self.next.get(sid),) if t is not None]
+        self.ipdom = self.post_dominators(self.order)
 
 
 # ------------------------------------------------------------------ lowering
@@ -698,7 +654,7 @@ class _Lowering:
                 self.branch_edges.append(Edge(sid, target, EdgeKind.BRANCH, label, order, node.span))
 
     # ------------------------------------------------------------ the workflow
-    def run(self, graph: KernelGraph | _StraightPath) -> Workflow:
+    def run(self, graph: KernelGraph | StraightPath) -> Workflow:
         """The workflow, or :class:`Unstructured` when ``graph`` has no nested form."""
         wf, report = self.wf, self.report
         self.graph = graph
@@ -757,7 +713,7 @@ def lower_kernel(wf: Workflow, report: Report) -> Workflow:
                         "other branches, or hand on different text to steps that call the host, has no nested "
                         "WorkflowSkill form; the steps are written in the order the kernel runs them without choices "
                         "(a branch passes its input on)", where.span)
-        out = _Lowering(wf, scratch).run(_StraightPath(wf, graph.order))
+        out = _Lowering(wf, scratch).run(StraightPath(wf, graph.order))
     report.diagnostics.extend(scratch.diagnostics)
     report.lowerings.extend(scratch.lowerings)
     for node_id, lines in scratch.comments.items():

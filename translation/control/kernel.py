@@ -1,57 +1,24 @@
-"""The control graph of a translation: which scheduling model the source
-has, which conversion turns it into the target's, and the kernel's routes.
+"""The control graph of aevatar's step kernel, as every target reads it.
 
-A workflow's scheduling model is its DialectProfile's ``scheduling`` row
-(``sequential``: document order with branch arms; ``kernel``: aevatar's
-step kernel; ``dataflow``: a dependency graph), never its dialect's name.
-Each target names one conversion per model it reads (its ``CONVERSIONS``);
-:func:`convert` picks it. A workflow that already has the target's profile
-is printed as it is.
-
-Kernel routing is read here once for every target. The engine's kernel runs one step at a time: a step's ``next``, else the
+The engine's kernel runs one step at a time: a step's ``next``, else the
 following step in document order (both explicit edges in the IR), with
 ``branches`` (a ``switch``'s keys, a ``conditional``'s ``true`` and
 ``false``) and error fallbacks choosing among several. :class:`KernelGraph`
-is that graph as both emitters that read aevatar see it; what the target
+is that graph as every target sees it; what the target
 cannot express (branches of other primitives, error fallbacks it does not
 translate, loops back) is reported once, here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import itertools
 
 from flowc.ir import expr as E
-from flowc.ir.semantics import PROFILES, DialectProfile
 from flowc.ir.workflow import EdgeKind, ErrorPolicy, Node, Workflow
 from flowc.translation.report import Report
 
-__all__ = ["Conversion", "KernelGraph", "convert", "has_profile", "keys_out", "parameters_of", "primitive",
-           "scheduling_of", "switch_candidates", "variable_sources", "written_type"]
-
-# A conversion from one scheduling model into a target's: the workflow in
-# the target's semantics and shapes (lowerings and findings in the report).
-Conversion = Callable[[Workflow, Report], Workflow]
-
-
-def scheduling_of(wf: Workflow) -> str | None:
-    """The source's scheduling model (DialectProfile.scheduling), None when unknown."""
-    profile = PROFILES.get(wf.semantics)
-    return profile.scheduling if profile is not None else None
-
-
-def has_profile(wf: Workflow, profile: DialectProfile) -> bool:
-    """Does ``wf`` already have ``profile``'s semantics (nothing to convert)?"""
-    return PROFILES.get(wf.semantics) is profile
-
-
-def convert(wf: Workflow, conversions: Mapping[str, Conversion], target: str, report: Report) -> Workflow:
-    """``wf`` converted by the target's conversion for its scheduling model."""
-    conversion = conversions.get(scheduling_of(wf) or "")
-    if conversion is None:
-        raise ValueError(f"no translation from {wf.semantics!r} semantics to {target}")
-    return conversion(wf, report)
-
+__all__ = ["KernelGraph", "StraightPath", "keys_out", "parameters_of", "primitive", "switch_candidates",
+           "variable_sources", "written_type"]
 
 # The kernel's primitive for each op exactly one primitive lowers to; the ops
 # several share (call, transform.apply) carry the primitive as attr `primitive`.
@@ -211,6 +178,77 @@ class KernelGraph:
                 stack.append((nxt, iter(self.successors(nxt))))
         self.reached = set(state)
         return post
+
+
+    def kahn_order(self) -> list[Node]:
+        """The reachable steps in Kahn's order, document order among ready steps."""
+        reachable = [n for n in self.wf.nodes if n.id in self.reached]
+        indegree = {n.id: 0 for n in reachable}
+        for n in reachable:
+            for t in self.successors(n.id):
+                indegree[t] += 1
+        ready = [n for n in reachable if indegree[n.id] == 0]
+        order: list[Node] = []
+        while ready:
+            ready.sort(key=lambda n: self.index[n.id])
+            n = ready.pop(0)
+            order.append(n)
+            for t in self.successors(n.id):
+                indegree[t] -= 1
+                if indegree[t] == 0:
+                    ready.append(self.by_id[t])
+        return order
+
+    def post_dominators(self, order: list[str]) -> dict[str, str | None]:
+        """Each step's join: the first step every path from it meets (None:
+        the end); ``order`` puts each step after every step that can precede it.
+
+        The graph has no loops (the kernel cut them), so one pass from the
+        last step back finds each join as the meeting point of its
+        successors' joins on the tree of joins (Cooper, Harvey and
+        Kennedy's intersection). Whole sets of post-dominators, as before,
+        took memory quadratic in the steps: a 10,000-step chain ran out.
+        """
+        rank = {sid: i for i, sid in enumerate(order)}
+        ipdom: dict[str, str | None] = {}
+
+        def meet(a: str | None, b: str | None) -> str | None:
+            # A step's join comes later in the order than the step itself.
+            while a != b:
+                if a is None or (b is not None and rank[a] > rank[b]):
+                    a, b = b, a
+                a = ipdom[a]
+            return a
+
+        for sid in reversed(order):
+            succ = self.successors(sid)
+            if not succ:
+                ipdom[sid] = None
+                continue
+            join: str | None = succ[0]
+            for s in succ[1:]:
+                join = meet(join, s)
+            ipdom[sid] = join
+        return ipdom
+
+
+class StraightPath:
+    """The steps the kernel can run, one after the other in an order where
+    each comes after every step that can precede it: a graph without
+    choices, for a target that cannot nest a workflow's branches."""
+
+    def __init__(self, wf: Workflow, order: list[str]) -> None:
+        self.by_id = wf.node_map()
+        self.order = order
+        self.next = dict(itertools.pairwise(self.order))
+        self.routes: dict[str, list[str]] = {}
+        self.ipdom: dict[str, str | None] = {}
+
+    def following(self, sid: str) -> str | None:
+        return self.next.get(sid)
+
+    def successors(self, sid: str) -> list[str]:
+        return [t for t in (self.next.get(sid),) if t is not None]
 
 
 def keys_out(keys: list[str]) -> list[str]:
