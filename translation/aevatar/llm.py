@@ -39,7 +39,7 @@ from flowc.translation.aevatar.layout import fresh_id
 from flowc.translation.aevatar.lowerings import AGENT_RULE
 from flowc.translation.report import Report
 
-__all__ = ["LLM_KINDS", "lower_llm"]
+__all__ = ["LLM_REQUESTS", "lower_llm"]
 
 
 class Values(Protocol):
@@ -56,9 +56,10 @@ class Values(Protocol):
 _NOT_SENT = frozenset({"capability", "name", "timeout_ms", "on_timeout", "on_error", "cache", "budget", "skills",
                        "otel", "on_replay", "idempotent", "truthiness", "ordering"})
 
-# LLM kind -> (the field holding the prompt, whether host.md makes its
-# request an llm_call's). Kinds not listed have no llm_call form.
-LLM_KINDS: dict[str, tuple[str, bool]] = {
+# The LLM request a step makes (``llm:<name>``, the IR's capability and
+# name) -> (the field holding the prompt, whether host.md makes it an
+# llm_call's request). Requests not listed have no llm_call form.
+LLM_REQUESTS: dict[str, tuple[str, bool]] = {
     "agent": ("instruction", True),
     # `llm:think` with `prompt`: a model turn, but not the request host.md
     # equates with an llm_call; written as one, with a TRN104 finding.
@@ -71,11 +72,12 @@ _ROLE_FIELDS = {"system": "system_prompt", "model": "model"}
 
 def lower_llm(node: Node, conv: Values, report: Report) -> tuple[Node, ...] | None:
     """The steps an LLM step becomes (the prompt's assign, then the
-    llm_call under the step's id); None when its kind has no llm_call form."""
-    kind = LLM_KINDS.get(node.kind)
-    if kind is None:
+    llm_call under the step's id); None when its request has no llm_call form."""
+    name = node.attr("name")
+    rule = LLM_REQUESTS.get(name.value) if isinstance(name, E.Literal) and isinstance(name.value, str) else None
+    if rule is None:
         return None
-    prompt_field, same_request = kind
+    prompt_field, same_request = rule
     before = len(report.diagnostics)
     if not same_request:
         report.finding("TRN104", f"{node.kind}: the host is asked llm:{node.kind}, not the request of an agent "

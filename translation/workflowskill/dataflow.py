@@ -201,6 +201,12 @@ def _verbatim_in_map(v) -> bool:
     return True
 
 
+def _is_tool_call(node: Node) -> bool:
+    """A call of the host's tool capability (dialect 3's ``tool`` kind)."""
+    capability = node.attr("capability")
+    return node.op == "call" and isinstance(capability, E.Literal) and capability.value == "tool"
+
+
 def _lit(v, kind="string") -> E.Literal:
     return E.Literal(v, kind)
 
@@ -450,7 +456,7 @@ class _Lowering:
             if self._output_read(node.id):
                 self._value_step(node, node.attr("on") or E.Literal(None, "null"))
             return
-        if op == "call" and kind == "tool":
+        if _is_tool_call(node):
             return self.tool(node)
         if op in ("assign",) and node.attr("writes") is None:
             value = node.attr("value") if node.attr("value") is not None else node.attr("text")
@@ -591,7 +597,7 @@ class _Lowering:
 
     def foreach(self, node: Node) -> None:
         body = node.regions[0] if node.regions else None
-        calls = [n for n in body.nodes if n.op == "call" and n.kind == "tool"] if body else []
+        calls = [n for n in body.nodes if _is_tool_call(n)] if body else []
         if body is None or len(body.nodes) != 1 or len(calls) != 1 or node.iteration is None:
             return self._no_form(node, "a foreach whose body is not one tool step has no WorkflowSkill form")
         it = node.iteration
