@@ -15,18 +15,15 @@ expressions and :mod:`.printer` the document.
 
 from __future__ import annotations
 
-from flowc.ir.semantics import AEVATAR
 from flowc.ir.workflow import Workflow
 from flowc.translation import control
 from flowc.translation.aevatar import dataflow, sequential
+from flowc.translation.aevatar.flags import PROFILE, TARGET
 from flowc.translation.aevatar.printer import print_workflow
 from flowc.translation.report import Emission, Report
 
 __all__ = ["CONVERSIONS", "PROFILE", "TARGET", "emit"]
 
-TARGET = "aevatar"
-# The target's flags: its dialect profile (values are strings, kernel scheduling).
-PROFILE = AEVATAR
 # Source scheduling model -> the conversion into aevatar's step kernel.
 CONVERSIONS: dict[str, control.Conversion] = {
     "sequential": sequential.lower_sequence,

@@ -12,19 +12,16 @@ routes into switches; expressions go through the meaning-key tables of
 
 from __future__ import annotations
 
-from flowc.ir.semantics import INSTRUCTION
 from flowc.ir.workflow import Workflow
 from flowc.translation import control
 from flowc.translation.instruction import kernel, sequential
+from flowc.translation.instruction.flags import PROFILE, TARGET
 from flowc.translation.instruction.names import fit_names
 from flowc.translation.instruction.printer import print_document
 from flowc.translation.report import Emission, Report
 
 __all__ = ["CONVERSIONS", "PROFILE", "TARGET", "emit", "emit_document"]
 
-TARGET = "instruction"
-# The target's flags: its dialect profile (dataflow scheduling, CEL values).
-PROFILE = INSTRUCTION
 # Source scheduling model -> the conversion into a dependency graph.
 CONVERSIONS: dict[str, control.Conversion] = {
     "sequential": sequential.lower_sequence,

@@ -36,8 +36,8 @@ from flowc.translation.control.kernel import (
     variable_sources,
     written_type,
 )
+from flowc.translation.instruction.graph import DependencyGraph, workflow_name
 from flowc.translation.instruction.lowerings import STEP_RULES
-from flowc.translation.instruction.sequential import _Graph, _workflow_name
 from flowc.translation.report import Report
 
 __all__ = ["lower_kernel"]
@@ -190,7 +190,7 @@ class _KernelLowering:
         self.report = report
         self.kernel = KernelGraph(wf, report)
         self.cel = AevatarToCel(report, wf)
-        self.graph = _Graph({n.id for n in wf.nodes})
+        self.graph = DependencyGraph({n.id for n in wf.nodes})
         self.start = self.graph.fresh("start")
         self.graph.add(Node(self.start, "trigger", "manual", wf.span), [])
         self.llm = _LlmRoles(wf, report)
@@ -363,7 +363,7 @@ class _KernelLowering:
         report.lowered("the run's output", "a finish step with output {output: <last step's output>}", wf.span)
         inputs = [Param("input", T.STRING, "", True, "the run prompt")]
         inputs += [Param(p, T.STRING, "", True, "a run parameter") for p in sorted(cel.params)]
-        return Workflow(name=_workflow_name(wf.name, report, wf.span), dialect=wf.dialect, semantics="instruction",
+        return Workflow(name=workflow_name(wf.name, report, wf.span), dialect=wf.dialect, semantics="instruction",
                         nodes=tuple(graph.nodes), edges=tuple(graph.edges), entry=(self.start,), terminal=None,
                         inputs=tuple(inputs), outputs=(), description=wf.description or None,
                         metadata={"carrier": "standalone", "armed": True}, span=wf.span)

@@ -13,20 +13,17 @@ A workflow whose names all fit is returned as it is.
 
 from __future__ import annotations
 
-import re
-
 import attrs
 
 from flowc.ir import expr as E
 from flowc.ir.workflow import Edge, ErrorPolicy, Node, Workflow
 from flowc.translation.ids import IdRenamer
+from flowc.translation.instruction.flags import MAX_ID, STEP_ID
 from flowc.translation.report import Report
 
 __all__ = ["fit_names"]
 
-ID = re.compile(r"[a-zA-Z_][a-zA-Z0-9_-]{0,63}\Z")
 _DISALLOWED = r"[^a-zA-Z0-9_-]"
-MAX_ID = 64
 
 
 def _nodes(nodes):
@@ -44,12 +41,12 @@ def _writes(node: Node) -> str | None:
 def fit_names(wf: Workflow, report: Report) -> Workflow:
     nodes = list(_nodes(wf.nodes))
     variables = [v for v in (_writes(n) for n in nodes) if v is not None]
-    if all(ID.match(n.id) for n in nodes) and all(ID.match(v) for v in variables):
+    if all(STEP_ID.match(n.id) for n in nodes) and all(STEP_ID.match(v) for v in variables):
         return wf
-    steps = IdRenamer(ID, _DISALLOWED, report, {n.id for n in nodes}, max_len=MAX_ID)
+    steps = IdRenamer(STEP_ID, _DISALLOWED, report, {n.id for n in nodes}, max_len=MAX_ID)
     for node in nodes:
         steps.rename(node.id, node.span)
-    names = IdRenamer(ID, _DISALLOWED, report, set(variables), construct="run variable", max_len=MAX_ID,
+    names = IdRenamer(STEP_ID, _DISALLOWED, report, set(variables), construct="run variable", max_len=MAX_ID,
                       prefix="v_")
     for name in variables:
         names.rename(name)

@@ -13,18 +13,12 @@ from flowc.ir import expr as E
 from flowc.ir.workflow import EdgeKind, Node, Region, Workflow
 from flowc.translation import yamlout
 from flowc.translation.instruction import text as P
+from flowc.translation.instruction.flags import CEL_FIELDS, MAX_ITERATIONS
 from flowc.translation.report import Report, Untranslatable
 from flowc.translation.yamlout import Comment, Flow, Spaced
 
 __all__ = ["print_document", "print_workflow"]
 
-MAX_ITERATIONS = 10_000
-# Kind fields that are CEL whatever their prefix (compiler/instruction/frontend.py _CEL_FIELDS).
-CEL_FIELDS = {
-    ("assert", "condition"), ("map", "expr"), ("filter", "expr"), ("reduce", "expr"),
-    ("iterate", "while"), ("iterate", "until"), ("wait", "condition"), ("think", "check"),
-    ("loop", "until"), ("subscribe", "filter"), ("signal", "filter"), ("event", "filter"),
-}
 _TOP_META = ("version", "armed", "state", "concurrency", "limits", "priority", "unload", "durable")
 _COMMON_EXTRA = ("on_replay", "idempotent", "budget", "skills", "cache", "otel", "output_schema")
 

@@ -32,8 +32,6 @@ output types are checked after the call, as WorkflowSkill checks them.
 
 from __future__ import annotations
 
-import re
-
 import attrs
 
 from flowc.ir import expr as E
@@ -54,38 +52,17 @@ from flowc.ir.workflow import (
 from flowc.translation.control.sequence import SequenceGraph
 from flowc.translation.instruction import absent
 from flowc.translation.instruction import text as P
+from flowc.translation.instruction.graph import DependencyGraph, workflow_name
 from flowc.translation.instruction.wfs_cel import Converted, WfsToCel, lit
 from flowc.translation.kinds import ANY, ARRAY, NUMBER, OBJECT, Kinds
 from flowc.translation.report import Report
 
 __all__ = ["lower_sequence"]
 
-_ID = re.compile(r"[a-zA-Z_][a-zA-Z0-9_-]{0,63}\Z")
 
 
 def _attr(name: str, value: E.Expr) -> Attr:
     return Attr(name, value)
-
-
-class _Graph:
-    def __init__(self, taken: set[str]) -> None:
-        self.nodes: list[Node] = []
-        self.edges: list[Edge] = []
-        self.taken = taken
-
-    def fresh(self, base: str) -> str:
-        candidate = base[:64]
-        n = 2
-        while candidate in self.taken:
-            candidate = f"{base[:60]}_{n}"
-            n += 1
-        self.taken.add(candidate)
-        return candidate
-
-    def add(self, node: Node, deps: list[str]) -> None:
-        self.nodes.append(node)
-        for i, d in enumerate(dict.fromkeys(deps)):
-            self.edges.append(Edge(d, node.id, EdgeKind.DEPENDENCY, None, i, node.span))
 
 
 class _Lowering:
@@ -112,7 +89,7 @@ class _Lowering:
 
     def run(self) -> Workflow:
         wf = self.wf
-        graph = _Graph({n.id for n in wf.nodes})
+        graph = DependencyGraph({n.id for n in wf.nodes})
         start = graph.fresh("start")
         graph.add(Node(start, "trigger", "manual", wf.span), [])
         self.report.lowered("run start", "a manual trigger", wf.span)
@@ -129,13 +106,13 @@ class _Lowering:
         meta = {"carrier": "standalone", "armed": True}
         if wf.inputs:
             meta["inputs_schema"] = P.inputs_schema(wf, nullable=True)
-        return Workflow(name=_workflow_name(wf.name, self.report, wf.span), dialect=wf.dialect,
+        return Workflow(name=workflow_name(wf.name, self.report, wf.span), dialect=wf.dialect,
                         semantics="instruction", nodes=tuple(sorted(graph.nodes, key=lambda n: n.id)),
                         edges=tuple(graph.edges), entry=(start,), terminal=None, inputs=params, outputs=(),
                         description=wf.description, metadata=meta, span=wf.span)
 
     # ---------------------------------------------------------------- sequences
-    def sequence(self, graph: _Graph, ids: list[str], prev: str, anchor: str) -> tuple[str, bool]:
+    def sequence(self, graph: DependencyGraph, ids: list[str], prev: str, anchor: str) -> tuple[str, bool]:
         """Chain ``ids`` after ``prev``; returns the last step and whether it may be pruned."""
         may_prune = False
         for sid in ids:
@@ -152,7 +129,7 @@ class _Lowering:
             may_prune = node.guard is not None
         return prev, may_prune
 
-    def step(self, graph: _Graph, node: Node, deps: list[str]) -> str:
+    def step(self, graph: DependencyGraph, node: Node, deps: list[str]) -> str:
         if node.op == "call":
             return self.tool(graph, node, deps)
         if node.op.startswith("transform."):
@@ -182,7 +159,7 @@ class _Lowering:
         return None, []
 
     # ---------------------------------------------------------------- tools
-    def tool(self, graph: _Graph, node: Node, deps: list[str]) -> str:
+    def tool(self, graph: DependencyGraph, node: Node, deps: list[str]) -> str:
         name = node.attr("name")
         tool_name = name.value if isinstance(name, E.Literal) else ""
         self.cel.scope = {}
@@ -226,7 +203,7 @@ class _Lowering:
         if node.iteration.delay_ms:
             self.report.finding("TRN103", f"delay: dialect 3 has no pause between foreach items "
                                 f"({node.iteration.delay_ms} ms are not waited)", node.iteration.span)
-        body = _Graph(set())
+        body = DependencyGraph(set())
         body.add(Node("call", "call", "tool", node.span, attrs=call_attrs, retry=retry,
                       on_error=ErrorPolicy("continue")), [])
         if ignore:
@@ -335,7 +312,7 @@ class _Lowering:
         return out
 
     # ---------------------------------------------------------------- transforms
-    def transform(self, graph: _Graph, node: Node, deps: list[str]) -> str:
+    def transform(self, graph: DependencyGraph, node: Node, deps: list[str]) -> str:
         op = node.op.split(".", 1)[1]
         self.cel.scope = {}
         if node.iteration is not None:
@@ -409,7 +386,7 @@ class _Lowering:
         return out
 
     # ---------------------------------------------------------------- control
-    def branch(self, graph: _Graph, node: Node, deps: list[str]) -> str:
+    def branch(self, graph: DependencyGraph, node: Node, deps: list[str]) -> str:
         cond = node.attr("condition")
         self.cel.scope = {}
         on = self.cel.truthy(cond, "js_boolean") if cond is not None else E.Literal(False, "bool")
@@ -440,7 +417,7 @@ class _Lowering:
         graph.add(Node(node.id, "assign", "template", node.span, attrs=(_attr("value", value),)), ends)
         return node.id
 
-    def exit(self, graph: _Graph, node: Node, deps: list[str]) -> str:
+    def exit(self, graph: DependencyGraph, node: Node, deps: list[str]) -> str:
         status = node.attr("status")
         status_text = "failed" if isinstance(status, E.Literal) and status.value == "failed" else "completed"
         output = node.attr("output")
@@ -582,16 +559,6 @@ def _args_value(args: E.Expr) -> E.Expr:
     if all(isinstance(m.value, E.Literal) and m.value.kind not in ("uint", "bytes") for m in args.entries):
         return E.Literal({m.key.value: m.value.value for m in args.entries}, "object", args.span)
     return args
-
-
-def _workflow_name(name: str, report: Report, span: Span) -> str:
-    if _ID.match(name):
-        return name
-    fixed = re.sub(r"[^a-zA-Z0-9_-]", "_", name)[:64] or "workflow"
-    if not re.match(r"[a-zA-Z_]", fixed):
-        fixed = "w_" + fixed[:62]
-    report.lowered("workflow name", f"{fixed!r} (dialect 3 names are [a-zA-Z_][a-zA-Z0-9_-]*)", span)
-    return fixed
 
 
 def lower_sequence(wf: Workflow, report: Report) -> Workflow:

@@ -13,18 +13,15 @@ workflowskill`` a canonical formatter.
 
 from __future__ import annotations
 
-from flowc.ir.semantics import WORKFLOWSKILL
 from flowc.ir.workflow import Workflow
 from flowc.translation import control
 from flowc.translation.report import Emission, Report
 from flowc.translation.workflowskill import dataflow, kernel
+from flowc.translation.workflowskill.flags import PROFILE, TARGET
 from flowc.translation.workflowskill.printer import print_workflow
 
 __all__ = ["CONVERSIONS", "PROFILE", "TARGET", "emit"]
 
-TARGET = "workflowskill"
-# The target's flags: its dialect profile (sequential scheduling, JavaScript values).
-PROFILE = WORKFLOWSKILL
 # Source scheduling model -> the conversion into a WorkflowSkill step sequence.
 CONVERSIONS: dict[str, control.Conversion] = {
     "dataflow": dataflow.lower_dataflow,

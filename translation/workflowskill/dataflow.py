@@ -17,7 +17,6 @@ Each kind's translation is in :data:`KIND_RULES`, each operator's in
 from __future__ import annotations
 
 import itertools
-import re
 
 from flowc.backends.python.runtime import js_to_number
 from flowc.ir import expr as E
@@ -40,11 +39,11 @@ from flowc.translation.control.dataflow import DataflowGraph
 from flowc.translation.ids import IdRenamer
 from flowc.translation.kinds import ARRAY, BOOL, NUMBER, STRING, Kinds, wfs_equality_is_cel
 from flowc.translation.report import Report
+from flowc.translation.workflowskill.flags import ID_DISALLOWED, STEP_ID
 from flowc.translation.workflowskill.lowerings import OPERATOR_RULES
 
 __all__ = ["lower_dataflow"]
 
-_WFS_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _TYPE_NAME = {"string": T.STRING, "number": T.FLOAT, "bool": T.BOOL, "array": T.ARRAY, "object": T.OBJECT}
 
 
@@ -238,9 +237,9 @@ class _Lowering:
         self.origin: dict[str, tuple[str, frozenset[str]] | None] = {}
         self.cel.prunable = self.graph.prunable()
         self.nodes: list[Node] = []
-        renamer = IdRenamer(_WFS_ID, r"[^A-Za-z0-9_]", report, {n.id for n in wf.nodes})
+        renamer = IdRenamer(STEP_ID, ID_DISALLOWED, report, {n.id for n in wf.nodes})
         for n in wf.nodes:
-            if not _WFS_ID.match(n.id):
+            if not STEP_ID.match(n.id):
                 self.cel.ids[n.id] = renamer.rename(n.id, n.span)
 
     def wid(self, sid: str) -> str:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 
 import attrs
 
@@ -55,13 +54,13 @@ from flowc.translation.control.kernel import (
 from flowc.translation.fold import NotFoldable, fold
 from flowc.translation.ids import IdRenamer
 from flowc.translation.report import Report
+from flowc.translation.workflowskill.flags import ID_DISALLOWED, STEP_ID
 from flowc.translation.workflowskill.lowerings import NEEDLE_CHARS, STEP_RULES
 
 __all__ = ["lower_kernel"]
 
 # A key is sought as every spelling of it (one `contains` each): a bound.
 _MAX_SPELLINGS = 8
-_WFS_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # An op of the transform primitive that returns its input unchanged (the
 # engine returns the input for an op it does not know).
 _PASS_THROUGH_OPS = frozenset({"identity"})
@@ -255,7 +254,7 @@ class _Lowering:
         self.emitted: set[str] = set()
         # The WorkflowSkill id of an aevatar step: the same, or with the
         # characters a `$steps.<id>` reference cannot hold replaced.
-        self.renamer = IdRenamer(_WFS_ID, r"[^A-Za-z0-9_]", report, {n.id for n in wf.nodes})
+        self.renamer = IdRenamer(STEP_ID, ID_DISALLOWED, report, {n.id for n in wf.nodes})
         self.wid = self.renamer.rename
         self.fresh = self.renamer.fresh
 
