@@ -249,23 +249,15 @@ class _KernelLowering:
                        "target and depends_on edges", node.span)
 
     def step(self, node: Node, deps: list[str], params: dict) -> bool:
-        """Lower a step that does work by its primitive; True when it is
-        linked already (a recovered call)."""
-        if node.op == "assign":
-            self.assign(node, deps, params)
-        elif node.op == "sleep":
-            self.delay(node, deps)
-        elif node.op == "call" and _is(node.attr("capability"), "tool"):
-            return self.tool(node, deps, params)
-        elif node.op == "call" and _is(node.attr("capability"), "llm") and primitive(node) == "llm_call":
-            return self.agent(node, deps, params)
-        elif (check := _text_check(primitive(node), params, self.cel.input_ref(node.span))) is not None:
-            self.checked(node, deps, check)
-        else:
-            self.report.finding("TRN101", f"{written_type(node)}: this aevatar primitive has no instruction form; "
-                                "written as a noop", node.span)
-            self.graph.add(Node(node.id, "noop", "noop", node.span), deps)
-        return False
+        """Lower a step that does work by its primitive (:data:`_PRIMITIVE_LOWERINGS`);
+        True when it is linked already (a recovered call)."""
+        lowering = _PRIMITIVE_LOWERINGS.get(primitive(node), _KernelLowering.no_form)
+        return bool(lowering(self, node, deps, params))
+
+    def no_form(self, node: Node, deps: list[str], params: dict) -> None:
+        self.report.finding("TRN101", f"{written_type(node)}: this aevatar primitive has no instruction form; "
+                            "written as a noop", node.span)
+        self.graph.add(Node(node.id, "noop", "noop", node.span), deps)
 
     def assign(self, node: Node, deps: list[str], params: dict) -> None:
         cel = self.cel
@@ -287,7 +279,7 @@ class _KernelLowering:
         self.graph.add(Node(node.id, "assign", "assign", node.span, attrs=tuple(attrs)), deps)
         self.report.lowered("assign", STEP_RULES["assign"], node.span)
 
-    def delay(self, node: Node, deps: list[str]) -> None:
+    def delay(self, node: Node, deps: list[str], params: dict) -> None:
         graph, report = self.graph, self.report
         ms = node.attr("duration_ms")
         try:
@@ -337,8 +329,12 @@ class _KernelLowering:
         self.graph.add(_as_text(node.id, node.span, call), [call])
         return False
 
-    def checked(self, node: Node, deps: list[str], check: tuple[str, E.Expr | None]) -> None:
-        """transform / guard: the output is the input; a guard that can fail is an assert before it."""
+    def checked(self, node: Node, deps: list[str], params: dict) -> None:
+        """transform / guard: the output is the input; a guard that can fail
+        is an assert before it. Other ops of theirs have no form."""
+        check = _text_check(primitive(node), params, self.cel.input_ref(node.span))
+        if check is None:
+            return self.no_form(node, deps, params)
         graph = self.graph
         rule, condition = check
         before = deps
@@ -367,6 +363,18 @@ class _KernelLowering:
                         nodes=tuple(graph.nodes), edges=tuple(graph.edges), entry=(self.start,), terminal=None,
                         inputs=tuple(inputs), outputs=(), description=wf.description or None,
                         metadata={"carrier": "standalone", "armed": True}, span=wf.span)
+
+
+# aevatar primitive -> how a step of it is lowered (a primitive not listed
+# has no instruction form; the switch and conditional are routes).
+_PRIMITIVE_LOWERINGS = {
+    "assign": _KernelLowering.assign,
+    "delay": _KernelLowering.delay,
+    "tool_call": _KernelLowering.tool,
+    "llm_call": _KernelLowering.agent,
+    "transform": _KernelLowering.checked,
+    "guard": _KernelLowering.checked,
+}
 
 
 def _live_value(preds: list[tuple[str, str | None]]) -> E.Expr | None:
