@@ -264,24 +264,10 @@ class _Lowering:
         only computes text) and the state after it."""
         self.report.current = ""       # a step written as no step: its findings go on the document
         params = parameters_of(node)
-        prim = primitive(node)
-        if node.op == "assign":
-            return [], self._assign(node, params, state)
-        if prim == "guard" and node.op == "assert":
-            guarded = self._guard(node, params, state)
-            if guarded is not None:
-                return guarded
-        if prim in ("switch", "conditional") and node.op in ("switch", "branch"):
-            return [], state.evolve(outputs={**state.outputs, node.id: state.value})   # (unbranched) passes on
-        if node.op == "transform.apply" and prim == "transform" and self._passes_through(node, params):
-            self.report.lowered("transform", STEP_RULES["transform"], node.span)
-            return [], state.evolve(outputs={**state.outputs, node.id: state.value})
-        if node.op == "transform.apply" and prim == "transform":
-            text = self._transformed(params, state)
-            if text is not None:
-                self.report.lowered("transform", "of text known on the path: its text, computed as the engine "
-                                    "does", node.span)
-                return [], state.evolve(value=text, outputs={**state.outputs, node.id: text})
+        computes = _COMPUTING_STEPS.get(primitive(node))
+        done = computes(self, node, params, state) if computes is not None else None
+        if done is not None:
+            return done
         if node.id in self.emitted:
             raise Unstructured(node)
         self.emitted.add(node.id)
@@ -290,6 +276,26 @@ class _Lowering:
         self.nodes.append(wfs)
         out = E.Ref("steps", (E.Field(wfs.id), E.Field("output")))
         return [wfs.id], state.evolve(value=out, outputs={**state.outputs, node.id: out})
+
+    def _assigned(self, node: Node, params: dict, state: _State) -> tuple[list[str], _State]:
+        return [], self._assign(node, params, state)
+
+    def _passes_on(self, node: Node, params: dict, state: _State) -> tuple[list[str], _State]:
+        """An (unbranched) switch or conditional passes its input on."""
+        return [], state.evolve(outputs={**state.outputs, node.id: state.value})
+
+    def _transform(self, node: Node, params: dict, state: _State) -> tuple[list[str], _State] | None:
+        """A transform that passes its input on, or of text known on the
+        path; None: the engine computes it (a host step)."""
+        if self._passes_through(node, params):
+            self.report.lowered("transform", STEP_RULES["transform"], node.span)
+            return [], state.evolve(outputs={**state.outputs, node.id: state.value})
+        text = self._transformed(params, state)
+        if text is None:
+            return None
+        self.report.lowered("transform", "of text known on the path: its text, computed as the engine does",
+                            node.span)
+        return [], state.evolve(value=text, outputs={**state.outputs, node.id: text})
 
     def _guard(self, node: Node, params: dict, state: _State) -> tuple[list[str], _State] | None:
         """A guard that the input contains a keyword (ignoring case): a
@@ -681,6 +687,17 @@ class _Lowering:
                         metadata={"frontmatter": {"name": wf.name, **({"description": wf.description}
                                                                       if wf.description else {})}},
                         span=wf.span)
+
+
+# aevatar primitive -> a lowering that writes the step as no WorkflowSkill
+# step, only computing text (None: the step is a host step after all).
+_COMPUTING_STEPS = {
+    "assign": _Lowering._assigned,
+    "guard": _Lowering._guard,
+    "switch": _Lowering._passes_on,
+    "conditional": _Lowering._passes_on,
+    "transform": _Lowering._transform,
+}
 
 
 def _same(a: E.Expr | None, b: E.Expr | None) -> bool:
