@@ -130,14 +130,11 @@ class _Lowering:
         return prev, may_prune
 
     def step(self, graph: DependencyGraph, node: Node, deps: list[str]) -> str:
-        if node.op == "call":
-            return self.tool(graph, node, deps)
-        if node.op.startswith("transform."):
-            return self.transform(graph, node, deps)
-        if node.op == "branch":
-            return self.branch(graph, node, deps)
-        if node.op == "exit":
-            return self.exit(graph, node, deps)
+        """``node`` lowered by its op family (:data:`_OP_LOWERINGS`); returns the id later steps depend on."""
+        lowering = _OP_LOWERINGS.get(node.op.partition(".")[0], _Lowering.no_form)
+        return lowering(self, graph, node, deps)
+
+    def no_form(self, graph: DependencyGraph, node: Node, deps: list[str]) -> str:
         self.report.finding("TRN101", f"operation {node.op} has no instruction form", node.span)
         graph.add(Node(node.id, "noop", "noop", node.span), deps)
         return node.id
@@ -559,6 +556,15 @@ def _args_value(args: E.Expr) -> E.Expr:
     if all(isinstance(m.value, E.Literal) and m.value.kind not in ("uint", "bytes") for m in args.entries):
         return E.Literal({m.key.value: m.value.value for m in args.entries}, "object", args.span)
     return args
+
+
+# IR op family (the op before its first dot) -> how a step of it is lowered.
+_OP_LOWERINGS = {
+    "call": _Lowering.tool,
+    "transform": _Lowering.transform,
+    "branch": _Lowering.branch,
+    "exit": _Lowering.exit,
+}
 
 
 def lower_sequence(wf: Workflow, report: Report) -> Workflow:

@@ -438,35 +438,38 @@ class _Lowering:
 
     # ---------------------------------------------------------------- steps
     def step(self, node: Node) -> None:
-        kind, op = node.kind, node.op
-        if op == "trigger":
-            if node.inputs or self._payload_read(node.id):
-                self.report.finding("TRN101", "a trigger's payload has no WorkflowSkill form", node.span)
-            self.cel.shapes[node.id] = "none"
-            self.report.lowered("trigger", "the run's start", node.span)
-            return
-        if op == "noop":
-            self.cel.shapes[node.id] = "none"
-            self.report.lowered("noop", "nothing", node.span)
-            return
-        if op == "switch":
-            self.cel.shapes[node.id] = "value"
-            self.report.lowered("switch", "guards on its case targets", node.span)
-            if self._output_read(node.id):
-                self._value_step(node, node.attr("on") or E.Literal(None, "null"))
-            return
-        if _is_tool_call(node):
-            return self.tool(node)
-        if op in ("assign",) and node.attr("writes") is None:
-            value = node.attr("value") if node.attr("value") is not None else node.attr("text")
-            return self._value_step(node, value if value is not None else E.Literal(None, "null"))
-        if op in ("transform.filter", "transform.map", "transform.sort"):
-            return self.transform(node)
-        if op == "finish":
-            return self.finish(node)
-        if op == "foreach":
-            return self.foreach(node)
-        self._no_form(node, f"{kind} ({op}) has no WorkflowSkill form")
+        """``node`` lowered by its op (:data:`_OP_LOWERINGS`)."""
+        lowering = _OP_LOWERINGS.get(node.op)
+        if lowering is None or lowering(self, node) is False:
+            self._no_form(node, f"{node.kind} ({node.op}) has no WorkflowSkill form")
+
+    def trigger(self, node: Node) -> None:
+        if node.inputs or self._payload_read(node.id):
+            self.report.finding("TRN101", "a trigger's payload has no WorkflowSkill form", node.span)
+        self.cel.shapes[node.id] = "none"
+        self.report.lowered("trigger", "the run's start", node.span)
+
+    def noop(self, node: Node) -> None:
+        self.cel.shapes[node.id] = "none"
+        self.report.lowered("noop", "nothing", node.span)
+
+    def switch(self, node: Node) -> None:
+        self.cel.shapes[node.id] = "value"
+        self.report.lowered("switch", "guards on its case targets", node.span)
+        if self._output_read(node.id):
+            self._value_step(node, node.attr("on") or E.Literal(None, "null"))
+
+    def call(self, node: Node) -> bool | None:
+        """A tool call; False: another capability (no form)."""
+        return self.tool(node) if _is_tool_call(node) else False
+
+    def assign(self, node: Node) -> bool | None:
+        """A value (``template``, ``assign`` without ``writes``); False: a
+        run variable's write (no form)."""
+        if node.attr("writes") is not None:
+            return False
+        value = node.attr("value") if node.attr("value") is not None else node.attr("text")
+        return self._value_step(node, value if value is not None else E.Literal(None, "null"))
 
     def _no_form(self, node: Node, why: str) -> None:
         """A finding, and a tool step named after the kind in the step's place
@@ -657,6 +660,21 @@ def _exprs(node: Node):
     for r in node.regions:
         for n in r.nodes:
             yield from _exprs(n)
+
+
+# IR op -> how a step of it is lowered (an op not listed has no WorkflowSkill form).
+_OP_LOWERINGS = {
+    "trigger": _Lowering.trigger,
+    "noop": _Lowering.noop,
+    "switch": _Lowering.switch,
+    "call": _Lowering.call,
+    "assign": _Lowering.assign,
+    "transform.filter": _Lowering.transform,
+    "transform.map": _Lowering.transform,
+    "transform.sort": _Lowering.transform,
+    "finish": _Lowering.finish,
+    "foreach": _Lowering.foreach,
+}
 
 
 def lower_dataflow(wf: Workflow, report: Report) -> Workflow:
