@@ -12,12 +12,13 @@ translate, loops back) is reported once, here.
 from __future__ import annotations
 
 import itertools
+import json
 
 from flowc.ir import expr as E
 from flowc.ir.workflow import EdgeKind, ErrorPolicy, Node, Workflow
 from flowc.translation.report import Report
 
-__all__ = ["KernelGraph", "StraightPath", "keys_out", "parameters_of", "primitive", "switch_candidates",
+__all__ = ["KernelGraph", "StraightPath", "capability_is", "json_object", "keys_out", "parameters_of", "primitive", "switch_candidates",
            "variable_sources", "written_type"]
 
 # The kernel's primitive for each op exactly one primitive lowers to; the ops
@@ -276,6 +277,21 @@ def variable_sources(wf: Workflow) -> tuple[set[str], set[str]]:
             if isinstance(w, E.Literal) and isinstance(w.value, str):
                 targets.add(w.value)
     return step_ids, targets
+
+
+def capability_is(node: Node, capability: str) -> bool:
+    """Is ``node`` a call of the host's ``capability`` (``tool``, ``llm`` ...)?"""
+    value = node.attr("capability")
+    return isinstance(value, E.Literal) and value.value == capability
+
+
+def json_object(text) -> dict | None:
+    """A tool_call's ``arguments`` text as the JSON object it holds, else None."""
+    try:
+        data = json.loads(text)
+    except (ValueError, TypeError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def parameters_of(node: Node) -> dict:

@@ -17,8 +17,6 @@ where CEL's typed values agree with that (``concat`` of text is ``+``).
 
 from __future__ import annotations
 
-import json
-
 from attrs import evolve as attrs_evolve
 
 from flowc.backends.python import rt_aevatar as rta
@@ -30,6 +28,8 @@ from flowc.ir.span import Span
 from flowc.ir.workflow import Attr, Edge, EdgeKind, ErrorPolicy, Guard, Node, Param, Workflow
 from flowc.translation.control.kernel import KernelGraph as AevatarKernel
 from flowc.translation.control.kernel import (
+    capability_is,
+    json_object,
     keys_out,
     parameters_of,
     primitive,
@@ -41,7 +41,6 @@ from flowc.translation.instruction.lowerings import STEP_RULES
 from flowc.translation.report import Report
 
 __all__ = ["lower_kernel"]
-
 
 
 class AevatarToCel:
@@ -300,8 +299,8 @@ class _KernelLowering:
         name = node.attr("name")
         args_text = params.get("arguments")
         args: E.Expr
-        if isinstance(args_text, E.Literal) and _json_object(args_text.value) is not None:
-            args = E.Literal(_json_object(args_text.value), "object")
+        if isinstance(args_text, E.Literal) and json_object(args_text.value) is not None:
+            args = E.Literal(json_object(args_text.value), "object")
         else:
             report.finding("TRN102", "tool_call arguments that are not a constant JSON object (the step input, "
                            "or text with placeholders) are parsed at run time by aevatar; dialect 3 passes "
@@ -495,8 +494,8 @@ def _recoverable(node: Node, by_id: dict) -> bool:
         return False
     prim = primitive(node)
     if prim == "llm_call":
-        return _is(node.attr("capability"), "llm")
-    if prim == "tool_call" and _is(node.attr("capability"), "tool"):
+        return capability_is(node, "llm")
+    if prim == "tool_call" and capability_is(node, "tool"):
         name = node.attr("name")
         return isinstance(name, E.Literal) and isinstance(name.value, str) and name.value.strip() != ""
     return False
@@ -561,23 +560,10 @@ def _as_value(e: E.Expr) -> E.Expr:
     return E.Template((e,), "json", True) if isinstance(e, E.Ref) else e
 
 
-def _is(e: E.Expr | None, text: str) -> bool:
-    return isinstance(e, E.Literal) and e.value == text
-
-
 def _as_template(e: E.Expr) -> E.Expr:
     if isinstance(e, E.Ref):
         return E.Template((e,), "json", False, e.span)
     return e
-
-
-def _json_object(text):
-    try:
-        data = json.loads(text)
-    except (ValueError, TypeError):
-        return None
-    return data if isinstance(data, dict) else None
-
 
 
 # ------------------------------------------------------------------ the kernel's graph

@@ -60,7 +60,6 @@ from flowc.translation.report import Report
 __all__ = ["lower_sequence"]
 
 
-
 def _attr(name: str, value: E.Expr) -> Attr:
     return Attr(name, value)
 

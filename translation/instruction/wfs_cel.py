@@ -26,8 +26,6 @@ from flowc.translation.report import Report
 __all__ = ["Converted", "WfsToCel", "lit"]
 
 
-
-
 def lit(value, kind: str = "string") -> E.Literal:
     return E.Literal(value, kind)
 

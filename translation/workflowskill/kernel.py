@@ -31,7 +31,6 @@ aevatar's branch keys compare ignoring case by upper-casing, WorkflowSkill's
 from __future__ import annotations
 
 import itertools
-import json
 
 import attrs
 
@@ -46,6 +45,8 @@ from flowc.ir.workflow import Attr, Binding, Edge, EdgeKind, Node, Param, Workfl
 from flowc.translation.control.kernel import KernelGraph as AevatarKernel
 from flowc.translation.control.kernel import (
     StraightPath,
+    capability_is,
+    json_object,
     parameters_of,
     primitive,
     variable_sources,
@@ -226,10 +227,6 @@ def _joined(parts: list[E.Expr], span: Span) -> E.Expr:
     return E.Template(tuple(merged), "wfs", False, span)
 
 
-def _is(e, text: str) -> bool:
-    return isinstance(e, E.Literal) and e.value == text
-
-
 # ------------------------------------------------------------------ the kernel's graph
 class KernelGraph(AevatarKernel):
     """The kernel's graph (:class:`flowc.translation.control.kernel.KernelGraph`)
@@ -378,11 +375,11 @@ class _Lowering:
     def _host_step(self, node: Node, params: dict, written: str, state: _State) -> Node:
         report, conv = self.report, self.conv
         inputs: list[Binding] = []
-        if node.op == "call" and _is(node.attr("capability"), "tool"):
+        if node.op == "call" and capability_is(node, "tool"):
             name = node.attr("name")
             tool = name.value if isinstance(name, E.Literal) else ""
             args = params.get("arguments")
-            data = _json_object(args.value) if isinstance(args, E.Literal) else None
+            data = json_object(args.value) if isinstance(args, E.Literal) else None
             if data is not None:
                 inputs = [Binding(k, _type(v), E.Literal(v, _kind(v))) for k, v in data.items()]
                 report.lowered("tool_call", STEP_RULES["tool_call"], node.span)
@@ -393,7 +390,7 @@ class _Lowering:
                                   else state.value)]
             report.finding("TRN102", "an aevatar step's output is text (a tool's JSON result serialised); in "
                            "WorkflowSkill it is the result itself", node.span)
-        elif node.op == "call" and _is(node.attr("capability"), "llm"):
+        elif node.op == "call" and capability_is(node, "llm"):
             tool = f"llm.{node.actor or 'assistant'}"
             prefix = params.get("prompt_prefix")
             inputs = [Binding("prompt", T.STRING, state.value)]
@@ -736,14 +733,6 @@ def lower_kernel(wf: Workflow, report: Report) -> Workflow:
         for line in lines:
             report.comment(node_id, line)
     return out
-
-
-def _json_object(text):
-    try:
-        data = json.loads(text)
-    except (ValueError, TypeError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def _kind(v) -> str:
