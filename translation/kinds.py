@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 
 from flowc.ir import expr as E
-from flowc.ir.semantics import PROFILES
 from flowc.ir.types import Type
 from flowc.ir.workflow import Workflow
 
@@ -87,7 +86,7 @@ class Kinds:
         # Steps whose whole output has a known kind (dialect 3: a map, filter
         # or sort gives the list itself).
         self.whole: dict[str, frozenset[str]] = {}
-        profile = PROFILES.get(wf.semantics)
+        profile = wf.profile
         whole_lists = profile is not None and profile.transform_output == "whole"
         for node in wf.nodes:
             if node.outputs:

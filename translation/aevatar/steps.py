@@ -20,9 +20,9 @@ import attrs
 
 from flowc.ir import expr as E
 from flowc.ir import types as T
-from flowc.ir.semantics import PROFILES
 from flowc.ir.span import Span
 from flowc.ir.workflow import Actor, Attr, Binding, ErrorPolicy, Node, Param, Workflow
+from flowc.translation.aevatar.flags import PROFILE
 from flowc.translation.aevatar.llm import lower_llm
 from flowc.translation.aevatar.lowerings import STEP_RULES
 from flowc.translation.kinds import NUMBER, STRING, Kinds
@@ -60,7 +60,7 @@ class ToAevatar:
         required = schema.get("required") if isinstance(schema, dict) else None
         # CEL access (dialect 3) fails a step that reads an input the run was
         # not given; WorkflowSkill reads it as undefined, as aevatar reads blank text.
-        profile = PROFILES.get(wf.semantics)
+        profile = wf.profile
         self.absent_fails = profile is not None and profile.access == "cel"
         self.required = set(required) if isinstance(required, list) else set()
         self.branch_nodes = {n.id for n in wf.nodes if n.op == "branch"}
@@ -439,7 +439,7 @@ def _step(sid: str, kind: str, params: E.MapExpr, op: str, span: Span, extra: tu
 
 
 def workflow_of(wf: Workflow, nodes: list[Node], edges: list, actors: tuple[Actor, ...] = ()) -> Workflow:
-    return Workflow(name=wf.name, dialect=wf.dialect, semantics="aevatar", nodes=tuple(nodes), edges=tuple(edges),
+    return Workflow(name=wf.name, dialect=wf.dialect, semantics=PROFILE.name, nodes=tuple(nodes), edges=tuple(edges),
                     actors=actors,
                     entry=(nodes[0].id,) if nodes else (), terminal=nodes[-1].id if nodes else None,
                     inputs=(Param("input", T.STRING, "", True),), outputs=(Binding("output", T.STRING),),

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from flowc.ir.semantics import PROFILES, DialectProfile
+from flowc.ir.semantics import DialectProfile
 from flowc.ir.workflow import Workflow
 from flowc.translation.report import Report
 
@@ -29,13 +29,13 @@ Conversion = Callable[[Workflow, Report], Workflow]
 
 def scheduling_of(wf: Workflow) -> str | None:
     """The source's scheduling model (DialectProfile.scheduling), None when unknown."""
-    profile = PROFILES.get(wf.semantics)
+    profile = wf.profile
     return profile.scheduling if profile is not None else None
 
 
 def has_profile(wf: Workflow, profile: DialectProfile) -> bool:
     """Does ``wf`` already have ``profile``'s semantics (nothing to convert)?"""
-    return PROFILES.get(wf.semantics) is profile
+    return wf.profile is profile
 
 
 def convert(wf: Workflow, conversions: Mapping[str, Conversion], target: str, report: Report) -> Workflow:

@@ -36,6 +36,7 @@ from flowc.translation.control.kernel import (
     variable_sources,
     written_type,
 )
+from flowc.translation.instruction.flags import PROFILE
 from flowc.translation.instruction.graph import DependencyGraph, workflow_name
 from flowc.translation.instruction.lowerings import STEP_RULES
 from flowc.translation.report import Report
@@ -358,7 +359,7 @@ class _KernelLowering:
         report.lowered("the run's output", "a finish step with output {output: <last step's output>}", wf.span)
         inputs = [Param("input", T.STRING, "", True, "the run prompt")]
         inputs += [Param(p, T.STRING, "", True, "a run parameter") for p in sorted(cel.params)]
-        return Workflow(name=workflow_name(wf.name, report, wf.span), dialect=wf.dialect, semantics="instruction",
+        return Workflow(name=workflow_name(wf.name, report, wf.span), dialect=wf.dialect, semantics=PROFILE.name,
                         nodes=tuple(graph.nodes), edges=tuple(graph.edges), entry=(self.start,), terminal=None,
                         inputs=tuple(inputs), outputs=(), description=wf.description or None,
                         metadata={"carrier": "standalone", "armed": True}, span=wf.span)

@@ -52,6 +52,7 @@ from flowc.ir.workflow import (
 from flowc.translation.control.sequence import SequenceGraph
 from flowc.translation.instruction import absent
 from flowc.translation.instruction import text as P
+from flowc.translation.instruction.flags import PROFILE
 from flowc.translation.instruction.graph import DependencyGraph, workflow_name
 from flowc.translation.instruction.wfs_cel import Converted, WfsToCel, lit
 from flowc.translation.kinds import ANY, ARRAY, NUMBER, OBJECT, Kinds
@@ -106,7 +107,7 @@ class _Lowering:
         if wf.inputs:
             meta["inputs_schema"] = P.inputs_schema(wf, nullable=True)
         return Workflow(name=workflow_name(wf.name, self.report, wf.span), dialect=wf.dialect,
-                        semantics="instruction", nodes=tuple(sorted(graph.nodes, key=lambda n: n.id)),
+                        semantics=PROFILE.name, nodes=tuple(sorted(graph.nodes, key=lambda n: n.id)),
                         edges=tuple(graph.edges), entry=(start,), terminal=None, inputs=params, outputs=(),
                         description=wf.description, metadata=meta, span=wf.span)
 

@@ -39,7 +39,7 @@ from flowc.translation.control.dataflow import DataflowGraph
 from flowc.translation.ids import IdRenamer
 from flowc.translation.kinds import ARRAY, BOOL, NUMBER, STRING, Kinds, wfs_equality_is_cel
 from flowc.translation.report import Report
-from flowc.translation.workflowskill.flags import ID_DISALLOWED, STEP_ID
+from flowc.translation.workflowskill.flags import ID_DISALLOWED, PROFILE, STEP_ID
 from flowc.translation.workflowskill.lowerings import OPERATOR_RULES
 
 __all__ = ["lower_dataflow"]
@@ -355,7 +355,7 @@ class _Lowering:
         edges = [Edge(a.id, b.id, EdgeKind.SEQUENCE) for a, b in itertools.pairwise(nodes)
                  if not (a.op == "exit" and a.guard is None)]
         entry = (nodes[0].id,)
-        return Workflow(name=wf.name, dialect=wf.dialect, semantics="workflowskill", nodes=tuple(nodes),
+        return Workflow(name=wf.name, dialect=wf.dialect, semantics=PROFILE.name, nodes=tuple(nodes),
                         edges=tuple(edges), entry=entry, terminal=END_NODE_ID,
                         inputs=self.inputs(),
                         outputs=tuple(outputs), description=wf.description,

@@ -55,7 +55,7 @@ from flowc.translation.control.kernel import (
 from flowc.translation.fold import NotFoldable, fold
 from flowc.translation.ids import IdRenamer
 from flowc.translation.report import Report
-from flowc.translation.workflowskill.flags import ID_DISALLOWED, STEP_ID
+from flowc.translation.workflowskill.flags import ID_DISALLOWED, PROFILE, STEP_ID
 from flowc.translation.workflowskill.lowerings import NEEDLE_CHARS, STEP_RULES
 
 __all__ = ["lower_kernel"]
@@ -678,7 +678,7 @@ class _Lowering:
         inputs = [Param("input", T.STRING, "", True, "the run prompt")]
         # a missing run parameter: the engine's text
         inputs += [Param(p, T.STRING, rta.var({}, p), True, "a run parameter") for p in sorted(self.conv.params)]
-        return Workflow(name=wf.name, dialect=wf.dialect, semantics="workflowskill", nodes=tuple(nodes),
+        return Workflow(name=wf.name, dialect=wf.dialect, semantics=PROFILE.name, nodes=tuple(nodes),
                         edges=tuple(edges), entry=(items[0],), terminal=END_NODE_ID,
                         inputs=tuple(inputs), outputs=outputs, description=wf.description or None,
                         metadata={"frontmatter": {"name": wf.name, **({"description": wf.description}
