@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 
 import attrs
-
 from flowc import driver
 from flowc.ir.diagnostics import Diagnostic
 from flowc.termtext import shown

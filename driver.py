@@ -11,7 +11,6 @@ import os
 import re
 
 import attrs
-
 from flowc.compiler.analyze import analyze
 from flowc.compiler.workflowskill.markdown import has_workflow_fence
 from flowc.host import encoding_hint

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 
 import attrs
-
 from flowc import driver, translation
 from flowc.ir.diagnostics import Diagnostic, Severity
 from flowc.ir.limits import MAX_SOURCE_BYTES

@@ -14,7 +14,6 @@ a new profile never runs under rules it did not ask for.
 from __future__ import annotations
 
 import attrs
-
 from flowc.ir.workflow import Workflow
 
 __all__ = ["MODELS", "ExecutionModel", "ExecutionModelError", "execution_model", "runs_under"]

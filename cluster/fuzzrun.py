@@ -16,10 +16,9 @@ import sys
 import tempfile
 import warnings
 
-from hypothesis.errors import HypothesisDeprecationWarning
-
 from flowc.cluster import engine
 from flowc.testing.campaign import Result, campaign_tasks, run_kind
+from hypothesis.errors import HypothesisDeprecationWarning
 
 # A Dask worker's own threads draw from the global `random` module while a
 # share generates examples; hypothesis sees the global state move and

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 
 from distributed.diagnostics.plugin import WorkerPlugin
-
 from flowc.cluster import configured
 from flowc.cluster import job as batch_job
 

@@ -103,7 +103,6 @@ def _in_process(job, parts) -> Iterator[tuple[list[str], int]]:
 def _on_cluster(client, job, parts, slots: int) -> Iterator[tuple[list[str], int]]:
     """Submit chunks (a bounded window of them), give their results in order."""
     from distributed import as_completed
-
     from flowc.cluster import remote
     from flowc.cluster.engine import TASK_RETRIES
 

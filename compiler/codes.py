@@ -8,7 +8,6 @@ front end, ANA dialect-independent analyses.
 from __future__ import annotations
 
 import attrs
-
 from flowc.compiler.codes_examples import EXAMPLES
 
 

@@ -28,7 +28,6 @@ import math
 import re
 
 import yaml
-
 from flowc.ir.diagnostics import Diagnostic, error
 from flowc.ir.limits import MAX_YAML_DEPTH, MAX_YAML_NODES
 from flowc.ir.span import Span

@@ -46,7 +46,6 @@ import tomllib
 from typing import Any
 
 import attrs
-
 from flowc.hosts.settings import LLM_PROVIDERS, HttpConfig, LlmProfile
 from flowc.ir.limits import MAX_SOURCE_BYTES
 from flowc.sourcefile import FileTooLarge, read_limited

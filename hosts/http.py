@@ -27,7 +27,6 @@ import re
 from typing import Any
 
 import httpx
-
 from flowc.host import HostFailure, ToolError, loads_json
 from flowc.hosts.allowlist import AllowList, UrlRefused, origin
 from flowc.hosts.base import ProviderTimeout

@@ -30,7 +30,6 @@ import time
 from typing import Any
 
 import httpx
-
 from flowc.host import HostFailure, ToolError, loads_json
 from flowc.hosts.base import ProviderTimeout
 from flowc.hosts.http import read_capped

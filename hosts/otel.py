@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from flowc.hosts.trace import environment_secrets, redacted, scrubbed
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
-
-from flowc.hosts.trace import environment_secrets, redacted, scrubbed
 
 _CALL_STATUS = {"result": "ok", "error": "error", "thrown": "failure", "timeout": "timeout"}
 

@@ -14,12 +14,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from flowc.termtext import shown
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
-
-from flowc.termtext import shown
 
 _STYLE = {"running": "yellow", "success": "green", "done": "green", "failed": "red", "timed_out": "red",
           "cancelled": "magenta", "skipped": "dim", "pruned": "dim"}

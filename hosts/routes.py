@@ -27,7 +27,6 @@ Names resolve in this order (docs/hosts.md):
 from __future__ import annotations
 
 import attrs
-
 from flowc.hosts.config import HostConfig
 
 __all__ = ["HTTP_TOOLS", "Refusal", "RouteTable", "Target"]

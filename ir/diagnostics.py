@@ -5,7 +5,6 @@ from __future__ import annotations
 import enum
 
 import attrs
-
 from flowc.ir.span import NO_SPAN, Span
 
 

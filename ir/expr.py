@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
-
 from flowc.ir.span import NO_SPAN, Span
 
 

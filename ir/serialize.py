@@ -13,7 +13,6 @@ import typing
 import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
-
 from flowc.ir import expr as E
 from flowc.ir.types import Type
 from flowc.ir.workflow import Workflow

@@ -11,7 +11,6 @@ import enum
 from typing import Any
 
 import attrs
-
 from flowc.ir.expr import Expr
 from flowc.ir.semantics import PROFILES, DialectProfile
 from flowc.ir.span import NO_SPAN, Span

@@ -40,11 +40,10 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
-
 from flowc.testing import mutants, properties, translation
 from flowc.testing import strategies as wst
 from flowc.testing.properties import PROPERTIES, PropertyFailure
+from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 
 KINDS = ("valid", "mutant", "malformed")
 HOSTILE_KINDS = ("hostile",)

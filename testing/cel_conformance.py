@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-
 from flowc.backends.python import rt_cel as C
 from flowc.compiler.instruction.cel import CelSyntaxError, parse_cel
 from flowc.ir.span import Span

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hypothesis import strategies as st
-
 from flowc.testing.gen_workflowskill import sometimes
 from flowc.testing.yamltext import dump
+from hypothesis import strategies as st
 
 DIALECT = "aevatar"
 

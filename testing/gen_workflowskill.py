@@ -20,9 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hypothesis import strategies as st
-
 from flowc.testing.yamltext import dump
+from hypothesis import strategies as st
 
 DIALECT = "workflowskill"
 

@@ -29,11 +29,10 @@ import tempfile
 from collections import Counter
 from typing import Any, NamedTuple
 
-from hypothesis import strategies as st
-
 from flowc.testing import strategies as wst
 from flowc.testing.failures import PropertyFailure, _crash, _fail
 from flowc.testing.yamltext import dump
+from hypothesis import strategies as st
 
 __all__ = ["MARKER_MODULE", "HostileCase", "check_hostile", "file_names", "hostile_workflows", "marker_path",
            "payloads"]

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import attrs
-
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.workflow import Binding, Edge, EdgeKind, Workflow

@@ -8,9 +8,8 @@ only report findings (with registered codes) instead of crashing or hanging.
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from flowc.testing.yamltext import dump
+from hypothesis import strategies as st
 
 HOSTILE = (
     "{{", "}}", "${", "${}", "$${", "$$", "$", "]", "[", "{", "}", "\u2028", "\u2029", "\x85", "\ufeff",

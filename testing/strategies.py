@@ -39,9 +39,8 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple, Self
 
-from hypothesis import strategies as st
-
 from flowc.testing import gen_aevatar, gen_instruction, gen_workflowskill, mutants
+from hypothesis import strategies as st
 
 __all__ = [
     "DIALECTS",

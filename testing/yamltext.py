@@ -9,7 +9,6 @@ as something else, and indents lists under their key, as people write them.
 from __future__ import annotations
 
 import yaml
-
 from flowc.compiler.yamlsrc import _core_scalar
 
 __all__ = ["dump"]

@@ -13,7 +13,6 @@ the translation is then *approximate*, never silently different.
 from __future__ import annotations
 
 import attrs
-
 from flowc.ir.diagnostics import Diagnostic, Severity
 from flowc.ir.span import NO_SPAN, Span
 

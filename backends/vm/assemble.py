@@ -16,7 +16,6 @@ import os
 from typing import Any
 
 import msgpack
-
 from flowc.backends.execution import runs_under
 from flowc.backends.vm import format as F
 from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression, varint

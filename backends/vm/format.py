@@ -37,7 +37,6 @@ from typing import Any
 
 import attrs
 import msgpack
-
 from flowc.ir.limits import (  # noqa: F401 - the VM's fuel defaults, re-exported
     DEFAULT_MAX_HOST_CALLS,
     DEFAULT_MAX_INSTRUCTIONS,

@@ -36,7 +36,6 @@ from __future__ import annotations
 import functools
 
 import lark
-
 from flowc.compiler.aevatar import dotnet
 from flowc.compiler.suggest import did_you_mean
 from flowc.grammar import grammar_text, parser_options

@@ -25,7 +25,6 @@ import os
 import re
 
 import attrs
-
 from flowc.compiler import yamlsrc
 from flowc.compiler.aevatar import dotnet, registry
 from flowc.compiler.aevatar import primitives as P

@@ -16,7 +16,6 @@ import fnmatch
 import json
 
 import attrs
-
 from flowc.compiler.instruction.catalog import KINDS
 from flowc.compiler.instruction.frontend import compile_instruction_all
 from flowc.ir.diagnostics import Diagnostic, error

@@ -24,7 +24,6 @@ from __future__ import annotations
 import re
 
 import attrs
-
 from flowc.compiler import yamlsrc
 from flowc.compiler.instruction import config_vars
 from flowc.compiler.yamlsrc import YMap, YNode, YSeq

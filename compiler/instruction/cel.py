@@ -26,7 +26,6 @@ args...))``, which fails when evaluated, as in cel-spec's unchecked mode).
 from __future__ import annotations
 
 import lark
-
 from flowc.compiler.numbers import shown
 from flowc.grammar import load_parser
 from flowc.ir import expr as E

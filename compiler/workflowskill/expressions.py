@@ -28,11 +28,10 @@ from typing import Any
 
 import attrs
 import lark
-from lark.parsers.lalr_analysis import Shift as _SHIFT
-
 from flowc.grammar import grammar_text, parser_options
 from flowc.ir.expr import Binary, Expr, Field, Index, Literal, Ref, Template, Unary
 from flowc.ir.span import Span
+from lark.parsers.lalr_analysis import Shift as _SHIFT
 
 __all__ = ["BINARY_OPS", "ExpressionError", "literal", "parse_expression", "parse_value"]
 

@@ -16,7 +16,6 @@ output of the step that jumped there).
 from __future__ import annotations
 
 import attrs
-
 from flowc.ir import expr as E
 from flowc.ir.workflow import Attr, Edge, EdgeKind, Node
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import itertools
 
 import attrs
-
 from flowc.ir import expr as E
 from flowc.ir.workflow import Node, Workflow
 from flowc.translation.aevatar.conditions import Conditions

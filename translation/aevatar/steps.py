@@ -17,7 +17,6 @@ import json
 import re
 
 import attrs
-
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.span import Span

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
-
 from flowc.ir import expr as E
 from flowc.translation.kinds import ANY, ARRAY, OBJECT
 

@@ -18,7 +18,6 @@ where CEL's typed values agree with that (``concat`` of text is ``+``).
 from __future__ import annotations
 
 from attrs import evolve as attrs_evolve
-
 from flowc.backends.python import rt_aevatar as rta
 from flowc.backends.python import rt_aevatar_run as rtr
 from flowc.backends.python.rt_aevatar_run import _rstrip_ws

@@ -14,7 +14,6 @@ A workflow whose names all fit is returned as it is.
 from __future__ import annotations
 
 import attrs
-
 from flowc.ir import expr as E
 from flowc.ir.workflow import Edge, ErrorPolicy, Node, Workflow
 from flowc.translation.ids import IdRenamer

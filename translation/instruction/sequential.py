@@ -33,7 +33,6 @@ output types are checked after the call, as WorkflowSkill checks them.
 from __future__ import annotations
 
 import attrs
-
 from flowc.ir import expr as E
 from flowc.ir.span import Span
 from flowc.ir.workflow import (

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
-
 from flowc.ir import expr as E
 from flowc.ir.span import NO_SPAN, Span
 from flowc.translation.instruction import absent

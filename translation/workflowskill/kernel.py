@@ -33,7 +33,6 @@ from __future__ import annotations
 import itertools
 
 import attrs
-
 from flowc.backends.python import rt_aevatar as rta
 from flowc.backends.python import rt_aevatar_run as rtr
 from flowc.ir import expr as E
