@@ -93,6 +93,9 @@ class DialectProfile:
     # of fuel fails at (a key of FUEL_FAILURE_STEPS).
     step_budget: str = "none"
     fuel_failure_step: str = "running_step"
+    # What a filter, map or sort step's output is: "items" (an object with
+    # the list under `items`) or "whole" (the list itself: instruction).
+    transform_output: str = "items"
 
 
 # The values of the execution rows, with their meaning. A backend runs a

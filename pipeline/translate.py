@@ -1,7 +1,7 @@
 """Translation between the dialects: front end A -> IR -> emitter B.
 
 This module wires the driver (front ends, analysis) to the three emitters
-under ``backends/``; neither side imports the other. ``flowc translate``
+in ``translation/``; neither side imports the other. ``flowc translate``
 and the tests call :func:`translate_text` / :func:`translate_file`.
 """
 
@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 
 import attrs
-from flowc.backends.emitcore import TARGETS, Emission
+from flowc import translation
 from flowc.ir.diagnostics import Diagnostic, Severity
 from flowc.ir.limits import MAX_SOURCE_BYTES
 from flowc.ir.workflow import Workflow
 from flowc.pipeline import driver
+from flowc.translation import TARGETS, Emission
 
 __all__ = ["TARGETS", "Translation", "emit", "output_suffix", "translate_file", "translate_text",
            "translate_workflow"]
@@ -44,16 +45,8 @@ class Translation:
 
 def emit(workflow: Workflow, target: str, strict: bool = False) -> Emission:
     """``workflow`` written in ``target``."""
-    if target == "workflowskill":
-        from flowc.backends.emit_workflowskill import emit as emit_target
-    elif target == "aevatar":
-        from flowc.backends.emit_aevatar import emit as emit_target
-    elif target == "instruction":
-        from flowc.backends.emit_instruction import emit as emit_target
-    else:
-        raise ValueError(f"unknown target dialect {target!r} (expected one of {', '.join(TARGETS)})")
     try:
-        emission = emit_target(workflow, strict=strict)
+        emission = translation.emit(workflow, target, strict)
     except RecursionError:
         # An emitter that writes a construct as nested ones (a switch as a
         # chain of conditionals) recurses once per level.
@@ -136,9 +129,8 @@ def _translate_instruction_document(text: str, path: str, target: str, strict: b
 
     workflows, _ = compile_instruction_all(text, path)
     if target == "instruction" and len(workflows) > 1:
-        from flowc.backends.emit_instruction import emit_document
-
-        return Translation(path, "instruction", target, result.workflow, emit_document(workflows, strict),
+        return Translation(path, "instruction", target, result.workflow,
+                           translation.emit_document(workflows, strict),
                            result.diagnostics)
     emission = emit(result.workflow, target, strict)
     if len(workflows) > 1:

@@ -9,7 +9,6 @@ same features case by case (tests/test_cel_conformance.py)."""
 from __future__ import annotations
 
 import pytest
-from flowc.backends.emit_instruction.printer import cel as print_cel
 from flowc.backends.python import rt_cel as C
 from flowc.backends.python.cel_expr import evaluate_cel
 from flowc.backends.vm import dataflow
@@ -20,6 +19,7 @@ from flowc.compiler.instruction.cel import CelSyntaxError, check_names, parse_ce
 from flowc.ir import expr as E
 from flowc.ir.expr import strip_spans
 from flowc.ir.semantics import FUNCTIONS
+from flowc.translation.instruction.text import cel as print_cel
 from micropython_probe import assert_rt_cel_probe_passes
 
 

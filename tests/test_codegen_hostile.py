@@ -23,12 +23,12 @@ from pathlib import Path
 import pytest
 from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.python.pysource import comment, comment_text, const, header, source_name
-from flowc.backends.yamlout import Comment, Flow, dump
 from flowc.compiler.yamlsrc import load
 from flowc.host import ScriptedHost
 from flowc.pipeline import driver
 from flowc.testing import hostile
 from flowc.testing.yamltext import dump as yaml_text
+from flowc.translation.yamlout import Comment, Flow, dump
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -12,7 +12,7 @@ from flowc.host import ScriptedHost
 from flowc.pipeline import driver
 from flowc.plan import build_plan
 
-ROOT = Path(driver.__file__).resolve().parent
+ROOT = Path(driver.__file__).resolve().parents[1]
 PIPELINE = ROOT / "examples" / "instruction" / "pipeline.yaml"
 
 

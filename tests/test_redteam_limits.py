@@ -47,10 +47,10 @@ def _workflow(text: str, dialect: str):
 
 def _emitter(target: str):
     """The target's emitter alone (translate.emit also reads the text back)."""
-    from flowc.backends import emit_aevatar, emit_instruction, emit_workflowskill
+    from flowc.translation import aevatar, instruction, workflowskill
 
-    return {"workflowskill": emit_workflowskill, "aevatar": emit_aevatar,
-            "instruction": emit_instruction}[target].emit
+    return {"workflowskill": workflowskill, "aevatar": aevatar,
+            "instruction": instruction}[target].emit
 
 
 def _emit_scales_linearly(make, dialect: str, target: str, small: int) -> None:

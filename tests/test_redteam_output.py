@@ -252,9 +252,9 @@ steps:
     "line\r\nbreaks\rof every\u2028kind",
 ])
 def test_a_section_description_reads_back_as_itself(description, tmp_path):
-    from flowc.backends.yamlout import quoted
     from flowc.compiler.instruction.frontend import compile_instruction_all
     from flowc.pipeline.translate import translate_text
+    from flowc.translation.yamlout import quoted
 
     doc = SECTION_DOC.replace(SECTION_DOC.splitlines()[3], "description: " + quoted(description))
     before, diags = compile_instruction_all(doc, "doc.md")

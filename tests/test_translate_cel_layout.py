@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flowc.backends import yamlout
-from flowc.backends.emit_instruction import _cel_text
-from flowc.backends.emit_instruction import printer as P
 from flowc.compiler import yamlsrc
 from flowc.compiler.instruction.cel import parse_cel
 from flowc.compiler.instruction.frontend import compile_instruction_all
 from flowc.ir import expr as E
 from flowc.ir.expr import strip_spans
 from flowc.pipeline import translate
+from flowc.translation import yamlout
+from flowc.translation.instruction import text as P
+from flowc.translation.instruction.printer import _cel_text
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 

@@ -145,7 +145,7 @@ def workflows(draw):
 
 
 def _text(doc: dict) -> str:
-    from flowc.backends import yamlout
+    from flowc.translation import yamlout
 
     return "---\nname: generated\ndescription: generated\n---\n\n```workflow\n" + yamlout.dump(doc) + "```\n"
 
@@ -213,7 +213,7 @@ def instruction_workflows(draw):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instruction_workflows())
 def test_generated_instruction_workflows_run_the_same_in_workflowskill(example):
-    from flowc.backends import yamlout
+    from flowc.translation import yamlout
 
     doc, script, inputs = example
     source = driver.compile_text(yamlout.dump(doc), "generated.yaml", "instruction")

@@ -135,7 +135,7 @@ def _identity(text: str, name: str, dialect: str) -> None:
 @settings(max_examples=60, deadline=None)
 @given(value=_HOSTILE, description=_HOSTILE, label=_HOSTILE)
 def test_workflowskill_identity_with_hostile_text(value, description, label):
-    from flowc.backends import yamlout
+    from flowc.translation import yamlout
 
     doc = {"inputs": {"a": {"type": "string", "default": label}},
            "outputs": {"out": {"type": "string", "value": value}},
@@ -151,7 +151,7 @@ def test_workflowskill_identity_with_hostile_text(value, description, label):
 @settings(max_examples=60, deadline=None)
 @given(value=_HOSTILE, prompt=_HOSTILE)
 def test_aevatar_identity_with_hostile_text(value, prompt):
-    from flowc.backends import yamlout
+    from flowc.translation import yamlout
 
     doc = {"name": "w", "roles": [{"id": "r", "system_prompt": prompt}],
            "steps": [{"id": "a", "type": "llm_call", "target_role": "r",
@@ -163,7 +163,7 @@ def test_aevatar_identity_with_hostile_text(value, prompt):
 @settings(max_examples=60, deadline=None)
 @given(value=_HOSTILE, text=_HOSTILE)
 def test_instruction_identity_with_hostile_text(value, text):
-    from flowc.backends import yamlout
+    from flowc.translation import yamlout
 
     doc = {"name": "w", "steps": {"start": {"kind": "manual"},
                                   "t": {"kind": "template", "depends_on": ["start"], "text": text},

@@ -14,12 +14,12 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from flowc.backends.emit_workflowskill.from_aevatar import NEEDLE_CHARS
 from flowc.backends.python import rt_aevatar as rta
 from flowc.backends.python.runtime import wfs_contains
 from flowc.pipeline import driver, translate
 from flowc.testing import gen_aevatar
 from flowc.testing.translation import cross_dialect
+from flowc.translation.workflowskill.lowerings import NEEDLE_CHARS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -8,8 +8,8 @@ import math
 
 import pytest
 import yaml
-from flowc.backends.yamlout import Comment, Flow, Spaced, dump, is_plain_safe, scalar
 from flowc.compiler import yamlsrc
+from flowc.translation.yamlout import Comment, Flow, Spaced, dump, is_plain_safe, scalar
 from hypothesis import given
 from hypothesis import strategies as st
 

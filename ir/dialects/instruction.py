@@ -193,4 +193,5 @@ PROFILE = DialectProfile(
     unreachable_steps="error",
     step_budget="workflow_limit",
     fuel_failure_step="innermost_step",
+    transform_output="whole",
 )
