@@ -29,9 +29,24 @@ from flowc.ir.specs import (
 )
 
 __all__ = [
-    "AEVATAR", "AEVATAR_TRANSFORM_OPS", "CONCURRENCY", "FUEL_FAILURE_STEPS", "FUNCTIONS", "INSTRUCTION", "OPERATORS",
-    "OUTPUT_RESOLUTION", "PROFILES", "SCHEDULING", "STEP_BUDGETS", "STRINGIFY", "TRUTHINESS", "WORKFLOWSKILL",
-    "DialectProfile", "FunctionSpec", "OperatorSpec",
+    "AEVATAR",
+    "AEVATAR_TRANSFORM_OPS",
+    "CONCURRENCY",
+    "FUEL_FAILURE_STEPS",
+    "FUNCTIONS",
+    "INSTRUCTION",
+    "KERNEL_PRIMITIVES",
+    "OPERATORS",
+    "OUTPUT_RESOLUTION",
+    "PROFILES",
+    "SCHEDULING",
+    "STEP_BUDGETS",
+    "STRINGIFY",
+    "TRUTHINESS",
+    "WORKFLOWSKILL",
+    "DialectProfile",
+    "FunctionSpec",
+    "OperatorSpec",
 ]
 
 _DIALECTS = (workflowskill, instruction, aevatar)
@@ -52,3 +67,5 @@ TRUTHINESS: dict[str, str] = merged(*(d.TRUTHINESS for d in _DIALECTS))
 STRINGIFY: dict[str, str] = merged(*(d.STRINGIFY for d in _DIALECTS))
 
 AEVATAR_TRANSFORM_OPS: dict[str, str] = aevatar.TRANSFORM_OPS
+# The kernel primitive of each IR operation exactly one primitive lowers to.
+KERNEL_PRIMITIVES: dict[str, str] = dict(aevatar.OP_PRIMITIVES)

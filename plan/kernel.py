@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowc.ir import expr as E
+from flowc.ir.semantics import KERNEL_PRIMITIVES
 from flowc.ir.workflow import EdgeKind, Node, Region, Workflow
 from flowc.plan.shape import Bodies, PlanError, edge_row
 
@@ -46,12 +47,6 @@ def _lit(node: Node, name: str) -> str | None:
     return value.value if isinstance(value, E.Literal) and isinstance(value.value, str) else None
 
 
-# The kernel's primitive for each IR operation exactly one primitive lowers to.
-_OP_PRIMITIVES = {
-    "assign": "assign", "branch": "conditional", "switch": "switch", "assert": "guard", "while": "while",
-    "sleep": "delay", "foreach": "foreach", "parallel": "parallel", "race": "race", "map_reduce": "map_reduce",
-    "cache": "cache", "reflect": "reflect", "vote": "vote",
-}
 # Operations several primitives lower to (llm_call, tool_call, evaluate ...
 # are all a `call`): the front end records the primitive as attr `primitive`.
 _RECORDED_OPS = frozenset({"call", "transform.apply"})
@@ -68,7 +63,7 @@ def step_type(node: Node) -> str:
             raise PlanError(f"step {node.id!r}: operation {node.op!r} without attr `primitive`; the "
                             "kernel can't tell which primitive it runs")
         return primitive
-    primitive = _OP_PRIMITIVES.get(node.op)
+    primitive = KERNEL_PRIMITIVES.get(node.op)
     if primitive is None:
         raise PlanError(f"step {node.id!r}: operation {node.op!r} is not run by kernel scheduling")
     return primitive

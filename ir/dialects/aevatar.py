@@ -99,6 +99,15 @@ OPERATIONS: dict[str, OperationSpec] = {s.name: s for s in (
     OperationSpec("vote", "pick the longest of the input's \\n---\\n-separated candidates"),
 )}
 
+# The kernel primitive each IR operation runs when exactly one primitive
+# lowers to it; the operations several primitives share (call,
+# transform.apply) carry the primitive as the node's attr `primitive`.
+OP_PRIMITIVES: dict[str, str] = {
+    "assign": "assign", "branch": "conditional", "switch": "switch", "assert": "guard", "while": "while",
+    "sleep": "delay", "foreach": "foreach", "parallel": "parallel", "race": "race", "map_reduce": "map_reduce",
+    "cache": "cache", "reflect": "reflect", "vote": "vote",
+}
+
 TRUTHINESS: dict[str, str] = {
     "aevatar_truthy": ("aevatar IsTruthy: blank (only .NET white space) is false; text that "
                        "bool.TryParse accepts is that value; a number is true when |n| >= "

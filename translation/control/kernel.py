@@ -15,19 +15,13 @@ import itertools
 import json
 
 from flowc.ir import expr as E
+from flowc.ir.semantics import KERNEL_PRIMITIVES
 from flowc.ir.workflow import EdgeKind, ErrorPolicy, Node, Workflow
 from flowc.translation.report import Report
 
 __all__ = ["KernelGraph", "StraightPath", "capability_is", "json_object", "keys_out", "parameters_of", "primitive", "switch_candidates",
            "variable_sources", "written_type"]
 
-# The kernel's primitive for each op exactly one primitive lowers to; the ops
-# several share (call, transform.apply) carry the primitive as attr `primitive`.
-_OP_PRIMITIVES = {
-    "assign": "assign", "branch": "conditional", "switch": "switch", "assert": "guard", "while": "while",
-    "sleep": "delay", "foreach": "foreach", "parallel": "parallel", "race": "race", "map_reduce": "map_reduce",
-    "cache": "cache", "reflect": "reflect", "vote": "vote",
-}
 
 
 def primitive(node: Node) -> str:
@@ -39,7 +33,7 @@ def primitive(node: Node) -> str:
         if isinstance(value, E.Literal) and isinstance(value.value, str) and \
                 (name == "primitive" or _is_extension(node)):
             return value.value
-    return _OP_PRIMITIVES.get(node.op, node.op)
+    return KERNEL_PRIMITIVES.get(node.op, node.op)
 
 
 def written_type(node: Node) -> str:
