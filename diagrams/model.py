@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Iterable
 
 import attrs
-from flowc.backends.graph.text import clip, expr_text, wrap
+from flowc.diagrams.text import clip, expr_text, wrap
 from flowc.ir import expr as E
 from flowc.ir.diagnostics import Diagnostic, Severity
 from flowc.ir.ops import OPERATIONS
