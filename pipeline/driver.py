@@ -21,8 +21,6 @@ from flowc.ir.workflow import Workflow
 from flowc.pipeline import frontends
 from flowc.sourcefile import FileTooLarge, read_limited
 
-DIALECTS = ("workflowskill", "aevatar", "instruction")
-
 # Findings that are consequences of a gap the front end already reported.
 CASCADE_CODES = frozenset({"ANA402", "ANA404", "ANA405"})
 
@@ -30,6 +28,7 @@ CASCADE_CODES = frozenset({"ANA402", "ANA404", "ANA405"})
 # One front end per dialect (pipeline/frontends.py): how its documents are
 # compiled and which of their features the pipeline reads.
 FRONT_ENDS = frontends.FRONT_ENDS
+DIALECTS = tuple(FRONT_ENDS)
 SOURCE_SUFFIXES = (".md", ".yaml", ".yml", ".json")
 
 # The detection patterns run over whole files, so none may backtrack over a
