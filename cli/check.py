@@ -150,13 +150,13 @@ def _report(args, files: list[str], results, caps, table) -> int:
 
 def _host_findings(args, result, caps, table) -> list:
     """INS401 (--host-capabilities) and HST/INS402 (--config) findings of one file."""
-    from flowc.pipeline import driver
+    from flowc.pipeline import driver, frontends
 
     found = []
-    if caps is not None and (args.dialect or driver.detect_dialect(result.text, result.path)) == "instruction":
-        from flowc.compiler.instruction.capabilities import check_host
-
-        found.extend(check_host(result.text, result.path, caps))
+    if caps is not None:
+        front_end = frontends.by_name(args.dialect or driver.detect_dialect(result.text, result.path))
+        if front_end is not None and front_end.check_host is not None:
+            found.extend(front_end.check_host(result.text, result.path, caps))
     if table is not None:
         found.extend(_config_findings(result.text, result.path, args.dialect, table))
     return found
@@ -166,13 +166,12 @@ def _config_findings(text: str, path: str, dialect: str | None, table) -> list:
     """HST findings: the host calls of every workflow of the file that ``table`` does not grant."""
     from flowc.cli.durable import durable_findings
     from flowc.hosts.check import check_calls
-    from flowc.pipeline import driver
+    from flowc.pipeline import driver, frontends
 
     dialect = dialect or driver.detect_dialect(text, path)
-    if dialect == "instruction":
-        from flowc.compiler.instruction.frontend import compile_instruction_all
-
-        workflows, _ = compile_instruction_all(text, path)
+    front_end = frontends.by_name(dialect)
+    if front_end is not None and front_end.compile_all is not None:
+        workflows, _ = front_end.compile_all(text, path)
     else:
         result = driver.compile_text(text, path, dialect)
         workflows = [result.workflow] if result.workflow is not None else []

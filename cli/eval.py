@@ -63,7 +63,10 @@ def _default_mode(lang: str, expr: str, stderr: IO[str] | None) -> str:
     """``--mode`` not given: a text holding ``${`` is a template, which only
     the value mode reads as one (the expression mode would read
     ``${concat('a','b')}`` as a variable name and give ""). Say so."""
-    if lang in ("aevatar", "workflowskill") and "${" in expr:
+    from flowc.pipeline.evaluate import LANGUAGES
+
+    language = LANGUAGES.get(lang)
+    if language is not None and language.templates and "${" in expr:
         if stderr is not None:
             stderr.write("note: the text holds ${...}, so it is evaluated as a template (--mode value); "
                          "pass --mode expression to evaluate it as one expression\n")

@@ -49,7 +49,7 @@ def graph_format_conflict(fmt: str | None, out_path: str | None) -> str | None:
 
 
 def run(args) -> int:
-    from flowc.backends import graph
+    from flowc import diagrams
     from flowc.cli import reporting
     from flowc.pipeline import driver
 
@@ -57,7 +57,7 @@ def run(args) -> int:
     if conflict is not None:
         return fail(conflict)
     fmt = graph_format(args.format, args.output)
-    if fmt in graph.IMAGE_FORMATS and not args.output and sys.stdout.isatty():
+    if fmt in diagrams.IMAGE_FORMATS and not args.output and sys.stdout.isatty():
         return fail(f"{fmt.upper()} is binary; write it to a file with -o OUT.{fmt}")
     text, problem = driver.read_source(args.workflow)
     if problem is not None:
@@ -69,10 +69,10 @@ def run(args) -> int:
     if result.workflow is None:
         return fail("no picture: the workflow could not be read (see the findings above)", EXIT_FINDINGS)
     try:
-        picture = graph.render(result.workflow, fmt, result.diagnostics, rankdir=args.rankdir)
-    except graph.GraphvizNotFound as exc:
+        picture = diagrams.render(result.workflow, fmt, result.diagnostics, rankdir=args.rankdir)
+    except diagrams.GraphvizNotFound as exc:
         return fail(str(exc))
-    except graph.GraphvizFailed as exc:
+    except diagrams.GraphvizFailed as exc:
         return fail(str(exc), EXIT_FINDINGS)
     if fmt == "mermaid" and args.output and args.output.lower().endswith(".md"):
         picture = f"```mermaid\n{picture}```\n"   # a Markdown page GitHub renders

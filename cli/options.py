@@ -7,8 +7,10 @@ import argparse
 import sys
 
 from flowc.cli.exits import EXIT_USAGE
+from flowc.pipeline.frontends import FRONT_ENDS
 
-DIALECTS = ("workflowskill", "aevatar", "instruction")
+# --dialect's choices: the dialects with a front end.
+DIALECTS = tuple(FRONT_ENDS)
 
 
 class CliParser(argparse.ArgumentParser):

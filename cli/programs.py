@@ -39,17 +39,18 @@ def _has_workflow(text: str, path: str, result, name: str) -> bool:
     """``--workflow NAME`` names a workflow of an instruction document (a
     config with several `workflows:` entries, an instruction.md with
     several); say so when it does not."""
-    from flowc.compiler.instruction.frontend import workflow_names
+    from flowc.pipeline import frontends
 
     if result.dialect is None:
         return True  # the findings say why
-    if result.dialect != "instruction":
+    front_end = frontends.by_name(result.dialect)
+    if front_end is None or front_end.document_names is None:
         print(f"flowc: error: --workflow picks a workflow of an instruction document; {path} is "
               f"{result.dialect}", file=sys.stderr)
         return False
     if result.workflow is not None:
         return True
-    names = workflow_names(text, path)
+    names = front_end.document_names(text, path)
     if name in names:
         return True
     from flowc.termtext import shown

@@ -96,7 +96,7 @@ _ANALYSES = code_table(
      "of it always resolves to nothing. Index it or use a transform.")),
 )
 
-# --- translation (flowc translate, backends/emit_*) ----------------------------
+# --- translation (flowc translate, translation/) ----------------------------
 _TRANSLATION = code_table(
     shared_examples.EXAMPLES,
     ("TRN001", "one workflow of several translated",

@@ -18,43 +18,17 @@ from flowc.ir.diagnostics import Diagnostic, error
 from flowc.ir.limits import MAX_SOURCE_BYTES
 from flowc.ir.span import Span
 from flowc.ir.workflow import Workflow
+from flowc.pipeline import frontends
 from flowc.sourcefile import FileTooLarge, read_limited
-
-DIALECTS = ("workflowskill", "aevatar", "instruction")
 
 # Findings that are consequences of a gap the front end already reported.
 CASCADE_CODES = frozenset({"ANA402", "ANA404", "ANA405"})
 
 
-# Each front end is imported when a document of its dialect is first
-# compiled: a command that reads one WorkflowSkill file does not pay for
-# the aevatar expression parser.
-def compile_workflowskill(text: str, path: str, **options):
-    from flowc.compiler.workflowskill.frontend import compile_workflowskill as front_end
-
-    return front_end(text, path, **options)
-
-
-def compile_aevatar(text: str, path: str, **options):
-    from flowc.compiler.aevatar.frontend import compile_aevatar as front_end
-
-    return front_end(text, path, **options)
-
-
-def compile_instruction(text: str, path: str, **options):
-    from flowc.compiler.instruction.frontend import compile_instruction as front_end
-
-    return front_end(text, path, **options)
-
-
-# One front end per dialect: (text, path) -> (Workflow | None, diagnostics).
-FRONT_ENDS = {
-    "workflowskill": compile_workflowskill,
-    "aevatar": compile_aevatar,
-    "instruction": compile_instruction,
-}
-# Front ends that take ``strict=True`` (the dialect's strictest validation).
-STRICT_FRONT_ENDS = frozenset({"aevatar"})
+# One front end per dialect (pipeline/frontends.py): how its documents are
+# compiled and which of their features the pipeline reads.
+FRONT_ENDS = frontends.FRONT_ENDS
+DIALECTS = tuple(FRONT_ENDS)
 SOURCE_SUFFIXES = (".md", ".yaml", ".yml", ".json")
 
 # The detection patterns run over whole files, so none may backtrack over a
@@ -153,14 +127,7 @@ def compile_text(text: str, path: str, dialect: str | None = None, strict: bool 
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        options: dict = {}
-        if strict and chosen in STRICT_FRONT_ENDS:
-            options["strict"] = True
-        if known_workflows is not None and chosen == "aevatar":
-            options["known_workflows"] = known_workflows
-        if workflow is not None and chosen == "instruction":
-            options["name"] = workflow
-        compiled, diags = front_end(text, path, **options)
+        compiled, diags = front_end.compile(text, path, **_options(front_end, strict, workflow, known_workflows))
         diags = list(diags)
         if compiled is not None:
             findings = analyze(compiled)
@@ -176,6 +143,19 @@ def compile_text(text: str, path: str, dialect: str | None = None, strict: bool 
         if gc_was_enabled:
             gc.enable()
     return CompileResult(path, chosen, compiled, tuple(sorted(diags, key=Diagnostic.sort_key)))
+
+
+def _options(front_end: frontends.FrontEnd, strict: bool, workflow: str | None,
+             known_workflows: frozenset[str] | None) -> dict:
+    """The options of compile_text that ``front_end`` takes."""
+    options: dict = {}
+    if strict and front_end.strict:
+        options["strict"] = True
+    if known_workflows is not None and front_end.registry_names is not None:
+        options["known_workflows"] = known_workflows
+    if workflow is not None and front_end.compile_all is not None:
+        options["name"] = workflow
+    return options
 
 
 def read_source(path: str) -> tuple[str | None, Diagnostic | None]:
@@ -209,13 +189,12 @@ def compile_file(path: str, dialect: str | None = None, strict: bool = False) ->
 
 def workflow_registry(paths: list[str], checked: list[str] = (),
                       dialect: str | None = None) -> tuple[frozenset[str], str | None]:
-    """The names of the aevatar workflows in ``paths`` (files or directories,
+    """The names of the workflows in ``paths`` (files or directories,
     walked as by ``flowc check``) and in the files being ``checked`` (read as
     ``dialect`` when given): the registry a ``workflow_call`` is checked
-    against. Files of other dialects are left out. Returns the names and a
+    against (aevatar's). Files of dialects without workflow calls by name
+    are left out. Returns the names and a
     problem (a path of ``paths`` that does not exist) or None."""
-    from flowc.compiler.aevatar.registry import names_of
-
     for path in paths:
         if not os.path.exists(path):
             return frozenset(), f"{path}: no such file or directory"
@@ -223,8 +202,9 @@ def workflow_registry(paths: list[str], checked: list[str] = (),
     files = [(f, None) for f in expand_paths(list(paths))] + [(f, dialect) for f in checked]
     for file, given in files:
         text, problem = read_source(file)
-        if problem is None and (given or detect_dialect(text, file)) == "aevatar":
-            names |= names_of(text, file)
+        front_end = frontends.by_name(given or detect_dialect(text, file)) if problem is None else None
+        if front_end is not None and front_end.registry_names is not None:
+            names |= front_end.registry_names(text, file)
     return frozenset(names), None
 
 

@@ -16,16 +16,17 @@ tests/data/expressions/README and the shared expression corpus):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+import attrs
 from flowc.backends.python import runtime as rt
 from flowc.backends.python.expr import ExprCompileError, evaluate
 from flowc.compiler.workflowskill.expressions import ExpressionError, parse_expression, parse_value
 from flowc.host import loads_json
 from flowc.ir.span import Span
 
-__all__ = ["LANGS", "MODES", "evaluate_text", "format_line", "run_batch", "run_eval"]
+__all__ = ["LANGS", "LANGUAGES", "MODES", "ExpressionLanguage", "evaluate_text", "format_line", "run_batch", "run_eval"]
 
 LANGS = ("workflowskill", "aevatar", "cel", "instruction")
 MODES = ("expression", "value")
@@ -51,22 +52,25 @@ def _guarded(evaluate_fn, *args) -> tuple[str, Any]:
         return "error", "the values nest too deeply"
 
 
-def _evaluate(lang: str, expr_text: str, vars: Any, mode: str, backend: str) -> tuple[str, Any]:
-    """Evaluate ``expr_text`` in the context ``vars``: ``("value", v)``,
-    ``("undefined", None)`` or ``("error", message)``.
+def _evaluate(lang: str, expr_text: str, vars: Any, mode: str, backend: str,
+              case_insensitive: bool = False) -> tuple[str, Any]:
+    """Evaluate ``expr_text`` in the context ``vars`` by the language's
+    evaluator (:data:`LANGUAGES`): ``("value", v)``, ``("undefined",
+    None)``, ``("json", text)`` or ``("error", message)``."""
+    language = LANGUAGES.get(lang)
+    if language is None:
+        return "error", f"language not supported yet: {lang}"
+    return language.evaluate(expr_text, vars, mode, backend, case_insensitive)
 
-    For WorkflowSkill, ``vars`` is the run context ``{inputs, steps: {id:
+
+def _evaluate_workflowskill(expr_text: Any, vars: Any, mode: str, backend: str,
+                            case_insensitive: bool) -> tuple[str, Any]:
+    """WorkflowSkill: ``vars`` is the run context ``{inputs, steps: {id:
     {output}}, item?, index?, result?}`` (absent keys are missing) and
     ``mode`` is ``expression`` (a bare ``$``-expression: condition, each,
     where, map expression) or ``value`` (a value string: literal,
-    ``$``-expression, ``${...}`` template or ``$$`` escape).
-    """
-    if lang == "aevatar":
-        return _evaluate_aevatar(expr_text, vars, mode)
-    if lang == "cel":
-        return _evaluate_cel(expr_text, vars, backend)
-    if lang != "workflowskill":
-        return "error", f"language not supported yet: {lang}"
+    ``$``-expression, ``${...}`` template or ``$$`` escape). The Python
+    backend evaluates it; names are matched exactly."""
     if mode not in MODES:
         return "error", f"unknown mode: {mode} (expected expression or value)"
     if not isinstance(expr_text, str):
@@ -118,12 +122,11 @@ def _batch_line(line: str, lang: str, backend: str = "python") -> str:
         return format_line("error", f"invalid batch line: {e}")
     if not isinstance(request, dict) or not isinstance(request.get("expr"), str):
         return format_line("error", 'invalid batch line: expected {"expr": <string>, "vars": ..., "mode": ...}')
-    if lang == "aevatar":
-        return format_line(*_guarded(_evaluate_aevatar, request["expr"], request.get("vars"),
-                                     request.get("mode", "expression"),
-                                     request.get("variables_comparer") == "OrdinalIgnoreCase"))
-    return format_line(*evaluate_text(lang, request["expr"], request.get("vars"),
-                                      request.get("mode", "expression"), backend))
+    # A line may ask for OrdinalIgnoreCase variable lookup (aevatar's while
+    # and foreach scopes); the other languages match names exactly.
+    return format_line(*_guarded(_evaluate, lang, request["expr"], request.get("vars"),
+                                 request.get("mode", "expression"), backend,
+                                 request.get("variables_comparer") == "OrdinalIgnoreCase"))
 
 
 def run_batch(lines: Iterable[str], lang: str = "workflowskill", backend: str = "python") -> list[str]:
@@ -132,8 +135,8 @@ def run_batch(lines: Iterable[str], lang: str = "workflowskill", backend: str = 
 
 
 # --- aevatar -------------------------------------------------------------------
-def _evaluate_aevatar(expr_text: Any, vars: Any = None, mode: str = "expression",
-                      case_insensitive: bool = False) -> tuple[str, Any]:
+def _evaluate_aevatar(expr_text: Any, vars: Any, mode: str, backend: str,
+                      case_insensitive: bool) -> tuple[str, Any]:
     """aevatar: ``mode`` ``value`` is the engine's Evaluate (a parameter
     value with ``${...}`` placeholders), ``expression`` its EvaluateExpression
     (one expression, not trimmed: a while condition without ``${``).
@@ -175,7 +178,8 @@ def _evaluate_with_fuel(evaluate: Any, *args: Any) -> Any:
         rt_cel.set_fuel(outer)
 
 
-def _evaluate_cel(expr_text: Any, vars: Any = None, backend: str = "python") -> tuple[str, Any]:
+def _evaluate_cel(expr_text: Any, vars: Any, mode: str, backend: str,
+                  case_insensitive: bool) -> tuple[str, Any]:
     """CEL: ``vars`` are the expression's variables (``{"inputs": {...},
     "steps": {...}}`` or any other names); the value comes back as JSON text
     (uint as a number, bytes as base64, see rt_cel.to_json)."""
@@ -210,3 +214,23 @@ def _evaluate_cel(expr_text: Any, vars: Any = None, backend: str = "python") -> 
         return "error", e.message
     except (CelCompileError, DataflowAssembleError) as e:
         return "error", str(e)
+
+
+@attrs.frozen
+class ExpressionLanguage:
+    """One language ``flowc eval`` reads."""
+
+    # (expr_text, vars, mode, backend, case_insensitive) -> result
+    evaluate: Callable[..., tuple[str, Any]]
+    # A text holding ``${`` is a template, which only the value mode reads
+    # as one: without --mode, such a text is evaluated as a value.
+    templates: bool
+
+
+# The languages, by name. `instruction` (in LANGS) has no evaluator of its
+# own yet: its expressions are CEL.
+LANGUAGES: dict[str, ExpressionLanguage] = {
+    "workflowskill": ExpressionLanguage(_evaluate_workflowskill, templates=True),
+    "aevatar": ExpressionLanguage(_evaluate_aevatar, templates=True),
+    "cel": ExpressionLanguage(_evaluate_cel, templates=False),
+}

@@ -14,7 +14,7 @@ from flowc import translation
 from flowc.ir.diagnostics import Diagnostic, Severity
 from flowc.ir.limits import MAX_SOURCE_BYTES
 from flowc.ir.workflow import Workflow
-from flowc.pipeline import driver
+from flowc.pipeline import driver, frontends
 from flowc.translation import TARGETS, Emission
 
 __all__ = ["TARGETS", "Translation", "emit", "output_suffix", "translate_file", "translate_text",
@@ -91,7 +91,7 @@ def _limit_findings(text: str, path: str, target: str) -> list[Diagnostic]:
     from flowc.ir.limits import MAX_ID_LENGTH
 
     try:
-        compiled, diags = driver.FRONT_ENDS[target](text, path)
+        compiled, diags = driver.FRONT_ENDS[target].compile(text, path)
     except RecursionError:
         return [Diagnostic("LIM101", Severity.ERROR, "the workflow nests too deeply to compile")]
     found = [d for d in diags if d.is_error and d.code.startswith(_LIMIT_CODES)]
@@ -113,31 +113,29 @@ def translate_text(text: str, path: str, target: str, strict: bool = False,
     result = driver.compile_text(text, path, dialect)
     if not result.ok:
         return Translation(path, result.dialect, target, result.workflow, None, result.diagnostics)
-    if result.dialect == "instruction":
-        return _translate_instruction_document(text, path, target, strict, result)
+    front_end = frontends.by_name(result.dialect)
+    if front_end is not None and front_end.compile_all is not None:
+        return _translate_document(front_end, text, path, target, strict, result)
     return Translation(path, result.dialect, target, result.workflow,
                        emit(result.workflow, target, strict), result.diagnostics)
 
 
-def _translate_instruction_document(text: str, path: str, target: str, strict: bool,
-                                    result: driver.CompileResult) -> Translation:
-    """An instruction document may hold several workflows. In instruction
-    they are written back as one document; other dialects hold one
-    workflow per document, so the first is translated (with a note)."""
-    from flowc.compiler.instruction.frontend import compile_instruction_all
-    from flowc.ir.diagnostics import Diagnostic, Severity
-
-    workflows, _ = compile_instruction_all(text, path)
-    if target == "instruction" and len(workflows) > 1:
-        return Translation(path, "instruction", target, result.workflow,
-                           translation.emit_document(workflows, strict),
-                           result.diagnostics)
+def _translate_document(front_end: frontends.FrontEnd, text: str, path: str, target: str, strict: bool,
+                        result: driver.CompileResult) -> Translation:
+    """A document of ``front_end``'s dialect (instruction) may hold several
+    workflows. In its own dialect they are written back as one document;
+    other dialects hold one workflow per document, so the first is
+    translated (with a note)."""
+    workflows, _ = front_end.compile_all(text, path)
+    if target == front_end.name and len(workflows) > 1:
+        return Translation(path, front_end.name, target, result.workflow,
+                           translation.emit_document(workflows, strict), result.diagnostics)
     emission = emit(result.workflow, target, strict)
     if len(workflows) > 1:
         note = Diagnostic("TRN001", Severity.NOTE, f"the document holds {len(workflows)} workflows; only the "
                           f"first, {result.workflow.name!r}, is translated", result.workflow.span)
         emission = attrs.evolve(emission, diagnostics=(note, *emission.diagnostics))
-    return Translation(path, "instruction", target, result.workflow, emission, result.diagnostics)
+    return Translation(path, front_end.name, target, result.workflow, emission, result.diagnostics)
 
 
 def translate_file(path: str, target: str, strict: bool = False, dialect: str | None = None) -> Translation:
@@ -149,12 +147,14 @@ def translate_file(path: str, target: str, strict: bool = False, dialect: str | 
 
 def output_suffix(target: str, workflow: Workflow | None = None) -> str:
     """The file suffix a translation to ``target`` is written with."""
-    if target == "workflowskill":
-        meta = (workflow.metadata or {}) if workflow is not None else {}
-        bare = workflow is not None and workflow.dialect == "workflowskill" and \
-            "markdown" not in meta and "frontmatter" not in meta
-        return ".yaml" if bare else ".md"
-    return ".yaml"
+    front_end = frontends.by_name(target)
+    if front_end is None:
+        return ".yaml"
+    if front_end.bare_yaml and workflow is not None and workflow.dialect == target:
+        meta = workflow.metadata or {}
+        if "markdown" not in meta and "frontmatter" not in meta:
+            return ".yaml"
+    return front_end.suffix
 
 
 def default_output_name(path: str, target: str, workflow: Workflow | None = None) -> str:

@@ -13,9 +13,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from flowc import cli
-from flowc.backends import graph
-from flowc.backends.graph import image, model
+from flowc import cli, diagrams
+from flowc.diagrams import image, model
 from flowc.ir import expr as E
 from flowc.ir.diagnostics import warning
 from flowc.ir.span import Span
@@ -122,10 +121,10 @@ def test_findings_are_highlighted_on_their_node(tmp_path):
     notify = next(b for b in pic.boxes if b.id == "notify")
     assert notify.status == "unreachable"
     assert any(f.startswith("ANA402") for f in notify.findings)
-    dot = graph.to_dot(pic)
+    dot = diagrams.to_dot(pic)
     line = next(ln for ln in dot.splitlines() if ln.strip().startswith(notify.uid + " "))
     assert 'fillcolor="#ffcdd2"' in line and 'color="#c62828"' in line and "unreachable ANA402" in line
-    mermaid = graph.to_mermaid(pic)
+    mermaid = diagrams.to_mermaid(pic)
     assert f"class {notify.uid} fc_unreachable" in mermaid
     assert "classDef fc_unreachable" in mermaid
 
@@ -145,7 +144,7 @@ def test_a_warning_on_a_node_is_orange():
 
 # --------------------------------------------------------------- DOT text
 def test_dot_styles_each_edge_kind():
-    dot = graph.render(synthetic(), "dot")
+    dot = diagrams.render(synthetic(), "dot")
     assert "digraph workflow {" in dot and dot.rstrip().endswith("}")
     assert re.search(r'-> n\d+ \[color="#78909c", style="dashed"\]', dot)           # fall-through
     assert re.search(r'label=" then "', dot) and re.search(r'label=" else "', dot)   # branch arms
@@ -156,7 +155,7 @@ def test_dot_styles_each_edge_kind():
 
 
 def test_dot_escapes_label_text():
-    dot = graph.render(synthetic(), "dot")
+    dot = diagrams.render(synthetic(), "dot")
     assert "say &quot;hi&quot; &lt;b&gt;#1&lt;/b&gt; | x" in dot
     assert '<b>#1</b>' not in dot
 
@@ -164,13 +163,13 @@ def test_dot_escapes_label_text():
 def test_output_is_deterministic(clean_path):
     wf = compiled(clean_path).workflow
     for fmt in ("dot", "mermaid"):
-        assert graph.render(wf, fmt) == graph.render(wf, fmt)
+        assert diagrams.render(wf, fmt) == diagrams.render(wf, fmt)
 
 
 @needs_dot
 def test_dot_text_is_accepted_by_graphviz(clean_path):
     result = compiled(clean_path)
-    dot = graph.render(result.workflow, "dot", result.diagnostics)
+    dot = diagrams.render(result.workflow, "dot", result.diagnostics)
     done = subprocess.run(["dot", "-Tcanon"], input=dot.encode(), capture_output=True, check=False)
     assert done.returncode == 0, done.stderr.decode()
     assert not done.stderr, done.stderr.decode()
@@ -178,7 +177,7 @@ def test_dot_text_is_accepted_by_graphviz(clean_path):
 
 # ----------------------------------------------------------- Mermaid text
 def test_mermaid_structure():
-    text = graph.render(synthetic(), "mermaid")
+    text = diagrams.render(synthetic(), "mermaid")
     lines = text.splitlines()
     assert lines[:4] == ["---", 'title: "synthetic (workflowskill)"', "---", "flowchart TD"]
     assert "-.->" in text                     # fall-through and error route
@@ -191,7 +190,7 @@ def test_mermaid_structure():
 
 
 def test_mermaid_labels_cannot_break_the_chart():
-    text = graph.render(synthetic(), "mermaid")
+    text = diagrams.render(synthetic(), "mermaid")
     label = next(ln for ln in text.splitlines() if "say" in ln)
     inner = label[label.index('"') + 1: label.rindex('"')]
     assert '"' not in inner and "|" not in inner.replace("#124;", "")
@@ -200,7 +199,7 @@ def test_mermaid_labels_cannot_break_the_chart():
 
 
 def test_layout_links_follow_the_visible_ones():
-    text = graph.render(compiled(RELEASE_TRAIN).workflow, "mermaid")
+    text = diagrams.render(compiled(RELEASE_TRAIN).workflow, "mermaid")
     body = [ln.strip() for ln in text.splitlines()]
     first_invisible = next(i for i, ln in enumerate(body) if "~~~" in ln)
     assert not any("-->" in ln or "-.->" in ln for ln in body[first_invisible:])
@@ -235,15 +234,15 @@ def test_thirty_step_picture_is_a_tall_column_not_a_wide_sheet(tmp_path):
 @needs_dot
 @pytest.mark.parametrize("fmt, magic", [("svg", b"<?xml"), ("png", b"\x89PNG")])
 def test_images_through_graphviz(fmt, magic):
-    data = graph.render(compiled(TRIAGE).workflow, fmt)
+    data = diagrams.render(compiled(TRIAGE).workflow, fmt)
     assert isinstance(data, bytes) and data.startswith(magic)
 
 
 @pytest.mark.parametrize("fmt", ["svg", "png"])
 def test_missing_graphviz_is_a_clear_error(monkeypatch, fmt):
     monkeypatch.setattr(image.shutil, "which", lambda name: None)
-    with pytest.raises(graph.GraphvizNotFound) as info:
-        graph.render(compiled(TRIAGE).workflow, fmt)
+    with pytest.raises(diagrams.GraphvizNotFound) as info:
+        diagrams.render(compiled(TRIAGE).workflow, fmt)
     assert "Graphviz is not installed" in str(info.value)
     assert "--format mermaid" in str(info.value)
 
@@ -315,9 +314,9 @@ def test_other_dialects_draw(dialect, path):
         return
     pic = model.build(result.workflow, result.diagnostics)
     assert {n.id for n in result.workflow.nodes} <= {b.id for b in pic.boxes}
-    text = graph.render(result.workflow, "mermaid", result.diagnostics)
+    text = diagrams.render(result.workflow, "mermaid", result.diagnostics)
     assert "flowchart TD" in text
-    dot = graph.render(result.workflow, "dot", result.diagnostics)
+    dot = diagrams.render(result.workflow, "dot", result.diagnostics)
     if HAVE_DOT:
         done = subprocess.run(["dot", "-Tcanon"], input=dot.encode(), capture_output=True, check=False)
         assert done.returncode == 0 and not done.stderr, done.stderr.decode()
@@ -329,7 +328,7 @@ MERMAID_KEYWORDS = {"end", "call", "click", "style", "class", "classDef", "linkS
 
 def test_mermaid_names_are_never_keywords():
     """`classDef call ...` is a parse error in Mermaid: names carry a prefix."""
-    text = graph.render(synthetic(), "mermaid")
+    text = diagrams.render(synthetic(), "mermaid")
     names = re.findall(r"^\s+classDef (\S+)", text, re.MULTILINE)
     names += [m.split()[-1] for m in re.findall(r"^\s+class \S+ \S+$", text, re.MULTILINE)]
     assert names and all(n.startswith("fc_") for n in names)

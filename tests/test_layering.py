@@ -7,6 +7,8 @@
 - no import cycles among flowc modules, counting imports inside functions
   too (a lazy import hides a cycle from the interpreter, not from readers),
   and none either when the imports under `if TYPE_CHECKING:` count;
+- flowc.diagrams (pictures of a workflow) imports only flowc.ir and
+  flowc.termtext, and only the `flowc graph` command imports it;
 - flowc.compiler.analyze imports only flowc.ir (the analyses are
   dialect-independent: they read the IR and the dialects' profiles);
 - a dialect module of flowc.ir.dialects imports only flowc.ir.specs (no
@@ -142,6 +144,15 @@ def test_the_plan_imports_only_the_ir_and_itself():
     # both backends build the plan; it knows neither of them, nor the front ends
     assert _violations("flowc.plan", lambda dst: _in(dst, "flowc.ir") or _in(dst, "flowc.plan")) == []
     assert GRAPH.has_edge("flowc.backends.vm.aevatar_assemble", "flowc.plan")
+
+
+def test_the_diagrams_read_only_the_ir():
+    # pictures of a workflow: they read the IR and print text, and nothing
+    # that compiles, runs or translates a workflow imports them
+    assert _violations("flowc.diagrams", lambda dst: _in(dst, "flowc.ir") or _in(dst, "flowc.diagrams")
+                       or dst == "flowc.termtext") == []
+    importers = {src for src, dst in GRAPH.edges if _in(dst, "flowc.diagrams") and not _in(src, "flowc.diagrams")}
+    assert importers == {"flowc.cli.graph"}
 
 
 def test_hosts_import_neither_the_compiler_nor_the_backends():

@@ -191,7 +191,7 @@ def _warned_steps(n: int) -> str:
 def test_graph_places_thousands_of_findings_in_linear_time():
     # Each finding was matched against every box: 5,000 findings on 5,000
     # steps took 10 s, 10,000 on 10,000 about a minute.
-    from flowc.backends.graph import model
+    from flowc.diagrams import model
 
     def drawn(n: int):
         result = driver.compile_text(_warned_steps(n), "w.yaml", "workflowskill")

@@ -368,11 +368,11 @@ def _payload_pictures():
 
 @pytest.mark.parametrize("text", _payload_pictures())
 def test_every_payload_in_a_picture_stays_text(text):
-    from flowc.backends import graph
+    from flowc import diagrams
 
     result = driver.compile_text(text, "w.yaml", "aevatar")
     assert result.workflow is not None, result.diagnostics
-    mermaid = graph.render(result.workflow, "mermaid", result.diagnostics)
+    mermaid = diagrams.render(result.workflow, "mermaid", result.diagnostics)
     lines = mermaid.splitlines()
     assert lines[0] == lines[2] == "---" and lines[1].startswith('title: "') and lines[3].startswith("flowchart")
     assert "%%{" not in mermaid and "---" not in lines[3:]
@@ -382,11 +382,11 @@ def test_every_payload_in_a_picture_stays_text(text):
                                     "end")), line
         assert stripped.startswith("%% ") or line.count('"') % 2 == 0, line
     _clean(mermaid)
-    dot = graph.render(result.workflow, "dot", result.diagnostics)
+    dot = diagrams.render(result.workflow, "dot", result.diagnostics)
     _clean(dot)
     assert not re.search(r'(?<!\\)(URL|href)="', dot)
     if shutil.which("dot") is not None:
-        svg = graph.render_image(dot, "svg").decode("utf-8")
+        svg = diagrams.render_image(dot, "svg").decode("utf-8")
         assert "<script" not in svg and not re.search(r'href="javascript', svg)
 
 

@@ -1,4 +1,4 @@
-"""backends/yamlout: the YAML the translation emitters write reads back as
+"""translation/yamlout: the YAML the translation emitters write reads back as
 the same data, in flowc's YAML 1.2 reader and in PyYAML (YAML 1.1), for
 hostile strings too; and the same data always gives the same bytes."""
 

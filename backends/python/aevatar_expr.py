@@ -55,6 +55,9 @@ _FUNCTIONS: dict[str, tuple[str, bool]] = {
     "aevatar.fail": ("fail", False),
     "aevatar.conditional_test": ("conditional_test", False),
 }
+# stringify rule (a key of ir.semantics.STRINGIFY) -> the helper that joins
+# a Template's parts by it.
+_STRINGIFY: dict[str, str] = {"aevatar": "template"}
 
 _MAX_DEPTH = 90  # brackets per level: Python refuses more than 200 nested
 
@@ -78,9 +81,10 @@ def _expr(e: Expr, depth: int, ci: bool) -> str:
     if isinstance(e, Ref):
         return _ref(e, ci)
     if isinstance(e, Template):
-        if e.stringify != "aevatar":
+        fn = _STRINGIFY.get(e.stringify)
+        if fn is None:
             raise AevatarCompileError(f"unsupported stringify rule: {e.stringify!r}")
-        return f"{rt}.template({', '.join(_expr(p, depth + 1, ci) for p in e.parts)})"
+        return f"{rt}.{fn}({', '.join(_expr(p, depth + 1, ci) for p in e.parts)})"
     if isinstance(e, Conditional):
         if e.op != "aevatar.if":
             raise AevatarCompileError(f"unsupported conditional: {e.op!r}")

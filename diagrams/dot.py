@@ -1,10 +1,10 @@
-"""Graphviz DOT for a :class:`~flowc.backends.graph.model.Picture`."""
+"""Graphviz DOT for a :class:`~flowc.diagrams.model.Picture`."""
 
 from __future__ import annotations
 
 import html
 
-from flowc.backends.graph.model import Box, Cluster, Line, Picture
+from flowc.diagrams.model import Box, Cluster, Line, Picture
 from flowc.termtext import shown, shown_lines
 
 FONT = "Helvetica"

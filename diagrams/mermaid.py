@@ -1,4 +1,4 @@
-"""Mermaid flowchart text for a :class:`~flowc.backends.graph.model.Picture`.
+"""Mermaid flowchart text for a :class:`~flowc.diagrams.model.Picture`.
 
 Renders on GitHub, GitLab and in most Markdown previews without any tool
 installed. Labels are always quoted and every character Mermaid treats
@@ -8,7 +8,7 @@ break the chart.
 
 from __future__ import annotations
 
-from flowc.backends.graph.model import Box, Cluster, Line, Picture
+from flowc.diagrams.model import Box, Cluster, Line, Picture
 from flowc.termtext import shown
 
 # category -> (open, close) of the node shape

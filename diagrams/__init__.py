@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from flowc.backends.graph.dot import to_dot
-from flowc.backends.graph.image import (
+from flowc.diagrams.dot import to_dot
+from flowc.diagrams.image import (
     IMAGE_FORMATS,
     INSTALL_HINT,
     GraphvizFailed,
@@ -26,8 +26,8 @@ from flowc.backends.graph.image import (
     find_dot,
     render_image,
 )
-from flowc.backends.graph.mermaid import to_mermaid
-from flowc.backends.graph.model import Picture, build
+from flowc.diagrams.mermaid import to_mermaid
+from flowc.diagrams.model import Picture, build
 from flowc.ir.diagnostics import Diagnostic
 from flowc.ir.workflow import Workflow
 

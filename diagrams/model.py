@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Iterable
 
 import attrs
-from flowc.backends.graph.text import clip, expr_text, wrap
+from flowc.diagrams.text import clip, expr_text, wrap
 from flowc.ir import expr as E
 from flowc.ir.diagnostics import Diagnostic, Severity
 from flowc.ir.ops import OPERATIONS
@@ -31,6 +31,9 @@ _SUMMARY_ATTRS = ("condition", "on", "over", "while", "until", "check", "value",
                   "function", "duration_ms", "message", "prompt", "expr", "format")
 # Attributes of a call worth a line: what is asked of the host.
 _CALL_ATTRS = ("instruction", "prompt", "question", "url", "key")
+# Source kinds that say no more than "a call" (WorkflowSkill's `tool`
+# step): a call box does not repeat them after its head.
+_PLAIN_CALL_KINDS = ("", "tool", "call")
 
 
 @attrs.frozen
@@ -248,7 +251,7 @@ class _Builder:
         if op == "call":
             name, cap, kind = lit("name"), lit("capability"), node.kind or ""
             head = " ".join(filter(None, ("call", cap, name)))
-            derivable = kind in ("", cap, name, "tool", "call") or (
+            derivable = kind in (cap, name, *_PLAIN_CALL_KINDS) or (
                 cap and kind.startswith((cap + ".", cap + "_")))
             if not derivable:
                 head += f" ({kind})"
