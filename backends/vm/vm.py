@@ -75,19 +75,21 @@ _Obj = _OrderedDict if _MICRO else dict
 
 # The container (docs/bytecode.md section 1): must equal flowc.backends.vm.format's (a test checks).
 MAGIC = b"FLWC"
-FORMAT_VERSION = 1
-SUPPORTED_VERSIONS = (1,)
+FORMAT_VERSION = 2
+SUPPORTED_VERSIONS = (2,)
 MODELS = ("sequential", "kernel", "dataflow")
+SECTIONS = ("consts", "names", "keys", "exprs", "plan", "code", "srcmap")
+STRING_REF = 0
 # model -> (sections it must hold, sections it may hold)
 MODEL_SECTIONS = {
-    "sequential": (("consts", "names", "plan", "retries", "regions", "code"), ("exprs", "srcmap")),
+    "sequential": (("consts", "names", "plan", "code"), ("exprs", "srcmap")),
     "kernel": (("consts", "names", "plan", "code"), ()),
     "dataflow": (("consts", "names", "keys", "exprs", "plan", "code"), ()),
 }
 BRANCH_TARGET = 1
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
-MAX_HEADER_BYTES = 65536
+MAX_HEADER_BYTES = 65535
 MAX_SECTIONS = 16
 MAX_NESTING = 100
 MAX_STACK = 131072  # >= MAX_EXPR_DEPTH * (2 * MAX_EXPR_ITEMS + 1) of ir/limits.py (a test checks)
@@ -319,10 +321,11 @@ def _crc_py(data):
 class _Reader(object):
     """A minimal msgpack decoder: nil, bool, int, float, str, bin, array, map."""
 
-    def __init__(self, data):
+    def __init__(self, data, strings=None):
         self.data = data
         self.pos = 0
         self.n = len(data)
+        self.strings = strings
 
     def need(self, k):
         if k < 0 or self.pos + k > self.n:
@@ -404,6 +407,12 @@ class _Reader(object):
             return self.map(self.uint(2), depth)
         if b == 0xDF:
             return self.map(self.uint(4), depth)
+        if 0xD4 <= b <= 0xD6 or b == 0xC7:   # fixext 1, 2, 4 or ext 8: a string reference
+            k = 1 << (b - 0xD4) if b != 0xC7 else self.uint(1)
+            if k != 1 and k != 2 and k != 4:
+                raise VerifyError("a string reference must be an ext of 1, 2 or 4 bytes")
+            kind = self.uint(1)
+            return _string_ref(self.strings, kind, self.uint(k))
         raise VerifyError("unsupported msgpack type byte 0x%02x at byte %d" % (b, self.pos - 1))
 
     def float_(self, k, fmt):
@@ -444,14 +453,30 @@ class _Reader(object):
         return out
 
 
-def unpackb(data):
-    """Decode one msgpack document (all of data)."""
+def _string_ref(strings, kind, i):
+    """Entry i of the string table, which an ext of type STRING_REF stands for."""
+    if kind != STRING_REF:
+        raise VerifyError("unsupported msgpack ext type %d" % kind)
+    if strings is None or i >= len(strings):
+        raise VerifyError("string reference %d outside the string table" % i)
+    return strings[i]
+
+
+def unpackb(data, strings=None):
+    """Decode one msgpack document (all of data); ``strings`` the string
+    table its references index (None: it may have none)."""
     if _msgpack is not None and not _MICRO:
+        def ext(kind, raw):
+            if len(raw) not in (1, 2, 4):
+                raise VerifyError("a string reference must be an ext of 1, 2 or 4 bytes")
+            return _string_ref(strings, kind, int.from_bytes(raw, "big"))
         try:
-            return _msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
+            return _msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True, ext_hook=ext)
+        except VerifyError:
+            raise
         except Exception as exc:  # noqa: BLE001 - msgpack raises many kinds
             raise VerifyError("malformed msgpack data: " + (str(exc) or type(exc).__name__))
-    r = _Reader(data)
+    r = _Reader(data, strings)
     v = r.value(0)
     if r.pos != r.n:
         raise VerifyError("%d bytes of extra data after the msgpack document" % (r.n - r.pos))
@@ -495,7 +520,8 @@ def _check_const(v, depth):
 
 def open_container(data):
     """The header of a flowc program, checked: ``(model, name, table)``, the
-    table mapping each section's name to ``(start, end)`` in data. Magic,
+    table mapping each section's name to ``(start, end)`` in data (section
+    names, the string table, to ``(start, end, its list of str)``). Magic,
     version, the checksum of everything after the fixed part (so no
     corrupted byte loads, also in a section this loader skips), the header
     and the section table's bounds are checked here, once; a section is
@@ -505,40 +531,53 @@ def open_container(data):
     n = len(data)
     if n > MAX_FILE_BYTES:
         raise VerifyError("a program of %d bytes exceeds the limit of %d" % (n, MAX_FILE_BYTES))
-    if n < 13 or bytes(data[0:4]) != MAGIC:
+    if n < 11 or bytes(data[0:4]) != MAGIC:
         raise VerifyError("not a flowc program (bad magic)")
     version = data[4]
     if version not in SUPPORTED_VERSIONS:
         raise VerifyError("unsupported format version %d (this VM runs %s)"
                           % (version, ", ".join([str(v) for v in SUPPORTED_VERSIONS])))
-    hlen = _u32(data, 5)
-    if hlen > MAX_HEADER_BYTES or 13 + hlen > n:
-        raise VerifyError("a header of %d bytes does not fit (limit %d, %d bytes left)"
-                          % (hlen, MAX_HEADER_BYTES, n - 13))
-    if _crc(bytes(data[13:])) != _u32(data, 9):
+    hlen = (data[5] << 8) | data[6]
+    if 11 + hlen > n:
+        raise VerifyError("a header of %d bytes does not fit (%d bytes left)" % (hlen, n - 11))
+    if _crc(bytes(data[11:])) != _u32(data, 7):
         raise VerifyError("checksum mismatch: the program is corrupt")
-    header = unpackb(bytes(data[13:13 + hlen]))
+    header = unpackb(bytes(data[11:11 + hlen]))
     if type(header) is not list or len(header) != 3:
         raise VerifyError("the header must be an array of 3: model, name, sections")
-    model, name, rows = header
-    if type(model) is not str or model not in MODELS:
-        raise VerifyError("unknown scheduling model %s (known: %s)" % (_short(model), ", ".join(MODELS)))
+    code, name, rows = header
+    if type(code) is not int or not 0 <= code < len(MODELS):
+        raise VerifyError("unknown scheduling model %s (known: 0 to %d)" % (_short(code), len(MODELS) - 1))
+    model = MODELS[code]
     if name is not None and type(name) is not str:
         raise VerifyError("the program name must be a string or nil")
-    if type(rows) is not list or len(rows) > MAX_SECTIONS:
-        raise VerifyError("the section table must be an array of at most %d rows" % MAX_SECTIONS)
+    table = _section_table(model, rows, 11 + hlen, n)
+    where = table["names"]      # every model has one: the string table
+    names = unpackb(bytes(data[where[0]:where[1]]))
+    if type(names) is not list or [1 for s in names if type(s) is not str]:
+        raise VerifyError("section names must be an array of strings")
+    table["names"] = (where[0], where[1], names)
+    return model, name, table
+
+
+def _section_table(model, rows, pos, n):
+    """{section name: (start, end)} of a section table, ``[id, length, ...]``
+    from offset pos on, checked: known ids, no repeats, the model's
+    sections, the lengths adding up to the file's end n."""
+    if type(rows) is not list or len(rows) % 2 or len(rows) > 2 * MAX_SECTIONS:
+        raise VerifyError("the section table must be an array of at most %d (id, length) pairs" % MAX_SECTIONS)
     required, optional = MODEL_SECTIONS[model]
     table = {}
-    pos = 13 + hlen
-    for row in rows:
-        if type(row) is not list or len(row) != 2 or type(row[0]) is not str:
-            raise VerifyError("a section table row must be [name, length]")
-        sname = row[0]
+    for i in range(0, len(rows), 2):
+        sid = _int(rows[i], "a section id")
+        if sid >= len(SECTIONS):
+            raise VerifyError("a %s program has no section %d" % (model, sid))
+        sname = SECTIONS[sid]
         if sname in table:
-            raise VerifyError("section %s appears twice" % _short(sname))
+            raise VerifyError("section %s appears twice" % sname)
         if sname not in required and sname not in optional:
-            raise VerifyError("a %s program has no section %s" % (model, _short(sname)))
-        length = _int(row[1], "the length of section " + sname, 0, n)
+            raise VerifyError("a %s program has no section %s" % (model, sname))
+        length = _int(rows[i + 1], "the length of section " + sname, 0, n)
         if pos + length > n:
             raise VerifyError("section %s runs past the end of the program" % sname)
         table[sname] = (pos, pos + length)
@@ -548,7 +587,7 @@ def open_container(data):
     for sname in required:
         if sname not in table:
             raise VerifyError("a %s program needs a section %s" % (model, sname))
-    return model, name, table
+    return table
 
 
 def _u32(data, at):
@@ -557,11 +596,14 @@ def _u32(data, at):
 
 def read_section(data, table, name):
     """Section ``name`` of an opened container, decoded (one msgpack
-    document); None when the program has no such section."""
+    document, its string references resolved); None when the program has
+    no such section. (open_container decoded section names already.)"""
     where = table.get(name)
     if where is None:
         return None
-    return unpackb(bytes(data[where[0]:where[1]]))
+    if name == "names":
+        return where[2]
+    return unpackb(bytes(data[where[0]:where[1]]), table["names"][2])
 
 
 def guarded(fn, *args):
@@ -613,12 +655,42 @@ def _load(data):
 def load_sequential(data, name, table):
     """A :class:`Program` of an opened container (:func:`open_container`).
     The source map is not read: the VM has no use for it."""
-    plan = read_section(data, table, "plan")
-    if type(plan) is not list or len(plan) != 2:
-        raise VerifyError("section plan must be [steps, finish]")
-    return _verify([name, read_section(data, table, "consts"), read_section(data, table, "names"), plan[0],
-                    read_section(data, table, "retries"), read_section(data, table, "regions"), plan[1],
-                    read_section(data, table, "code"), None, read_section(data, table, "exprs")])
+    steps, finish, retries, regions = plan_rows(read_section(data, table, "plan"))
+    return _verify([name, read_section(data, table, "consts"), read_section(data, table, "names"), steps,
+                    retries, regions, finish, read_section(data, table, "code"), None,
+                    read_section(data, table, "exprs")])
+
+
+def plan_rows(plan):
+    """Section plan of a sequential program, ``[steps, finish, retries,
+    regions]`` with its three tables flat and relative, as rows with
+    absolute offsets: steps ``[id, flags, entry]``, retries ``[max,
+    delay_ms, backoff]``, regions ``[start, end, handler, depth]``. Only
+    the shape is checked here; the ranges are the verifier's."""
+    if type(plan) is not list or len(plan) != 4:
+        raise VerifyError("section plan must be [steps, finish, retries, regions]")
+    steps = _chunks(plan[0], 3, "the step table", True)
+    entry = 0
+    for row in steps:       # entry deltas, each from the previous entry
+        entry += row[2]
+        row[2] = entry
+    regions = _chunks(plan[3], 4, "the region table", True)
+    start = 0
+    for row in regions:     # start from the previous start; end from start; handler from end
+        start += row[0]
+        row[0] = start
+        row[1] += start
+        row[2] += row[1]
+    return steps, plan[1], _chunks(plan[2], 3, "the retry table", False), regions
+
+
+def _chunks(flat, width, what, ints):
+    """A flat array as rows of ``width`` (lists); ``ints``: every entry an int."""
+    if type(flat) is not list or len(flat) % width:
+        raise VerifyError("%s must be a flat array of rows of %d" % (what, width))
+    if ints and flat and set(map(type, flat)) != _INT_ONLY:
+        raise VerifyError("%s holds only integers" % what)
+    return [flat[i:i + width] for i in range(0, len(flat), width)]
 
 
 def _read_varint(code, p, end):
@@ -670,20 +742,19 @@ def _verify(sec):
     last_entry = 0
     for i in range(len(steps)):
         row = steps[i]
-        if type(row) is not list or len(row) != 4:
-            raise VerifyError("step %d must be [id, kind, flags, entry]" % i)
-        sid, kind, flags, entry = row
+        if type(row) is not list or len(row) != 3:
+            raise VerifyError("step %d must be [id, flags, entry]" % i)
+        sid, flags, entry = row
         # the common case in one test; _int says what is wrong otherwise
-        if not (type(sid) is int and type(kind) is int and type(flags) is int and type(entry) is int
-                and 0 <= sid < nnames and 0 <= kind < nnames and 0 <= flags <= 1 and 1 <= entry < ncode):
+        if not (type(sid) is int and type(flags) is int and type(entry) is int
+                and 0 <= sid < nnames and 0 <= flags <= 1 and 1 <= entry < ncode):
             _int(sid, "step id name", 0, nnames - 1)
-            _int(kind, "step kind name", 0, nnames - 1)
             _int(flags, "step flags", 0, 1)
             _int(entry, "step entry", 1, ncode - 1)
         if entry <= last_entry:
             raise VerifyError("step entries must be strictly increasing")
         last_entry = entry
-        step_rows.append((names[sid], names[kind], flags, entry))
+        step_rows.append((names[sid], flags, entry))
     if type(retries) is not list:
         raise VerifyError("section retries must be an array")
     retry_rows = []
@@ -732,7 +803,7 @@ def _verify(sec):
         raise VerifyError("the code is empty")
 
     # Function boundaries: main is [0, first entry); step i is [entry i, entry i+1).
-    bounds = [0] + [r[3] for r in step_rows] + [ncode]
+    bounds = [0] + [r[2] for r in step_rows] + [ncode]
     nsteps = len(step_rows)
     if not (finish < bounds[1]):
         raise VerifyError("the finish offset must be inside the main function")
@@ -745,7 +816,7 @@ def _verify(sec):
     # offset -> (stack depth, iterator slots) that a jump, handler or entry expects there
     expect = {0: _EMPTY, finish: _EMPTY}
     for r in step_rows:
-        expect[r[3]] = _EMPTY
+        expect[r[2]] = _EMPTY
     specs = _SPEC_LIST
     consts_n = len(consts)
     nregions = len(region_rows)
@@ -961,7 +1032,7 @@ def _verify(sec):
         raise VerifyError("jump target %d is not an instruction boundary" % off)
     if func != nsteps:
         raise VerifyError("a step function is empty")
-    entries = [r[3] for r in step_rows]
+    entries = [r[2] for r in step_rows]
     program = Program(name, step_rows, entries, finish, ins, handlers, consts, names, retry_rows, region_rows,
                       srcmap, max_depth, ncode)
     program.machine = machine
@@ -1066,7 +1137,7 @@ class Program(object):
     def __init__(self, name, steps, entries, finish, code, handlers, consts, names, retries, regions, srcmap,
                  max_stack, code_size):
         self.name = name
-        self.steps = steps          # (id, kind, flags, entry offset)
+        self.steps = steps          # (id, flags, entry offset)
         self.entries = entries      # code offset of each step function
         self.finish = finish
         self.code = code            # per offset: (op, a, b, c, next offset), operands resolved
@@ -1908,7 +1979,7 @@ class SkillVMRun(Kernel):
                 r = _Obj()
                 r["id"] = row[0]
                 r["status"] = "skipped"
-                r["reason"] = "Branch not selected" if row[2] & BRANCH_TARGET else "Workflow halted"
+                r["reason"] = "Branch not selected" if row[1] & BRANCH_TARGET else "Workflow halted"
                 steps.append(r)
         rec = _Obj()
         rec["status"] = self.status
