@@ -229,18 +229,22 @@ class Assembler:
         if len(self.step_index) != len(nodes):
             raise AssembleError("step ids are not unique")
         for node in nodes:
-            if node.op not in _SUPPORTED_OPS:
-                raise AssembleError(f"step {node.id!r}: operation {node.op!r} is not supported")
-            if node.regions:
-                raise AssembleError(f"step {node.id!r}: nested regions are not supported")
-            if node.on_error.action not in ("fail", "ignore"):
-                raise AssembleError(f"step {node.id!r}: on_error {node.on_error.action!r} is not supported")
-            if node.retry is not None and node.retry.retry_on != "tool_error":
-                raise AssembleError(f"step {node.id!r}: retry on {node.retry.retry_on!r} is not supported")
-            it = node.iteration
-            if it is not None and (it.item_var != "item" or it.index_var != "index" or it.max_parallel != 1
-                                   or it.on_item_error != "null_and_continue"):
-                raise AssembleError(f"step {node.id!r}: this form of iteration is not supported")
+            _check_supported(node)
+        chain = self.control_flow()
+        self.main_function(nodes, chain)
+        # one function per step
+        for node in nodes:
+            self.fn = _Function(node.id)
+            self.functions.append(self.fn)
+            self.depth = 0
+            self.span = node.span
+            self.step(node)
+        return self.encode(nodes)
+
+    def control_flow(self) -> list[str]:
+        """The conditionals' arms (self.arms, self.targets) and the chain of
+        top-level steps from the entry, from the workflow's edges."""
+        wf = self.wf
         arms: dict[str, dict[str, list]] = {}
         successor: dict[str, str] = {}
         for edge in wf.edges:
@@ -270,8 +274,12 @@ class Assembler:
             seen.add(cur)
             chain.append(cur)
             cur = successor.get(cur)
+        return chain
 
-        # main
+    def main_function(self, nodes: list[Node], chain: list[str]) -> None:
+        """The inputs' defaults and types, a RUN of every top-level step in
+        order, the finish block (docs/bytecode.md section 3)."""
+        wf = self.wf
         self.fn = _Function("main")
         self.functions.append(self.fn)
         self.depth = 0
@@ -296,15 +304,6 @@ class Assembler:
             self.emit("SET_FINAL", self.step_index[sid])
         self.place(self.finish_label)
         self.finish_block()
-
-        # one function per step
-        for node in nodes:
-            self.fn = _Function(node.id)
-            self.functions.append(self.fn)
-            self.depth = 0
-            self.span = node.span
-            self.step(node)
-        return self.encode(nodes)
 
     def finish_block(self) -> None:
         wf = self.wf
@@ -646,6 +645,22 @@ class Assembler:
         if self.exprs.blocks:
             body.append([self.exprs.keys, self.exprs.blocks])
         return body
+
+
+def _check_supported(node: Node) -> None:
+    """Refuse a step this assembler has no code for."""
+    if node.op not in _SUPPORTED_OPS:
+        raise AssembleError(f"step {node.id!r}: operation {node.op!r} is not supported")
+    if node.regions:
+        raise AssembleError(f"step {node.id!r}: nested regions are not supported")
+    if node.on_error.action not in ("fail", "ignore"):
+        raise AssembleError(f"step {node.id!r}: on_error {node.on_error.action!r} is not supported")
+    if node.retry is not None and node.retry.retry_on != "tool_error":
+        raise AssembleError(f"step {node.id!r}: retry on {node.retry.retry_on!r} is not supported")
+    it = node.iteration
+    if it is not None and (it.item_var != "item" or it.index_var != "index" or it.max_parallel != 1
+                           or it.on_item_error != "null_and_continue"):
+        raise AssembleError(f"step {node.id!r}: this form of iteration is not supported")
 
 
 class _SharedTables(Tables):
