@@ -554,7 +554,9 @@ class Machine:
         self.fuel = fuel
         self.left = fuel
         self.per_run = False  # within a run, the fuel is the run's, not one evaluation's
-        self.code = [_resolve(ins, consts, names, keys, copy) for ins in decoded]
+        # each block resolved when it first runs (a program may hold many that a run never reaches)
+        self.code = [None] * len(decoded)
+        self._pools = (decoded, consts, names, keys, copy)
 
     def start_run(self, max_instructions):
         """From now on every evaluation spends the run's fuel."""
@@ -578,8 +580,15 @@ class Machine:
             self.left = self.fuel
         return self.run(block, env, frame)
 
+    def _resolved(self, block):
+        decoded, consts, names, keys, copy = self._pools
+        code = self.code[block] = _resolve(decoded[block], consts, names, keys, copy)
+        return code
+
     def run(self, block, env, frame):
         code = self.code[block]
+        if code is None:
+            code = self._resolved(block)
         stack = []
         push = stack.append
         handlers = []
