@@ -895,12 +895,14 @@ class _Pass(object):
         ends); the next such offset, the innermost open region and its depth."""
         open_regions = self.open
         rows = self.regions
+        nrows = len(rows)
+        ri = self.ri
         while open_regions and open_regions[-1][0] <= p:
             if open_regions[-1][0] != p:
                 raise VerifyError("a region ends inside an instruction at offset %d" % open_regions[-1][0])
             open_regions.pop()
-        while self.ri < len(rows) and rows[self.ri][0] <= p:
-            start, end, handler, rdepth = rows[self.ri]
+        while ri < nrows and rows[ri][0] <= p:
+            start, end, handler, rdepth = rows[ri]
             if start != p:
                 raise VerifyError("a region starts inside an instruction at offset %d" % start)
             if end > fend or handler >= fend:
@@ -910,17 +912,17 @@ class _Pass(object):
             if rdepth > depth:
                 raise VerifyError("region at offset %d declares depth %d, the stack has %d"
                                   % (start, rdepth, depth))
-            _expect(self.expect, handler, (rdepth + 1, tuple([i for i in iters if i < rdepth])))
+            _expect(self.expect, handler, (rdepth + 1, tuple([i for i in iters if i < rdepth]) if iters else ()))
             open_regions.append((end, [handler, rdepth]))
-            self.ri += 1
-        event, inner, floor = self.ncode + 1, None, 0
+            ri += 1
+        self.ri = ri
         if open_regions:
-            event = open_regions[-1][0]
             inner = open_regions[-1][1]
-            floor = inner[1]
-        if self.ri < len(rows) and rows[self.ri][0] < event:
-            event = rows[self.ri][0]
-        return event, inner, floor
+            event = open_regions[-1][0]
+            if ri < nrows and rows[ri][0] < event:
+                event = rows[ri][0]
+            return event, inner, inner[1]
+        return rows[ri][0] if ri < nrows else self.ncode + 1, None, 0
 
     def jump(self, a, at, tdepth, iters):
         """A jump or branch from ``at`` to ``a`` with ``tdepth`` values: a
