@@ -4,39 +4,40 @@ section and repack it with valid checksums (docs/bytecode.md section 1)."""
 
 from __future__ import annotations
 
-import zlib
 from typing import Any
 
-import msgpack
 from flowc.backends.vm import format as F
+from flowc.backends.vm import vm as V
+from flowc.backends.vm.assemble import flat_plan
 
 
 def open_program(data: bytes) -> tuple[str, str | None, dict[str, Any]]:
-    """(model, name, {section name: decoded value}) of a container, in table order."""
-    hlen = int.from_bytes(data[5:9], "big")
-    model, name, rows = msgpack.unpackb(data[13:13 + hlen], raw=False)
-    sections = {}
-    pos = 13 + hlen
-    for sname, length in rows:
-        sections[sname] = msgpack.unpackb(data[pos:pos + length], raw=False)
-        pos += length
-    return model, name, sections
+    """(model, name, {section name: decoded value}) of a container, in table
+    order, the references to the string table resolved."""
+    model, name, table = V.open_container(data)
+    return model, name, {sname: V.read_section(data, table, sname) for sname in table}
 
 
 def pack_program(model: Any, name: Any, sections: dict[str, Any], version: int = F.FORMAT_VERSION) -> bytes:
-    """A container with valid checksums, whatever the model, name and sections hold."""
-    blobs = [(sname, msgpack.packb(value, use_bin_type=True)) for sname, value in sections.items()]
-    header = msgpack.packb([model, name, [[s, len(b)] for s, b in blobs]], use_bin_type=True)
-    rest = header + b"".join(b for _, b in blobs)
-    return F.MAGIC + bytes([version]) + len(header).to_bytes(4, "big") + zlib.crc32(rest).to_bytes(4, "big") + rest
+    """A container with valid checksums, whatever the model, name and
+    sections hold (an unknown model or section name gets an unknown id)."""
+    unknown: dict[str, int] = {}
+
+    def ident(sname: str) -> int:
+        if sname in F.SECTIONS:
+            return F.SECTIONS.index(sname)
+        return unknown.setdefault(sname, len(F.SECTIONS) + len(unknown))
+
+    code = F.MODELS.index(model) if model in F.MODELS else 7
+    return F.pack_sections(code, name, [(ident(s), v) for s, v in sections.items()], version)
 
 
 def sequential_body(data: bytes) -> list:
-    """``[name, consts, names, steps, retries, regions, finish, code, srcmap]`` of a sequential program,
-    and its section exprs last when it has one."""
+    """``[name, consts, names, steps, retries, regions, finish, code, srcmap]`` of a sequential program
+    (the plan's tables as rows with absolute offsets), and its section exprs last when it has one."""
     _model, name, s = open_program(data)
-    steps, finish = s["plan"]
-    body = [name, s["consts"], s["names"], steps, s["retries"], s["regions"], finish, s["code"], s.get("srcmap")]
+    steps, finish, retries, regions = V.plan_rows(s["plan"])
+    body = [name, s["consts"], s["names"], steps, retries, regions, finish, s["code"], s.get("srcmap")]
     if "exprs" in s:
         body.append(s["exprs"])
     return body
@@ -45,8 +46,11 @@ def sequential_body(data: bytes) -> list:
 def pack_sequential(body: list, version: int = F.FORMAT_VERSION) -> bytes:
     """The inverse of :func:`sequential_body` (any values, checksums valid)."""
     name, consts, names, steps, retries, regions, finish, code, srcmap = body[:9]
-    sections = {"consts": consts, "names": names, "plan": [steps, finish], "retries": retries,
-                "regions": regions, "code": code}
+    try:
+        plan = flat_plan(steps, finish, retries, regions)
+    except (TypeError, ValueError):   # malformed tables go in as they are
+        plan = [steps, finish, retries, regions]
+    sections = {"consts": consts, "names": names, "plan": plan, "code": code}
     if len(body) > 9:
         sections["exprs"] = body[9]
     if srcmap is not None:

@@ -222,7 +222,7 @@ def test_flowc_compile_run_and_disasm(tmp_path, capsys):
     out = tmp_path / "b.wfav"
     assert cli.main(["compile", "--target", "bytecode", str(path), "-o", str(out)]) == 0
     data = out.read_bytes()
-    assert data[:5] == b"FLWC\x01" and open_program(data)[0] == "kernel"
+    assert data[:5] == b"FLWC\x02" and open_program(data)[0] == "kernel"
     inputs, script, expected = SCRIPTS["B"]
     (tmp_path / "in.json").write_text(json.dumps(inputs))
     (tmp_path / "host.json").write_text(json.dumps(script))
@@ -234,7 +234,7 @@ def test_flowc_compile_run_and_disasm(tmp_path, capsys):
     assert record == json.loads(json.dumps(vm.load(data).run(inputs, ScriptedHost(script))))
     assert cli.main(["disasm", str(out)]) == 0
     listing = capsys.readouterr().out
-    assert listing.startswith("flowc program, format version 1, scheduling model kernel\n"
+    assert listing.startswith("flowc program, format version 2, scheduling model kernel\n"
                               'workflow: "fetch_and_route"\n')
     for text in ("route: switch", "branch '_default' -> handle_normal", "block 0:", "RETURN"):
         assert text in listing

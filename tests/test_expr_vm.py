@@ -541,3 +541,79 @@ def test_corrupted_blocks_are_refused_or_evaluate_cleanly(data):
             machine.evaluate(root, 4, env, (1, 2, 3, 4))
         except (C.CelError, X.OutOfFuel):
             pass
+
+
+# ------------------------------------------------------------------ the straight-line verifier
+
+def _straight_cases():
+    """Blocks of every dialect, as the assemblers write them."""
+    tables = Tables()
+    for text in ("a + b * 2 > 3", "size(xs) == 2 && xs[0] == 'x'", "xs.map(x, x + 1)", "{'k': v}.k", "[1, 2][1]",
+                 "a.b.c", "'s' + string(1)", "m['k']"):
+        assemble_expression(tables, parse_cel(text), "cel")
+    return tables
+
+
+_OPS = sorted(X.OPCODES)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_the_straight_line_pass_accepts_only_what_the_general_verifier_accepts(data):
+    """Whatever the bytes, the one-pass check of a straight-line block either
+    gives up (None) or returns exactly what verify_block returns."""
+    profile = data.draw(st.sampled_from(sorted(X.PROFILES)))
+    rules = X.PROFILES[profile]
+    keys = sorted(rules["builtins"])[:6] + ["cel.size", "wfs.eq", "nope"]
+    sizes, nslots = (3, 4, len(keys), 5), data.draw(st.integers(0, 3))
+    if data.draw(st.booleans()):
+        tables = _straight_cases()
+        code = bytearray(data.draw(st.sampled_from(tables.blocks)))
+        for _ in range(data.draw(st.integers(0, 3))):
+            if code:
+                code[data.draw(st.integers(0, len(code) - 1))] = data.draw(st.integers(0, 255))
+    else:
+        code = bytearray()
+        for _ in range(data.draw(st.integers(0, 6))):
+            code.append(data.draw(st.sampled_from(_OPS)))
+            code += bytes(data.draw(st.lists(st.integers(0, 5), max_size=3)))
+        if data.draw(st.booleans()):
+            code.append(X.RETURN)
+    code = bytes(code)
+    fast = X._straight_block(code, X._straight_checks(rules, sizes, nslots), keys, rules["builtins"])
+    if fast is None:
+        return
+    assert X.verify_block(0, code, sizes, keys, nslots, rules) == fast
+
+
+def test_the_straight_line_pass_takes_the_common_blocks():
+    rules = X.PROFILES["wfs"]
+    keys = ["wfs.eq"]
+    checks = X._straight_checks(rules, (2, 3, 1, 1), 0)
+    # LOAD wfs 0; FIELD wfs 1; CONST 0; CALL wfs.eq 2; RETURN
+    block = bytes([X.LOAD, 3, 0, X.FIELD, 3, 1, X.CONST, 0, X.CALL, 0, 2, X.RETURN])
+    assert X._straight_block(block, checks, keys, rules["builtins"]) == X.verify_block(
+        0, block, (2, 3, 1, 1), keys, 0, rules)
+    for bad in (block[:-1], bytes([X.LOAD, 0, 0, X.RETURN]),  # cel access in wfs
+                bytes([X.CONST, 2, X.RETURN]), bytes([X.CALL, 0, 1, X.RETURN]), bytes([X.RETURN])):
+        assert X._straight_block(bad, checks, keys, rules["builtins"]) is None
+        with pytest.raises(VerifyError):
+            X.verify_block(0, bad, (2, 3, 1, 1), keys, 0, rules)
+    # code after the RETURN is left to the general verifier (unreachable, but valid)
+    tail = block + bytes([X.RETURN])
+    assert X._straight_block(tail, checks, keys, rules["builtins"]) is None
+    assert X.verify_block(0, tail, (2, 3, 1, 1), keys, 0, rules)
+
+
+def test_the_straight_line_pass_equals_the_general_verifier_on_cel_blocks():
+    tables = _straight_cases()
+    rules = X.PROFILES["cel"]
+    sizes = (len(tables.consts), len(tables.names), len(tables.keys), len(tables.blocks))
+    checks = X._straight_checks(rules, sizes, 4)
+    taken = 0
+    for i, block in enumerate(tables.blocks):
+        fast = X._straight_block(block, checks, tables.keys, rules["builtins"])
+        if fast is not None:
+            taken += 1
+            assert fast == X.verify_block(i, block, sizes, tables.keys, 4, rules)
+    assert 0 < taken < len(tables.blocks)   # jumps, TRY and lambdas take the general path

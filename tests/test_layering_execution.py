@@ -56,8 +56,6 @@ ALLOWED_PLAN_KIND_READS: dict[tuple[str, str], str] = {
 ALLOWED_KIND_READS: dict[tuple[str, str], str] = {
     ("flowc.plan.dataflow", "_node"):
         "the plan's display field `kind` (listings only; the scheduler reads `op`)",
-    ("flowc.backends.vm.assemble", "encode"):
-        "a WorkflowSkill step row's kind name, shown by the disassembler only",
 }
 # Attributes that hold a key of a semantics table, not a dialect name: the
 # STRINGIFY keys "aevatar" and "wfs" are spelled like their dialects.
@@ -273,7 +271,7 @@ def test_no_execution_code_reads_node_kind(kind_spy):
     readers = {key for key in kind_spy.readers if _is_execution_module(key[0])}
     assert readers - set(ALLOWED_KIND_READS) == set(), sorted(readers - set(ALLOWED_KIND_READS))
     # The spy sees what it should: the front ends read kind, and so do the
-    # allowed display fields (both dataflow plans and WorkflowSkill bytecode ran).
+    # allowed display field of the dataflow plans.
     assert any(module.startswith("flowc.compiler.") for module, _ in kind_spy.readers)
     assert set(ALLOWED_KIND_READS) <= readers
 

@@ -75,12 +75,13 @@ def test_the_loader_of_one_model_refuses_another():
 
 
 def _with_checksum(data: bytes) -> bytes:
-    return data[:9] + zlib.crc32(data[13:]).to_bytes(4, "big") + data[13:]
+    return data[:7] + zlib.crc32(data[11:]).to_bytes(4, "big") + data[11:]
 
 
 def test_header_and_table_limits():
     model, name, sections = open_program(PROGRAMS["sequential"])
-    assert "version" in _rejected(pack_program(model, name, sections, version=2))
+    for version in (1, F.FORMAT_VERSION + 1):   # version 1 had another layout: refused
+        assert "version" in _rejected(pack_program(model, name, sections, version=version))
     assert "scheduling model" in _rejected(pack_program("parallel", name, sections))
     assert "needs a section code" in _rejected(pack_program(model, name, {k: v for k, v in sections.items()
                                                                           if k != "code"}))
@@ -88,7 +89,8 @@ def test_header_and_table_limits():
     many = {**sections, **{f"x{i}": 0 for i in range(F.LIMITS["sections"])}}
     assert "at most 16" in _rejected(pack_program(model, name, many))
     big = PROGRAMS["sequential"]
-    assert "header" in _rejected(big[:5] + (F.LIMITS["header_bytes"] + 1).to_bytes(4, "big") + big[9:])
+    assert "header" in _rejected(big[:5] + (len(big) - 10).to_bytes(2, "big") + big[7:])
+    assert "header" in _rejected(big[:5] + F.LIMITS["header_bytes"].to_bytes(2, "big") + big[7:])
     assert "after the last section" in _rejected(_with_checksum(big + b"\x00"))
     assert "runs past the end" in _rejected(_with_checksum(big[:-1]))
     flipped = bytearray(big)
@@ -109,7 +111,7 @@ def test_a_corrupt_skipped_section_is_still_refused():
 @pytest.mark.parametrize("model", sorted(SOURCES))
 def test_disasm_lists_header_plan_and_code(model):
     text = vm.disassemble(PROGRAMS[model])
-    assert text.startswith(f"flowc program, format version 1, scheduling model {model}\n")
+    assert text.startswith(f"flowc program, format version {F.FORMAT_VERSION}, scheduling model {model}\n")
     assert "sections (" in text
     for sname in open_program(PROGRAMS[model])[2]:
         assert f"\n  {sname} " in text
@@ -173,3 +175,76 @@ def test_mutated_sections_with_valid_checksums_only_load_or_raise_verify_error(d
     if data.draw(st.booleans()):
         name = data.draw(st.one_of(st.none(), st.integers(-(2**63), 2**64 - 1), st.text(max_size=3)))
     _loads_or_refuses(pack_program(model, name, sections))
+
+
+# ------------------------------------------------------------------ the string table
+
+def test_strings_are_written_once_and_referred_to():
+    import msgpack
+
+    for model, data in PROGRAMS.items():
+        _m, _name, table = V.open_container(data)
+        names = table["names"][2]
+        refs = 0
+        for sname, where in table.items():
+            if sname == "names":
+                continue
+            raw = data[where[0]:where[1]]
+            refs += raw.count(b"\xd4\x00") + raw.count(b"\xd5\x00")
+            # every name that is longer than its reference appears as a reference, never spelled out
+            for s in names:
+                if len(msgpack.packb(s)) > 3 + (len(names) > 256):
+                    assert msgpack.packb(s) not in raw, (model, sname, s)
+        assert refs > 0, model
+
+
+def test_both_decoders_resolve_string_references_alike():
+    for data in PROGRAMS.values():
+        _m, _name, table = V.open_container(data)
+        names = table["names"][2]
+        for sname, where in table.items():
+            if sname == "names":
+                continue
+            raw = bytes(data[where[0]:where[1]])
+            reader = V._Reader(raw, names)
+            assert reader.value(0) == V.unpackb(raw, names), sname
+            assert reader.pos == len(raw)
+    # an ext 8 of one byte is a reference too
+    assert V.unpackb(b"\xc7\x01\x00\x01", ["a", "b"]) == V._Reader(b"\xc7\x01\x00\x01", ["a", "b"]).value(0) == "b"
+
+
+@pytest.mark.parametrize("raw,message", [
+    (b"\xd4\x00\x63", "outside the string table"),         # index 99 of a short table
+    (b"\xd5\x00\x00\x07", "outside the string table"),
+    (b"\xd4\x01\x00", "ext type 1"),                       # another ext type
+    (b"\xc7\x03\x00\x00\x00\x00", "1, 2 or 4 bytes"),        # ext 8 of 3 bytes
+    (b"\x92\xd4\x00\x00\xd4\x00\x05", "outside the string table"),
+])
+def test_bad_string_references_are_refused_by_both_decoders(raw, message):
+    names = ["a", "b"]
+    with pytest.raises(VerifyError, match=message):
+        V.unpackb(raw, names)
+    with pytest.raises(VerifyError, match=message):
+        r = V._Reader(raw, names)
+        r.value(0)
+    with pytest.raises(VerifyError):   # no table: no references
+        V.unpackb(raw)
+
+
+def test_the_name_table_holds_no_references_and_unknown_ids_are_refused():
+    _model, name, sections = open_program(PROGRAMS["sequential"])
+    names = sections["names"]
+    bad = F.pack_sections(0, name, [(F.SECTIONS.index(s), F.string_ref(0) if s == "names" else v)
+                                    for s, v in sections.items()])
+    assert "outside the string table" in _rejected(bad)
+    rows = [(F.SECTIONS.index(s), v) for s, v in sections.items()]
+    assert "has no section 9" in _rejected(F.pack_sections(0, name, rows + [(9, 0)]))
+    assert "scheduling model" in _rejected(F.pack_sections(3, name, rows))
+    assert "scheduling model" in _rejected(F.pack_sections("sequential", name, rows))
+    assert names == open_program(PROGRAMS["sequential"])[2]["names"]
+
+
+def test_interned_strings_not_in_the_name_table_are_appended_to_it():
+    table, refs = F.intern_table(["x"], [["x", "repeated", "repeated", "once-only-here"], {"repeated": "x"}])
+    assert table == ["x", "repeated"]
+    assert refs == {"repeated": 1}   # "x" is shorter spelled out (2 bytes) than as a reference (3)

@@ -104,7 +104,7 @@ def test_rejects_huge_lengths_quickly():
     body[1] = msgpack.ExtType(1, b"")   # replaced by the lie below
     good = _repack(body)
     marker = msgpack.packb(msgpack.ExtType(1, b""))
-    at = good.index(marker, 13 + int.from_bytes(good[5:9], "big"))
+    at = good.index(marker, 11 + int.from_bytes(good[5:7], "big"))
     assert good.count(marker) == 1
     for data in (lie, good[:at] + lie + good[at + len(marker):]):
         _rejected(data)
@@ -210,15 +210,15 @@ def test_declared_types_checks():
     assert record["error"] == {"message": 'workflow input "n": expected int, got float', "step": None}
     # CHECK_INPUTS belongs to the main function
     code = _op("OBJECT", 0) + _op("FINISH") + _op("CHECK_INPUTS", 6, 0) + _op("RET")
-    assert "main function" in _rejected(_assemble_custom(code, consts=([],), names=("a", "tool"),
-                                                         steps=[(0, 1, 0, 3)]))
+    assert "main function" in _rejected(_assemble_custom(code, consts=([],), names=("a",),
+                                                         steps=[(0, 0, 3)]))
 
 
 def test_rejects_step_calls_backwards():
     # step 0 runs step 0: recursion is refused at load time
     code = (_op("OBJECT", 0) + _op("FINISH")
             + _op("RUN", 0) + _op("RET"))
-    assert "later steps" in _rejected(_assemble_custom(code, names=("a", "tool"), steps=[(0, 1, 0, 3)]))
+    assert "later steps" in _rejected(_assemble_custom(code, names=("a", "tool"), steps=[(0, 0, 3)]))
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
@@ -332,4 +332,33 @@ def test_operands_may_take_up_to_five_bytes(encoded):
 def test_operands_end_inside_their_function():
     # main is OBJECT 0; CONST <0x81 ...>: the operand would run on into step 0's RET
     code = _op("OBJECT", 0) + bytes([F.op("CONST"), 0x81]) + _op("RET")
-    assert "truncated" in _rejected(_assemble_custom(code, consts=(1,), names=("a", "tool"), steps=[(0, 1, 0, 4)]))
+    assert "truncated" in _rejected(_assemble_custom(code, consts=(1,), names=("a", "tool"), steps=[(0, 0, 4)]))
+
+
+# ------------------------------------------------------------------ the plan's flat tables
+
+def test_plan_tables_are_flat_and_relative():
+    from flowc.backends.vm.assemble import flat_plan
+
+    steps, regions = [[0, 0, 5], [1, 1, 9]], [[2, 4, 7, 0], [3, 4, 4, 1]]
+    plan = flat_plan(steps, 1, [[2, 100, 2.0]], regions)
+    assert plan == [[0, 0, 5, 1, 1, 4], 1, [2, 100, 2.0], [2, 2, 3, 0, 1, 1, 0, 1]]
+    assert V.plan_rows(plan) == (steps, 1, [[2, 100, 2.0]], regions)
+
+
+@pytest.mark.parametrize("plan,message", [
+    ([[], 0, []], "section plan must be"),
+    ([[0, 0], 0, [], []], "rows of 3"),
+    ([[0, 0, "x"], 0, [], []], "only integers"),
+    ([[0, 0, 1.5], 0, [], []], "only integers"),
+    ([[], 0, [1, 2], []], "rows of 3"),
+    ([[], 0, [], [0, 1, 1]], "rows of 4"),
+    ([[], 0, [], [0, 1, 1, None]], "only integers"),
+    ([[0, 0, 2, 0, 0, -1], 0, [], []], "strictly increasing"),
+    ([[], 0, [], [0, 2, -1, 0]], "start < end <= handler"),
+])
+def test_rejects_malformed_plan_tables(plan, message):
+    good = _assemble_custom(_op("OBJECT", 0) + _op("FINISH"))
+    _model, name, sections = open_program(good)
+    sections["plan"] = plan
+    assert message in _rejected(pack_program("sequential", name, sections))

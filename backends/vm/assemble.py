@@ -90,6 +90,7 @@ class Assembler:
         self.span: Span = workflow.span
         self._labels = 0
         self.exprs = _SharedTables(self)
+        self.block_index: dict[bytes, int] = {}   # block code -> its index in section exprs
         self.in_fast_loop = False   # inside a filter/map body: expressions stay inline (vm.compile_loop)
 
     # ------------------------------------------------------------ pools
@@ -155,6 +156,13 @@ class Assembler:
             block, _params, _slots = assemble_expression(self.exprs, e, "wfs")
         except ExprAssembleError as exc:
             raise AssembleError(str(exc)) from None
+        # Identical blocks are kept once (a WorkflowSkill block has no lambdas: it is the last one).
+        code = self.exprs.blocks[block]
+        first = self.block_index.setdefault(code, block)
+        if first != block:
+            assert block == len(self.exprs.blocks) - 1
+            self.exprs.blocks.pop()
+            block = first
         self.emit("EXPR", block, span=e.span if e.span.known else self.span)
 
     def inline(self, e: E.Expr) -> None:
@@ -223,17 +231,35 @@ class Assembler:
         if len(self.step_index) != len(nodes):
             raise AssembleError("step ids are not unique")
         for node in nodes:
-            if node.op not in _SUPPORTED_OPS:
-                raise AssembleError(f"step {node.id!r}: operation {node.op!r} is not supported")
+            _check_supported(node)
+        chain = self.control_flow()
+        self.main_function(nodes, chain)
+        # one function per step
+        for node in nodes:
+            self.fn = _Function(node.id)
+            self.functions.append(self.fn)
+            self.depth = 0
+            self.span = node.span
+            self.step(node)
+        return self.encode(nodes)
+
+    def control_flow(self) -> list[str]:
+        """The conditionals' arms (self.arms, self.targets) and the chain of
+        top-level steps from the entry, from the workflow's sequential plan
+        (flowc.plan: its sequence and branch edges)."""
         try:
-            plan = build_plan(wf, NO_BODIES, "sequential")
+            plan = build_plan(self.wf, NO_BODIES, "sequential")
             chain = top_level(plan)
         except PlanError as exc:
             raise AssembleError(str(exc)) from None
         self.arms = plan_arms(plan)
         self.targets = {t for a in self.arms.values() for ts in a.values() for t in ts}
+        return chain
 
-        # main
+    def main_function(self, nodes: list[Node], chain: list[str]) -> None:
+        """The inputs' defaults and types, a RUN of every top-level step in
+        order, the finish block (docs/bytecode.md section 3)."""
+        wf = self.wf
         self.fn = _Function("main")
         self.functions.append(self.fn)
         self.depth = 0
@@ -258,15 +284,6 @@ class Assembler:
             self.emit("SET_FINAL", self.step_index[sid])
         self.place(self.finish_label)
         self.finish_block()
-
-        # one function per step
-        for node in nodes:
-            self.fn = _Function(node.id)
-            self.functions.append(self.fn)
-            self.depth = 0
-            self.span = node.span
-            self.step(node)
-        return self.encode(nodes)
 
     def finish_block(self) -> None:
         wf = self.wf
@@ -598,8 +615,7 @@ class Assembler:
         for node in nodes:
             idx = self.step_index[node.id]
             flags = F.STEP_BRANCH_TARGET if node.id in self.targets else 0
-            # node.kind (the source's spelling) is for listings only: the VM never reads it.
-            steps.append([self.name(node.id), self.name(node.kind), flags, fn_offsets[idx + 1]])
+            steps.append([self.name(node.id), flags, fn_offsets[idx + 1]])
         regions = sorted([[s.offset, e.offset, h.offset, d] for s, e, h, d in self.regions])
         # The base name only: no machine path in the artifact, and the same
         # bytes however the path was spelled (docs/bytecode.md).
@@ -609,6 +625,13 @@ class Assembler:
         if self.exprs.blocks:
             body.append([self.exprs.keys, self.exprs.blocks])
         return body
+
+
+def _check_supported(node: Node) -> None:
+    """Refuse a step this assembler has no code for (the plan builder
+    refuses the forms of a step no sequential run has)."""
+    if node.op not in _SUPPORTED_OPS:
+        raise AssembleError(f"step {node.id!r}: operation {node.op!r} is not supported")
 
 
 class _SharedTables(Tables):
@@ -680,13 +703,32 @@ def pack_file(body: list, strip: bool = False) -> bytes:
     and, when it has expression blocks, ``[keys, blocks]`` (section exprs);
     ``strip`` leaves the source map section out."""
     name, consts, names, steps, retries, regions, finish, code, srcmap = body[:9]
-    sections = [("consts", consts), ("names", names), ("plan", [steps, finish]), ("retries", retries),
-                ("regions", regions), ("code", code)]
+    sections = [("consts", consts), ("names", names), ("plan", flat_plan(steps, finish, retries, regions)),
+                ("code", code)]
     if len(body) > 9:
         sections.append(("exprs", body[9]))
     if not strip and srcmap is not None:
         sections.append(("srcmap", srcmap))
     return F.pack_container("sequential", name, sections)
+
+
+def flat_plan(steps: list, finish: Any, retries: list, regions: list) -> list:
+    """Section plan, ``[steps, finish, retries, regions]``: each table one
+    flat array, offsets relative to the row before (small numbers take one
+    byte): a step ``id, flags, entry - the previous entry``; a retry ``max,
+    delay_ms, backoff``; a region ``start - the previous start, end - start,
+    handler - end, depth`` (docs/bytecode.md section 1)."""
+    flat_steps: list = []
+    last = 0
+    for sid, flags, entry in steps:
+        flat_steps += [sid, flags, entry - last]
+        last = entry
+    flat_regions: list = []
+    last = 0
+    for start, end, handler, depth in regions:
+        flat_regions += [start - last, end - start, handler - end, depth]
+        last = start
+    return [flat_steps, finish, [v for row in retries for v in row], flat_regions]
 
 
 def assemble_body(workflow: Workflow, shared_expressions: bool = True) -> list:

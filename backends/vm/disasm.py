@@ -103,18 +103,19 @@ def disassemble(data: bytes, source_root: str | None = None) -> str:
     lines = [
         f"flowc program, format version {data[4]}, scheduling model {model}",
         f"workflow: {_show(name)}",
-        f"size: {len(data)} bytes, checksum crc32 0x{int.from_bytes(data[9:13], 'big'):08x}",
+        f"size: {len(data)} bytes, checksum crc32 0x{int.from_bytes(data[7:11], 'big'):08x}",
         f"sections ({len(table)}):",
     ]
-    for sname, (start, end) in table.items():
+    for sname, where in table.items():
+        start, end = where[0], where[1]
         lines.append(f"  {sname:<8} {end - start:9,d} bytes at {start:#06x}")
     body = {"sequential": _sequential, "kernel": _kernel, "dataflow": _dataflow}[model]
     return "\n".join(lines + [""] + body(program, sections, source_root)) + "\n"
 
 
 def _sequential(program, sec: dict, source_root: str | None) -> list[str]:
-    consts, names, retries, regions, code = (sec[k] for k in ("consts", "names", "retries", "regions", "code"))
-    steps, finish = sec["plan"]
+    consts, names, code = (sec[k] for k in ("consts", "names", "code"))
+    steps, finish, retries, regions = V.plan_rows(sec["plan"])
     srcmap = sec.get("srcmap")
     lines = [
         f"code: {len(code)} bytes, max stack depth {program.max_stack}",
@@ -126,9 +127,9 @@ def _sequential(program, sec: dict, source_root: str | None) -> list[str]:
     lines += ["", f"names ({len(names)}):"]
     lines += [f"  @{i:<4} {_show(n, 90)}" for i, n in enumerate(names)]
     lines += ["", f"steps ({len(steps)}):"]
-    for i, (sid, kind, flags, entry) in enumerate(steps):
+    for i, (sid, flags, entry) in enumerate(steps):
         extra = "  branch target" if flags & F.STEP_BRANCH_TARGET else ""
-        lines.append(f"  s{i:<4} {shown(names[sid]):<24} {shown(names[kind]):<12} entry {entry:04x}{extra}")
+        lines.append(f"  s{i:<4} {shown(names[sid]):<24} entry {entry:04x}{extra}")
     lines += ["", f"retry policies ({len(retries)}):"]
     for i, (mx, delay, backoff) in enumerate(retries):
         lines.append(f"  r{i + 1:<4} max {mx}, delay {delay} ms, backoff {backoff}")
@@ -137,7 +138,7 @@ def _sequential(program, sec: dict, source_root: str | None) -> list[str]:
         lines.append(f"  [{start:04x}, {end:04x}) -> {handler:04x}  stack depth {depth}")
     positions = _srcmap(srcmap)
     source = _source_lines(srcmap[0], source_root) if srcmap and srcmap[0] else None
-    entry_names = {entry: f"step s{i} {shown(names[sid])}" for i, (sid, _k, _f, entry) in enumerate(steps)}
+    entry_names = {entry: f"step s{i} {shown(names[sid])}" for i, (sid, _f, entry) in enumerate(steps)}
     lines += ["", "code:", "main:"]
     last_line = None
     for at, spec, operands in decode_code(code):

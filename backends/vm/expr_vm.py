@@ -331,6 +331,97 @@ def verify_block(index, code, sizes, keys, nslots, profile):
     return ins
 
 
+# Opcodes a straight-line block (no jump, TRY or LAMBDA) holds besides its
+# final RETURN, and the stack effect of those with fixed ones.
+_STRAIGHT_OPS = (CONST, LOAD, LOCAL, FIELD, INDEX, CALL, LIST, MAP, TEMPLATE, POP)
+_FIXED_EFFECT = {CONST: (0, 1), LOAD: (0, 1), LOCAL: (0, 1), FIELD: (1, 1), INDEX: (2, 1), POP: (1, 0)}
+
+
+def _straight_checks(profile, sizes, nslots):
+    """opcode -> what each operand must be for the straight-line pass: an
+    int it must be below, or the set of the rule numbers the profile allows."""
+    bounds = {"c": sizes[0], "n": sizes[1], "k": sizes[2], "s": nslots, "i": MAX_COUNT + 1}
+    checks = {RETURN: ()}
+    for op in _STRAIGHT_OPS:
+        if op not in profile["ops"]:
+            continue
+        row = []
+        for kind in OPCODES[op][1]:
+            if kind in bounds:
+                row.append(bounds[kind])
+                continue
+            table = _RULES[kind]
+            allowed = [v for v in range(len(table)) if table[v] in profile[kind]]
+            if op == FIELD or op == INDEX:
+                allowed = [v for v in allowed if table[v] in FIELD_ACCESS]
+            row.append(set(allowed))
+        checks[op] = tuple(row)
+    return checks
+
+
+def _straight_block(code, checks, keys, builtins):
+    """The decoded instructions of a block that runs straight to its final
+    RETURN (no jump, TRY or LAMBDA) and passes every check verify_block
+    makes; None for any other block."""
+    out = []
+    p = 0
+    n = len(code)
+    depth = 0
+    while p < n:
+        start = p
+        op = code[p]
+        p += 1
+        row = checks.get(op)
+        if row is None:
+            return None
+        if op == RETURN:
+            return out + [(start, op, [])] if p == n and depth == 1 else None
+        operands = []
+        for check in row:
+            v = code[p] if p < n else 0x80
+            if v < 0x80:
+                p += 1
+            else:
+                v, p = _varint_or_none(code, p)
+                if v is None:
+                    return None
+            if (v >= check) if type(check) is int else (v not in check):
+                return None
+            operands.append(v)
+        effect = _FIXED_EFFECT.get(op)
+        if effect is None:      # CALL, LIST, MAP, TEMPLATE: a count last
+            count = operands[-1]
+            if op == CALL:
+                brow = builtins.get(keys[operands[0]])
+                if brow is None or count < brow[1] or (brow[2] >= 0 and count > brow[2]) \
+                        or _lambda_count(brow, count):
+                    return None
+            effect = (2 * count if op == MAP else count, 1)
+        if depth < effect[0]:
+            return None
+        depth += effect[1] - effect[0]
+        if depth > MAX_STACK:
+            return None
+        out.append((start, op, operands))
+    return None
+
+
+def _varint_or_none(code, p):
+    """(value, next offset) of the varint at p, or (None, p) when it is
+    truncated or longer than 5 bytes."""
+    value = 0
+    shift = 0
+    n = len(code)
+    while p < n and shift < 35:
+        b = code[p]
+        p += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return value, p
+    return None, p
+
+
 def verify(blocks, nconsts, names, keys, nslots, profile):
     """Verify every block of a program (``nslots``: the largest frame an
     expression has; ``profile``: a key of PROFILES); the decoded blocks. A block is the body of at most one
@@ -340,11 +431,15 @@ def verify(blocks, nconsts, names, keys, nslots, profile):
             raise VerifyError("a key must be a string")
     sizes = (nconsts, len(names), len(keys), len(blocks))
     rules = PROFILES[profile]
+    checks = _straight_checks(rules, sizes, nslots)
     decoded = []
     for i in range(len(blocks)):
         if type(blocks[i]) is not bytes:
             raise VerifyError("block %d must be msgpack bin" % i)
-        decoded.append(verify_block(i, blocks[i], sizes, keys, nslots, rules))
+        # most blocks run straight through: checked in one pass; the others,
+        # and any the one pass doubts, by the general verifier (which says what is wrong)
+        ins = _straight_block(blocks[i], checks, keys, rules["builtins"])
+        decoded.append(ins if ins is not None else verify_block(i, blocks[i], sizes, keys, nslots, rules))
     depth = [0] * len(decoded)
     named = [False] * len(decoded)
     for i in range(len(decoded) - 1, -1, -1):
@@ -450,7 +545,9 @@ class Machine:
         self.fuel = fuel
         self.left = fuel
         self.per_run = False  # within a run, the fuel is the run's, not one evaluation's
-        self.code = [_resolve(ins, consts, names, keys, copy) for ins in decoded]
+        # each block resolved when it first runs (a program may hold many that a run never reaches)
+        self.code = [None] * len(decoded)
+        self._pools = (decoded, consts, names, keys, copy)
 
     def start_run(self, fuel):
         """From now on every evaluation spends the instructions of ``fuel``,
@@ -475,8 +572,15 @@ class Machine:
             self.left = self.fuel
         return self.run(block, env, frame)
 
+    def _resolved(self, block):
+        decoded, consts, names, keys, copy = self._pools
+        code = self.code[block] = _resolve(decoded[block], consts, names, keys, copy)
+        return code
+
     def run(self, block, env, frame):
         code = self.code[block]
+        if code is None:
+            code = self._resolved(block)
         stack = []
         push = stack.append
         handlers = []

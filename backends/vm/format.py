@@ -45,17 +45,22 @@ from flowc.ir.limits import (  # noqa: F401 - the VM's fuel defaults, re-exporte
 
 # The container every program kind shares (docs/bytecode.md section 1).
 MAGIC = b"FLWC"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 # Versions this VM runs (a VM refuses every other).
-SUPPORTED_VERSIONS = (1,)
-# Scheduling models, as DialectProfile.scheduling names them.
+SUPPORTED_VERSIONS = (2,)
+# Scheduling models, as DialectProfile.scheduling names them; the header holds the index.
 MODELS = ("sequential", "kernel", "dataflow")
+# Section names; the section table holds the index (the section's id).
+SECTIONS = ("consts", "names", "keys", "exprs", "plan", "code", "srcmap")
 # model -> (sections it must hold, sections it may hold); the writers emit them in this order.
 MODEL_SECTIONS = {
-    "sequential": (("consts", "names", "plan", "retries", "regions", "code"), ("exprs", "srcmap")),
+    "sequential": (("consts", "names", "plan", "code"), ("exprs", "srcmap")),
     "kernel": (("consts", "names", "plan", "code"), ()),
     "dataflow": (("consts", "names", "keys", "exprs", "plan", "code"), ()),
 }
+# The msgpack ext type of a reference to the string table, the name table
+# (docs/bytecode.md section 1).
+STRING_REF = 0
 
 # Step flags (bit field in each step table row).
 STEP_BRANCH_TARGET = 1
@@ -68,7 +73,7 @@ TYPES = ("string", "int", "float", "boolean", "array", "object")
 # Limits a VM enforces while loading (all inclusive).
 LIMITS = {
     "file_bytes": 64 * 1024 * 1024,
-    "header_bytes": 65536,   # the container header (model, name, section table)
+    "header_bytes": 65535,   # the container header (model, name, section table)
     "sections": 16,          # rows in the section table
     "nesting": 100,          # msgpack container nesting in the constant pool
     "stack": 131072,         # the value stack's maximum depth, as verified
@@ -80,14 +85,86 @@ LIMITS = {
 
 def pack_container(model: str, name: str | None, sections: list[tuple[str, Any]]) -> bytes:
     """The bytes of a program: magic, version, header, then each section
-    as one msgpack document. The same arguments give the same bytes."""
+    as one msgpack document, strings interned in the name table. The same
+    arguments give the same bytes."""
     required, optional = MODEL_SECTIONS[model]
-    blobs = [(sname, msgpack.packb(value, use_bin_type=True)) for sname, value in sections]
-    assert [s for s, _ in blobs if s in required] == list(required), "sections out of order or missing"
-    assert all(s in required or s in optional for s, _ in blobs), "a section the model does not have"
-    header = msgpack.packb([model, name, [[sname, len(blob)] for sname, blob in blobs]], use_bin_type=True)
+    assert [s for s, _ in sections if s in required] == list(required), "sections out of order or missing"
+    assert all(s in required or s in optional for s, _ in sections), "a section the model does not have"
+    return pack_sections(MODELS.index(model), name, [(SECTIONS.index(s), v) for s, v in sections])
+
+
+def pack_sections(model: Any, name: Any, sections: list[tuple[int, Any]], version: int = FORMAT_VERSION) -> bytes:
+    """A container of any model code, name and (section id, value) rows, as
+    they are (tests build malformed ones with it). When there is a name
+    table of strings it is the container's string table: the other
+    sections' strings that are in it, or occur more than once, are written
+    as references to it where that is shorter (those not in it appended)."""
+    names_id = SECTIONS.index("names")
+    names = next((v for sid, v in sections if sid == names_id), None)
+    index: dict[str, int] = {}
+    if type(names) is list and all(type(s) is str for s in names):
+        names, index = intern_table(names, [v for sid, v in sections if sid != names_id])
+    blobs = [(sid, msgpack.packb(names if sid == names_id else _with_refs(v, index), use_bin_type=True))
+             for sid, v in sections]
+    header = msgpack.packb([model, name, [x for sid, blob in blobs for x in (sid, len(blob))]], use_bin_type=True)
     rest = header + b"".join(blob for _, blob in blobs)
-    return MAGIC + bytes([FORMAT_VERSION]) + len(header).to_bytes(4, "big") + zlib.crc32(rest).to_bytes(4, "big") + rest
+    return MAGIC + bytes([version]) + len(header).to_bytes(2, "big") + zlib.crc32(rest).to_bytes(4, "big") + rest
+
+
+def _strings(v: Any, out: list[str]) -> None:
+    if type(v) is str:
+        out.append(v)
+    elif type(v) is list or type(v) is tuple:   # not an ExtType (a namedtuple)
+        for e in v:
+            _strings(e, out)
+    elif isinstance(v, dict):
+        for k, e in v.items():
+            _strings(k, out)
+            _strings(e, out)
+
+
+def _ref_size(i: int) -> int:
+    return 3 if i < 0x100 else 4 if i < 0x10000 else 6   # fixext 1, 2, 4
+
+
+def intern_table(names: list[str], values: list[Any]) -> tuple[list[str], dict[str, int]]:
+    """The string table (the name table, then the strings of ``values``
+    that occur more than once and are shorter as references, in order of
+    first occurrence) and the strings to write as references, with their
+    index: those whose reference is shorter than the string."""
+    seen: list[str] = []
+    _strings(values, seen)
+    counts: dict[str, int] = {}
+    for s in seen:
+        counts[s] = counts.get(s, 0) + 1
+    table = list(names)
+    where = {s: i for i, s in reversed(list(enumerate(table)))}
+    refs: dict[str, int] = {}
+    for s, n in counts.items():   # dicts keep first-occurrence order
+        size = len(msgpack.packb(s))
+        i = where.get(s)
+        if i is None and n > 1 and n * size > size + n * _ref_size(len(table)):
+            i = len(table)
+            table.append(s)
+        if i is not None and _ref_size(i) < size:
+            refs[s] = i
+    return table, refs
+
+
+def string_ref(i: int) -> msgpack.ExtType:
+    """The reference to entry i of the string table."""
+    return msgpack.ExtType(STRING_REF, i.to_bytes(_ref_size(i) - 2, "big"))
+
+
+def _with_refs(v: Any, index: dict[str, int]) -> Any:
+    if type(v) is str:
+        i = index.get(v)
+        return v if i is None else string_ref(i)
+    if type(v) is list or type(v) is tuple:
+        return [_with_refs(e, index) for e in v]
+    if isinstance(v, dict):
+        return {_with_refs(k, index): _with_refs(e, index) for k, e in v.items()}
+    return v
 
 
 @attrs.frozen

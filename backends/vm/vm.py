@@ -89,19 +89,21 @@ _Obj = _OrderedDict if _MICRO else dict
 
 # The container (docs/bytecode.md section 1): must equal flowc.backends.vm.format's (a test checks).
 MAGIC = b"FLWC"
-FORMAT_VERSION = 1
-SUPPORTED_VERSIONS = (1,)
+FORMAT_VERSION = 2
+SUPPORTED_VERSIONS = (2,)
 MODELS = ("sequential", "kernel", "dataflow")
+SECTIONS = ("consts", "names", "keys", "exprs", "plan", "code", "srcmap")
+STRING_REF = 0
 # model -> (sections it must hold, sections it may hold)
 MODEL_SECTIONS = {
-    "sequential": (("consts", "names", "plan", "retries", "regions", "code"), ("exprs", "srcmap")),
+    "sequential": (("consts", "names", "plan", "code"), ("exprs", "srcmap")),
     "kernel": (("consts", "names", "plan", "code"), ()),
     "dataflow": (("consts", "names", "keys", "exprs", "plan", "code"), ()),
 }
 BRANCH_TARGET = 1
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
-MAX_HEADER_BYTES = 65536
+MAX_HEADER_BYTES = 65535
 MAX_SECTIONS = 16
 MAX_NESTING = 100
 MAX_STACK = 131072  # >= MAX_EXPR_DEPTH * (2 * MAX_EXPR_ITEMS + 1) of ir/limits.py (a test checks)
@@ -327,10 +329,11 @@ def _crc_py(data):
 class _Reader(object):
     """A minimal msgpack decoder: nil, bool, int, float, str, bin, array, map."""
 
-    def __init__(self, data):
+    def __init__(self, data, strings=None):
         self.data = data
         self.pos = 0
         self.n = len(data)
+        self.strings = strings
 
     def need(self, k):
         if k < 0 or self.pos + k > self.n:
@@ -412,6 +415,12 @@ class _Reader(object):
             return self.map(self.uint(2), depth)
         if b == 0xDF:
             return self.map(self.uint(4), depth)
+        if 0xD4 <= b <= 0xD6 or b == 0xC7:   # fixext 1, 2, 4 or ext 8: a string reference
+            k = 1 << (b - 0xD4) if b != 0xC7 else self.uint(1)
+            if k != 1 and k != 2 and k != 4:
+                raise VerifyError("a string reference must be an ext of 1, 2 or 4 bytes")
+            kind = self.uint(1)
+            return _string_ref(self.strings, kind, self.uint(k))
         raise VerifyError("unsupported msgpack type byte 0x%02x at byte %d" % (b, self.pos - 1))
 
     def float_(self, k, fmt):
@@ -452,14 +461,30 @@ class _Reader(object):
         return out
 
 
-def unpackb(data):
-    """Decode one msgpack document (all of data)."""
+def _string_ref(strings, kind, i):
+    """Entry i of the string table, which an ext of type STRING_REF stands for."""
+    if kind != STRING_REF:
+        raise VerifyError("unsupported msgpack ext type %d" % kind)
+    if strings is None or i >= len(strings):
+        raise VerifyError("string reference %d outside the string table" % i)
+    return strings[i]
+
+
+def unpackb(data, strings=None):
+    """Decode one msgpack document (all of data); ``strings`` the string
+    table its references index (None: it may have none)."""
     if _msgpack is not None and not _MICRO:
+        def ext(kind, raw):
+            if len(raw) not in (1, 2, 4):
+                raise VerifyError("a string reference must be an ext of 1, 2 or 4 bytes")
+            return _string_ref(strings, kind, int.from_bytes(raw, "big"))
         try:
-            return _msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
+            return _msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True, ext_hook=ext)
+        except VerifyError:
+            raise
         except Exception as exc:  # noqa: BLE001 - msgpack raises many kinds
             raise VerifyError("malformed msgpack data: " + (str(exc) or type(exc).__name__))
-    r = _Reader(data)
+    r = _Reader(data, strings)
     v = r.value(0)
     if r.pos != r.n:
         raise VerifyError("%d bytes of extra data after the msgpack document" % (r.n - r.pos))
@@ -503,7 +528,8 @@ def _check_const(v, depth):
 
 def open_container(data):
     """The header of a flowc program, checked: ``(model, name, table)``, the
-    table mapping each section's name to ``(start, end)`` in data. Magic,
+    table mapping each section's name to ``(start, end)`` in data (section
+    names, the string table, to ``(start, end, its list of str)``). Magic,
     version, the checksum of everything after the fixed part (so no
     corrupted byte loads, also in a section this loader skips), the header
     and the section table's bounds are checked here, once; a section is
@@ -513,40 +539,53 @@ def open_container(data):
     n = len(data)
     if n > MAX_FILE_BYTES:
         raise VerifyError("a program of %d bytes exceeds the limit of %d" % (n, MAX_FILE_BYTES))
-    if n < 13 or bytes(data[0:4]) != MAGIC:
+    if n < 11 or bytes(data[0:4]) != MAGIC:
         raise VerifyError("not a flowc program (bad magic)")
     version = data[4]
     if version not in SUPPORTED_VERSIONS:
         raise VerifyError("unsupported format version %d (this VM runs %s)"
                           % (version, ", ".join([str(v) for v in SUPPORTED_VERSIONS])))
-    hlen = _u32(data, 5)
-    if hlen > MAX_HEADER_BYTES or 13 + hlen > n:
-        raise VerifyError("a header of %d bytes does not fit (limit %d, %d bytes left)"
-                          % (hlen, MAX_HEADER_BYTES, n - 13))
-    if _crc(bytes(data[13:])) != _u32(data, 9):
+    hlen = (data[5] << 8) | data[6]
+    if 11 + hlen > n:
+        raise VerifyError("a header of %d bytes does not fit (%d bytes left)" % (hlen, n - 11))
+    if _crc(bytes(data[11:])) != _u32(data, 7):
         raise VerifyError("checksum mismatch: the program is corrupt")
-    header = unpackb(bytes(data[13:13 + hlen]))
+    header = unpackb(bytes(data[11:11 + hlen]))
     if type(header) is not list or len(header) != 3:
         raise VerifyError("the header must be an array of 3: model, name, sections")
-    model, name, rows = header
-    if type(model) is not str or model not in MODELS:
-        raise VerifyError("unknown scheduling model %s (known: %s)" % (_short(model), ", ".join(MODELS)))
+    code, name, rows = header
+    if type(code) is not int or not 0 <= code < len(MODELS):
+        raise VerifyError("unknown scheduling model %s (known: 0 to %d)" % (_short(code), len(MODELS) - 1))
+    model = MODELS[code]
     if name is not None and type(name) is not str:
         raise VerifyError("the program name must be a string or nil")
-    if type(rows) is not list or len(rows) > MAX_SECTIONS:
-        raise VerifyError("the section table must be an array of at most %d rows" % MAX_SECTIONS)
+    table = _section_table(model, rows, 11 + hlen, n)
+    where = table["names"]      # every model has one: the string table
+    names = unpackb(bytes(data[where[0]:where[1]]))
+    if type(names) is not list or [1 for s in names if type(s) is not str]:
+        raise VerifyError("section names must be an array of strings")
+    table["names"] = (where[0], where[1], names)
+    return model, name, table
+
+
+def _section_table(model, rows, pos, n):
+    """{section name: (start, end)} of a section table, ``[id, length, ...]``
+    from offset pos on, checked: known ids, no repeats, the model's
+    sections, the lengths adding up to the file's end n."""
+    if type(rows) is not list or len(rows) % 2 or len(rows) > 2 * MAX_SECTIONS:
+        raise VerifyError("the section table must be an array of at most %d (id, length) pairs" % MAX_SECTIONS)
     required, optional = MODEL_SECTIONS[model]
     table = {}
-    pos = 13 + hlen
-    for row in rows:
-        if type(row) is not list or len(row) != 2 or type(row[0]) is not str:
-            raise VerifyError("a section table row must be [name, length]")
-        sname = row[0]
+    for i in range(0, len(rows), 2):
+        sid = _int(rows[i], "a section id")
+        if sid >= len(SECTIONS):
+            raise VerifyError("a %s program has no section %d" % (model, sid))
+        sname = SECTIONS[sid]
         if sname in table:
-            raise VerifyError("section %s appears twice" % _short(sname))
+            raise VerifyError("section %s appears twice" % sname)
         if sname not in required and sname not in optional:
-            raise VerifyError("a %s program has no section %s" % (model, _short(sname)))
-        length = _int(row[1], "the length of section " + sname, 0, n)
+            raise VerifyError("a %s program has no section %s" % (model, sname))
+        length = _int(rows[i + 1], "the length of section " + sname, 0, n)
         if pos + length > n:
             raise VerifyError("section %s runs past the end of the program" % sname)
         table[sname] = (pos, pos + length)
@@ -556,7 +595,7 @@ def open_container(data):
     for sname in required:
         if sname not in table:
             raise VerifyError("a %s program needs a section %s" % (model, sname))
-    return model, name, table
+    return table
 
 
 def _u32(data, at):
@@ -565,11 +604,14 @@ def _u32(data, at):
 
 def read_section(data, table, name):
     """Section ``name`` of an opened container, decoded (one msgpack
-    document); None when the program has no such section."""
+    document, its string references resolved); None when the program has
+    no such section. (open_container decoded section names already.)"""
     where = table.get(name)
     if where is None:
         return None
-    return unpackb(bytes(data[where[0]:where[1]]))
+    if name == "names":
+        return where[2]
+    return unpackb(bytes(data[where[0]:where[1]]), table["names"][2])
 
 
 def guarded(fn, *args):
@@ -621,12 +663,42 @@ def _load(data):
 def load_sequential(data, name, table):
     """A :class:`Program` of an opened container (:func:`open_container`).
     The source map is not read: the VM has no use for it."""
-    plan = read_section(data, table, "plan")
-    if type(plan) is not list or len(plan) != 2:
-        raise VerifyError("section plan must be [steps, finish]")
-    return _verify([name, read_section(data, table, "consts"), read_section(data, table, "names"), plan[0],
-                    read_section(data, table, "retries"), read_section(data, table, "regions"), plan[1],
-                    read_section(data, table, "code"), None, read_section(data, table, "exprs")])
+    steps, finish, retries, regions = plan_rows(read_section(data, table, "plan"))
+    return _verify([name, read_section(data, table, "consts"), read_section(data, table, "names"), steps,
+                    retries, regions, finish, read_section(data, table, "code"), None,
+                    read_section(data, table, "exprs")])
+
+
+def plan_rows(plan):
+    """Section plan of a sequential program, ``[steps, finish, retries,
+    regions]`` with its three tables flat and relative, as rows with
+    absolute offsets: steps ``[id, flags, entry]``, retries ``[max,
+    delay_ms, backoff]``, regions ``[start, end, handler, depth]``. Only
+    the shape is checked here; the ranges are the verifier's."""
+    if type(plan) is not list or len(plan) != 4:
+        raise VerifyError("section plan must be [steps, finish, retries, regions]")
+    steps = _chunks(plan[0], 3, "the step table", True)
+    entry = 0
+    for row in steps:       # entry deltas, each from the previous entry
+        entry += row[2]
+        row[2] = entry
+    regions = _chunks(plan[3], 4, "the region table", True)
+    start = 0
+    for row in regions:     # start from the previous start; end from start; handler from end
+        start += row[0]
+        row[0] = start
+        row[1] += start
+        row[2] += row[1]
+    return steps, plan[1], _chunks(plan[2], 3, "the retry table", False), regions
+
+
+def _chunks(flat, width, what, ints):
+    """A flat array as rows of ``width`` (lists); ``ints``: every entry an int."""
+    if type(flat) is not list or len(flat) % width:
+        raise VerifyError("%s must be a flat array of rows of %d" % (what, width))
+    if ints and flat and set(map(type, flat)) != _INT_ONLY:
+        raise VerifyError("%s holds only integers" % what)
+    return [flat[i:i + width] for i in range(0, len(flat), width)]
 
 
 def _read_varint(code, p, end):
@@ -652,11 +724,42 @@ def _read_varint(code, p, end):
 
 
 def _verify(sec):
+    """The :class:`Program` of a sequential program's sections, ``[name,
+    consts, names, steps, retries, regions, finish, code, srcmap, exprs?]``
+    (the plan's tables as rows, :func:`plan_rows`), verified completely
+    (docs/bytecode.md section 5) in one pass over the code."""
     if type(sec) is not list or len(sec) not in (9, 10):
         raise VerifyError("the body must be an array of 9 or 10 sections")
     name, consts, names, steps, retries, regions, finish, code, srcmap = sec[:9]
     if type(name) is not str:
         raise VerifyError("section name must be a string")
+    _check_pools(consts, names)
+    machine = _expression_machine(sec[9] if len(sec) == 10 else None, consts, names)
+    if type(code) is not bytes:
+        raise VerifyError("section code must be msgpack bin")
+    ncode = len(code)
+    step_rows = _step_rows(steps, names, ncode)
+    retry_rows = _retry_rows(retries)
+    region_rows = _region_rows(regions, ncode)
+    finish = _int(finish, "finish offset", 0, ncode - 1)
+    _check_srcmap(srcmap)
+    if ncode == 0:
+        raise VerifyError("the code is empty")
+    # Function boundaries: main is [0, first entry); step i is [entry i, entry i+1).
+    entries = [r[2] for r in step_rows]
+    bounds = [0] + entries + [ncode]
+    if not (finish < bounds[1]):
+        raise VerifyError("the finish offset must be inside the main function")
+    nblocks = len(machine.code) if machine is not None else 0
+    ins, handlers, max_depth = _walk(code, bounds, finish, region_rows, (consts, names, retry_rows, nblocks))
+    program = Program(name, step_rows, entries, finish, ins, handlers, consts, names, retry_rows, region_rows,
+                      srcmap, max_depth, ncode)
+    program.machine = machine
+    return program
+
+
+def _check_pools(consts, names):
+    """Sections consts (values) and names (strings)."""
     if type(consts) is not list:
         raise VerifyError("section consts must be an array")
     for c in consts:
@@ -666,32 +769,35 @@ def _verify(sec):
     for nm in names:
         if type(nm) is not str:
             raise VerifyError("the name table holds only strings")
-    nnames = len(names)
-    machine = _expression_machine(sec[9] if len(sec) == 10 else None, consts, names)
-    nblocks = len(machine.code) if machine is not None else 0
-    if type(code) is not bytes:
-        raise VerifyError("section code must be msgpack bin")
-    ncode = len(code)
+
+
+def _step_rows(steps, names, ncode):
+    """The step table as ``(id, flags, entry)`` tuples, checked."""
     if type(steps) is not list:
         raise VerifyError("section steps must be an array")
+    nnames = len(names)
     step_rows = []
     last_entry = 0
     for i in range(len(steps)):
         row = steps[i]
-        if type(row) is not list or len(row) != 4:
-            raise VerifyError("step %d must be [id, kind, flags, entry]" % i)
-        sid, kind, flags, entry = row
+        if type(row) is not list or len(row) != 3:
+            raise VerifyError("step %d must be [id, flags, entry]" % i)
+        sid, flags, entry = row
         # the common case in one test; _int says what is wrong otherwise
-        if not (type(sid) is int and type(kind) is int and type(flags) is int and type(entry) is int
-                and 0 <= sid < nnames and 0 <= kind < nnames and 0 <= flags <= 1 and 1 <= entry < ncode):
+        if not (type(sid) is int and type(flags) is int and type(entry) is int
+                and 0 <= sid < nnames and 0 <= flags <= 1 and 1 <= entry < ncode):
             _int(sid, "step id name", 0, nnames - 1)
-            _int(kind, "step kind name", 0, nnames - 1)
             _int(flags, "step flags", 0, 1)
             _int(entry, "step entry", 1, ncode - 1)
         if entry <= last_entry:
             raise VerifyError("step entries must be strictly increasing")
         last_entry = entry
-        step_rows.append((names[sid], names[kind], flags, entry))
+        step_rows.append((names[sid], flags, entry))
+    return step_rows
+
+
+def _retry_rows(retries):
+    """The retry policies as ``(max, delay_ms, backoff)`` tuples, checked."""
     if type(retries) is not list:
         raise VerifyError("section retries must be an array")
     retry_rows = []
@@ -706,6 +812,12 @@ def _verify(sec):
         if not (0 <= backoff <= 1e6):
             raise VerifyError("retry backoff out of range")
         retry_rows.append((mx, delay, backoff))
+    return retry_rows
+
+
+def _region_rows(regions, ncode):
+    """The regions as ``(start, end, handler, depth)`` tuples sorted by
+    start, each checked alone (their nesting is the code pass's)."""
     if type(regions) is not list:
         raise VerifyError("section regions must be an array")
     region_rows = []
@@ -726,211 +838,199 @@ def _verify(sec):
             _int(rdepth, "region depth", 0, MAX_STACK)
         region_rows.append((start, end, handler, rdepth))
     region_rows.sort()
-    finish = _int(finish, "finish offset", 0, ncode - 1)
-    if srcmap is not None:
-        if type(srcmap) is not list or len(srcmap) != 2 or type(srcmap[0]) is not str \
-                or type(srcmap[1]) is not list or len(srcmap[1]) % 3:
-            raise VerifyError("section srcmap must be nil or [file, [offset delta, line, col]...]")
-        flat = srcmap[1]
-        # every entry an int in [0, 2**32): checked in bulk, then one by one for the message
-        if flat and not (set(map(type, flat)) == _INT_ONLY and min(flat) >= 0 and max(flat) <= 0xFFFFFFFF):
-            for v in flat:
-                _int(v, "source map entry", 0, 0xFFFFFFFF)
-    if ncode == 0:
-        raise VerifyError("the code is empty")
+    return region_rows
 
-    # Function boundaries: main is [0, first entry); step i is [entry i, entry i+1).
-    bounds = [0] + [r[3] for r in step_rows] + [ncode]
-    nsteps = len(step_rows)
-    if not (finish < bounds[1]):
-        raise VerifyError("the finish offset must be inside the main function")
 
-    # The decoded program, indexed by code offset (None between instruction starts):
-    ins = [None] * ncode            # (op, a, b, c, offset of the next instruction)
-    handlers = [None] * ncode       # the innermost region: [handler offset, depth], or None
-    depth_at = [None] * ncode       # the stack depth before the instruction
-    iters_at = {}                   # offset -> iterator slots before it, where there are any
-    # offset -> (stack depth, iterator slots) that a jump, handler or entry expects there
-    expect = {0: _EMPTY, finish: _EMPTY}
-    for r in step_rows:
-        expect[r[3]] = _EMPTY
+def _check_srcmap(srcmap):
+    """Section srcmap: nil or ``[file, [offset delta, line, col]...]``."""
+    if srcmap is None:
+        return
+    if type(srcmap) is not list or len(srcmap) != 2 or type(srcmap[0]) is not str \
+            or type(srcmap[1]) is not list or len(srcmap[1]) % 3:
+        raise VerifyError("section srcmap must be nil or [file, [offset delta, line, col]...]")
+    flat = srcmap[1]
+    # every entry an int in [0, 2**32): checked in bulk, then one by one for the message
+    if flat and not (set(map(type, flat)) == _INT_ONLY and min(flat) >= 0 and max(flat) <= 0xFFFFFFFF):
+        for v in flat:
+            _int(v, "source map entry", 0, 0xFFFFFFFF)
+
+
+class _Pass(object):
+    """What the pass over the code keeps besides its hot locals: the
+    decoded program, indexed by code offset (None between instruction
+    starts), and the bookkeeping of jumps and regions."""
+
+    def __init__(self, ncode, finish, bounds, region_rows):
+        self.ins = [None] * ncode       # (op, a, b, c, offset of the next instruction)
+        self.handlers = [None] * ncode  # the innermost region: [handler offset, depth], or None
+        self.depth_at = [None] * ncode  # the stack depth before the instruction
+        self.iters_at = {}              # offset -> iterator slots before it, where there are any
+        # offset -> (stack depth, iterator slots) that a jump, handler or entry expects there
+        self.expect = {0: _EMPTY, finish: _EMPTY}
+        for entry in bounds[1:-1]:
+            self.expect[entry] = _EMPTY
+        self.bounds = bounds
+        self.regions = region_rows
+        self.ri = 0                     # next region (sorted by start)
+        self.open = []                  # (end, [handler, depth]) of the regions around p, innermost last
+        self.ncode = ncode
+
+    def next_function(self, p, reachable, func, limit):
+        """At the end of function ``func`` (offset p): the next one's index,
+        start and end (also its targets' bound, limit[3])."""
+        if reachable:
+            raise VerifyError("code falls through the end of a function at offset %d" % p)
+        func += 1
+        limit[3] = self.bounds[func + 1]
+        return func, p, limit[3]
+
+    def arrive(self, p, reachable, depth, iters, low):
+        """At an offset a jump, handler or entry reaches: the stack state
+        there ``(depth, iterator slots, low)``, the same as the fall-through
+        one when control also falls through."""
+        d = self.expect.pop(p)
+        if reachable and (d[0] != depth or d[1] != iters):
+            raise VerifyError("stack depth %d at offset %d does not match %d from a jump"
+                              % (depth, p, d[0]) if d[0] != depth else
+                              "iterator slots at offset %d do not match those from a jump" % p)
+        if d[1] != iters:
+            iters = d[1]
+            low = iters[-1] + 1 if iters else 0
+        return d[0], iters, low
+
+    def at_event(self, p, depth, iters, fend):
+        """Close and open the regions at offset p (where one starts or
+        ends); the next such offset, the innermost open region and its depth."""
+        open_regions = self.open
+        rows = self.regions
+        nrows = len(rows)
+        ri = self.ri
+        while open_regions and open_regions[-1][0] <= p:
+            if open_regions[-1][0] != p:
+                raise VerifyError("a region ends inside an instruction at offset %d" % open_regions[-1][0])
+            open_regions.pop()
+        while ri < nrows and rows[ri][0] <= p:
+            start, end, handler, rdepth = rows[ri]
+            if start != p:
+                raise VerifyError("a region starts inside an instruction at offset %d" % start)
+            if end > fend or handler >= fend:
+                raise VerifyError("region at offset %d leaves its function" % start)
+            if open_regions and end > open_regions[-1][0]:
+                raise VerifyError("regions at offset %d are not well nested" % start)
+            if rdepth > depth:
+                raise VerifyError("region at offset %d declares depth %d, the stack has %d"
+                                  % (start, rdepth, depth))
+            _expect(self.expect, handler, (rdepth + 1, tuple([i for i in iters if i < rdepth]) if iters else ()))
+            open_regions.append((end, [handler, rdepth]))
+            ri += 1
+        self.ri = ri
+        if open_regions:
+            inner = open_regions[-1][1]
+            event = open_regions[-1][0]
+            if ri < nrows and rows[ri][0] < event:
+                event = rows[ri][0]
+            return event, inner, inner[1]
+        return rows[ri][0] if ri < nrows else self.ncode + 1, None, 0
+
+    def jump(self, a, at, tdepth, iters):
+        """A jump or branch from ``at`` to ``a`` with ``tdepth`` values: a
+        forward one records what its target must see, a backward one must
+        land on an instruction already seen in that state."""
+        if a > at:
+            d = self.expect.get(a)
+            if d is None:
+                self.expect[a] = (tdepth, iters)
+            elif d[0] != tdepth or d[1] != iters:
+                _expect(self.expect, a, (tdepth, iters))  # raises
+            return
+        seen = self.depth_at[a]
+        if seen is None:
+            raise VerifyError("jump target %d is not an instruction boundary (offset %d)" % (a, at))
+        if seen != tdepth or self.iters_at.get(a, ()) != iters:
+            raise VerifyError("backward jump at offset %d reaches depth %d where %d was seen"
+                              % (at, tdepth, seen) if seen != tdepth else
+                              "backward jump at offset %d: iterator slots differ" % at)
+
+    def finish(self, reachable, func, nsteps):
+        """The checks after the last instruction."""
+        if reachable:
+            raise VerifyError("code falls through the end of the last function")
+        if self.open and self.open[-1][0] != self.ncode:
+            raise VerifyError("a region ends inside an instruction")
+        if self.ri < len(self.regions):
+            raise VerifyError("a region starts past the end of the code")
+        if self.expect:
+            raise VerifyError("jump target %d is not an instruction boundary" % min(self.expect))
+        if func != nsteps:
+            raise VerifyError("a step function is empty")
+
+
+def _walk(code, bounds, finish, region_rows, tables):
+    """The pass over the code, every instruction decoded and checked (operands, stack depth,
+    iterator slots, regions, reachability): ``(ins, handlers, max stack depth)``."""
+    consts, names, retry_rows, nblocks = tables
+    ncode = len(code)
+    w = _Pass(ncode, finish, bounds, region_rows)
+    ins, handlers, depth_at, iters_at, expect = w.ins, w.handlers, w.depth_at, w.iters_at, w.expect
     specs = _SPEC_LIST
-    consts_n = len(consts)
-    nregions = len(region_rows)
-    ri = 0                          # next region (sorted by start)
-    open_regions = []               # (end, [handler, depth]) of the regions around p, innermost last
-    inner = None                    # the innermost open region's [handler, depth]
-    floor = 0                       # its depth: the stack may not drop below it
-    # The next offset where a region starts or ends (checked only there).
-    event = region_rows[0][0] if nregions else ncode + 1
-    max_depth = 0
-    func = 0                        # function index: 0 main, i+1 step i
-    fstart = 0
-    fend = bounds[1]
-    depth = 0
-    iters = ()                      # stack slots holding iterators (ITER .. COLLECT/END_EACH)
-    low = 0                         # an instruction must leave at least this many values (above iterators)
-    reachable = True
-    p = 0
+    # a first operand's bound by kind code (_KIND_CODES); a target's is its function's end
+    limit = [0, len(consts), len(names), bounds[1], len(bounds) - 2, 0, 5, 2, MAX_STACK + 1, nblocks]
+    # the innermost open region's [handler, depth], its depth (the floor), the next region event
+    inner, floor, event = None, 0, (region_rows[0][0] if region_rows else ncode + 1)
+    func, fstart, fend = 0, 0, bounds[1]                        # function index: 0 main, i+1 step i
+    # iters: the stack slots holding iterators (ITER .. COLLECT/END_EACH); low: the values above them
+    depth = max_depth = low = p = 0
+    iters, reachable = (), True
     while p < ncode:
         if p == fend:
-            if reachable:
-                raise VerifyError("code falls through the end of a function at offset %d" % p)
-            func += 1
-            fstart = p
-            fend = bounds[func + 1]
+            func, fstart, fend = w.next_function(p, reachable, func, limit)
         if p in expect:
-            d = expect.pop(p)
-            if reachable and (d[0] != depth or d[1] != iters):
-                raise VerifyError("stack depth %d at offset %d does not match %d from a jump"
-                                  % (depth, p, d[0]) if d[0] != depth else
-                                  "iterator slots at offset %d do not match those from a jump" % p)
-            depth = d[0]
-            if d[1] != iters:
-                iters = d[1]
-                low = iters[-1] + 1 if iters else 0
+            depth, iters, low = w.arrive(p, reachable, depth, iters, low)
             reachable = True
         elif not reachable:
             raise VerifyError("unreachable code at offset %d" % p)
         if p >= event:
-            while open_regions and open_regions[-1][0] <= p:
-                if open_regions[-1][0] != p:
-                    raise VerifyError("a region ends inside an instruction at offset %d" % open_regions[-1][0])
-                open_regions.pop()
-            while ri < nregions and region_rows[ri][0] <= p:
-                start, end, handler, rdepth = region_rows[ri]
-                if start != p:
-                    raise VerifyError("a region starts inside an instruction at offset %d" % start)
-                if end > fend or handler >= fend:
-                    raise VerifyError("region at offset %d leaves its function" % start)
-                if open_regions and end > open_regions[-1][0]:
-                    raise VerifyError("regions at offset %d are not well nested" % start)
-                if rdepth > depth:
-                    raise VerifyError("region at offset %d declares depth %d, the stack has %d"
-                                      % (start, rdepth, depth))
-                _expect(expect, handler, (rdepth + 1, tuple([i for i in iters if i < rdepth])))
-                open_regions.append((end, [handler, rdepth]))
-                ri += 1
-            if open_regions:
-                event = open_regions[-1][0]
-                inner = open_regions[-1][1]
-                floor = inner[1]
-            else:
-                inner = None
-                floor = 0
-                event = ncode + 1
-            if ri < nregions and region_rows[ri][0] < event:
-                event = region_rows[ri][0]
+            event, inner, floor = w.at_event(p, depth, iters, fend)
         if depth < floor:
             raise VerifyError("the stack drops below its region's depth at offset %d" % p)
         op = code[p]
         spec = specs[op]
-        if spec is None:
-            raise VerifyError("unknown opcode 0x%02x at offset %d" % (op, p))
         at = p
         p += 1
         nops, k0, pop, push, flow, branch_push, special, _kinds = spec
         a = b = c = 0
         if nops:
-            # the first operand, inline up to three bytes
-            if p >= fend:
-                raise VerifyError("truncated instruction at offset %d" % p)
-            a = code[p]
-            p += 1
-            if a >= 0x80:
-                if p + 1 < fend and code[p] >= 0x80 and code[p + 1] < 0x80:
-                    a = (a & 0x7F) | ((code[p] & 0x7F) << 7) | (code[p + 1] << 14)
-                    p += 2
-                elif p < fend and code[p] < 0x80:
-                    a = (a & 0x7F) | (code[p] << 7)
-                    p += 1
-                else:
-                    a, p = _read_varint(code, p - 1, fend)
-            if k0 == 2:     # name
-                if a >= nnames:
-                    raise VerifyError("name index %d out of range at offset %d" % (a, at))
-                a = names[a]
-            elif k0 == 1:   # const
-                if a >= consts_n:
-                    raise VerifyError("constant index %d out of range at offset %d" % (a, at))
-                a = consts[a]
+            a = code[p] if p < fend else 0x80     # the first operand, inline up to three bytes
+            if a < 0x80:
+                p += 1
+            elif p + 1 < fend and code[p + 1] < 0x80:
+                a = (a & 0x7F) | (code[p + 1] << 7)
+                p += 2
+            elif p + 2 < fend and code[p + 1] >= 0x80 and code[p + 2] < 0x80:
+                a = (a & 0x7F) | ((code[p + 1] & 0x7F) << 7) | (code[p + 2] << 14)
+                p += 3
+            else:
+                a, p = _read_varint(code, p, fend)
+            if a >= limit[k0] or (k0 == 3 and a < fstart):
+                raise VerifyError(_operand_error(k0, a, at))
+            if k0 == 2 or k0 == 1:  # a name, a constant
+                a = names[a] if k0 == 2 else consts[a]
                 if op == CONST and (type(a) is list or isinstance(a, dict)):
                     op = _CONST_COPY    # pushed as a fresh copy
-            elif k0 == 6:   # root
-                if a > 4:
-                    raise VerifyError("root %d out of range at offset %d" % (a, at))
-            elif k0 == 8:   # count
-                if a > MAX_STACK:
-                    raise VerifyError("count %d too large at offset %d" % (a, at))
-            elif k0 == 9:   # block
-                if a >= nblocks:
-                    raise VerifyError("block %d out of range at offset %d" % (a, at))
-            elif k0 == 4:   # step
-                if a >= nsteps:
-                    raise VerifyError("step index %d out of range at offset %d" % (a, at))
-            elif k0 == 3:   # target
-                if a < fstart or a >= fend:
-                    raise VerifyError("jump target %d outside its function at offset %d" % (a, at))
-            elif a > 1:     # state, flag
-                raise VerifyError("operand %d out of range at offset %d" % (a, at))
             if nops > 1:
                 b, c, p = _operands(spec, code, p, fend, at, consts, names, retry_rows)
             if pop < 0:
                 pop = a if pop == -1 else 2 * a
         if pop > depth:
-            raise VerifyError("stack underflow at offset %d (%s pops %d, the stack has %d)"
-                              % (at, OPS[op][0], pop, depth))
+            raise VerifyError(_underflow(op, at, pop, depth))
+        if iters and special != 3:
+            iters_at[at] = iters
         if not special:
             if depth - pop < low:
                 raise VerifyError("%s would take an iterator as a value at offset %d" % (OPS[op][0], at))
-            if iters:
-                iters_at[at] = iters
-        elif special == 3:  # RUN, RET (an empty stack has no iterators)
-            if depth != 0:
-                raise VerifyError("%s needs an empty stack at offset %d" % (OPS[op][0], at))
-            if op == RET:
-                if func == 0:
-                    raise VerifyError("RET in the main function at offset %d" % at)
-            elif func > 0 and a <= func - 1:
-                raise VerifyError("step %d runs step %d: a step may only run later steps (offset %d)"
-                                  % (func - 1, a, at))
         else:
-            in_iters = iters
-            if special == 1:    # the iterator's own instructions
-                need = _ITER_AT.get(op)
-                if need is not None:
-                    if not iters or iters[-1] != depth - need:
-                        raise VerifyError("%s needs an iterator %d deep at offset %d" % (OPS[op][0], need, at))
-                elif depth - pop < low:
-                    raise VerifyError("%s would take an iterator as a value at offset %d" % (OPS[op][0], at))
-                if op == ITER:
-                    iters = iters + (depth - 1,)
-                    low = depth
-                elif op == COLLECT or op == END_EACH:
-                    iters = iters[:-1]
-                    low = iters[-1] + 1 if iters else 0
-            else:
-                if depth - pop < low:
-                    raise VerifyError("%s would take an iterator as a value at offset %d" % (OPS[op][0], at))
-                if op == TEMPLATE:
-                    if a < 1:
-                        raise VerifyError("TEMPLATE needs at least one part at offset %d" % at)
-                elif op == SORT:
-                    a = tuple(a.split("."))
-                elif op == CHECK_OUTPUT:
-                    a = _declared_types(a, at, names)
-                elif op == SHAPE and (type(a) is not list or [1 for x in a if type(x) is not str]):
-                    raise VerifyError("SHAPE needs a constant list of strings at offset %d" % at)
-                if op == FINISH and depth != 1:
-                    raise VerifyError("FINISH needs exactly the outputs on the stack at offset %d" % at)
-                if func != 0 and (op == FINISH or op == EXITED or op == STATE or op == OUTPUTS_FAILED
-                                  or op == CHECK_INPUTS):
-                    raise VerifyError("%s outside the main function at offset %d" % (OPS[op][0], at))
-                if op == CHECK_INPUTS:
-                    b = _declared_types(b, at, names)
-            if in_iters:
-                iters_at[at] = in_iters
-        before = depth
+            a, b, iters, low = _special(op, special, a, b, at, depth, pop, iters, low, func, names)
+        depth_at[at] = depth
         depth = depth - pop + push
         if depth > max_depth:
             max_depth = depth
@@ -938,42 +1038,76 @@ def _verify(sec):
                 raise VerifyError("stack deeper than %d at offset %d" % (MAX_STACK, at))
         if flow:
             if flow <= 2:   # jump, branch
-                tdepth = depth if branch_push < 0 else depth - push + branch_push
-                if a > at:
-                    d = expect.get(a)
-                    if d is None:
-                        expect[a] = (tdepth, iters)
-                    elif d[0] != tdepth or d[1] != iters:
-                        _expect(expect, a, (tdepth, iters))  # raises
-                else:
-                    seen = depth_at[a]
-                    if seen is None:
-                        raise VerifyError("jump target %d is not an instruction boundary (offset %d)"
-                                          % (a, at))
-                    if seen != tdepth or iters_at.get(a, ()) != iters:
-                        raise VerifyError("backward jump at offset %d reaches depth %d where %d was seen"
-                                          % (at, tdepth, seen) if seen != tdepth else
-                                          "backward jump at offset %d: iterator slots differ" % at)
+                w.jump(a, at, depth if branch_push < 0 else depth - push + branch_push, iters)
             reachable = flow == 2
         ins[at] = (op, a, b, c, p)
         handlers[at] = inner
-        depth_at[at] = before
-    if reachable:
-        raise VerifyError("code falls through the end of the last function")
-    if open_regions and open_regions[-1][0] != ncode:
-        raise VerifyError("a region ends inside an instruction")
-    if ri < len(region_rows):
-        raise VerifyError("a region starts past the end of the code")
-    if expect:
-        off = min(expect)
-        raise VerifyError("jump target %d is not an instruction boundary" % off)
-    if func != nsteps:
-        raise VerifyError("a step function is empty")
-    entries = [r[3] for r in step_rows]
-    program = Program(name, step_rows, entries, finish, ins, handlers, consts, names, retry_rows, region_rows,
-                      srcmap, max_depth, ncode)
-    program.machine = machine
-    return program
+    w.finish(reachable, func, len(bounds) - 2)
+    return ins, handlers, max_depth
+
+
+def _underflow(op, at, pop, depth):
+    return "stack underflow at offset %d (%s pops %d, the stack has %d)" % (at, OPS[op][0], pop, depth)
+
+
+_OPERAND_ERRORS = {1: "constant index %d out of range", 2: "name index %d out of range",
+                   3: "jump target %d outside its function", 4: "step index %d out of range",
+                   6: "root %d out of range", 7: "operand %d out of range", 8: "count %d too large",
+                   9: "block %d out of range"}
+
+
+def _operand_error(kind, a, at):
+    """The message of a first operand ``a`` of kind code ``kind`` out of range."""
+    return (_OPERAND_ERRORS[kind] + " at offset %d") % (a, at)
+
+
+def _special(op, special, a, b, at, depth, pop, iters, low, func, names):
+    """The checks of an instruction with checks of its own (_SPECIAL):
+    ``(a, b, iters, low)``, the operands as the interpreter wants them and
+    the iterator slots after it."""
+    if special == 4:
+        raise VerifyError("unknown opcode 0x%02x at offset %d" % (op, at))
+    if special == 3:    # RUN, RET (an empty stack has no iterators)
+        if depth != 0:
+            raise VerifyError("%s needs an empty stack at offset %d" % (OPS[op][0], at))
+        if op == RET:
+            if func == 0:
+                raise VerifyError("RET in the main function at offset %d" % at)
+        elif func > 0 and a <= func - 1:
+            raise VerifyError("step %d runs step %d: a step may only run later steps (offset %d)"
+                              % (func - 1, a, at))
+        return a, b, iters, low
+    if special == 1:    # the iterator's own instructions
+        need = _ITER_AT.get(op)
+        if need is not None:
+            if not iters or iters[-1] != depth - need:
+                raise VerifyError("%s needs an iterator %d deep at offset %d" % (OPS[op][0], need, at))
+        elif depth - pop < low:
+            raise VerifyError("%s would take an iterator as a value at offset %d" % (OPS[op][0], at))
+        if op == ITER:
+            return a, b, iters + (depth - 1,), depth
+        if op == COLLECT or op == END_EACH:
+            iters = iters[:-1]
+            return a, b, iters, iters[-1] + 1 if iters else 0
+        return a, b, iters, low
+    if depth - pop < low:
+        raise VerifyError("%s would take an iterator as a value at offset %d" % (OPS[op][0], at))
+    if op == TEMPLATE:
+        if a < 1:
+            raise VerifyError("TEMPLATE needs at least one part at offset %d" % at)
+    elif op == SORT:
+        a = tuple(a.split("."))
+    elif op == CHECK_OUTPUT:
+        a = _declared_types(a, at, names)
+    elif op == SHAPE and (type(a) is not list or [1 for x in a if type(x) is not str]):
+        raise VerifyError("SHAPE needs a constant list of strings at offset %d" % at)
+    if op == FINISH and depth != 1:
+        raise VerifyError("FINISH needs exactly the outputs on the stack at offset %d" % at)
+    if func != 0 and (op == FINISH or op == EXITED or op == STATE or op == OUTPUTS_FAILED or op == CHECK_INPUTS):
+        raise VerifyError("%s outside the main function at offset %d" % (OPS[op][0], at))
+    if op == CHECK_INPUTS:
+        b = _declared_types(b, at, names)
+    return a, b, iters, low
 
 
 def _expression_machine(exprs, consts, names):
@@ -1039,13 +1173,13 @@ def _declared_types(v, at, names):
 _EMPTY = (0, ())
 _INT_ONLY = {int}
 _KIND_CODES = {"c": 1, "n": 2, "t": 3, "s": 4, "r": 5, "o": 6, "a": 7, "f": 7, "k": 8, "x": 9}
-# Opcodes with checks of their own: 1 the iterator's, 3 RUN and RET, 2 the others.
+# Opcodes with checks of their own: 1 the iterator's, 3 RUN and RET, 2 the others (4: unknown opcodes).
 _SPECIAL = {ITER: 1, COLLECT: 1, END_EACH: 1, NEXT: 1, APPEND: 1, KEEP: 1, ITEM_FAILED: 1, RUN: 3, RET: 3,
             TEMPLATE: 2, FINISH: 2, EXITED: 2, STATE: 2, OUTPUTS_FAILED: 2, SHAPE: 2, SORT: 2, CHECK_INPUTS: 2,
             CHECK_OUTPUT: 2}
 # opcode -> (operand count, first operand's kind code, pop, push, flow, branch push, needs special
-# checks, operand kind codes), or None for an unknown opcode
-_SPEC_LIST = [None] * 256
+# checks, operand kind codes); an unknown opcode's special checks (4) refuse it
+_SPEC_LIST = [(0, 0, 0, 0, 0, -1, 4, ())] * 256
 for _code, _i in OPS.items():
     _kinds = tuple([_KIND_CODES[_k] for _k in _i[1]])
     _SPEC_LIST[_code] = (len(_kinds), _kinds[0] if _kinds else 0, _i[2], _i[3], _i[4], _i[5],
@@ -1074,7 +1208,7 @@ class Program(object):
     def __init__(self, name, steps, entries, finish, code, handlers, consts, names, retries, regions, srcmap,
                  max_stack, code_size):
         self.name = name
-        self.steps = steps          # (id, kind, flags, entry offset)
+        self.steps = steps          # (id, flags, entry offset)
         self.entries = entries      # code offset of each step function
         self.finish = finish
         self.code = code            # per offset: (op, a, b, c, next offset), operands resolved
@@ -1563,45 +1697,15 @@ def _build(node, env):
     """Stage two: one node (and its children) for one entry to the loop.
     env is (inputs, $steps, index cell, $result, final output, exit output)."""
     op, a, kids = node[0], node[1], node[2]
-    if op == CONST:
-        return (0, a, type(a) is bool)
-    if op == ROOT:
-        if a == 2:
-            return (1, None, False)
-        if a == 3:
-            cell = env[2]
-            return (3, lambda x: cell[0], False)
-        v = env[3] if a == 4 else env[a]
-        return (0, v, type(v) is bool)
-    if op == MISSING_:
-        return (0, MISSING, False)
-    if op == STATE:
-        return (0, env[5] if a else env[4], False)
-    if op == _CONST_COPY:
-        return (3, lambda x: copy_json(a), False)
+    if op in _LEAVES:
+        return _b_leaf(op, a, env)
     if op == OBJECT:
         return _b_object(kids, env, False)
     if op == COMPACT and kids[0][0] == OBJECT:
         return _b_object(kids[0][2], env, True)
     args = [_build(k, env) for k in kids]
     if op == FIELD:
-        s = args[0]
-        kind = s[0]
-        if kind == 0:
-            v = get_field(s[1], a)
-            return (0, v, type(v) is bool)
-        if kind == 1:
-            return (2, (a,), False)
-        if kind == 2:
-            return (2, s[1] + (a,), False)
-        g = s[1]
-
-        def field(x):
-            v = g(x)
-            if type(v) is _FAST_DICT:
-                return v.get(a, MISSING)
-            return get_field(v, a)
-        return (3, field, False)
+        return _b_field(args[0], a)
     if op == EQ or op == NE:
         return _b_eq(args[0], args[1], op == NE)
     if op == LT or op == LE or op == GT or op == GE:
@@ -1624,19 +1728,7 @@ def _build(node, env):
         gr = _fn(args[1])
         return (3, lambda x: get_index(gl(x), gr(x)), False)
     if op == PICK or op == COALESCE:
-        s = args[0]
-        if s[0] == 0:
-            v = _pick(s[1], a) if op == PICK else s[1]
-            v = None if v is MISSING else v
-            return (0, v, type(v) is bool)
-        g = _fn(s)
-        if op == PICK:
-            return (3, lambda x: _pick(g(x), a), False)
-
-        def coalesce(x):
-            v = g(x)
-            return None if v is MISSING else v
-        return (3, coalesce, False)
+        return _b_pick(op, args[0], a)
     if op == TEMPLATE:
         if not [1 for s in args if s[0] != 0]:
             return (0, "".join([stringify(s[1]) for s in args]), False)
@@ -1650,6 +1742,64 @@ def _build(node, env):
         return (3, lambda x: shape_outputs(g(x), a), False)
     # COMPACT of anything but an object built here
     return (3, lambda x: compact(g(x)), False)
+
+
+_LEAVES = (CONST, ROOT, MISSING_, STATE, _CONST_COPY)
+
+
+def _b_leaf(op, a, env):
+    """A node without children: a constant, a root, a state."""
+    if op == CONST:
+        return (0, a, type(a) is bool)
+    if op == ROOT:
+        if a == 2:
+            return (1, None, False)
+        if a == 3:
+            cell = env[2]
+            return (3, lambda x: cell[0], False)
+        v = env[3] if a == 4 else env[a]
+        return (0, v, type(v) is bool)
+    if op == MISSING_:
+        return (0, MISSING, False)
+    if op == STATE:
+        return (0, env[5] if a else env[4], False)
+    return (3, lambda x: copy_json(a), False)   # _CONST_COPY
+
+
+def _b_field(s, a):
+    """FIELD a of node s: a constant folded, a path of $item extended."""
+    kind = s[0]
+    if kind == 0:
+        v = get_field(s[1], a)
+        return (0, v, type(v) is bool)
+    if kind == 1:
+        return (2, (a,), False)
+    if kind == 2:
+        return (2, s[1] + (a,), False)
+    g = s[1]
+
+    def field(x):
+        v = g(x)
+        if type(v) is _FAST_DICT:
+            return v.get(a, MISSING)
+        return get_field(v, a)
+    return (3, field, False)
+
+
+def _b_pick(op, s, a):
+    """PICK a or COALESCE of node s."""
+    if s[0] == 0:
+        v = _pick(s[1], a) if op == PICK else s[1]
+        v = None if v is MISSING else v
+        return (0, v, type(v) is bool)
+    g = _fn(s)
+    if op == PICK:
+        return (3, lambda x: _pick(g(x), a), False)
+
+    def coalesce(x):
+        v = g(x)
+        return None if v is MISSING else v
+    return (3, coalesce, False)
 
 
 def _pick(v, name):
@@ -1913,7 +2063,7 @@ class SkillVMRun(Kernel):
                 r = _Obj()
                 r["id"] = row[0]
                 r["status"] = "skipped"
-                r["reason"] = "Branch not selected" if row[2] & BRANCH_TARGET else "Workflow halted"
+                r["reason"] = "Branch not selected" if row[1] & BRANCH_TARGET else "Workflow halted"
                 steps.append(r)
         rec = _Obj()
         rec["status"] = self.status
