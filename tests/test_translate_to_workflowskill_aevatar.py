@@ -15,9 +15,9 @@ import itertools
 
 import pytest
 from flowc.backends.emit_workflowskill.from_aevatar import NEEDLE_CHARS
-from flowc.backends.python import rt_aevatar as rta
-from flowc.backends.python.runtime import wfs_contains
 from flowc.pipeline import driver, translate
+from flowc.runtime import aevatar_text as rta
+from flowc.runtime.sequence_run import wfs_contains
 from flowc.testing import gen_aevatar
 from flowc.testing.translation import cross_dialect
 from hypothesis import HealthCheck, given, settings

@@ -354,7 +354,7 @@ def _as_text(step_id: str, span: Span, source: str) -> Node:
         (E.Ref("steps", (E.Field(source), E.Field("output"))),), "json", False, span)),))
 
 
-# The transform ops that change the text (rt_aevatar_run.transform); any other op passes it through.
+# The transform ops that change the text (routing_run.transform); any other op passes it through.
 _TRANSFORM_OPS = frozenset({"count", "count_words", "take", "take_last", "join", "split", "distinct", "uppercase",
                             "lowercase", "trim", "reverse_lines", "json_extract", "json_parse"})
 
@@ -370,7 +370,7 @@ def _param_text(params: dict, key: str) -> str | None:
 def _text_check(canonical: str, params: dict, text: E.Expr) -> tuple[str, E.Expr | None] | None:
     """A transform or guard that passes its input through: (how it is
     written, the condition a guard asserts or None). None: no exact form."""
-    from flowc.backends.python import rt_aevatar as rta
+    from flowc.runtime import aevatar_text as rta
 
     if canonical == "transform":
         op = _param_text(params, "op")
@@ -403,7 +403,7 @@ def _computed_head(prefix: E.Expr | None, cel: AevatarToCel) -> E.Expr | None:
     """A computed ``prompt_prefix`` as aevatar uses it (trailing white space
     trimmed, then a blank line), when its last part is text that is not all
     white space: then the trim stops inside that text. None otherwise."""
-    from flowc.backends.python.rt_aevatar_run import _rstrip_ws
+    from flowc.runtime.routing_run import _rstrip_ws
 
     if not (isinstance(prefix, E.Template) and prefix.parts and isinstance(prefix.parts[-1], E.Literal)):
         return None
@@ -427,7 +427,7 @@ def _value_of(v: str | E.Expr) -> E.Expr:
 
 
 # ------------------------------------------------------------------ on_error: skip / fallback
-# aevatar's timeout test (rt_aevatar_run._is_timeout): a timeout fails the run whatever on_error says.
+# aevatar's timeout test (routing_run._is_timeout): a timeout fails the run whatever on_error says.
 # Letters as classes (not (?i)) so that only ASCII letters match, as after aevatar's lower().
 _TIMEOUT = ("(^|\\W)" + "".join(f"[{c}{c.upper()}]" for c in "timeout") + "(\\W|$)"
             "|(^|[\\W_])" + "".join(f"[{c}{c.upper()}]" if c != " " else " " for c in "timed out after")
@@ -583,7 +583,7 @@ def _upper_class(ch: str) -> str:
     """A regular-expression class of the characters aevatar's ignore-case
     comparison (simple upper-case mapping) takes for ``ch``."""
     global _INVERSE_UPPER
-    from flowc.backends.python import rt_aevatar as rta
+    from flowc.runtime import aevatar_text as rta
 
     if _INVERSE_UPPER is None:
         inverse: dict[str, list[str]] = {}
@@ -605,14 +605,14 @@ def _upper_class(ch: str) -> str:
 
 
 def _ws_class() -> str:
-    from flowc.backends.python import rt_aevatar as rta
+    from flowc.runtime import aevatar_text as rta
 
     return "[" + rta.WHITESPACE + "]"
 
 
 def _static_key(node: Node, params: dict, keys: list[str]) -> str | None:
-    from flowc.backends.python import rt_aevatar as rta
-    from flowc.backends.python import rt_aevatar_run as rtr
+    from flowc.runtime import aevatar_text as rta
+    from flowc.runtime import routing_run as rtr
 
     if node.kind.strip().lower() == "conditional":
         condition = params.get("condition", _lit("default"))
@@ -631,8 +631,8 @@ def _branch_key(node: Node, params: dict, keys: list[str], cel: AevatarToCel,
                 report: Report) -> str | E.Expr:
     """The branch key aevatar computes for a switch or conditional: a
     constant, or a CEL expression that gives the same text."""
-    from flowc.backends.python import rt_aevatar as rta
-    from flowc.backends.python import rt_aevatar_run as rtr
+    from flowc.runtime import aevatar_text as rta
+    from flowc.runtime import routing_run as rtr
 
     text = cel.input_ref(node.span)
     if node.kind.strip().lower() == "conditional":
@@ -713,8 +713,8 @@ class _LlmRoles:
         return tuple(repr(getattr(s.get(k), "value", None)) for k in _ROLE_FIELDS)
 
     def agent(self, node: Node, params: dict, cel: AevatarToCel, step_id: str) -> Node:
-        from flowc.backends.python import rt_aevatar as rta
-        from flowc.backends.python.rt_aevatar_run import _rstrip_ws
+        from flowc.runtime import aevatar_text as rta
+        from flowc.runtime.routing_run import _rstrip_ws
 
         report = self.report
         role = node.actor or "assistant"

@@ -13,9 +13,9 @@ import math
 import re
 
 from flowc.backends.emitcore import Untranslatable
-from flowc.backends.python.rt_cel import EXT_DISPATCH
 from flowc.ir import expr as E
 from flowc.ir.workflow import Workflow
+from flowc.runtime.cel import EXT_DISPATCH
 
 __all__ = ["cel", "cel_lines", "inputs_schema", "template"]
 

@@ -185,7 +185,8 @@ class AevatarToWfs:
         literal, or a reference to one): its text, as the engine's
         evaluator computes it. None when something is not known, or when
         the engine would throw."""
-        from flowc.backends.python import aevatar_expr, rt_aevatar
+        from flowc.backends.python import aevatar_expr
+        from flowc.runtime import aevatar_text
 
         scratch = Report(self.report.target)
         report, self.report = self.report, scratch
@@ -197,7 +198,7 @@ class AevatarToWfs:
             return None
         try:
             return E.Literal(aevatar_expr.evaluate(constant, {}), "string", e.span)
-        except (rt_aevatar.AevatarError, aevatar_expr.AevatarCompileError):
+        except (aevatar_text.AevatarError, aevatar_expr.AevatarCompileError):
             return None
 
     def _constant(self, e: E.Expr, state: _State) -> E.Expr | None:
@@ -361,7 +362,7 @@ class _Lowering:
         guard fails it (``on_fail: skip`` lets it pass). Other checks
         (blank text, a length in UTF-16 units, a regular expression, JSON)
         have no WorkflowSkill form: None."""
-        from flowc.backends.python import rt_aevatar as rta
+        from flowc.runtime import aevatar_text as rta
 
         check, keyword, on_fail = params.get("check"), params.get("keyword"), params.get("on_fail")
         if not (isinstance(check, E.Literal) and str(check.value).lower() == "contains"
@@ -390,7 +391,7 @@ class _Lowering:
     def _transformed(self, params: dict, state: _State) -> E.Literal | None:
         """The transform's output when its input and parameters are text
         known on this path (None: not known, or the engine fails the step)."""
-        from flowc.backends.python import rt_aevatar_run as rtr
+        from flowc.runtime import routing_run as rtr
 
         known = {k: self.conv._folded(v, state) if not isinstance(v, E.Literal) else v for k, v in params.items()}
         if not isinstance(state.value, E.Literal) or any(v is None for v in known.values()) or (
@@ -482,8 +483,8 @@ class _Lowering:
         """How ``node`` chooses: {target: [key, ...]} in matching order and
         the tests (key, WorkflowSkill condition) that pick each key; a
         constant choice has one target and no tests."""
-        from flowc.backends.python import rt_aevatar as rta
-        from flowc.backends.python import rt_aevatar_run as rtr
+        from flowc.runtime import aevatar_text as rta
+        from flowc.runtime import routing_run as rtr
 
         params = parameters_of(node)
         canonical = node.kind.strip().lower()
@@ -567,7 +568,7 @@ class _Lowering:
         return test
 
     def _keys_exact(self, keys: list[str], node: Node) -> None:
-        from flowc.backends.python import rt_aevatar as rta
+        from flowc.runtime import aevatar_text as rta
 
         for k in keys:
             if k == "_default":
@@ -730,7 +731,7 @@ class _Lowering:
     # ------------------------------------------------------------ the workflow
     def run(self, graph: KernelGraph | _StraightPath) -> Workflow:
         """The workflow, or :class:`Unstructured` when ``graph`` has no nested form."""
-        from flowc.backends.python import rt_aevatar as rta  # a missing run parameter: the engine's text
+        from flowc.runtime import aevatar_text as rta  # a missing run parameter: the engine's text
 
         wf, report = self.wf, self.report
         self.graph = graph

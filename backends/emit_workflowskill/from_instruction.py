@@ -191,7 +191,7 @@ def _label_is_exact(label: str) -> bool:
     that is not numeric text (``Number()`` of it is NaN), not ``true``,
     ``false`` or ``null``, and not JSON of a list or object, which is how
     dialect 3 writes such values as text."""
-    from flowc.backends.python.runtime import js_to_number
+    from flowc.runtime.wfs import js_to_number
 
     return label not in ("true", "false", "null") and label[:1] not in ("[", "{") \
         and js_to_number(label) != js_to_number(label)
