@@ -86,9 +86,10 @@ def row(name: str, times: list[float]) -> str:
 
 
 def expressions(reps: int) -> list[float]:
-    from flowc.backends.python import aevatar_expr, rt_aevatar
+    from flowc.backends.python import aevatar_expr
     from flowc.compiler.aevatar.expressions import Locator, Lowering
     from flowc.ir.span import Span
+    from flowc.runtime import aevatar_text
 
     vectors = [v for v in json.loads((DATA / "expressions" / "aevatar.json").read_text())["vectors"]
                if v["template"] is not None]
@@ -101,7 +102,7 @@ def expressions(reps: int) -> list[float]:
             expr = low.template(v["template"]) if v["entry"] == "Evaluate" else low.expression(v["template"])
             try:
                 aevatar_expr.evaluate(expr, v["variables"], v.get("variables_comparer") == "OrdinalIgnoreCase")
-            except rt_aevatar.AevatarError:
+            except aevatar_text.AevatarError:
                 pass
             runs.append(time.perf_counter() - t0)
         times.append(statistics.median(runs))

@@ -5,7 +5,7 @@ hand-written Python lambda, side by side.
 
 The guards are those of a small instruction workflow, compiled the way
 `flowc run` compiles them: the Python backend's generated function (CEL
-compiled to Python over rt_cel) and the VM's closure over its expression code
+compiled to Python over cel) and the VM's closure over its expression code
 (decoded and verified at load, run by the fuel-bounded expression machine). Each
 is taken out of the compiled plan and called on the same environment; the
 hand-written lambda does the same work in plain Python (without CEL's

@@ -77,6 +77,16 @@ def configured_main(run: Any):
     return configured
 
 
+def module_main(run: Any, argv: list[str] | None = None, *, success: str = "success",
+                triggers: bool = False) -> int:
+    """The ``__main__`` of a generated module: :func:`flowc.host.script_main`
+    with the ``--config``/``--mcp-config`` hook (the runtime a module imports
+    knows nothing of flowc's hosts)."""
+    from flowc.host import script_main
+
+    return script_main(run, argv, success=success, triggers=triggers, configured=configured_main(run))
+
+
 class _ModuleProgram:
     """A generated module's ``run_async`` with its trigger bound."""
 

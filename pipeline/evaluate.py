@@ -20,11 +20,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
-from flowc.backends.python import runtime as rt
 from flowc.backends.python.expr import ExprCompileError, evaluate
 from flowc.compiler.workflowskill.expressions import ExpressionError, parse_expression, parse_value
 from flowc.host import loads_json
 from flowc.ir.span import Span
+from flowc.runtime import wfs as rt
 
 __all__ = ["LANGS", "LANGUAGES", "MODES", "ExpressionLanguage", "evaluate_text", "format_line", "run_batch", "run_eval"]
 
@@ -143,8 +143,9 @@ def _evaluate_aevatar(expr_text: Any, vars: Any, mode: str, backend: str,
     ``vars`` maps names to strings; ``case_insensitive`` looks them up
     ignoring case (the engine's while and foreach scopes). The result is a
     string, or ``("error", message)`` where the engine throws."""
-    from flowc.backends.python import aevatar_expr, rt_aevatar
+    from flowc.backends.python import aevatar_expr
     from flowc.compiler.aevatar.expressions import Locator, Lowering
+    from flowc.runtime import aevatar_text
 
     if mode not in MODES:
         return "error", f"unknown mode: {mode} (expected expression or value)"
@@ -158,7 +159,7 @@ def _evaluate_aevatar(expr_text: Any, vars: Any, mode: str, backend: str,
     expr = lowering.template(expr_text) if mode == "value" else lowering.expression(expr_text)
     try:
         return "value", aevatar_expr.evaluate(expr, vars, case_insensitive)
-    except rt_aevatar.AevatarError as e:
+    except aevatar_text.AevatarError as e:
         return "error", e.message
     except aevatar_expr.AevatarCompileError as e:
         return "error", str(e)
@@ -168,24 +169,24 @@ def _evaluate_aevatar(expr_text: Any, vars: Any, mode: str, backend: str,
 def _evaluate_with_fuel(evaluate: Any, *args: Any) -> Any:
     """``evaluate(*args)`` with the CEL runtime's comprehensions and list
     scans held to a run's iteration budget, as they are inside a run."""
-    from flowc.backends.python import rt_cel
+    from flowc.runtime import cel
     from flowc.runtime.fuel import Fuel
 
-    outer = rt_cel.set_fuel(Fuel().iterate)
+    outer = cel.set_fuel(Fuel().iterate)
     try:
         return evaluate(*args)
     finally:
-        rt_cel.set_fuel(outer)
+        cel.set_fuel(outer)
 
 
 def _evaluate_cel(expr_text: Any, vars: Any, mode: str, backend: str,
                   case_insensitive: bool) -> tuple[str, Any]:
     """CEL: ``vars`` are the expression's variables (``{"inputs": {...},
     "steps": {...}}`` or any other names); the value comes back as JSON text
-    (uint as a number, bytes as base64, see rt_cel.to_json)."""
-    from flowc.backends.python import rt_cel
+    (uint as a number, bytes as base64, see cel.to_json)."""
     from flowc.backends.python.cel_expr import CelCompileError
     from flowc.compiler.instruction.cel import CelSyntaxError, parse_cel
+    from flowc.runtime import cel
     from flowc.runtime.fuel import OutOfFuel
 
     if not isinstance(expr_text, str):
@@ -205,12 +206,12 @@ def _evaluate_cel(expr_text: Any, vars: Any, mode: str, backend: str,
             from flowc.backends.python.cel_expr import evaluate_cel
 
             value = _evaluate_with_fuel(evaluate_cel, expr, dict(vars))
-        return "json", rt_cel.to_json_text(value)
+        return "json", cel.to_json_text(value)
     except OutOfFuel as e:
         return "error", e.message
     except CelSyntaxError as e:
         return "error", f"syntax error: {e.message}"
-    except rt_cel.CelError as e:
+    except cel.CelError as e:
         return "error", e.message
     except (CelCompileError, DataflowAssembleError) as e:
         return "error", str(e)

@@ -1,4 +1,4 @@
-"""The nodes and edges of a plan under dataflow scheduling (runtime/dag.py).
+"""The nodes and edges of a plan under dataflow scheduling (runtime/dataflow_run.py).
 
 Run-wide fields: ``defaults`` (input defaults), ``reducers`` (state key
 -> reducer), ``input_schema`` (the workflow's ``inputs.schema``: it checks

@@ -36,7 +36,7 @@ class ExecutionModel:
 
 # One row per scheduler: "sequential" is the WorkflowSkill step code
 # (backends/python/codegen.py, backends/vm/assemble.py), "kernel" the
-# aevatar step loop (rt_aevatar_run.py), "dataflow" runtime/dag.py.
+# aevatar step loop (routing_run.py), "dataflow" runtime/dataflow_run.py.
 MODELS: dict[str, ExecutionModel] = {m.scheduling: m for m in (
     ExecutionModel("sequential", "none", "declared_outputs", "abort_run"),
     ExecutionModel("kernel", "composite_workers", "last_output", "as_text"),

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from flowc.backends.python import rt_cel as C
 from flowc.compiler.instruction.cel import CelSyntaxError, parse_cel
 from flowc.ir.span import Span
+from flowc.runtime import cel as C
 
 __all__ = ["EXCLUSION_RULES", "CaseResult", "FileReport", "decode_value", "exclusion", "load_cases",
            "run_file", "same_value"]

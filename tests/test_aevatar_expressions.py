@@ -2,7 +2,7 @@
 
 Each vector of tests/data/aevatar/expressions/aevatar.json is compiled by the
 front end (grammar/aevatar.lark) to an IR expression, compiled by the Python
-backend (backends/python/aevatar_expr.py over rt_aevatar.py) and evaluated;
+backend (backends/python/aevatar_expr.py over aevatar_text.py) and evaluated;
 the output string must equal the engine's exactly. KNOWN_DEVIATIONS lists,
 with the reason, the vectors that are not compared; the test asserts that
 list too, so nothing is skipped silently.
@@ -20,12 +20,13 @@ import re
 from pathlib import Path
 
 import pytest
-from flowc.backends.python import aevatar_expr, rt_aevatar
+from flowc.backends.python import aevatar_expr
 from flowc.cli.eval import eval_command
 from flowc.compiler.aevatar import dotnet
 from flowc.compiler.aevatar.expressions import Locator, Lowering
 from flowc.ir import expr as E
 from flowc.ir.span import Span
+from flowc.runtime import aevatar_text
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -49,7 +50,7 @@ def _run(v) -> tuple[str, str | None]:
     ci = v.get("variables_comparer") == "OrdinalIgnoreCase"
     try:
         return "value", aevatar_expr.evaluate(_lower(v), v["variables"], ci)
-    except rt_aevatar.AevatarError as e:
+    except aevatar_text.AevatarError as e:
         return "error", e.message
 
 
@@ -212,22 +213,22 @@ def test_template_scanning_like_the_engine(text):
 @given(st.text(alphabet=st.sampled_from(list(" \t\u00a0\u3000\x1f\u200b\u0085x0123456789.eE+-INFTYnafinityrue\0")),
                max_size=12))
 def test_compiler_and_runtime_agree_on_dotnet_rules(text):
-    assert dotnet.trim(text) == rt_aevatar.trim(text)
-    assert dotnet.is_blank(text) == rt_aevatar.is_blank(text)
-    a, b = dotnet.try_parse_double(text), rt_aevatar.try_parse_double(text)
+    assert dotnet.trim(text) == aevatar_text.trim(text)
+    assert dotnet.is_blank(text) == aevatar_text.is_blank(text)
+    a, b = dotnet.try_parse_double(text), aevatar_text.try_parse_double(text)
     assert (a is None) == (b is None)
     if a is not None and not math.isnan(a):
         assert a == b
-    assert dotnet.try_parse_bool(text) == rt_aevatar.try_parse_bool(text)
-    assert dotnet.is_truthy(text) == rt_aevatar.is_truthy(text)
+    assert dotnet.try_parse_bool(text) == aevatar_text.try_parse_bool(text)
+    assert dotnet.is_truthy(text) == aevatar_text.is_truthy(text)
 
 
 def test_runtime_module_is_standalone():
-    """rt_aevatar.py runs without flowc: generated code and the VM copy it."""
+    """aevatar_text.py runs without flowc: generated code and the VM copy it."""
     import subprocess
     import sys
 
-    path = Path(rt_aevatar.__file__)
+    path = Path(aevatar_text.__file__)
     code = ("import importlib.util, sys; spec = importlib.util.spec_from_file_location('m', sys.argv[1]); "
             "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); "
             "assert 'flowc' not in sys.modules; print(m.add(lambda: '1', lambda: '2'))")
@@ -239,12 +240,12 @@ def test_runtime_module_is_standalone():
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_integer_g17_matches_cpython_formatting(x):
     """The integer G17 used where float formatting is not exact (MicroPython)."""
-    assert rt_aevatar.g17(x) == f"{x:.17g}".replace("e", "E")
+    assert aevatar_text.g17(x) == f"{x:.17g}".replace("e", "E")
 
 
 def test_case_tables_match_cpython_simple_mappings():
     for cp in range(0x80, 0x10000):
         ch = chr(cp)
-        for up, runs in ((True, rt_aevatar._UPPER_RUNS), (False, rt_aevatar._LOWER_RUNS)):
+        for up, runs in ((True, aevatar_text._UPPER_RUNS), (False, aevatar_text._LOWER_RUNS)):
             mapped = ch.upper() if up else ch.lower()
-            assert rt_aevatar._table_case(ch, runs) == (mapped if len(mapped) == 1 else ch)
+            assert aevatar_text._table_case(ch, runs) == (mapped if len(mapped) == 1 else ch)

@@ -1,9 +1,9 @@
-"""rt_aevatar.py runs unmodified on MicroPython and gives the engine's strings.
+"""aevatar_text.py runs unmodified on MicroPython and gives the engine's strings.
 
 Every evaluator vector is compiled by flowc (CPython) to a Python expression
-over rt_aevatar, then evaluated inside the official MicroPython WebAssembly
+over aevatar_text, then evaluated inside the official MicroPython WebAssembly
 port under node (tests/micropython, as for the VM). MicroPython's own float
-formatting and case mapping are not exact, so rt_aevatar carries exact
+formatting and case mapping are not exact, so aevatar_text carries exact
 fallbacks (integer G17 formatting, simple case tables); this checks them
 where they are used. Missing node or a missing ``npm ci`` is a failure.
 
@@ -19,9 +19,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from flowc.backends.python import aevatar_expr, rt_aevatar
+from flowc.backends.python import aevatar_expr
 from flowc.compiler.aevatar.expressions import Locator, Lowering
 from flowc.ir.span import Span
+from flowc.runtime import aevatar_text
 
 TESTS = Path(__file__).resolve().parent
 MP_DIR = TESTS / "micropython"
@@ -44,7 +45,7 @@ def test_vectors_on_micropython(tmp_path):
         expected[v["id"]] = None if v.get("expected_exception") else v["expected"]
     path = tmp_path / "jobs.json"
     path.write_text(json.dumps(jobs, ensure_ascii=False), encoding="utf-8")
-    out = subprocess.run([node, str(MP_DIR / "run_aevatar.mjs"), rt_aevatar.__file__, str(path)],
+    out = subprocess.run([node, str(MP_DIR / "run_aevatar.mjs"), aevatar_text.__file__, str(path)],
                          cwd=MP_DIR, capture_output=True, text=True, timeout=300, check=False)
     assert out.returncode == 0, out.stderr
     results = [json.loads(line) for line in out.stdout.splitlines()]
@@ -122,7 +123,7 @@ def _generated(n):
 
 
 def test_aevatar_programs_run_on_micropython(tmp_path):
-    """The VM bundle (the aevatar loader, rt_aevatar, rt_aevatar_run, the
+    """The VM bundle (the aevatar loader, aevatar_text, routing_run, the
     VM and the kernel in one file) on MicroPython gives CPython's records: A-F, the corpus with generic hosts, every primitive,
     generated workflows, fuel, refusals.
     Host arguments keep their key order (they are what an echoing host

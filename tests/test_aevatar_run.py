@@ -1,7 +1,7 @@
 """Running aevatar workflows on the Python backend with a scripted host.
 
 The generated module holds the plan and one compiled function per step's
-parameters; backends/python/rt_aevatar_run.py runs it like the engine's
+parameters; runtime/routing_run.py runs it like the engine's
 kernel. These tests pin the routing, variables, failure policies and the
 primitives, and run the authoring guide's examples A-F.
 """
@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from flowc import cli
 from flowc.backends.python import compile_workflow, load_module
-from flowc.backends.python import rt_aevatar_run as K
 from flowc.compiler.aevatar import primitives as P
 from flowc.host import ScriptedHost
 from flowc.pipeline import driver
+from flowc.runtime import routing_run as K
 
 DATA = Path(__file__).resolve().parent / "data" / "aevatar"
 
@@ -322,8 +322,9 @@ def test_generated_module_is_deterministic_safe_and_standalone(tmp_path):
     source = compile_workflow(result.workflow)
     assert source == compile_workflow(result.workflow)
     tree = ast.parse(source)
-    imports = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert imports == {"flowc.backends.python"}
+    imports = {n.module for n in tree.body if isinstance(n, ast.ImportFrom)}
+    assert imports == {"flowc.runtime"}   # the command line's host code only under __main__
+    assert {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} == {"flowc.runtime", "flowc.hosts.runner"}
     assert not [n for n in ast.walk(tree) if isinstance(n, ast.Import)]
     record = load_module(source).run({"input": "hi"}, ScriptedHost({"*": {"echo": True}}))
     assert record["status"] == "success"

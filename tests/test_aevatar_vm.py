@@ -20,12 +20,13 @@ import pytest
 from flowc import cli
 from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module
-from flowc.backends.python import rt_aevatar_run as K
 from flowc.backends.vm import VerifyError
 from flowc.backends.vm import expr_vm as X
 from flowc.host import ScriptedHost
 from flowc.ir.limits import MAX_EXPR_DEPTH
 from flowc.pipeline import driver
+from flowc.runtime import json_text
+from flowc.runtime import routing_run as K
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -349,8 +350,9 @@ def test_the_portable_kernel_paths_give_the_same_records(letter, monkeypatch):
     inputs, script, _ = SCRIPTS[letter]
     program = vm.load(vm.compile_workflow(seed(letter)))
     want = program.run(inputs, ScriptedHost(script))
-    monkeypatch.setattr(K, "_MICRO", True)
-    monkeypatch.setattr(K, "_Obj", __import__("collections").OrderedDict)
+    for module in (K, json_text):   # the step loop and the JSON text it reads and writes there
+        monkeypatch.setattr(module, "_MICRO", True)
+        monkeypatch.setattr(module, "_Obj", __import__("collections").OrderedDict)
     got = program.run(inputs, ScriptedHost(script))
     assert json.dumps(got) == json.dumps(want)
 
@@ -372,7 +374,7 @@ def test_json_dumps_is_cpython_json(value, indent):
     old = K._MICRO
     K._MICRO = True
     try:
-        assert K.json_dumps(value, indent) == want
+        assert json_text.json_dumps(value, indent) == want
         assert K._dumps(value, indent) == want
     finally:
         K._MICRO = old
@@ -382,7 +384,7 @@ def test_json_dumps_is_cpython_json(value, indent):
 @given(json_values, st.sampled_from([None, 1, 2]), st.sampled_from(["", " ", "\n\t"]))
 def test_json_loads_is_cpython_json(value, indent, pad):
     text = pad + json.dumps(value, ensure_ascii=bool(indent), indent=indent) + pad
-    got = K.json_loads(text)
+    got = json_text.json_loads(text)
     assert json.dumps(got, sort_keys=False) == json.dumps(json.loads(text), sort_keys=False)
 
 
@@ -396,7 +398,7 @@ def test_json_loads_accepts_and_refuses_what_cpython_does(text):
     except RecursionError:  # pragma: no cover
         return
     try:
-        got = ("ok", json.dumps(K.json_loads(text)))
+        got = ("ok", json.dumps(json_text.json_loads(text)))
     except ValueError:
         got = ("error", None)
     assert got == want, text
@@ -404,8 +406,8 @@ def test_json_loads_accepts_and_refuses_what_cpython_does(text):
 
 def test_portable_json_nests_beyond_the_interpreter_stack():
     deep = "[" * 20000 + '{"a":[]}' + "]" * 20000
-    assert K.json_dumps(K.json_loads(deep)) == deep
-    assert K.json_dumps({"a": [1, {"b": []}]}, 2) == json.dumps({"a": [1, {"b": []}]}, indent=2)
+    assert json_text.json_dumps(json_text.json_loads(deep)) == deep
+    assert json_text.json_dumps({"a": [1, {"b": []}]}, 2) == json.dumps({"a": [1, {"b": []}]}, indent=2)
 
 
 @settings(max_examples=2000, deadline=None)
@@ -414,7 +416,7 @@ def test_float_repr_is_cpython_repr(x):
     old = K._MICRO
     K._MICRO = True
     try:
-        assert K.float_repr(x) == repr(x)
+        assert json_text.float_repr(x) == repr(x)
     finally:
         K._MICRO = old
 
@@ -425,7 +427,7 @@ def test_float_repr_edges():
     try:
         for x in (5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 1e16, 1e-5, 1e-4, 0.1, -0.0, 0.0,
                   9007199254740993.0, 1234567890123456.0, 2.0 ** 60, math.pi):
-            assert K.float_repr(x) == repr(x)
+            assert json_text.float_repr(x) == repr(x)
     finally:
         K._MICRO = old
 

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import msgpack
 import pytest
-from flowc.backends.python import rt_cel
 from flowc.backends.vm import bundle as B
 from flowc.backends.vm import compile_workflow, load
 from flowc.cli import main as flowc_main
 from flowc.host import ScriptedHost
 from flowc.pipeline import driver
+from flowc.runtime import cel
 
 TESTS = Path(__file__).resolve().parent
 MP_DIR = TESTS / "micropython"
@@ -72,7 +72,7 @@ def _build_sample() -> list[list]:
 def expected(job: list) -> dict:
     """The line the bundle should print for ``job``: flowc's own VM's record."""
     name, data, inputs, script = job
-    return json.loads(json.dumps({"name": name, "record": rt_cel.to_json(load(data).run(inputs,
+    return json.loads(json.dumps({"name": name, "record": cel.to_json(load(data).run(inputs,
                                                                                           ScriptedHost(script)))}))
 
 
@@ -179,10 +179,10 @@ def test_the_bundle_api_in_process(bundle_dir):
     for name, data, inputs, script in sample_jobs():
         program = bundled.load(data)
         record = program.run(inputs, ScriptedHost(script))
-        assert rt_cel.to_json(record) == rt_cel.to_json(load(data).run(inputs, ScriptedHost(script))), name
+        assert cel.to_json(record) == cel.to_json(load(data).run(inputs, ScriptedHost(script))), name
         if hasattr(load(data), "run_virtual"):   # aevatar and dataflow programs: a virtual clock
             got = bundled.load(data).run_virtual(inputs, script)
-            assert rt_cel.to_json(got) == rt_cel.to_json(load(data).run_virtual(inputs, script)), name
+            assert cel.to_json(got) == cel.to_json(load(data).run_virtual(inputs, script)), name
     with pytest.raises(bundled.VerifyError):
         bundled.load(b"WFBC not a program")
 
@@ -261,13 +261,13 @@ def test_a_bundle_of_one_dialect_runs_that_dialect(dialect, tmp_path):
     assert jobs
     for name, data, inputs, script in jobs:
         got = bundled.load(data).run(inputs, ScriptedHost(script))
-        assert rt_cel.to_json(got) == rt_cel.to_json(load(data).run(inputs, ScriptedHost(script))), name
+        assert cel.to_json(got) == cel.to_json(load(data).run(inputs, ScriptedHost(script))), name
 
 
 # Each dialect's builtins come with its loader: a bundle holds no other dialect's runtime.
-NOT_IN_BUNDLE = {"workflowskill": ("rt_cel", "rt_aevatar", "rt_regex", "dag", "expr_cel", "expr_aevatar"),
-                 "aevatar": ("rt_cel", "dag", "expr_cel"),
-                 "instruction": ("rt_aevatar", "expr_aevatar")}
+NOT_IN_BUNDLE = {"workflowskill": ("cel", "aevatar_text", "nfa", "dataflow_run", "expr_cel", "expr_aevatar"),
+                 "aevatar": ("cel", "dataflow_run", "expr_cel"),
+                 "instruction": ("aevatar_text", "expr_aevatar")}
 
 
 @pytest.mark.parametrize("dialect", sorted(NOT_IN_BUNDLE))

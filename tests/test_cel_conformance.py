@@ -47,7 +47,7 @@ SCOPE = {
     "type_deduction.json": (12, 0, 12),
 }
 # backend -> file -> "section/case" of every run case that fails today.
-# string_ext: a map with both `true` and `1` as keys; rt_cel's maps are Python
+# string_ext: a map with both `true` and `1` as keys; cel's maps are Python
 # dicts, where True and 1 are the same key, so building it is an error (docs/cel.md).
 _BOOL_AND_INT_KEYS = {"string_ext.json": {"format/map support (all key types)"}}
 KNOWN_FAILURES: dict[str, dict[str, set[str]]] = {

@@ -3,13 +3,12 @@ comprehensions, backtick-quoted fields, timestamp/duration accessors,
 qualified variable names and the extension libraries (strings, math,
 base64, cel.bind). Parsing, both backends (generated Python and the VM's
 expression code), the instruction printer, translation to the other dialects,
-`flowc eval` and rt_cel on MicroPython. The conformance files exercise the
+`flowc eval` and cel on MicroPython. The conformance files exercise the
 same features case by case (tests/test_cel_conformance.py)."""
 
 from __future__ import annotations
 
 import pytest
-from flowc.backends.python import rt_cel as C
 from flowc.backends.python.cel_expr import evaluate_cel
 from flowc.backends.vm import dataflow
 from flowc.backends.vm import expr_vm as V
@@ -19,8 +18,9 @@ from flowc.compiler.instruction.cel import CelSyntaxError, check_names, parse_ce
 from flowc.ir import expr as E
 from flowc.ir.expr import strip_spans
 from flowc.ir.semantics import FUNCTIONS
+from flowc.runtime import cel as C
 from flowc.translation.instruction.text import cel as print_cel
-from micropython_probe import assert_rt_cel_probe_passes
+from micropython_probe import assert_cel_probe_passes
 
 
 def on_vm(expr, env):
@@ -267,8 +267,8 @@ check("round", math_round(-1.5), -2.0)
 '''
 
 
-def test_rt_cel_extensions_run_on_micropython(tmp_path):
-    assert_rt_cel_probe_passes(tmp_path, MICRO_PROBE)
+def test_cel_extensions_run_on_micropython(tmp_path):
+    assert_cel_probe_passes(tmp_path, MICRO_PROBE)
 
 
 @pytest.mark.parametrize("expr", ['int("12\\n")', 'uint("12\\n")', 'double("1.5\\n")'])

@@ -19,10 +19,8 @@ import math
 from pathlib import Path
 
 import pytest
-from flowc.backends.python import aevatar_expr, rt_aevatar
+from flowc.backends.python import aevatar_expr
 from flowc.backends.python import expr as python_expr
-from flowc.backends.python import rt_cel as C
-from flowc.backends.python import runtime as python_runtime
 from flowc.backends.python.cel_expr import evaluate_cel
 from flowc.backends.vm import dataflow, expr_aevatar, expr_cel, expr_wfs
 from flowc.backends.vm import expr_vm as X
@@ -34,6 +32,9 @@ from flowc.backends.vm.vm import VerifyError
 from flowc.compiler.instruction.cel import parse_cel
 from flowc.ir import expr as E
 from flowc.ir.semantics import FUNCTIONS, OPERATORS, FunctionSpec
+from flowc.runtime import aevatar_text
+from flowc.runtime import cel as C
+from flowc.runtime import wfs as python_runtime
 from flowc.runtime.fuel import Fuel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -68,7 +69,7 @@ def aevatar_on_vm(expr: E.Expr, variables: dict, ci: bool = False, fuel: int = X
 def aevatar_outcome(evaluate, *args):
     try:
         return ("value", evaluate(*args))
-    except rt_aevatar.AevatarError as e:
+    except aevatar_text.AevatarError as e:
         return ("error", e.message)
 
 
@@ -228,7 +229,7 @@ def test_a_lazy_argument_is_not_evaluated_once_the_answer_is_known():
     assert aevatar_on_vm(E.Call("aevatar.and", (lit("false"), fail)), {}) == "false"
     assert aevatar_on_vm(E.Call("aevatar.add", (lit("x"), fail)), {}) == "[add: non-numeric argument]"
     assert aevatar_on_vm(E.Conditional("aevatar.if", lit("1"), lit("a"), fail), {}) == "a"
-    with pytest.raises(rt_aevatar.AevatarError, match="boom"):
+    with pytest.raises(aevatar_text.AevatarError, match="boom"):
         aevatar_on_vm(E.Call("aevatar.or", (lit("false"), fail)), {})
 
 

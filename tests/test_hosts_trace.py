@@ -15,7 +15,7 @@ from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost, ToolError
 from flowc.hosts.trace import REDACTED, Tracer, redacted
 from flowc.pipeline import driver
-from flowc.runtime import dag
+from flowc.runtime import dataflow_run
 
 ROOT = Path(__file__).resolve().parent.parent
 TRIAGE = ROOT / "examples" / "triage"
@@ -188,7 +188,7 @@ def test_async_trace_of_concurrent_steps_and_a_cancelled_race_loser(tmp_path):
 def test_an_unobserved_kernel_keeps_no_events():
     result = driver.compile_text(RACE, "race.yaml", "instruction")
     module = load_module(compile_workflow(result.workflow))
-    run = dag.new_run(module.PLAN, {})
+    run = dataflow_run.new_run(module.PLAN, {})
     run.start()
     assert run.events is None and run.drain_events() == []
     run.close()

@@ -1,5 +1,5 @@
 """CEL: the grammar and its lowering to IR (spans, literals, macros, errors),
-the run-time semantics of rt_cel, the compiled Python form, and rt_cel on
+the run-time semantics of cel, the compiled Python form, and cel on
 MicroPython."""
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from flowc.backends.python import rt_cel as C
-from flowc.backends.python import rt_regex
 from flowc.backends.python.cel_expr import CelCompileError, compile_cel, evaluate_cel
 from flowc.compiler.instruction.cel import CelSyntaxError, check_names, parse_cel
 from flowc.ir import expr as E
 from flowc.ir.expr import strip_spans
 from flowc.ir.semantics import FUNCTIONS, OPERATORS
 from flowc.ir.span import Span
-from micropython_probe import assert_rt_cel_probe_passes
+from flowc.runtime import cel as C
+from flowc.runtime import nfa
+from micropython_probe import assert_cel_probe_passes
 
 ORIGIN = Span("w.yaml", 7, 11, 7, 40)
 
@@ -266,19 +266,19 @@ def test_evaluation_has_no_builtins():
         cel("__import__('os')")
 
 
-# ------------------------------------------------------------------ rt_cel standalone
+# ------------------------------------------------------------------ cel standalone
 
-def test_rt_cel_imports_only_the_standard_library(tmp_path):
+def test_cel_imports_only_the_standard_library(tmp_path):
     source = Path(C.__file__).read_text(encoding="utf-8")
     tree = ast.parse(source)
     top = {a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import) for a in n.names}
     top |= {(n.module or "").split(".")[0] for n in tree.body if isinstance(n, ast.ImportFrom)}
-    # flowc's rt_regex, or a copy of it next to this file (standard library only too)
-    assert top <= {"binascii", "math", "re", "flowc", "rt_regex"}
-    (tmp_path / "rt_cel_copy.py").write_text(source, encoding="utf-8")
-    (tmp_path / "rt_regex.py").write_text(Path(rt_regex.__file__).read_text(encoding="utf-8"),
+    # flowc's nfa, or a copy of it next to this file (standard library only too)
+    assert top <= {"binascii", "math", "re", "flowc", "nfa"}
+    (tmp_path / "cel_copy.py").write_text(source, encoding="utf-8")
+    (tmp_path / "nfa.py").write_text(Path(nfa.__file__).read_text(encoding="utf-8"),
                                           encoding="utf-8")
-    probe = "import sys; sys.path.insert(0, '.'); import rt_cel_copy as c; assert c.and_(lambda: c.div(1, 0), lambda: False) is False"
+    probe = "import sys; sys.path.insert(0, '.'); import cel_copy as c; assert c.and_(lambda: c.div(1, 0), lambda: False) is False"
     done = subprocess.run([sys.executable, "-I", "-S", "-c", probe], cwd=tmp_path, capture_output=True,
                           text=True, check=False)
     assert done.returncode == 0, done.stderr
@@ -314,8 +314,8 @@ check("template", template_json(["n=", 3, None]), "n=3")
 '''
 
 
-def test_rt_cel_runs_on_micropython(tmp_path):
-    assert_rt_cel_probe_passes(tmp_path, MICRO_PROBE)
+def test_cel_runs_on_micropython(tmp_path):
+    assert_cel_probe_passes(tmp_path, MICRO_PROBE)
 
 
 # ------------------------------------------------------------------ flowc eval --lang cel

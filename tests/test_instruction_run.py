@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from flowc import cli
 from flowc.backends.python import compile_workflow, load_module
-from flowc.backends.python.rt_dag import jitter_factor, schema_errors
 from flowc.backends.vm import VerifyError, dataflow
 from flowc.backends.vm import compile_workflow as compile_bytecode
 from flowc.backends.vm import load as load_program
 from flowc.host import ScriptedHost, ToolError
 from flowc.pipeline import driver
+from flowc.runtime.dataflow_run import jitter_factor, schema_errors
 
 from tests.program_bytes import open_program
 
@@ -472,7 +472,7 @@ MP_PACKAGE = MP_DIR / "node_modules" / "@micropython" / "micropython-webassembly
 
 
 def test_dataflow_programs_run_on_micropython(tmp_path):
-    """The VM bundle (rt_cel, rt_dag, the CEL machine, the dataflow loader
+    """The VM bundle (cel, dataflow_run, the CEL machine, the dataflow loader
     and the kernel in one file) on MicroPython (WebAssembly port under node)
     gives the same records as CPython. Missing node or `npm ci` is a
     failure, as for the WorkflowSkill VM."""

@@ -12,17 +12,23 @@
 - flowc.compiler.analyze imports only flowc.ir (the analyses are
   dialect-independent: they read the IR and the dialects' profiles);
 - a dialect module of flowc.ir.dialects imports only flowc.ir.specs (no
-  dialect reads or changes another's tables).
+  dialect reads or changes another's tables);
+- flowc.runtime imports nothing of flowc outside flowc.runtime (generated
+  modules and the VM import the runtime, never the other way round), and
+  the runtime modules a device loads import only the standard library and
+  each other.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import flowc
 import networkx as nx
 import pytest
+from flowc.backends.vm import bundle
 
 ROOT = Path(flowc.__file__).resolve().parent
 # Directories of the repository that are not part of the package.
@@ -160,9 +166,10 @@ def test_hosts_import_neither_the_compiler_nor_the_backends():
         == []
 
 
-def test_backends_reach_the_hosts_only_for_a_command_line():
+def test_backends_never_import_the_hosts():
+    # a generated module's command line reaches them through flowc.hosts.runner.module_main
     edges = sorted((src, dst) for src, dst in GRAPH.edges if _in(src, "flowc.backends") and _in(dst, "flowc.hosts"))
-    assert all(dst == "flowc.hosts.runner" for _, dst in edges), edges
+    assert edges == []
 
 
 def test_the_pipeline_never_imports_the_command_line():
@@ -189,6 +196,56 @@ def test_analyze_imports_only_the_ir():
 def test_a_dialect_module_of_the_ir_imports_only_the_specs():
     assert _violations("flowc.ir.dialects", lambda dst: dst == "flowc.ir.specs") == []
     assert GRAPH.has_edge("flowc.ir.semantics", "flowc.ir.dialects.aevatar")
+
+
+def test_the_runtime_imports_only_itself():
+    # counting imports inside functions (the asyncio driver's, a command line's)
+    assert _violations("flowc.runtime", lambda dst: _in(dst, "flowc.runtime")) == []
+    assert GRAPH.has_edge("flowc.runtime.dataflow_run", "flowc.runtime.cel")
+    assert GRAPH.has_edge("flowc.backends.vm.dataflow", "flowc.runtime.dataflow_run")
+
+
+def test_generated_modules_and_the_vm_import_the_runtime_not_a_backend():
+    # the run-time modules live in flowc.runtime: nothing of a backend package runs inside a run
+    users = {src for src, dst in GRAPH.edges if _in(dst, "flowc.runtime") and not _in(src, "flowc.runtime")}
+    assert {"flowc.backends.vm.vm", "flowc.backends.vm.aevatar_vm", "flowc.backends.vm.dataflow"} <= users
+    python_backend = [m for m in GRAPH.nodes if _in(m, "flowc.backends.python")]
+    assert not [m for m in python_backend if m.rsplit(".", 1)[-1].startswith("rt_") or m.endswith(".runtime")]
+
+
+# Optional accelerators a device module may try to import (with an ImportError
+# fallback): name -> why.
+OPTIONAL_IMPORTS = {"re2": "runtime/nfa.py matches with RE2 where it is installed, else its own automaton"}
+
+
+def _top_names(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names.add((node.module or "").split(".")[0])
+    return names
+
+
+def _device_runtime_modules() -> dict[str, Path]:
+    names = set()
+    for entry in (bundle.ENTRY, *bundle.DIALECT_ENTRIES.values()):
+        names.update(m.name for m in bundle.closure(entry) if _in(m.name, "flowc.runtime"))
+    modules = package_modules()
+    return {name: modules[name] for name in sorted(names)}
+
+
+def test_device_runtime_modules_import_only_the_standard_library_and_each_other():
+    device = _device_runtime_modules()
+    assert {"flowc.runtime.kernel", "flowc.runtime.cel", "flowc.runtime.routing_run",
+            "flowc.runtime.dataflow_run"} <= set(device)
+    siblings = {name.rsplit(".", 1)[-1] for name in package_modules() if _in(name, "flowc.runtime")}
+    for name, path in device.items():
+        for top in _top_names(path):
+            if top == "flowc":
+                continue   # flowc.runtime only: test_the_runtime_imports_only_itself
+            assert top in sys.stdlib_module_names or top in siblings or top in OPTIONAL_IMPORTS, (name, top)
 
 
 # ------------------------------------------------------------------ the checker itself

@@ -23,7 +23,7 @@ DIALECTS = frozenset({"workflowskill", "aevatar", "instruction"})
 # Attributes holding a key of a semantics table, spelt like a dialect
 # (STRINGIFY's "aevatar"), not a dialect name.
 SEMANTIC_KEY_ATTRIBUTES = frozenset({"stringify"})
-RUNTIME = ("flowc.runtime", "flowc.backends.python.runtime", "flowc.backends.python.rt_")
+RUNTIME = ("flowc.runtime",)
 
 
 def _names_a_dialect(node: ast.AST) -> bool:

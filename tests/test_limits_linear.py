@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-from flowc.backends.python import rt_aevatar_run, rt_cel, rt_regex
 from flowc.compiler import yamlsrc
 from flowc.compiler.instruction import frontend as fe
 from flowc.host import load_json_file
@@ -24,6 +23,7 @@ from flowc.ir.limits import MAX_SOURCE_BYTES, MAX_STEPS, MAX_YAML_NODES
 from flowc.pipeline import driver
 from flowc.pipeline.evaluate import evaluate_text
 from flowc.plan import build_plan
+from flowc.runtime import cel, nfa, routing_run
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -63,10 +63,10 @@ def test_cel_matches_catastrophic_pattern_is_quick(backend):
 @pytest.fixture
 def without_re2(monkeypatch):
     """Forces the built-in automaton, as on MicroPython or without the wheel."""
-    monkeypatch.setattr(rt_regex, "_re2", None)
-    monkeypatch.setattr(rt_regex, "_CACHE", {})
+    monkeypatch.setattr(nfa, "_re2", None)
+    monkeypatch.setattr(nfa, "_CACHE", {})
     yield
-    rt_regex._CACHE.clear()
+    nfa._CACHE.clear()
 
 
 @pytest.mark.parametrize("backend", ["python", "vm"])
@@ -80,7 +80,7 @@ def test_cel_matches_fallback_is_linear_too(without_re2, backend):
 
 def test_re2_is_installed_here():
     # .[test] pulls google-re2 in: the RE2 path is the one this suite tests by default.
-    assert rt_regex.has_re2()
+    assert nfa.has_re2()
 
 
 def test_fallback_agrees_with_re2_on_common_patterns():
@@ -90,19 +90,19 @@ def test_fallback_agrees_with_re2_on_common_patterns():
     texts = ["", "a", "abc", "aaaa!", "HELLO there", "a foo b", "xxxxy", "3.14", "a\nb\nc", "a\nb", "ab1c",
              "x-y_z", "colour", "ababc", "xy", "]", "ab", "B", "a b", "aaab", "me@x.com"]
     for pattern in patterns:
-        fast, slow = rt_regex.compile(pattern), rt_regex.compile(pattern, use_re2=False)
+        fast, slow = nfa.compile(pattern), nfa.compile(pattern, use_re2=False)
         for text in texts:
             assert fast.search(text) == slow.search(text), (pattern, text)
 
 
 @pytest.mark.parametrize("pattern", [r"(a)\1", r"(?=a)b", r"(?<!a)b", r"\pL", "a**", "(", "[a", "a{2000}"])
 def test_fallback_refuses_what_it_cannot_run_in_linear_time(pattern):
-    with pytest.raises(rt_regex.RegexError):
-        rt_regex.compile(pattern, use_re2=False)
+    with pytest.raises(nfa.RegexError):
+        nfa.compile(pattern, use_re2=False)
 
 
 def test_fallback_work_is_linear_in_the_text():
-    rx = rt_regex.compile("(x+x+)+y", use_re2=False)
+    rx = nfa.compile("(x+x+)+y", use_re2=False)
     _, small = _timed(rx.search, "x" * 5000)
     _, large = _timed(rx.search, "x" * 20000)
     assert large < 1 + 8 * small   # 4x the text: about 4x the work, never 16x or worse
@@ -116,18 +116,18 @@ def test_cel_matches_reports_an_invalid_pattern(without_re2):
 @pytest.mark.parametrize("force_fallback", [False, True])
 def test_aevatar_regex_guard_is_quick(monkeypatch, force_fallback):
     if force_fallback:
-        monkeypatch.setattr(rt_regex, "_re2", None)
-        monkeypatch.setattr(rt_regex, "_CACHE", {})
-    (ok, message), took = _timed(rt_aevatar_run.guard, {"check": "regex", "pattern": CATASTROPHIC}, VICTIM)
+        monkeypatch.setattr(nfa, "_re2", None)
+        monkeypatch.setattr(nfa, "_CACHE", {})
+    (ok, message), took = _timed(routing_run.guard, {"check": "regex", "pattern": CATASTROPHIC}, VICTIM)
     assert not ok and "does not match" in message and took < QUICK
     # `(?!)` (never matches) is what flowc's translations to aevatar write
-    assert rt_aevatar_run.guard({"check": "regex", "pattern": "(?!)"}, "x")[0] is False
-    assert rt_aevatar_run.guard({"check": "regex", "pattern": "^a"}, "abc") == (True, "")
+    assert routing_run.guard({"check": "regex", "pattern": "(?!)"}, "x")[0] is False
+    assert routing_run.guard({"check": "regex", "pattern": "^a"}, "abc") == (True, "")
 
 
-def test_rt_cel_matches_uses_no_backtracking_re():
+def test_cel_matches_uses_no_backtracking_re():
     # Python's re would take longer than the age of the universe on this one.
-    assert rt_cel.matches("a" * 40 + "!", CATASTROPHIC) is False
+    assert cel.matches("a" * 40 + "!", CATASTROPHIC) is False
 
 
 # ------------------------------------------------------------------ dialect detection

@@ -106,12 +106,32 @@ def test_the_runtime_and_generated_modules_import_nothing_heavy(tmp_path):
         record = mod["run"]({{"min_score": 7}}, ScriptedHost(script))
         assert record["status"] == "success", record
         heavy = [m for m in ("lark", "yaml", "attrs", "networkx", "cattrs", "msgpack", "hypothesis",
-                             "flowc.ir", "flowc.compiler", "flowc.backends.python.codegen")
+                             "flowc.ir", "flowc.compiler", "flowc.backends")
                  if m in sys.modules]
         print(json.dumps(heavy))
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert json.loads(out) == []
+
+
+EXAMPLES = os.path.dirname(TRIAGE_DIR)
+
+
+@pytest.mark.parametrize("example", ["triage/SKILL.md", "mcp/clocks.aevatar.yaml", "instruction/pipeline.yaml"])
+def test_a_generated_module_imports_the_runtime_only(example):
+    """Every dialect's module imports flowc.runtime at the top; flowc's host
+    code (the command line) only in its ``__main__`` block."""
+    import ast
+
+    source = compile_workflow(driver.compile_file(os.path.join(EXAMPLES, example)).workflow)
+    tree = ast.parse(source)
+    top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert top and all(isinstance(n, ast.ImportFrom) and n.module == "flowc.runtime" for n in top), \
+        [ast.unparse(n) for n in top]
+    main = tree.body[-1]
+    assert isinstance(main, ast.If) and ast.unparse(main.test) == "__name__ == '__main__'"
+    assert [ast.unparse(n) for n in main.body if isinstance(n, ast.ImportFrom)] == \
+        ["from flowc.hosts.runner import module_main"]
 
 
 def test_load_module_does_not_register_the_module(corpus_sources):
@@ -390,7 +410,7 @@ def test_transforms_filter_map_sort():
 
 
 def test_sort_follows_javascript_comparisons():
-    from flowc.backends.python import runtime as rt
+    from flowc.runtime import sequence_run as rt
 
     rows = [{"k": v} for v in ["b", "B", "a", "\U0001F600", "\uffff", None, 10, 9]]
     asc = [r["k"] for r in rt.wfs_sort(rows[:5], ("k",))]
@@ -407,8 +427,8 @@ def test_sort_mixed_keys_with_ascii_and_non_ascii_strings():
     """Regression: keys of mixed types (strings, arrays, objects: all compare as
     strings in JavaScript) where ASCII strings meet non-ASCII ones compare by
     UTF-16 code units, without a TypeError, and the VM agrees."""
-    from flowc.backends.python import runtime as rt
     from flowc.backends.vm import vm
+    from flowc.runtime import sequence_run as rt
 
     keys = ["\u00e9", "a", ["b"], {"o": 1}, "\U0001F600", "\uff5e", ["\u00e9"], "B", None, ["\U0001F600", "x"]]
     rows = [{"k": k, "at": i} for i, k in enumerate(keys)]

@@ -19,11 +19,11 @@ import re
 
 import pytest
 from flowc.backends.python import compile_workflow, load_module
-from flowc.backends.python import runtime as rt
 from flowc.backends.vm import compile_workflow as vm_compile
 from flowc.backends.vm import load as vm_load
 from flowc.host import ScriptedHost
 from flowc.pipeline import driver
+from flowc.runtime import sequence_run as rt
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -1,6 +1,6 @@
 """Aevatar workflows on the sans-I/O kernel (flowc.runtime.kernel).
 
-The aevatar step loop (backends/python/rt_aevatar_run.py) is a kernel task:
+The aevatar step loop (runtime/routing_run.py) is a kernel task:
 host calls and sleeps are requests a driver answers. These tests drive the
 kernel by hand (it gives the sync record), with the asyncio driver and a
 real asyncio host (composites' workers run at once), and on virtual time
@@ -22,9 +22,9 @@ import msgpack
 import pytest
 from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module
-from flowc.backends.python import rt_aevatar_run as K
 from flowc.host import ScriptedHost
 from flowc.pipeline import driver
+from flowc.runtime import routing_run as K
 from flowc.runtime.drivers import perform_sync
 from flowc.runtime.kernel import Kernel
 

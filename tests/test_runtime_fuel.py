@@ -16,11 +16,11 @@ import textwrap
 
 import pytest
 from flowc.backends import vm
-from flowc.backends.python import compile_workflow, load_module, rt_aevatar_run
+from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost
 from flowc.ir import limits, semantics
 from flowc.pipeline import driver
-from flowc.runtime import dag, drivers, fuel, kernel
+from flowc.runtime import dataflow_run, drivers, fuel, kernel, routing_run
 from flowc.runtime.fuel import Fuel, OutOfFuel
 
 from tests.test_runtime_limits import AEVATAR, INSTRUCTION, WFS, WFS_SCRIPT
@@ -90,9 +90,9 @@ def test_without_a_step_budget_steps_are_free():
 
 def test_out_of_fuel_is_no_step_error():
     """No step policy catches it: it is none of the exceptions a step's on_error catches."""
-    from flowc.backends.python import runtime
+    from flowc.runtime import sequence_run
 
-    assert not issubclass(OutOfFuel, runtime.STEP_ERRORS)
+    assert not issubclass(OutOfFuel, sequence_run.STEP_ERRORS)
     assert kernel.OutOfFuel is OutOfFuel
 
 
@@ -104,8 +104,8 @@ def test_the_kernel_owns_the_fuel():
 
 def test_the_step_budget_rules_are_the_profiles():
     assert set(fuel.STEP_BUDGET_MESSAGES) == set(semantics.STEP_BUDGETS) - {"none"}
-    assert dag.STEP_BUDGET == semantics.INSTRUCTION.step_budget
-    assert rt_aevatar_run.STEP_BUDGET == semantics.AEVATAR.step_budget
+    assert dataflow_run.STEP_BUDGET == semantics.INSTRUCTION.step_budget
+    assert routing_run.STEP_BUDGET == semantics.AEVATAR.step_budget
     assert semantics.WORKFLOWSKILL.step_budget == "none"
     for profile in semantics.PROFILES.values():
         assert profile.step_budget in semantics.STEP_BUDGETS
@@ -214,6 +214,6 @@ def test_the_aevatar_dispatch_budget_fails_the_same_on_module_and_vm():
     py = module.run({"input": "q"}, ScriptedHost(script))
     assert json.dumps(program.run({"input": "q"}, ScriptedHost(script))) == json.dumps(py)
     assert py["status"] == "failed"
-    step = "abc"[rt_aevatar_run.MAX_STEPS % 3]  # the dispatch one past the budget
-    assert py["error"] == {"message": f"step budget exhausted ({rt_aevatar_run.MAX_STEPS} dispatches)", "step": step}
-    assert len(py["steps"]) == rt_aevatar_run.MAX_STEPS
+    step = "abc"[routing_run.MAX_STEPS % 3]  # the dispatch one past the budget
+    assert py["error"] == {"message": f"step budget exhausted ({routing_run.MAX_STEPS} dispatches)", "step": step}
+    assert len(py["steps"]) == routing_run.MAX_STEPS

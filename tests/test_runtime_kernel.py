@@ -25,7 +25,7 @@ from flowc.backends.vm import compile_workflow as compile_bytecode
 from flowc.backends.vm import load as load_program
 from flowc.host import ScriptedHost
 from flowc.pipeline import driver
-from flowc.runtime import dag, drivers, edges, fuel, kernel
+from flowc.runtime import dataflow_run, drivers, edges, fuel, kernel
 from flowc.runtime.kernel import Error, KernelError, Result, TimedOut
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,7 +98,7 @@ def plans(text: str):
 def by_hand(plan, answer_for, order=None, **kw):
     """Drive a run by hand: answer every ready request (``order`` picks which
     of those ready answers next: its index into ``ready()``); the run."""
-    run = dag.new_run(plan, {}, **kw).start()
+    run = dataflow_run.new_run(plan, {}, **kw).start()
     while not run.finished:
         ready = run.ready()
         req = ready[order(len(ready)) if order else 0]
@@ -130,7 +130,7 @@ def test_the_kernel_driven_by_hand_gives_the_sync_record(backend):
     assert [a.kind for _rid, a in run.journal] == ["error", "result", "result", "result", "result", "result"]
     assert [rid for rid, _a in run.journal] == list(range(1, 7))
     # the journal replays the run: the same answers in the same order
-    replay = dag.new_run(plan, {}).start()
+    replay = dataflow_run.new_run(plan, {}).start()
     for rid, answer in run.journal:
         assert [r.id for r in replay.ready()] == [rid]
         replay.answer(rid, answer)
@@ -145,7 +145,7 @@ def test_every_corpus_workflow_by_hand_equals_sync():
 
 def test_a_sequential_run_offers_one_request_at_a_time_and_refuses_unknown_answers():
     module, _ = plans(fan_out(3))
-    run = dag.new_run(module.PLAN, {}).start()
+    run = dataflow_run.new_run(module.PLAN, {}).start()
     seen = []
     while not run.finished:
         ready = run.ready()
@@ -227,7 +227,7 @@ def test_foreach_keeps_item_order_whatever_order_items_finish():
         return Result(req.args["args"]["n"] * 2)
 
     sequential = by_hand(module.PLAN, answer)
-    run = dag.new_run(module.PLAN, {}, concurrent=True).start()
+    run = dataflow_run.new_run(module.PLAN, {}, concurrent=True).start()
     ready = run.ready()
     assert len(ready) == 4  # four lanes: every item asks at once
     run.close()
@@ -309,7 +309,7 @@ def test_the_virtual_clock_answers_by_time_then_timer_last_then_issue_order():
 
 def test_the_losers_request_is_cancelled_and_a_late_answer_ignored():
     module, _ = plans(RACE)
-    run = dag.new_run(module.PLAN, {}, concurrent=True).start()
+    run = dataflow_run.new_run(module.PLAN, {}, concurrent=True).start()
     alpha, beta = run.ready()
     run.answer(beta.id, Result("B"))
     assert run.cancelled() == [alpha.id] and run.finished
@@ -431,18 +431,18 @@ def test_the_kernel_imports_only_the_standard_library():
     assert _imports(ROOT / "runtime" / "fuel.py") == set()
     assert _imports(ROOT / "runtime" / "kernel.py") == {"flowc.runtime.fuel", "fuel"}
     assert _imports(ROOT / "runtime" / "drivers.py") == {"flowc.runtime.kernel", "kernel"}
-    assert _imports(ROOT / "runtime" / "dag.py") - {"json"} == {"flowc.backends.python", "flowc.runtime.kernel", "rt_cel",
-                                                     "kernel", "flowc.runtime.fuel", "fuel",
-                                                     "flowc.runtime.edges", "edges"}
+    assert _imports(ROOT / "runtime" / "dataflow_run.py") - {"json"} == {
+        "flowc.runtime", "flowc.runtime.kernel", "cel", "drivers", "kernel", "flowc.runtime.fuel", "fuel",
+        "flowc.runtime.edges", "edges", "flowc.runtime.aio"}
     assert _imports(ROOT / "runtime" / "edges.py") == set()
-    for name in ("fuel.py", "kernel.py", "drivers.py", "dag.py", "edges.py"):
+    for name in ("fuel.py", "kernel.py", "drivers.py", "dataflow_run.py", "edges.py"):
         assert "asyncio" not in (ROOT / "runtime" / name).read_text(encoding="utf-8").split('"""', 2)[2]
 
 
 MP_DRIVER = '''
 import json
 
-import dag
+import dataflow_run
 import dataflow
 import drivers
 import kernel
@@ -455,9 +455,9 @@ def main(path):
     for name, program, script, order in jobs:
         plan = dataflow.load(program).plan
         if order is None:
-            rec = drivers.drive_virtual(dag.new_run(plan, {}, concurrent=True), drivers.VirtualHost(script))
+            rec = drivers.drive_virtual(dataflow_run.new_run(plan, {}, concurrent=True), drivers.VirtualHost(script))
         else:
-            run = dag.new_run(plan, {}, concurrent=True).start()
+            run = dataflow_run.new_run(plan, {}, concurrent=True).start()
             while not run.finished:
                 ready = run.ready()
                 req = ready[len(ready) - 1]
@@ -468,11 +468,11 @@ def main(path):
 
 
 def test_the_kernel_runs_on_micropython(tmp_path):
-    """kernel.py, dag.py and drivers.py, copied unmodified into MicroPython:
+    """kernel.py, dataflow_run.py and drivers.py, copied unmodified into MicroPython:
     a concurrent race on virtual time and answers given in reverse order
     give the records CPython gives."""
-    from flowc.backends.python import rt_aevatar, rt_cel, rt_dag, rt_regex
     from flowc.backends.vm import dataflow, expr_cel, expr_vm, expr_wfs, vm, wfs_values
+    from flowc.runtime import aevatar_text, cel, dataflow_run, nfa
 
     node = shutil.which("node")
     assert node, "node is not installed: the MicroPython test needs node (v18+)"
@@ -485,8 +485,8 @@ def test_the_kernel_runs_on_micropython(tmp_path):
     jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
     driver_file = tmp_path / "mp_kernel.py"
     driver_file.write_text(MP_DRIVER, encoding="utf-8")
-    modules = [rt_cel.__file__, rt_regex.__file__, rt_dag.__file__, rt_aevatar.__file__, vm.__file__,
-               expr_vm.__file__, expr_cel.__file__, expr_wfs.__file__, wfs_values.__file__, dataflow.__file__, kernel.__file__, dag.__file__,
+    modules = [cel.__file__, nfa.__file__, dataflow_run.__file__, aevatar_text.__file__, vm.__file__,
+               expr_vm.__file__, expr_cel.__file__, expr_wfs.__file__, wfs_values.__file__, dataflow.__file__, kernel.__file__,
                drivers.__file__, fuel.__file__, edges.__file__]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(driver_file), str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=300, cwd=MP_DIR)

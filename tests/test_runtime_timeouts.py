@@ -31,10 +31,10 @@ from pathlib import Path
 import msgpack
 import pytest
 from flowc.backends import vm
-from flowc.backends.python import compile_workflow, load_module, rt_aevatar_run
+from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost
 from flowc.pipeline import driver
-from flowc.runtime import dag, drivers, fuel
+from flowc.runtime import dataflow_run, drivers, fuel, routing_run
 from flowc.runtime.kernel import Call, Kernel, Result, with_deadline
 
 
@@ -168,7 +168,7 @@ def test_a_race_past_its_timeout_cancels_every_branch():
     race = step(record, "race")
     assert (race["status"], race["error"], race["start_ms"], race["end_ms"]) == ("done", "timeout", 0, 100)
     assert [s["id"] for s in record["steps"]] == ["start", "race", "done"]   # the branches left no record
-    watched = Watched(dag.new_run(programs[0].PLAN, {}, concurrent=True))
+    watched = Watched(dataflow_run.new_run(programs[0].PLAN, {}, concurrent=True))
     watched.drive(script)
     assert watched.cancelled_calls() == ["alpha", "beta"]
 
@@ -178,7 +178,7 @@ def test_a_race_won_in_time_cancels_the_losers_and_the_timer():
     script = {"alpha": {"output": "A", "latency_ms": 60}, "beta": {"output": "B", "latency_ms": 500}}
     record = both_virtual(programs, {}, script)
     assert record["outputs"] == {"winner": "a", "output": "A"} and step(record, "race")["end_ms"] == 60
-    watched = Watched(dag.new_run(programs[0].PLAN, {}, concurrent=True))
+    watched = Watched(dataflow_run.new_run(programs[0].PLAN, {}, concurrent=True))
     watched.drive(script)
     assert watched.cancelled_calls() == ["beta"]
     race_timer = [t for t in watched.timers() if t.ms == 100]
@@ -253,7 +253,7 @@ def test_the_sync_driver_fires_no_deadline():
     for p in (module, program):
         record = p.run({}, ScriptedHost({"alpha": "A", "beta": "B"}))
         assert record["outputs"] == {"winner": "a", "output": "A"}
-    run = dag.new_run(module.PLAN, {})
+    run = dataflow_run.new_run(module.PLAN, {})
     drivers.drive_sync(run, ScriptedHost({"alpha": "A", "beta": "B"}))
     assert [rid for rid, _answer in run.journal] == [1, 2]   # the two calls, no timer
 
@@ -348,7 +348,7 @@ def test_an_aevatar_step_timeout_fails_the_run_past_retry_and_on_error():
     assert record["steps"] == [{"id": "fan_sub_0", "status": "success", "output": "A"},
                                {"id": "fan", "status": "failed", "output": "", "error": "TIMEOUT after 200ms"}]
     assert len(record["calls"]) == 3 and record["sleeps_ms"] == []      # no retry, no skip to `after`
-    watched = Watched(rt_aevatar_run.Run(programs[0].PLAN, {"input": "q"}, concurrent=True))
+    watched = Watched(routing_run.Run(programs[0].PLAN, {"input": "q"}, concurrent=True))
     watched.drive(script)
     assert watched.cancelled_calls() == ["b", "c"]
     in_time = both_virtual(programs, {"input": "q"}, {"llm:a": "A", "llm:b": "B", "llm:c": "C"})
@@ -359,10 +359,10 @@ def test_a_journal_with_a_fired_deadline_replays_the_run():
     module, _program = compiled(FAN, "aevatar")
     script = {"llm:a": {"output": "A", "latency_ms": 100}, "llm:b": {"output": "B", "latency_ms": 300},
               "llm:c": {"output": "C", "latency_ms": 400}}
-    first = rt_aevatar_run.Run(module.PLAN, {"input": "q"}, concurrent=True)
+    first = routing_run.Run(module.PLAN, {"input": "q"}, concurrent=True)
     record = drivers.drive_virtual(first, drivers.VirtualHost(script))
     assert record["error"]["message"] == "TIMEOUT after 200ms"
-    again = rt_aevatar_run.Run(module.PLAN, {"input": "q"}, concurrent=True)
+    again = routing_run.Run(module.PLAN, {"input": "q"}, concurrent=True)
     again.clock = True        # the timers are requests of the journal: replay them on a run that has them
     again.start()
     for rid, answer in first.journal:
@@ -515,10 +515,11 @@ MP_DRIVER = '''
 import json
 
 import aevatar_vm
-import dag
+import dataflow_run
 import dataflow
 import drivers
-import rt_aevatar_run
+import json_text
+import routing_run
 from vm import unpackb
 
 
@@ -527,21 +528,20 @@ def main(path):
         jobs = unpackb(f.read())
     for kind, program, inputs, script in jobs:
         if kind == "dataflow":
-            run = dag.new_run(dataflow.load(program).plan, inputs, concurrent=True)
+            run = dataflow_run.new_run(dataflow.load(program).plan, inputs, concurrent=True)
             print(json.dumps(drivers.drive_virtual(run, drivers.VirtualHost(script))))
         else:
-            print(rt_aevatar_run.json_dumps(aevatar_vm.load(program).run_virtual(inputs, script)))
+            print(json_text.json_dumps(aevatar_vm.load(program).run_virtual(inputs, script)))
 '''
 
 
 def test_deadlines_fire_the_same_on_micropython(tmp_path):
-    """kernel.py, drivers.py, dag.py, edges.py and rt_aevatar_run.py copied unmodified
+    """kernel.py, drivers.py, dataflow_run.py, edges.py and routing_run.py copied unmodified
     into MicroPython: a race past its timeout and an aevatar step past its
     timeout_ms give the virtual records CPython gives."""
-    from flowc.backends.python import rt_aevatar, rt_cel, rt_dag, rt_regex
     from flowc.backends.vm import aevatar_vm, dataflow, expr_aevatar, expr_cel, expr_vm, expr_wfs, wfs_values
     from flowc.backends.vm import vm as vm_module
-    from flowc.runtime import edges, kernel
+    from flowc.runtime import aevatar_text, cel, dataflow_run, edges, json_text, kernel, nfa
 
     node = shutil.which("node")
     assert node, "node is needed to run MicroPython (tests/micropython)"
@@ -556,10 +556,10 @@ def test_deadlines_fire_the_same_on_micropython(tmp_path):
     jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
     driver_file = tmp_path / "mp_deadlines.py"
     driver_file.write_text(MP_DRIVER, encoding="utf-8")
-    modules = [rt_cel.__file__, rt_regex.__file__, rt_dag.__file__, vm_module.__file__, expr_vm.__file__,
+    modules = [cel.__file__, nfa.__file__, dataflow_run.__file__, vm_module.__file__, expr_vm.__file__,
                expr_cel.__file__, expr_aevatar.__file__, expr_wfs.__file__,
-               dataflow.__file__, kernel.__file__, dag.__file__, drivers.__file__, rt_aevatar.__file__,
-               rt_aevatar_run.__file__, aevatar_vm.__file__, wfs_values.__file__, fuel.__file__,
+               dataflow.__file__, kernel.__file__, drivers.__file__, aevatar_text.__file__,
+               routing_run.__file__, json_text.__file__, aevatar_vm.__file__, wfs_values.__file__, fuel.__file__,
                edges.__file__]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(driver_file), str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=300, cwd=MP_DIR)

@@ -14,11 +14,11 @@ import random
 import sys
 
 import pytest
-from flowc.backends.python import compile_workflow, load_module, rt_aevatar_run
+from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.vm import compile_workflow as compile_bytecode
 from flowc.backends.vm import load as load_program
 from flowc.pipeline import driver
-from flowc.runtime import dag, drivers, kernel
+from flowc.runtime import dataflow_run, drivers, kernel, routing_run
 from flowc.runtime.kernel import Kernel
 
 RATIO = 4.5
@@ -39,7 +39,7 @@ class Work:
 
     def __init__(self, monkeypatch):
         self.units = 0
-        readiness, resume = dag.DataflowRun.readiness, Kernel._resume
+        readiness, resume = dataflow_run.DataflowRun.readiness, Kernel._resume
 
         def counted_readiness(run, node, deps, state, forced, top):
             self.units += 1 + len(deps)
@@ -49,14 +49,14 @@ class Work:
             self.units += 1
             return resume(kernel, task, value, error)
 
-        class CountedObj(rt_aevatar_run._Obj):
+        class CountedObj(routing_run._Obj):
             def __init__(inner, *args):
                 super().__init__(*args)
                 self.units += len(inner)
 
-        monkeypatch.setattr(dag.DataflowRun, "readiness", counted_readiness)
+        monkeypatch.setattr(dataflow_run.DataflowRun, "readiness", counted_readiness)
         monkeypatch.setattr(Kernel, "_resume", counted_resume)
-        monkeypatch.setattr(rt_aevatar_run, "_Obj", CountedObj)
+        monkeypatch.setattr(routing_run, "_Obj", CountedObj)
 
     def of(self, fn) -> int:
         before = self.units

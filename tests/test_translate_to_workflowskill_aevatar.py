@@ -14,9 +14,9 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from flowc.backends.python import rt_aevatar as rta
-from flowc.backends.python.runtime import wfs_contains
 from flowc.pipeline import driver, translate
+from flowc.runtime import aevatar_text as rta
+from flowc.runtime.sequence_run import wfs_contains
 from flowc.testing import gen_aevatar
 from flowc.testing.translation import cross_dialect
 from flowc.translation.workflowskill.lowerings import NEEDLE_CHARS

@@ -1,14 +1,15 @@
 """Constant folding in translation computes what the compiled workflow computes.
 
 translation.fold evaluates a reference-free aevatar expression with
-rt_aevatar's functions; the Python backend compiles the same expression
+aevatar_text's functions; the Python backend compiles the same expression
 (backends/python/aevatar_expr.py) and runs it. For random expressions
 both give the same text, or both refuse (the engine throws, or the
 expression is not one the compiler takes)."""
 
 from __future__ import annotations
 
-from flowc.backends.python import aevatar_expr, rt_aevatar
+from flowc.backends.python import aevatar_expr
+from flowc.runtime import aevatar_text
 from flowc.ir import expr as E
 from flowc.ir.semantics import FUNCTIONS
 from flowc.translation.fold import _PURE, NotFoldable, fold
@@ -40,14 +41,14 @@ EXPRESSIONS = st.recursive(LEAVES, _extend, max_leaves=12)
 def _compiled(e: E.Expr):
     try:
         return ("text", aevatar_expr.evaluate(e, {}))
-    except (rt_aevatar.AevatarError, aevatar_expr.AevatarCompileError):
+    except (aevatar_text.AevatarError, aevatar_expr.AevatarCompileError):
         return ("refused",)
 
 
 def _folded(e: E.Expr):
     try:
         return ("text", fold(e))
-    except (rt_aevatar.AevatarError, NotFoldable):
+    except (aevatar_text.AevatarError, NotFoldable):
         return ("refused",)
 
 

@@ -155,7 +155,7 @@ def test_vm_module_needs_only_the_kernel():
     """vm.py imports nothing of flowc but the shared expression machine with
     WorkflowSkill's builtins, the kernel's three standard-library modules and
     WorkflowSkill's values (all device-safe: the bundle flattens them into
-    one file), and those import only each other: not rt_cel, not rt_aevatar."""
+    one file), and those import only each other: not cel, not aevatar_text."""
     assert _flowc_imports(vm_module) == [
         "from flowc.backends.vm import expr_vm as _x",
         "from flowc.backends.vm import expr_wfs as _xw",

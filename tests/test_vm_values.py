@@ -1,12 +1,12 @@
-"""The VM's WorkflowSkill value semantics (wfs_values) equal flowc.backends.python.runtime's
+"""The VM's WorkflowSkill value semantics (wfs_values) equal flowc.runtime.wfs's
 (the VM restates them without `re` so that MicroPython runs them)."""
 
 from __future__ import annotations
 
 import math
 
-from flowc.backends.python import runtime as R
 from flowc.backends.vm import wfs_values as V
+from flowc.runtime import sequence_run as R
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from flowc.backends.python import runtime as rt
 from flowc.backends.python.expr import ExprCompileError, compile_expr, evaluate
 from flowc.cli.eval import eval_command
 from flowc.compiler.workflowskill import expressions as wfs_expressions
@@ -42,6 +41,8 @@ from flowc.ir.expr import (
 )
 from flowc.ir.span import Span
 from flowc.pipeline.evaluate import evaluate_text, run_batch, run_eval
+from flowc.runtime import sequence_run
+from flowc.runtime import wfs as rt
 
 VECTORS_PATH = Path(__file__).parent / "data" / "expressions" / "workflowskill.json"
 VECTORS = json.loads(VECTORS_PATH.read_text(encoding="utf-8"))["vectors"]
@@ -554,25 +555,24 @@ def test_js_to_number():
 
 
 def test_runtime_uses_the_standard_library_only(tmp_path):
-    """runtime.py copied anywhere, with the kernel's three modules beside it
-    (flowc/runtime/fuel.py, kernel.py and drivers.py, standard library only),
-    imports in a bare interpreter (no site-packages, no flowc) and loads no
-    third-party module."""
-    source = Path(rt.__file__).read_text(encoding="utf-8")
-    tree = ast.parse(source)
-    top_level = set()
-    for node in tree.body:
-        if isinstance(node, ast.Import):
-            top_level |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            top_level.add((node.module or "").split(".")[0])
-    assert top_level <= set(sys.stdlib_module_names), top_level
-    (tmp_path / "wfs_runtime_copy.py").write_text(source, encoding="utf-8")
-    for name in ("fuel.py", "kernel.py", "drivers.py"):
-        (tmp_path / name).write_text((Path(rt.__file__).parents[2] / "runtime" / name).read_text(encoding="utf-8"),
-                                     encoding="utf-8")
+    """sequence_run.py copied anywhere, with the runtime modules it needs
+    beside it (wfs.py, fuel.py, kernel.py and drivers.py, standard library
+    only), imports in a bare interpreter (no site-packages, no flowc) and
+    loads no third-party module."""
+    runtime_dir = Path(sequence_run.__file__).parent
+    for name in ("sequence_run.py", "wfs.py"):
+        tree = ast.parse((runtime_dir / name).read_text(encoding="utf-8"))
+        top_level = set()
+        for node in tree.body:
+            if isinstance(node, ast.Import):
+                top_level |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                top_level.add((node.module or "").split(".")[0])
+        assert top_level <= set(sys.stdlib_module_names), (name, top_level)
+    for name in ("sequence_run.py", "wfs.py", "fuel.py", "kernel.py", "drivers.py"):
+        (tmp_path / name).write_text((runtime_dir / name).read_text(encoding="utf-8"), encoding="utf-8")
     probe = (
-        "import sys; sys.path.insert(0, '.'); import wfs_runtime_copy as rt; "
+        "import sys; sys.path.insert(0, '.'); import sequence_run as rt; "
         "assert rt.wfs_template(['a', 1.0, None]) == 'a1'; "
         "assert rt.SkillRun.__mro__[1].__name__ == 'Kernel'; "
         "bad = [m for m in sys.modules if m.split('.')[0] in "

@@ -2,7 +2,7 @@
 
 A translation that knows every value an aevatar expression reads (literals,
 or variables known on the path) writes the text the engine would compute:
-the expression is evaluated here by :mod:`flowc.backends.python.rt_aevatar`,
+the expression is evaluated here by :mod:`flowc.runtime.aevatar_text`,
 the functions the compiled workflow runs, so the folded text is the
 engine's by construction. Only the evaluator's pure functions fold.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import keyword
 
-from flowc.backends.python import rt_aevatar
+from flowc.runtime import aevatar_text
 from flowc.ir import expr as E
 from flowc.ir.semantics import FUNCTIONS
 
@@ -33,7 +33,7 @@ class NotFoldable(Exception):
 
 def fold(e: E.Expr) -> str:
     """The text ``e`` (without references) evaluates to; raises
-    :class:`NotFoldable`, or ``rt_aevatar.AevatarError`` when the engine
+    :class:`NotFoldable`, or ``aevatar_text.AevatarError`` when the engine
     would throw. The whole expression is checked first, the branches not
     taken too, as the backend compiles it whole."""
     _check(e, 0)
@@ -57,7 +57,7 @@ def _check(e: E.Expr, depth: int) -> None:
 
 def _helper(key: str):
     name = key.split(".", 1)[1]
-    return getattr(rt_aevatar, name + "_" if keyword.iskeyword(name) else name)
+    return getattr(aevatar_text, name + "_" if keyword.iskeyword(name) else name)
 
 
 def _value(e: E.Expr) -> str:
@@ -65,9 +65,9 @@ def _value(e: E.Expr) -> str:
     if isinstance(e, E.Literal):
         return e.value
     if isinstance(e, E.Template):
-        return rt_aevatar.template(*[_value(p) for p in e.parts])
+        return aevatar_text.template(*[_value(p) for p in e.parts])
     if isinstance(e, E.Conditional):
-        return _value(e.then if rt_aevatar.is_truthy(_value(e.test)) else e.otherwise)
+        return _value(e.then if aevatar_text.is_truthy(_value(e.test)) else e.otherwise)
     assert isinstance(e, E.Call)
     if FUNCTIONS[e.func].lazy:
         return _helper(e.func)(*[_thunk(a) for a in e.args])

@@ -1,13 +1,12 @@
 """The Python module backend: checked IR -> the source of a runnable module.
 
-The module needs only the standard library and
-:mod:`flowc.backends.python.runtime` when it runs. It exposes
-``run(inputs, host) -> record`` (see docs/host.md) and runs from a shell
-with ``python module.py --inputs in.json --host script.json``.
+The module needs only the standard library and :mod:`flowc.runtime` when
+it runs (its scheduling model's run module and its dialect's values). It
+exposes ``run(inputs, host) -> record`` (see docs/host.md) and runs from a
+shell with ``python module.py --inputs in.json --host script.json``.
 
-Importing this package imports nothing else: a generated module imports
-``flowc.backends.python.runtime``, which runs this file first, so the code
-generator (and the IR, attrs ...) loads only when something is compiled.
+Importing this package imports nothing else, so the code generator (and
+the IR, attrs ...) loads only when something is compiled.
 """
 
 from __future__ import annotations
@@ -33,9 +32,9 @@ def compile_workflow(workflow: Workflow) -> str:
         scheduling = execution_model(workflow)   # the profile's flags, never the dialect
     except ExecutionModelError as exc:
         raise BackendError(str(exc)) from None
-    if scheduling == "dataflow":   # plan + the runtime/dag.py scheduler
+    if scheduling == "dataflow":   # plan + the runtime/dataflow_run.py scheduler
         return generate_dataflow(workflow)
-    if scheduling == "kernel":   # plan + the rt_aevatar_run kernel
+    if scheduling == "kernel":   # plan + the runtime/routing_run.py step loop
         from flowc.backends.python.aevatar_codegen import generate as generate_aevatar
 
         return generate_aevatar(workflow)

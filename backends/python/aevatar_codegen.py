@@ -6,7 +6,7 @@ aevatar expression compiled by :mod:`flowc.backends.python.aevatar_expr` (no
 expression text is interpreted at run time), and a ``PLAN``: the steps as
 plain data naming those functions (:mod:`flowc.plan`, the
 plan the VM's aevatar programs hold too). ``run(inputs, host)`` hands the plan to
-the kernel in :mod:`flowc.backends.python.rt_aevatar_run`.
+the kernel in :mod:`flowc.runtime.routing_run`.
 
 Safety: ids, names, keys, strings and the file name reach the text only
 through :mod:`flowc.backends.python.pysource` (constants and comments);
@@ -105,8 +105,8 @@ class _Generator:
             "docs/aevatar.md and docs/host.md.",
             '"""',
             "",
-            "from flowc.backends.python import rt_aevatar as _rta  # noqa: F401",
-            "from flowc.backends.python import rt_aevatar_run as _run",
+            "from flowc.runtime import aevatar_text as _rta  # noqa: F401",
+            "from flowc.runtime import routing_run as _run",
             "",
             f"WORKFLOW = {_const(self.wf.name)}",
             "",
@@ -133,7 +133,8 @@ class _Generator:
                 "                            concurrent)",
                 "", "",
                 'if __name__ == "__main__":',
-                "    raise SystemExit(_run.main(run))",
+                "    from flowc.hosts.runner import module_main",
+                "    raise SystemExit(module_main(run))",
                 ""]
         return "\n".join(out)
 

@@ -1,7 +1,7 @@
-"""aevatar IR expressions -> Python source over :mod:`rt_aevatar`.
+"""aevatar IR expressions -> Python source over :mod:`aevatar_text`.
 
 The generated text is a Python expression that names two things only:
-``_rta`` (the module :mod:`flowc.backends.python.rt_aevatar`) and ``V``
+``_rta`` (the module :mod:`flowc.runtime.aevatar_text`) and ``V``
 (the run's variables: a dict of str to str, with ``input``, each finished
 step's output under its id and ``steps.<id>.<field>`` keys, and the
 variables ``assign`` wrote).
@@ -23,8 +23,8 @@ from types import CodeType
 from typing import Any
 
 from flowc.backends.python import pysource
-from flowc.backends.python import rt_aevatar as _rt_aevatar
 from flowc.ir.expr import Call, Conditional, Expr, Field, Literal, Ref, Template
+from flowc.runtime import aevatar_text as _rt_aevatar
 
 __all__ = ["RUNTIME_NAME", "VARS_NAME", "AevatarCompileError", "compile_code", "compile_expr", "evaluate"]
 
@@ -145,7 +145,7 @@ _GLOBALS: dict[str, Any] = {"__builtins__": {}, RUNTIME_NAME: _rt_aevatar}
 
 def evaluate(expr: Expr, variables: dict, case_insensitive: bool = False) -> str:
     """The string value of ``expr`` with ``variables``; raises
-    ``rt_aevatar.AevatarError`` when the engine would throw."""
+    ``aevatar_text.AevatarError`` when the engine would throw."""
     # One globals dict per evaluation: the lambdas of lazy arguments read V
     # as a global (eval's locals are not visible inside them).
     scope = dict(_GLOBALS)

@@ -1,12 +1,12 @@
-"""CEL IR expressions -> Python source over :mod:`flowc.backends.python.rt_cel`.
+"""CEL IR expressions -> Python source over :mod:`flowc.runtime.cel`.
 
 The generated text is a Python expression that names two things only:
-``_c`` (the module ``rt_cel``) and ``env`` (a dict of the expression's
+``_c`` (the module :mod:`flowc.runtime.cel`) and ``env`` (a dict of the expression's
 variables: ``inputs``, ``steps``, ``vars``, ``item`` ...). Macro variables
 become parameters of Python lambdas (``_v0``, ``_v1`` ...), so a macro
 variable shadows a variable of the same name, as in CEL.
 
-Every ``cel.*`` operator and function key is one call of an ``rt_cel``
+Every ``cel.*`` operator and function key is one call of a :mod:`flowc.runtime.cel`
 helper; ``&&``, ``||``, the ternary, ``has`` and the macros are the lazy
 ones (thunks or Python's own conditional expression). Nothing from the
 source reaches the generated text except through ``repr()`` of a plain
@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from flowc.backends.python import pysource, rt_cel
+from flowc.backends.python import pysource
 from flowc.ir.expr import (
     Binary,
     Call,
@@ -40,6 +40,7 @@ from flowc.ir.expr import (
     Template,
     Unary,
 )
+from flowc.runtime import cel
 
 __all__ = [
     "ENV_NAME",
@@ -71,11 +72,11 @@ _FUNCTIONS = {
     "cel.getDayOfYear": "get_day_of_year", "cel.getHours": "get_hours", "cel.getMinutes": "get_minutes",
     "cel.getSeconds": "get_seconds", "cel.getMilliseconds": "get_milliseconds",
 }
-# the extension libraries' functions (strings, math, base64): every one a plain rt_cel helper
-_FUNCTIONS.update({key: fn.__name__ for key, fn in rt_cel.EXT_DISPATCH.items()})
+# the extension libraries' functions (strings, math, base64): every one a plain cel helper
+_FUNCTIONS.update({key: fn.__name__ for key, fn in cel.EXT_DISPATCH.items()})
 _MACROS = {"cel.all": "all_", "cel.exists": "exists", "cel.exists_one": "exists_one",
            "cel.filter": "filter_"}
-# two-variable comprehensions: key -> (rt_cel helper, whether a filter Lambda may precede the body)
+# two-variable comprehensions: key -> (cel helper, whether a filter Lambda may precede the body)
 _MACROS2 = {"cel.all2": ("all2", False), "cel.exists2": ("exists2", False),
             "cel.exists_one2": ("exists_one2", False), "cel.transformList": ("transform_list", True),
             "cel.transformMap": ("transform_map", True),
@@ -216,7 +217,7 @@ class _Compiler:
             code = scope[e.root]
         elif lead:
             # The variable itself when the environment has it (inline: the usual
-            # case costs no call), else the longest qualified name (rt_cel.qvar).
+            # case costs no call), else the longest qualified name (cel.qvar).
             fast = f"{ENV_NAME}[{root}]"
             for seg in e.path[:lead]:
                 fast = f"{c}.select({fast}, {_const(seg.name)})"
@@ -334,7 +335,7 @@ def compile_cel_lambda(lam: Lambda) -> str:
     return f"lambda {ENV_NAME}, {', '.join(names)}: ({body})"
 
 
-_GLOBALS: dict[str, Any] = {"__builtins__": {}, RUNTIME_NAME: rt_cel}
+_GLOBALS: dict[str, Any] = {"__builtins__": {}, RUNTIME_NAME: cel}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -353,5 +354,5 @@ def compile_cel_function(expr: Expr):
 
 def evaluate_cel(expr: Expr, env: dict) -> Any:
     """The value of ``expr`` with the variables ``env``; a failure raises
-    ``rt_cel.CelError``."""
+    ``cel.CelError``."""
     return compile_cel_function(expr)(env)

@@ -5,7 +5,7 @@ The module is structured code, one function per step and per branch arm:
 the top-level chain is straight-line code in ``_main``, a conditional is an
 ``if``/``else`` over its arm functions, ``each`` is a ``for`` loop, filter
 and map are comprehensions, and the workflow outputs are ``_end``. Semantics
-that differ from Python's are calls into :mod:`flowc.backends.python.runtime`
+that differ from Python's are calls into :mod:`flowc.runtime.sequence_run`
 (imported as ``_rt``): expressions via :mod:`flowc.backends.python.expr`, and
 the run orchestration (host calls with retries, records, outputs).
 
@@ -576,9 +576,9 @@ def _constant(node: ast.AST) -> Any:
 
 
 def _runtime_to_number(value: Any) -> Any:
-    from flowc.backends.python import runtime
+    from flowc.runtime import wfs
 
-    return runtime.to_number(value)
+    return wfs.to_number(value)
 
 
 def _is_boolean(expr: E.Expr) -> bool:
@@ -1135,7 +1135,7 @@ class _Generator:
         out.append("``python <this file> --inputs in.json --host script.json``.")
         out.append('"""')
         out.append("")
-        out.append(f"from flowc.backends.python import runtime as {RT}")
+        out.append(f"from flowc.runtime import sequence_run as {RT}")
         out.append("")
         out.append(f"_MISSING = {RT}.MISSING")
         out.append("_get = dict.get  # raises TypeError for anything but an object")
@@ -1189,7 +1189,8 @@ class _Generator:
         out.append("")
         out.append("")
         out.append('if __name__ == "__main__":')
-        out.append(f"    raise SystemExit({RT}.main(run))")
+        out.append("    from flowc.hosts.runner import module_main")
+        out.append("    raise SystemExit(module_main(run))")
         out.append("")
         return "\n".join(out)
 

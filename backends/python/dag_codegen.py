@@ -4,7 +4,7 @@ The module holds one function per expression (CEL and ``{{ }}`` templates
 compiled by :mod:`flowc.backends.python.cel_expr`: no expression text is
 interpreted at run time) and a ``PLAN`` (:mod:`flowc.plan`):
 the graphs as plain data that name those functions. ``run(inputs, host)``
-hands the plan to the scheduler in :mod:`flowc.backends.python.rt_dag`,
+hands the plan to the scheduler in :mod:`flowc.runtime.dataflow_run`,
 the scheduler the VM uses too, so both backends produce the same record.
 
 Safety: ids, names, keys, strings and the file name reach the text only
@@ -173,14 +173,14 @@ class _Generator:
             *pysource.header(wf.span.file, wf.dialect),
             '"""A dataflow workflow compiled by flowc.',
             "",
-            "``run(inputs, host)`` runs it with flowc's dataflow scheduler (rt_dag) and",
+            "``run(inputs, host)`` runs it with flowc's dataflow scheduler (dataflow_run) and",
             "returns the run record (see flowc's docs/host.md and docs/instruction.md);",
             "``await run_async(inputs, host)`` runs independent steps concurrently",
             "and ``run_virtual(inputs, script)`` on a virtual clock (docs/runtime.md).",
             '"""',
             "",
-            "from flowc.backends.python import rt_cel as _c",
-            "from flowc.backends.python import rt_dag as _d",
+            "from flowc.runtime import cel as _c",
+            "from flowc.runtime import dataflow_run as _d",
             "",
             f"WORKFLOW = {_const(wf.name)}",
             "",
@@ -234,7 +234,8 @@ class _Generator:
         out.append("")
         out.append("")
         out.append('if __name__ == "__main__":')
-        out.append("    raise SystemExit(_d.main(run))")
+        out.append("    from flowc.hosts.runner import module_main")
+        out.append('    raise SystemExit(module_main(run, success="completed", triggers=True))')
         return "\n".join(out) + "\n"
 
 

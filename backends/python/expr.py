@@ -2,7 +2,7 @@
 
 The generated text is a Python *expression* that refers to two names only:
 
-- ``_rt``: the module :mod:`flowc.backends.python.runtime` (generated
+- ``_rt``: the module :mod:`flowc.runtime.sequence_run` (generated
   modules ``import ... runtime as _rt``);
 - ``env``: a dict holding the roots of the WorkflowSkill context under the
   keys ``"inputs"`` (dict), ``"steps"`` (dict: step id -> ``{"output": value}``),
@@ -28,7 +28,6 @@ from types import CodeType
 from typing import Any
 
 from flowc.backends.python import pysource
-from flowc.backends.python import runtime as _runtime
 from flowc.ir.expr import (
     Binary,
     Expr,
@@ -41,6 +40,7 @@ from flowc.ir.expr import (
     Template,
     Unary,
 )
+from flowc.runtime import wfs as _runtime
 
 __all__ = [
     "ENV_NAME",

@@ -39,7 +39,7 @@ def compile_workflow(workflow: Workflow, strip: bool = False) -> bytes:
         from flowc.backends.vm.dataflow_assemble import assemble_dataflow
 
         return assemble_dataflow(workflow)
-    if scheduling == "kernel":   # the plan + the rt_aevatar_run kernel (aevatar_vm.py)
+    if scheduling == "kernel":   # the plan + the routing_run kernel (aevatar_vm.py)
         from flowc.backends.vm.aevatar_assemble import assemble_aevatar
 
         return assemble_aevatar(workflow)

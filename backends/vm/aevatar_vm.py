@@ -6,7 +6,7 @@ step parameter and while condition compiled to a block of aevatar
 expression code. Loading checks the framing and the body's shape, verifies
 every block and the plan, and turns each expression into a closure over the
 expression machine; running hands the plan to the aevatar kernel
-(:mod:`rt_aevatar_run`) that the Python backend uses too, so both backends
+(:mod:`routing_run`) that the Python backend uses too, so both backends
 give the same run record.
 
 In the container (docs/bytecode.md) an aevatar program is a ``kernel``
@@ -16,7 +16,7 @@ program with the sections ``consts``, ``names``, ``code`` (the blocks) and
 Expressions are blocks of the VM's expression machine (:mod:`expr_vm`,
 docs/bytecode.md section 9); the builtin keys share the names table.
 
-Standard library only (plus expr_vm, rt_aevatar_run, the kernel, drivers
+Standard library only (plus expr_vm, routing_run, the kernel, drivers
 and edges of flowc.runtime, and the VM's container reader); MicroPython-compatible.
 ``run`` drives the kernel with the sync driver; ``run_async`` and
 ``run_virtual`` with asyncio and a virtual clock (docs/runtime.md).
@@ -26,19 +26,19 @@ and edges of flowc.runtime, and the VM's container reader); MicroPython-compatib
 # ruff: noqa: UP031
 
 try:
-    from flowc.backends.python import rt_aevatar_run as _k
     from flowc.backends.vm import expr_aevatar as _xa
     from flowc.backends.vm import expr_vm as _x
     from flowc.backends.vm import vm as _vm
     from flowc.backends.vm.vm import VerifyError
     from flowc.runtime import drivers as _drivers
     from flowc.runtime import edges as _edges
+    from flowc.runtime import routing_run as _k
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import drivers as _drivers
     import edges as _edges
     import expr_aevatar as _xa
     import expr_vm as _x
-    import rt_aevatar_run as _k
+    import routing_run as _k
     import vm as _vm
     from vm import VerifyError
 
@@ -221,14 +221,14 @@ class Program:
 
     def run_async(self, inputs, host, max_instructions=None, max_iterations=None, max_host_calls=None,
                   concurrent=True):
-        """A coroutine: the run driven by asyncio (see rt_aevatar_run.run_async)."""
+        """A coroutine: the run driven by asyncio (see routing_run.run_async)."""
         from flowc.runtime.aio import drive_async  # CPython only: MicroPython has no such asyncio
 
         return drive_async(self.new_run(inputs, max_instructions, max_iterations, max_host_calls, concurrent), host)
 
     def run_virtual(self, inputs, script, max_instructions=None, max_iterations=None, max_host_calls=None,
                     concurrent=True):
-        """The run on a virtual clock (see rt_aevatar_run.run_virtual)."""
+        """The run on a virtual clock (see routing_run.run_virtual)."""
         host = script if hasattr(script, "answer") else _drivers.VirtualHost(script)
         r = self.new_run(inputs, max_instructions, max_iterations, max_host_calls, concurrent)
         return _drivers.drive_virtual(r, host)

@@ -57,7 +57,7 @@ class BundleError(Exception):
 class Module:
     """One module of the closure, as read and analysed."""
 
-    name: str                        # dotted, e.g. flowc.backends.python.rt_cel
+    name: str                        # dotted, e.g. flowc.runtime.cel
     path: Path
     tree: ast.Module
     deps: list[str] = field(default_factory=list)            # closure modules it imports, in source order

@@ -5,7 +5,7 @@ workflow's graphs as data (the same *plan* the Python backend generates)
 whose expressions are blocks of the VM's expression machine
 (:mod:`expr_vm`). Loading verifies every block and the plan, then turns
 each expression into a closure over the machine; running hands the plan to the dataflow
-scheduler (:mod:`rt_dag`) that the Python backend uses too, so both
+scheduler (:mod:`dataflow_run`) that the Python backend uses too, so both
 backends give the same run record.
 
 In the container (docs/bytecode.md) a dataflow program is a ``dataflow``
@@ -15,7 +15,7 @@ map with ``defaults``, ``reducers``, ``input_schema``, ``nodes`` and
 ``edges``: the plan of flowc.plan without its model and name, or nil for
 a program of bare expressions); the header holds the workflow's name.
 
-Standard library only (plus rt_cel, rt_dag, expr_vm, the edge index of
+Standard library only (plus cel, dataflow_run, expr_vm, the edge index of
 flowc.runtime and the VM's container reader); MicroPython-compatible.
 """
 
@@ -23,20 +23,20 @@ flowc.runtime and the VM's container reader); MicroPython-compatible.
 # ruff: noqa: UP031
 
 try:
-    from flowc.backends.python import rt_cel as _c
-    from flowc.backends.python import rt_dag as _d
     from flowc.backends.vm import expr_cel as _vc
     from flowc.backends.vm import expr_vm as _v
     from flowc.backends.vm import vm as _vm
+    from flowc.runtime import cel as _c
+    from flowc.runtime import dataflow_run as _d
     from flowc.runtime import drivers as _drivers
     from flowc.runtime import edges as _edges
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
+    import cel as _c
+    import dataflow_run as _d
     import drivers as _drivers
     import edges as _edges
     import expr_cel as _vc
     import expr_vm as _v
-    import rt_cel as _c
-    import rt_dag as _d
     import vm as _vm
 
 _NODE_KEYS = ("id", "op", "kind", "on_error", "attrs", "attr_order")

@@ -1,17 +1,17 @@
 """Aevatar's builtins on the VM's expression machine (:mod:`expr_vm`): the
-``aevatar.*`` keys call rt_aevatar's functions (profile ``aevatar``).
+``aevatar.*`` keys call aevatar_text's functions (profile ``aevatar``).
 Importing this module registers them, so only a device that runs aevatar
-workflows holds rt_aevatar.
+workflows holds aevatar_text.
 
 MicroPython-compatible: no typing, no f-strings.
 """
 
 try:
-    from flowc.backends.python import rt_aevatar as _a
     from flowc.backends.vm import expr_vm as _x
+    from flowc.runtime import aevatar_text as _a
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
+    import aevatar_text as _a
     import expr_vm as _x
-    import rt_aevatar as _a
 
 PROFILE = "aevatar"
 

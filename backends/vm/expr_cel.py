@@ -1,17 +1,17 @@
 """CEL's builtins on the VM's expression machine (:mod:`expr_vm`): the
-``cel.*`` keys call rt_cel's functions, the programs of the instruction
+``cel.*`` keys call cel's functions, the programs of the instruction
 dialect (profile ``cel``). Importing this module registers them, so only a
-device that runs CEL holds rt_cel.
+device that runs CEL holds cel.
 
 MicroPython-compatible: no typing, no f-strings.
 """
 
 try:
-    from flowc.backends.python import rt_cel as _c
     from flowc.backends.vm import expr_vm as _x
+    from flowc.runtime import cel as _c
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
+    import cel as _c
     import expr_vm as _x
-    import rt_cel as _c
 
 PROFILE = "cel"
 

@@ -22,19 +22,19 @@ _MEANINGS = {
     "LOAD": ("0 → 1", ("push the variable names[n] read by the access rule: `cel` the environment's "
                       "binding (a missing one: the longest qualified name `n.f1...fk` bound, the fields "
                       "taken from the `FIELD cel` instructions that follow, else an error); `flat_keys` "
-                      "the aevatar variable (rt_aevatar.var); `flat_keys_ci` the same ignoring case "
-                      "(rt_aevatar.var_ci); `wfs` the WorkflowSkill root (missing when unset; a name "
+                      "the aevatar variable (aevatar_text.var); `flat_keys_ci` the same ignoring case "
+                      "(aevatar_text.var_ci); `wfs` the WorkflowSkill root (missing when unset; a name "
                       "that is no root fails: 'Unknown reference: $name')")),
     "LOCAL": ("0 → 1", "push frame slot s (a parameter or a lambda's variable)"),
-    "FIELD": ("1 → 1", ("v → v.names[n] by the access rule (`cel`: rt_cel.select, a missing key is an "
+    "FIELD": ("1 → 1", ("v → v.names[n] by the access rule (`cel`: cel.select, a missing key is an "
                        "error; `wfs`: the property, missing when absent)")),
-    "INDEX": ("2 → 1", "v i → v[i] by the access rule (`cel`: rt_cel.index; `wfs`: missing when absent)"),
+    "INDEX": ("2 → 1", "v i → v[i] by the access rule (`cel`: cel.index; `wfs`: missing when absent)"),
     "CALL": ("k → 1", "pop k arguments (the first pushed first) and push BUILTINS[keys[f]] of them"),
     "LIST": ("k → 1", "pop k values, push them as a list"),
-    "MAP": ("2k → 1", ("pop k key/value pairs, push a map by the map rule (`cel`: rt_cel.make_map; "
+    "MAP": ("2k → 1", ("pop k key/value pairs, push a map by the map rule (`cel`: cel.make_map; "
                        "`wfs`: keys as JavaScript strings, a later duplicate replaces the value in place)")),
     "TEMPLATE": ("k → 1", ("pop k parts, push them joined by the stringify rule (`json`: "
-                          "rt_cel.template_json; `aevatar`: the strings concatenated; `wfs`: each "
+                          "cel.template_json; `aevatar`: the strings concatenated; `wfs`: each "
                           "part as stringify wfs)")),
     "JUMP": ("0 → 0", "continue at t"),
     "JUMP_IF_NOT": ("1 → 0", ("pop v; continue at t when v is false by the truthiness rule "

@@ -7,7 +7,7 @@ Where the dialects differ, an operand names the rule by the name the IR's
 DialectProfile uses (``ACCESS``, ``TRUTHINESS``, ``STRINGIFY``, ``MAPS``),
 and functions are called by the IR's semantic key (``cel.size``,
 ``aevatar.concat``) through :data:`BUILTINS`, which maps each key to the
-dialect's runtime function (rt_cel, rt_aevatar, and WorkflowSkill's
+dialect's runtime function (cel, aevatar_text, and WorkflowSkill's
 value functions, wfs_values): the algorithms the Python backend's generated
 code runs. Each dialect's builtins and rule functions live beside its
 runtime (expr_cel, expr_aevatar, expr_wfs) and :func:`register` at import:
@@ -109,7 +109,7 @@ class _NoError(Exception):
 
 
 _Caught = _NoError
-_qualified_name = None   # LOAD cel of a missing name: rt_cel.qualified, once CEL is registered
+_qualified_name = None   # LOAD cel of a missing name: cel.qualified, once CEL is registered
 
 
 def register(profile, table, rules):
@@ -460,7 +460,7 @@ def verify(blocks, nconsts, names, keys, nslots, profile):
 # ================================================================ running
 
 # Resolved opcodes: a mode operand picks one of these (or a function) at load.
-_VAR = 0x40      # LOAD cel: the environment, else a qualified name (rt_cel.qualified)
+_VAR = 0x40      # LOAD cel: the environment, else a qualified name (cel.qualified)
 _CALL1 = 0x41
 _CALL2 = 0x42
 _CALL_LAMBDAS = 0x43   # a CALL with lambda arguments: they spend the fuel while it runs

@@ -1,8 +1,8 @@
 """WorkflowSkill's builtins on the VM's expression machine (:mod:`expr_vm`):
 the ``wfs.*`` keys call wfs_values' functions (the algorithms of
-backends/python/runtime.py, as wfs_values restates them; profile ``wfs``).
+runtime/wfs.py, as wfs_values restates them; profile ``wfs``).
 Importing this module registers them; a WorkflowSkill-only device holds
-neither rt_cel nor rt_aevatar.
+neither cel nor aevatar_text.
 
 MicroPython-compatible: no typing, no f-strings.
 """

@@ -24,7 +24,7 @@ yields a ``Call`` request and a pause a ``Sleep``, which a driver answers
 (docs/runtime.md); ``program.new_run(inputs)`` is such a run, not started.
 
 The WorkflowSkill value semantics (``wfs_values``) are the algorithms of
-``flowc.backends.python.runtime`` (tests check they agree), restated without
+``flowc.runtime.wfs`` (tests check they agree), restated without
 ``re`` so that MicroPython runs them. Expressions outside filter/map bodies
 run on the shared expression machine (``expr_vm``, the ``EXPR`` opcode).
 """
@@ -1269,7 +1269,7 @@ class _Iter(object):
 
 _GUARD_FALSE = "Guard condition evaluated to false"
 
-# What fails a step (not the whole run): the errors of flowc.backends.python.runtime.STEP_ERRORS.
+# What fails a step (not the whole run): the errors of flowc.runtime.sequence_run.STEP_ERRORS.
 try:
     _STEP_ERRORS = (EvalError, _StepError, ArithmeticError, LookupError, TypeError, ValueError,
                     RecursionError)

@@ -1,4 +1,4 @@
-"""WorkflowSkill's values: the algorithms of ``flowc.backends.python.runtime``
+"""WorkflowSkill's values: the algorithms of ``flowc.runtime.wfs``
 (WorkflowSkill 0.5.0) restated without ``re`` so that MicroPython runs them,
 and the VM's errors.
 
@@ -69,7 +69,7 @@ _MAX_SAFE = 9007199254740992
 
 
 # ================================================================ values
-# The algorithms of flowc.backends.python.runtime (WorkflowSkill 0.5.0).
+# The algorithms of flowc.runtime.wfs (WorkflowSkill 0.5.0).
 
 def _num(v):
     if type(v) is int and (v > _MAX_SAFE or v < -_MAX_SAFE):

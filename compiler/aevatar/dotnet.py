@@ -6,7 +6,7 @@ mapping is the invariant 1:1 simple mapping, its numbers are
 ``\\w`` is ``[\\p{L}\\p{Mn}\\p{Nd}\\p{Pc}]``. Python's built-ins differ on
 each (``str.strip`` removes U+001C..U+001F, ``'ß'.upper()`` is ``'SS'``,
 ``float('inf')`` parses, ``re`` ``\\w`` matches ``'²'``). The run-time
-helpers (backends/python/rt_aevatar.py) carry their own copy of these rules,
+helpers (runtime/aevatar_text.py) carry their own copy of these rules,
 because generated code must not import the compiler; a test checks that
 the two agree.
 """

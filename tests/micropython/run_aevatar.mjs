@@ -1,5 +1,5 @@
 // Evaluates compiled aevatar expressions on MicroPython (the official WebAssembly
-// port) under node, with backends/python/rt_aevatar.py copied in unmodified.
+// port) under node, with runtime/aevatar_text.py copied in unmodified.
 //
 //   node run_aevatar.mjs RT_AEVATAR_PY JOBS_JSON
 //
@@ -11,13 +11,13 @@ import { loadMicroPython } from "@micropython/micropython-webassembly-pyscript";
 const [rtPath, jobsPath] = process.argv.slice(2);
 let out = "";
 const mp = await loadMicroPython({ heapsize: 64 * 1024 * 1024, stdout: (l) => { out += l + "\n"; }, stderr: (l) => process.stderr.write(l + "\n") });
-mp.FS.writeFile("/rt_aevatar.py", fs.readFileSync(rtPath));
+mp.FS.writeFile("/aevatar_text.py", fs.readFileSync(rtPath));
 mp.FS.writeFile("/jobs.json", fs.readFileSync(jobsPath));
 try {
   mp.runPython(`
 import sys, json
 sys.path.append('/')
-import rt_aevatar as _rta
+import aevatar_text as _rta
 jobs = json.load(open('/jobs.json'))
 for job in jobs:
     V = job['vars']

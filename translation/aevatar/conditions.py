@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from flowc.backends.python import rt_aevatar, runtime
 from flowc.ir import expr as E
+from flowc.runtime import aevatar_text, wfs
 
 __all__ = ["RULES", "Conditions"]
 
@@ -105,7 +105,7 @@ class Conditions:
 
     def _number(self, e: E.Expr) -> Result:
         if isinstance(e, E.Literal):
-            value = runtime.to_number(e.value) if self.js else e.value
+            value = wfs.to_number(e.value) if self.js else e.value
             text = _number_text(value)
             return (E.Literal(text, "string"), None) if text is not None else \
                 (E.Literal("0", "string"), "a comparison with a constant that is not a number")
@@ -185,7 +185,7 @@ def _equal_text(kind: str | None, value) -> str | None:
         # Integers differ by at least 1, far outside eq()'s 1e-9.
         return str(int(value))
     if kind == "string" and isinstance(value, str) and value != "" \
-            and rt_aevatar.try_parse_double(value) is None:
+            and aevatar_text.try_parse_double(value) is None:
         # Not a number to .NET, so eq() compares the texts ordinally; not
         # blank, so a null or missing value never equals it.
         return value

@@ -7,7 +7,7 @@ request. So an agent step is written as:
 
 - an ``assign`` of its instruction text (``<id>_prompt``), then
 - an ``llm_call`` under the agent's id, with no ``prompt_prefix``: the
-  engine's prompt is then exactly the step input (rt_aevatar_run: the
+  engine's prompt is then exactly the step input (routing_run: the
   prefix, trimmed, and a blank line come first only when it is not blank),
   which is the text the assign hands on (an assign hands on its input
   instead of a value starting with `$`: an instruction that may start
@@ -52,7 +52,7 @@ class Values(Protocol):
     def output_text(self, value: E.Expr | None, span: Span) -> tuple[E.Expr, str | None]: ...
 
 # Step attributes that are no field of the request: the kind's name, and what
-# the dialect-3 runtime keeps from the host call (rt_dag._CONTROL_ATTRS).
+# the dialect-3 runtime keeps from the host call (dataflow_run._CONTROL_ATTRS).
 _NOT_SENT = frozenset({"capability", "name", "timeout_ms", "on_timeout", "on_error", "cache", "budget", "skills",
                        "otel", "on_replay", "idempotent", "truthiness", "ordering"})
 

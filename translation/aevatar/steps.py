@@ -176,7 +176,7 @@ class ToAevatar:
             parts = []
             whole = e.typed_whole or len(e.parts) == 1
             # dialect 3's text template: strings as they are, null as '',
-            # the rest as compact JSON (rt_cel.template_json)
+            # the rest as compact JSON (cel.template_json)
             interpolated = e.stringify == "json" and not e.typed_whole
             for p in e.parts:
                 if isinstance(p, E.Literal):

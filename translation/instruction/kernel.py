@@ -18,9 +18,9 @@ where CEL's typed values agree with that (``concat`` of text is ``+``).
 from __future__ import annotations
 
 from attrs import evolve as attrs_evolve
-from flowc.backends.python import rt_aevatar as rta
-from flowc.backends.python import rt_aevatar_run as rtr
-from flowc.backends.python.rt_aevatar_run import _rstrip_ws
+from flowc.runtime import aevatar_text as rta
+from flowc.runtime import routing_run as rtr
+from flowc.runtime.routing_run import _rstrip_ws
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.span import Span
@@ -404,7 +404,7 @@ def _as_text(step_id: str, span: Span, source: str) -> Node:
         (E.Ref("steps", (E.Field(source), E.Field("output"))),), "json", False, span)),))
 
 
-# The transform ops that change the text (rt_aevatar_run.transform); any other op passes it through.
+# The transform ops that change the text (routing_run.transform); any other op passes it through.
 _TRANSFORM_OPS = frozenset({"count", "count_words", "take", "take_last", "join", "split", "distinct", "uppercase",
                             "lowercase", "trim", "reverse_lines", "json_extract", "json_parse"})
 
@@ -473,7 +473,7 @@ def _value_of(v: str | E.Expr) -> E.Expr:
 
 
 # ------------------------------------------------------------------ on_error: skip / fallback
-# aevatar's timeout test (rt_aevatar_run._is_timeout): a timeout fails the run whatever on_error says.
+# aevatar's timeout test (routing_run._is_timeout): a timeout fails the run whatever on_error says.
 # Letters as classes (not (?i)) so that only ASCII letters match, as after aevatar's lower().
 _TIMEOUT = ("(^|\\W)" + "".join(f"[{c}{c.upper()}]" for c in "timeout") + "(\\W|$)"
             "|(^|[\\W_])" + "".join(f"[{c}{c.upper()}]" if c != " " else " " for c in "timed out after")

@@ -12,7 +12,7 @@ import json
 import math
 import re
 
-from flowc.backends.python.rt_cel import EXT_DISPATCH
+from flowc.runtime.cel import EXT_DISPATCH
 from flowc.ir import expr as E
 from flowc.ir.workflow import Workflow
 from flowc.translation.report import Untranslatable

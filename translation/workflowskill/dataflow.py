@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 
-from flowc.backends.python.runtime import js_to_number
+from flowc.runtime.wfs import js_to_number
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.ops import END_NODE_ID

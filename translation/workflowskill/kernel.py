@@ -33,8 +33,8 @@ from __future__ import annotations
 import itertools
 
 import attrs
-from flowc.backends.python import rt_aevatar as rta
-from flowc.backends.python import rt_aevatar_run as rtr
+from flowc.runtime import aevatar_text as rta
+from flowc.runtime import routing_run as rtr
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.ops import END_NODE_ID

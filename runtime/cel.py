@@ -3,7 +3,7 @@
 Generated code imports this module as ``_c``; the VM calls the same
 functions through :data:`DISPATCH`. It uses the standard library only
 (``re``, ``math``, ``binascii``; regular expressions from workflows go to
-:mod:`rt_regex`, which uses RE2 when it is installed) and no other flowc module, and it sticks to what
+:mod:`nfa`, which uses RE2 when it is installed) and no other flowc module, and it sticks to what
 MicroPython implements: no typing at run time, no dataclasses, small
 classes with plain attributes.
 
@@ -37,9 +37,9 @@ import math
 import re
 
 try:
-    from flowc.backends.python import rt_regex as _rx
+    from flowc.runtime import nfa as _rx
 except ImportError:  # copied next to the VM (MicroPython)
-    import rt_regex as _rx
+    import nfa as _rx
 
 INT64_MIN = -9223372036854775808
 INT64_MAX = 9223372036854775807
@@ -676,7 +676,7 @@ def ends_with(s, suffix):
 
 def matches(s, pattern):
     """RE2 ``matches``: the pattern matches somewhere in the string, in time
-    linear in the string (RE2 where installed, else rt_regex's automaton;
+    linear in the string (RE2 where installed, else nfa's automaton;
     never Python's backtracking ``re``)."""
     if type(s) is not str or type(pattern) is not str:
         raise no_overload("matches", s, pattern)
@@ -1127,7 +1127,7 @@ def format_double(d):
 # Fuel: a comprehension charges the elements it will visit before it visits
 # them, so nested macros cannot multiply a run's work beyond its iteration
 # budget (``[..].map(a, [..].map(b, ...))``). ``_fuel`` is the charging
-# function of the run in progress (rt_dag installs it), None outside a run.
+# function of the run in progress (dataflow_run installs it), None outside a run.
 _fuel = None
 
 

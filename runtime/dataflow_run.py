@@ -10,8 +10,10 @@ a retry's pause ``yield Sleep(ms)``. Whoever drives the kernel (the sync,
 asyncio or virtual-time driver of :mod:`flowc.runtime.drivers`) performs
 the I/O, so both backends schedule by this code and produce the same record.
 
-The standard library only (plus :mod:`rt_cel`, the CEL value semantics);
-MicroPython-compatible: no typing, dataclasses or f-strings.
+The standard library only (plus :mod:`flowc.runtime.cel`, the CEL value
+semantics); MicroPython-compatible: no typing, dataclasses or f-strings.
+:func:`run`, :func:`run_async` and :func:`run_virtual` bind the program to
+a driver: the entry points of generated modules and the VM.
 
 Scheduling (agentd's run.rs, see docs/instruction.md)
 ------------------------------------------------------
@@ -45,7 +47,8 @@ Scheduling (agentd's run.rs, see docs/instruction.md)
 """
 
 try:
-    from flowc.backends.python import rt_cel as _c
+    from flowc.runtime import cel as _c
+    from flowc.runtime import drivers as _drivers
     from flowc.runtime.edges import edges_of
     from flowc.runtime.fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel
     from flowc.runtime.kernel import (
@@ -60,7 +63,8 @@ try:
         with_deadline,
     )
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
-    import rt_cel as _c
+    import cel as _c
+    import drivers as _drivers
     from edges import edges_of
     from fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel  # noqa: F401
     from kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, heappop, heappush, with_deadline
@@ -1358,3 +1362,33 @@ def new_run(plan, inputs, trigger=None, payload=None, max_iterations=None, max_h
     """A :class:`DataflowRun`, not started yet (a driver starts it; by hand:
     ``start()``, then its first requests are ``ready()``)."""
     return DataflowRun(plan, inputs, trigger, payload, max_iterations, max_host_calls, concurrent, max_instructions)
+
+
+# --- the drivers: the entry points of generated modules and the VM ------------------
+
+def run(plan, inputs, host, trigger=None, payload=None, max_iterations=None, max_host_calls=None):
+    """Run a compiled plan with the sync driver (``host.call`` /
+    ``host.sleep`` one request at a time, the reference record): returns
+    ``{"status", "outputs", "error", "steps", "calls", "sleeps_ms"}``. A run
+    past ``max_iterations`` loop iterations (items, iterations, retries) or
+    ``max_host_calls`` host calls fails with "fuel exhausted"."""
+    return _drivers.drive_sync(new_run(plan, inputs, trigger, payload, max_iterations, max_host_calls), host)
+
+
+def run_async(plan, inputs, host, trigger=None, payload=None, max_iterations=None, max_host_calls=None,
+              concurrent=True):
+    """A coroutine: the record of the run driven by :mod:`flowc.runtime.aio`
+    (``host.call`` may be a coroutine). ``concurrent=False`` keeps the sequential order
+    (the same record as :func:`run` for the same answers)."""
+    from flowc.runtime.aio import drive_async
+
+    return drive_async(new_run(plan, inputs, trigger, payload, max_iterations, max_host_calls, concurrent), host)
+
+
+def run_virtual(plan, inputs, script, trigger=None, payload=None, max_iterations=None, max_host_calls=None,
+                concurrent=True):
+    """The record of the run on a virtual clock (``script``: see
+    :class:`flowc.runtime.drivers.VirtualHost`); steps carry ``start_ms``/``end_ms``."""
+    host = script if hasattr(script, "answer") else _drivers.VirtualHost(script)
+    r = new_run(plan, inputs, trigger, payload, max_iterations, max_host_calls, concurrent)
+    return _drivers.drive_virtual(r, host)
