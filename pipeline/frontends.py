@@ -65,9 +65,10 @@ def compile_aevatar(text: str, path: str, **options):
 
 
 def compile_instruction(text: str, path: str, **options):
+    from flowc.compiler.analyze import analyze
     from flowc.compiler.instruction.frontend import compile_instruction as front_end
 
-    return front_end(text, path, **options)
+    return front_end(text, path, analyze=analyze, **options)
 
 
 def aevatar_registry_names(text: str, path: str) -> set[str]:

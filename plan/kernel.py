@@ -33,7 +33,7 @@ from flowc.ir.semantics import KERNEL_PRIMITIVES
 from flowc.ir.workflow import EdgeKind, Node, Region, Workflow
 from flowc.plan.shape import Bodies, PlanError, edge_row
 
-__all__ = ["DEFERRED_PREFIX", "OPS", "build", "step_type"]
+__all__ = ["DEFERRED_PREFIX", "OPS", "build", "flat_key", "step_type"]
 
 # The IR operations the aevatar front end lowers to.
 OPS = frozenset({"call", "transform.apply", "assign", "branch", "switch", "assert", "while", "foreach",
@@ -174,3 +174,21 @@ def build(workflow: Workflow, bodies: Bodies) -> dict:
     """The kernel plan's fields: roles, nodes (steps) and edges."""
     b = _Builder(workflow, bodies)
     return {"roles": b.roles(), "nodes": [b.step(n) for n in workflow.nodes], "edges": b.edges()}
+
+
+def flat_key(e: E.Ref) -> str:
+    """The variable key a reference reads under kernel scheduling (aevatar's
+    flat variable keys: ``input``, a variable, ``steps.<id>.<field>``); both
+    backends name variables by it."""
+    names = []
+    for seg in e.path:
+        if not isinstance(seg, E.Field) or not isinstance(seg.name, str):
+            raise PlanError("aevatar references are dotted keys")
+        names.append(seg.name)
+    if e.root == "input" and not names:
+        return "input"
+    if e.root == "vars" and len(names) == 1:
+        return names[0]
+    if e.root == "steps" and names:
+        return "steps." + ".".join(names)
+    raise PlanError(f"unsupported reference root: {e.root!r}")

@@ -32,6 +32,7 @@ from flowc.backends.vm.vm import VerifyError
 from flowc.compiler.instruction.cel import parse_cel
 from flowc.ir import expr as E
 from flowc.ir.semantics import FUNCTIONS, OPERATORS, FunctionSpec
+from flowc.plan.kernel import flat_key
 from flowc.runtime import aevatar_text
 from flowc.runtime import cel as C
 from flowc.runtime import wfs as python_runtime
@@ -61,7 +62,7 @@ def outcome(evaluate, *args):
 def aevatar_on_vm(expr: E.Expr, variables: dict, ci: bool = False, fuel: int = X.DEFAULT_FUEL) -> str:
     tables = Tables(tagged=False, keys_in_names=True)
     block, _params, _slots = assemble_expression(tables, expr, "flat_keys_ci" if ci else "flat_keys",
-                                                 aevatar_expr.flat_key, 90)
+                                                 flat_key, 90)
     decoded = X.verify(tables.blocks, len(tables.consts), tables.names, tables.names, 0, "aevatar")
     return X.Machine(tables.consts, tables.names, tables.names, decoded, fuel).evaluate(block, 0, variables, ())
 
@@ -499,7 +500,7 @@ def test_the_assembler_refuses_what_the_machine_has_no_rule_for():
     with pytest.raises(ExprAssembleError, match="stringify"):
         assemble_expressions_raw(E.Template((lit("a"),), "yaml"))
     with pytest.raises(ExprAssembleError, match="aevatar values are strings"):
-        assemble_expression(Tables(tagged=False, keys_in_names=True), lit(1), "flat_keys", aevatar_expr.flat_key)
+        assemble_expression(Tables(tagged=False, keys_in_names=True), lit(1), "flat_keys", flat_key)
 
 
 def assemble_expressions_raw(expr: E.Expr):

@@ -126,6 +126,90 @@ def _violations(source_pkg: str, allowed) -> list[str]:
     return sorted(out)
 
 
+# ------------------------------------------------------------------ the intended layering
+# Data flows one way: source -> front end -> IR -> analyze -> plan -> runtime
+# -> (Python module | VM); translation reads the IR; the pipeline wires the
+# pieces together and the command line sits on top. Each row: a package and
+# the packages of flowc it may import (its own modules always). The leaf
+# modules (sourcefile: bounded file reading, termtext: escaping for people)
+# import nothing of flowc and anyone may use them; `flowc` itself is the
+# package's version. docs/ARCHITECTURE.md has the same table.
+LEAVES = ("flowc.sourcefile", "flowc.termtext")
+FRONT_END_SHARED = ("flowc.ir", "flowc.grammar", "flowc.compiler.yamlsrc", "flowc.compiler.numbers",
+                    "flowc.compiler.suggest", "flowc.compiler.code_types", "flowc.compiler.codes",
+                    "flowc.compiler.codes_examples")
+LAYERS: dict[str, tuple[str, ...]] = {
+    "flowc.ir": (),
+    "flowc.grammar": (),
+    "flowc.sourcefile": (),
+    "flowc.termtext": (),
+    "flowc.compiler.workflowskill": FRONT_END_SHARED,
+    "flowc.compiler.aevatar": FRONT_END_SHARED,
+    "flowc.compiler.instruction": FRONT_END_SHARED,
+    "flowc.compiler.analyze": ("flowc.ir",),
+    "flowc.compiler.yamlsrc": ("flowc.ir",),
+    "flowc.compiler.numbers": (),
+    "flowc.compiler.suggest": (),
+    "flowc.compiler.code_types": (),
+    "flowc.compiler.codes_examples": ("flowc.compiler.code_types",),
+    # the one registry of finding codes lists every dialect's codes
+    "flowc.compiler.codes": ("flowc.compiler.code_types", "flowc.compiler.codes_examples",
+                             "flowc.compiler.workflowskill", "flowc.compiler.aevatar", "flowc.compiler.instruction"),
+    "flowc.compiler.schema": ("flowc.compiler.workflowskill",),
+    "flowc.plan": ("flowc.ir",),
+    "flowc.runtime": (),
+    "flowc.backends.python": ("flowc", "flowc.ir", "flowc.plan", "flowc.runtime"),
+    "flowc.backends.vm": ("flowc.ir", "flowc.plan", "flowc.runtime"),
+    "flowc.translation": ("flowc.ir", "flowc.runtime"),
+    "flowc.diagrams": ("flowc.ir",),
+    "flowc.journal": ("flowc.runtime",),
+    "flowc.host": ("flowc.ir",),
+    "flowc.hosts": ("flowc.ir", "flowc.host"),
+}
+# The packages above the execution layers: they may import anything below,
+# never the command line.
+ABOVE = ("flowc.pipeline", "flowc.testing", "flowc.cluster")
+
+
+def _allowed(source: str, target: str) -> bool:
+    """May module ``source`` import module ``target``?"""
+    if any(_in(target, leaf) for leaf in LEAVES):
+        return True
+    for package, allowed in LAYERS.items():
+        if _in(source, package):
+            return _in(target, package) or any(target == a or _in(target, a) if a != "flowc" else target == a
+                                               for a in allowed)
+    if any(_in(source, package) for package in ABOVE):
+        return not _in(target, "flowc.cli")
+    return True  # the command line, codes_doc, __main__: on top
+
+
+def test_every_import_follows_the_intended_layering():
+    broken = sorted(f"{src} (line {data['line']}) imports {dst}" for src, dst, data in GRAPH.edges(data=True)
+                    if not _allowed(src, dst))
+    assert broken == []
+
+
+def test_every_module_has_a_layer():
+    placed = set(LAYERS) | set(ABOVE) | {"flowc", "flowc.cli", "flowc.codes_doc", "flowc.__main__",
+                                         "flowc.compiler", "flowc.backends"}
+    unplaced = sorted(m for m in GRAPH.nodes if not any(_in(m, q) for q in set(placed) - {"flowc", "flowc.compiler",
+                                                                                            "flowc.backends"})
+                      and m not in placed)
+    assert unplaced == []
+
+
+def test_the_layering_rules_refuse_what_runs_back_up():
+    assert not _allowed("flowc.runtime.kernel", "flowc.backends.python.codegen")
+    assert not _allowed("flowc.backends.vm.vm", "flowc.backends.python.aevatar_expr")
+    assert not _allowed("flowc.compiler.instruction.frontend", "flowc.compiler.analyze")
+    assert not _allowed("flowc.translation.fold", "flowc.plan.kernel")
+    assert not _allowed("flowc.pipeline.driver", "flowc.cli.app")
+    assert not _allowed("flowc.ir.workflow", "flowc.compiler.yamlsrc")
+    assert _allowed("flowc.backends.vm.disasm", "flowc.termtext")
+    assert _allowed("flowc.cli.app", "flowc.pipeline.driver")
+
+
 def test_the_graph_is_not_empty():
     assert {"flowc.ir", "flowc.ir.workflow", "flowc.compiler.yamlsrc", "flowc.pipeline.driver", "flowc.cli"} \
         <= set(GRAPH.nodes)

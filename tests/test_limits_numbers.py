@@ -24,10 +24,10 @@ from flowc import cli
 from flowc.backends.vm import expr_vm, vm
 from flowc.backends.vm import format as vm_format
 from flowc.compiler.aevatar import dotnet
-from flowc.compiler.analyze.limits import expr_limit_findings, value_limit_findings
 from flowc.compiler.instruction.cel import CelSyntaxError, parse_cel
 from flowc.compiler.yamlsrc import load, out_of_range_int
 from flowc.ir import expr as E
+from flowc.ir.limit_checks import expr_limit_findings, value_limit_findings
 from flowc.ir.limits import (
     MAX_BACKOFF,
     MAX_BRANCH_DEPTH,

@@ -9,9 +9,9 @@ expression is not one the compiler takes)."""
 from __future__ import annotations
 
 from flowc.backends.python import aevatar_expr
-from flowc.runtime import aevatar_text
 from flowc.ir import expr as E
 from flowc.ir.semantics import FUNCTIONS
+from flowc.runtime import aevatar_text
 from flowc.translation.fold import _PURE, NotFoldable, fold
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import keyword
 
-from flowc.runtime import aevatar_text
 from flowc.ir import expr as E
 from flowc.ir.semantics import FUNCTIONS
+from flowc.runtime import aevatar_text
 
 __all__ = ["NotFoldable", "fold"]
 

@@ -23,7 +23,9 @@ from types import CodeType
 from typing import Any
 
 from flowc.backends.python import pysource
-from flowc.ir.expr import Call, Conditional, Expr, Field, Literal, Ref, Template
+from flowc.ir.expr import Call, Conditional, Expr, Literal, Ref, Template
+from flowc.plan.kernel import flat_key
+from flowc.plan.shape import PlanError
 from flowc.runtime import aevatar_text as _rt_aevatar
 
 __all__ = ["RUNTIME_NAME", "VARS_NAME", "AevatarCompileError", "compile_code", "compile_expr", "evaluate"]
@@ -103,25 +105,13 @@ def _expr(e: Expr, depth: int, ci: bool) -> str:
     raise AevatarCompileError(f"unsupported expression: {type(e).__name__}")
 
 
-def flat_key(e: Ref) -> str:
-    """The variable key a reference reads."""
-    names = []
-    for seg in e.path:
-        if not isinstance(seg, Field) or not isinstance(seg.name, str):
-            raise AevatarCompileError("aevatar references are dotted keys")
-        names.append(seg.name)
-    if e.root == "input" and not names:
-        return "input"
-    if e.root == "vars" and len(names) == 1:
-        return names[0]
-    if e.root == "steps" and names:
-        return "steps." + ".".join(names)
-    raise AevatarCompileError(f"unsupported reference root: {e.root!r}")
-
-
 def _ref(e: Ref, ci: bool) -> str:
     fn = "var_ci" if ci else "var"
-    return f"{RUNTIME_NAME}.{fn}({VARS_NAME}, {_str(flat_key(e))})"
+    try:
+        key = flat_key(e)
+    except PlanError as exc:
+        raise AevatarCompileError(str(exc)) from None
+    return f"{RUNTIME_NAME}.{fn}({VARS_NAME}, {_str(key)})"
 
 
 def compile_expr(expr: Expr, case_insensitive: bool = False) -> str:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowc.backends.python.aevatar_expr import AevatarCompileError, flat_key
 from flowc.backends.vm import format as F
 from flowc.backends.vm.assemble import AssembleError
 from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression
 from flowc.ir import expr as E
 from flowc.ir.workflow import Node, Workflow
 from flowc.plan import PlanError, build_plan
+from flowc.plan.kernel import flat_key
 
 __all__ = ["AevatarAssembleError", "assemble_aevatar"]
 
@@ -32,7 +32,7 @@ class AevatarAssembleError(AssembleError):
 def _flat_key(ref: E.Ref) -> str:
     try:
         return flat_key(ref)
-    except AevatarCompileError as exc:
+    except PlanError as exc:
         raise ExprAssembleError(str(exc)) from None
 
 

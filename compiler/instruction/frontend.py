@@ -21,7 +21,6 @@ import re
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from flowc.compiler.analyze.limits import expr_limit_findings
 from flowc.compiler.instruction import catalog as CAT
 from flowc.compiler.instruction import config_vars
 from flowc.compiler.instruction.carriers import Carried, locate
@@ -34,6 +33,7 @@ from flowc.ir import expr as E
 from flowc.ir import graph as G
 from flowc.ir import types as T
 from flowc.ir.diagnostics import Diagnostic, DiagnosticSink, error
+from flowc.ir.limit_checks import expr_limit_findings
 from flowc.ir.limits import MAX_DECLARED_ITERATIONS, MAX_DURATION_MS, MAX_STEPS
 from flowc.ir.span import Span
 from flowc.ir.workflow import (
@@ -1419,20 +1419,21 @@ def compile_instruction_all(text: str, path: str) -> tuple[list[Workflow], list[
     return workflows, fe.sink.sorted()
 
 
-def compile_instruction(text: str, path: str, name: str | None = None) -> tuple[Workflow | None, list[Diagnostic]]:
+def compile_instruction(text: str, path: str, name: str | None = None,
+                        analyze: Callable[[Workflow], list[Diagnostic]] | None = None,
+                        ) -> tuple[Workflow | None, list[Diagnostic]]:
     """The driver's front end: the document's first workflow, with the
-    findings of every workflow in the document (the others are analyzed
-    here, the first by the driver).
+    findings of every workflow in the document (the others are checked by
+    ``analyze``, the driver's analysis, which the driver passes in: a front
+    end does not import the analyses; the first is analysed by the driver).
 
     With ``name``, the workflow of that name, with its own findings and the
     document's (carriers, duplicate names): another workflow's errors don't
     stop it. A name no workflow has is an INS101 error."""
-    from flowc.compiler.analyze import analyze
-
     fe, workflows = _front_end(text, path)
     if name is None:
         diags = fe.sink.sorted()
-        for other in workflows[1:]:
+        for other in workflows[1:] if analyze is not None else ():
             diags.extend(analyze(other))
         return (workflows[0] if workflows else None), sorted(diags, key=Diagnostic.sort_key)
     position = next((i for i, (own_name, _wf, _found) in enumerate(fe.own) if own_name == name), None)

@@ -18,13 +18,13 @@ where CEL's typed values agree with that (``concat`` of text is ``+``).
 from __future__ import annotations
 
 from attrs import evolve as attrs_evolve
-from flowc.runtime import aevatar_text as rta
-from flowc.runtime import routing_run as rtr
-from flowc.runtime.routing_run import _rstrip_ws
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.span import Span
 from flowc.ir.workflow import Attr, Edge, EdgeKind, ErrorPolicy, Guard, Node, Param, Workflow
+from flowc.runtime import aevatar_text as rta
+from flowc.runtime import routing_run as rtr
+from flowc.runtime.routing_run import _rstrip_ws
 from flowc.translation.control.kernel import KernelGraph as AevatarKernel
 from flowc.translation.control.kernel import (
     capability_is,

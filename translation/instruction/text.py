@@ -12,9 +12,9 @@ import json
 import math
 import re
 
-from flowc.runtime.cel import EXT_DISPATCH
 from flowc.ir import expr as E
 from flowc.ir.workflow import Workflow
+from flowc.runtime.cel import EXT_DISPATCH
 from flowc.translation.report import Untranslatable
 
 __all__ = ["cel", "cel_lines", "inputs_schema", "template"]

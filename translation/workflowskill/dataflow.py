@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import itertools
 
-from flowc.runtime.wfs import js_to_number
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.ops import END_NODE_ID
@@ -35,6 +34,7 @@ from flowc.ir.workflow import (
     RetryPolicy,
     Workflow,
 )
+from flowc.runtime.wfs import js_to_number
 from flowc.translation.control.dataflow import DataflowGraph
 from flowc.translation.ids import IdRenamer
 from flowc.translation.kinds import ARRAY, BOOL, NUMBER, STRING, Kinds, wfs_equality_is_cel

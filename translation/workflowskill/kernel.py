@@ -33,14 +33,14 @@ from __future__ import annotations
 import itertools
 
 import attrs
-from flowc.runtime import aevatar_text as rta
-from flowc.runtime import routing_run as rtr
 from flowc.ir import expr as E
 from flowc.ir import types as T
 from flowc.ir.ops import END_NODE_ID
 from flowc.ir.semantics import AEVATAR_TRANSFORM_OPS
 from flowc.ir.span import Span
 from flowc.ir.workflow import Attr, Binding, Edge, EdgeKind, Node, Param, Workflow
+from flowc.runtime import aevatar_text as rta
+from flowc.runtime import routing_run as rtr
 from flowc.translation.control.kernel import KernelGraph as AevatarKernel
 from flowc.translation.control.kernel import (
     StraightPath,
