@@ -9,7 +9,6 @@ drift from the code: this test draws it again and compares.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import test_layering as layering
 
