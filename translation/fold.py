@@ -12,7 +12,7 @@ from __future__ import annotations
 import keyword
 
 from flowc.ir import expr as E
-from flowc.ir.semantics import FUNCTIONS
+from flowc.ir.semantics import AEVATAR, FUNCTIONS
 from flowc.runtime import aevatar_text
 
 __all__ = ["NotFoldable", "fold"]
@@ -47,7 +47,7 @@ def _check(e: E.Expr, depth: int) -> None:
         if not isinstance(e.value, str):
             raise NotFoldable(f"aevatar values are strings, not {type(e.value).__name__}")
         return
-    if not (isinstance(e, E.Template) and e.stringify == "aevatar") and \
+    if not (isinstance(e, E.Template) and e.stringify == AEVATAR.stringify) and \
             not (isinstance(e, E.Conditional) and e.op == "aevatar.if") and \
             not (isinstance(e, E.Call) and e.func in _PURE):
         raise NotFoldable(f"not a foldable aevatar expression: {type(e).__name__}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from flowc.ir import expr as E
+from flowc.translation.aevatar.flags import PROFILE
 from flowc.translation.report import Untranslatable
 
 __all__ = ["expression", "template"]
@@ -34,7 +35,7 @@ def template(e: E.Expr) -> str:
             raise Untranslatable(f"the constant {e.value!r} is not text, and aevatar parameters are text",
                                  e.span)
         return e.value.replace("${", "$${")
-    if not isinstance(e, E.Template) or e.stringify != "aevatar":
+    if not isinstance(e, E.Template) or e.stringify != PROFILE.stringify:
         return "${" + expression(e) + "}"
     out = []
     for i, part in enumerate(e.parts):

@@ -184,7 +184,7 @@ class _Printer:
             out["when"] = self._try(_cel_text, node.guard.expr, node.guard.span, "false")
         if node.inputs:
             out["inputs"] = {b.name: self.value(b.value) for b in node.inputs}
-        if node.iteration is not None and node.kind == "foreach":
+        if node.iteration is not None and node.op == "foreach":
             out["over"] = self.value(node.iteration.over)
         self.kind_fields(node, out)
         if node.op == "switch":

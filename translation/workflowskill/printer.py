@@ -165,8 +165,7 @@ class _Printer:
         for comment in self.report.comments.get(node.id, ()):
             out[Comment(comment)] = None
         out["id"] = node.id
-        out["type"] = node.kind if node.kind in ("tool", "transform", "conditional", "exit") else \
-            _KIND_OF_OP.get(node.op, "tool")
+        out["type"] = _KIND_OF_OP.get(node.op, "tool")
         if node.description is not None:
             out["description"] = node.description
         kind = out["type"]
