@@ -163,7 +163,7 @@ def test_vm_module_needs_only_the_kernel():
         "from flowc.runtime.fuel import (",
         "from flowc.runtime.kernel import Call, Kernel, Sleep",
         "from flowc.backends.vm.wfs_values import (",
-        # asyncio (run_async) and the command line (main) are CPython's: imported when used
+            # asyncio (run_async) is CPython's: imported when used
         "from flowc.runtime.aio import drive_async  # CPython only: MicroPython has no such asyncio",
     ]
     assert _flowc_imports(kernel) == ["from flowc.runtime.fuel import Fuel, OutOfFuel"]
