@@ -26,7 +26,7 @@ Bodies (parameters, guards, attributes, conditions) are whatever the
 backend's :class:`Bodies` returns: the Python backend names a generated
 function, the VM a bytecode block or expression index. Under sequential
 scheduling the backends generate each step's code themselves and lay it
-out by the plan (which their output does not hold).
+out by the plan; both backends' runs walk its top-level sequence.
 """
 
 from __future__ import annotations

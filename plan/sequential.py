@@ -10,9 +10,11 @@ delay_ms, backoff]``; ``each`` None or ``{"delay_ms"}`` (the step runs
 once per item, one at a time); ``guarded`` whether a guard may skip it.
 The step's bodies (guard, arguments, the list ``each`` walks, output
 mapping) are its generated code, which both backends name by the step: a
-Python function or a bytecode step block. This plan is the structure the
-code generator and the assembler lay that code out by; neither output
-holds it.
+Python function or a bytecode step block. The Python module holds this
+plan (its ``PLAN``) and flowc.runtime.sequence_run walks its top level at
+run time; the assembler writes the top-level sequence into the program's
+step table, which the VM's ``WALK`` follows. The branch arms are laid out
+as code by it on both backends.
 
 Activation is edges: a node's ``sequence`` edge names the step after it
 at the top level (:func:`top_level`); a branch's ``branch`` edges, labelled

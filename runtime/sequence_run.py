@@ -5,19 +5,24 @@ and its kernel (:class:`SkillRun`), the step helpers (host calls with their
 retry loop, sleeps, step records, the transform and ``each`` input rules,
 the sort, the workflow outputs) and, imported from :mod:`flowc.runtime.wfs`,
 WorkflowSkill's values, so a module reaches everything as ``_rt.<name>``.
-Steps run one after another in document order, branches choosing the next
-one; each step function is a task of the sans-I/O kernel
-(:mod:`flowc.runtime.kernel`) and a driver answers its requests.
 
-Standard library only (the kernel, drivers and values of flowc.runtime,
-themselves standard library only): a generated module runs wherever these
-files are copied beside it.
+The scheduler is :meth:`Run.walk`: it reads the module's sequential plan
+(``PLAN``, flowc.plan.sequential) and runs the top-level steps from its
+entry along its ``sequence`` edges, each by the module's table of step
+functions (``STEPS``); a conditional's function runs its arm in place.
+The walk is a task of the sans-I/O kernel (:mod:`flowc.runtime.kernel`)
+and a driver answers its requests.
+
+Standard library only (the kernel, drivers, edges and values of
+flowc.runtime, themselves standard library only): a generated module runs
+wherever these files are copied beside it.
 """
 
 import math
 
 try:
     from flowc.runtime import drivers as _drivers
+    from flowc.runtime.edges import edges_of
     from flowc.runtime.fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel
     from flowc.runtime.kernel import Call, Kernel, Sleep
     from flowc.runtime.wfs import *  # the values generated code reaches as _rt.<name>
@@ -33,6 +38,7 @@ try:
     )
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import drivers as _drivers
+    from edges import edges_of
     from fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel  # noqa: F401
     from kernel import Call, Kernel, Sleep
     from wfs import *
@@ -338,10 +344,11 @@ class Run:
     """The state of one run: the context expressions read (``inputs``,
     ``steps``), the step records, and what the host was asked to do.
 
-    Generated step functions are kernel tasks (flowc.runtime.kernel): for
-    effects they ``yield from`` :meth:`call` and :meth:`sleep`, which yield
-    the kernel's ``Call``/``Sleep`` requests and read the driver's answers;
-    they start with :meth:`begin` and end with :meth:`done`, :meth:`skip`,
+    :meth:`walk` runs the plan's top-level steps. Generated step functions
+    with effects are kernel tasks (flowc.runtime.kernel): they ``yield
+    from`` :meth:`call` and :meth:`sleep`, which yield the kernel's
+    ``Call``/``Sleep`` requests and read the driver's answers; they start
+    with :meth:`begin` and end with :meth:`done`, :meth:`skip`,
     :meth:`fail`, :meth:`exit` (or :meth:`branch` / :meth:`branch_output`
     for conditionals); :meth:`finish` builds the run record. Steps without
     effects (transforms) stay plain functions: their loops are not
@@ -378,19 +385,36 @@ class Run:
         self.began = None   # virtual time the current step began at (a clock only)
         self.branch_records = None  # a clock only: a conditional's record, to end after its arm
 
-    def main(self, steps):
-        """Run ``steps(self)`` (the generated ``_main``, a generator when
-        some step has effects); a run out of fuel stops there and fails, as
-        on the VM: error ``{"message": "fuel exhausted: ...", "step": <the
-        step running>}``, no outputs."""
+    def main(self, plan, steps):
+        """:meth:`walk` the plan; a run out of fuel stops there and fails,
+        as on the VM: error ``{"message": "fuel exhausted: ...", "step":
+        <the step running>}``, no outputs."""
         try:
-            flow = steps(self)
-            if flow is not None:
-                yield from flow
+            yield from self.walk(plan, steps)
         except OutOfFuel as exc:
             self.status = "failed"
             self.error = {"message": exc.message, "step": self.cur}
             self.out_of_fuel = True
+
+    def walk(self, plan, steps):
+        """The sequential scheduler: from the plan's ``entry`` along its
+        ``sequence`` edges to its ``terminal``, run each step by ``steps``
+        (id -> ``(function, generator)``: ``yield from`` a generator, call
+        a plain function) until one returns a true signal (it halted or
+        exited the run); each step that does not is settled, the last value."""
+        successor = edges_of(plan).successor
+        terminal = plan["terminal"]
+        step_id = plan["entry"]
+        while step_id is not None and step_id != terminal:
+            function, generator = steps[step_id]
+            if generator:
+                signal = yield from function(self)
+            else:
+                signal = function(self)
+            if signal:
+                return
+            self.settle(step_id)
+            step_id = successor.get(step_id)
 
     def begin(self, step_id):
         """A step starts: it is the one a run out of fuel names; on a
@@ -590,16 +614,18 @@ def answer_retriable(answer):
 
 
 class SkillRun(Kernel):
-    """A WorkflowSkill run on the sans-I/O kernel: one task, the generated
-    ``_main`` (steps one after another, as the dialect says), fed by any
-    driver of flowc.runtime. ``record()`` is the run record."""
+    """A WorkflowSkill run on the sans-I/O kernel: one task, the input
+    check and then the walk of the sequential ``plan`` (:meth:`Run.walk`,
+    steps one after another, as the dialect says, by the table ``steps``),
+    fed by any driver of flowc.runtime. ``record()`` is the run record."""
 
-    def __init__(self, ctx, input_types, steps, outputs):
+    def __init__(self, ctx, input_types, plan, steps, outputs):
         Kernel.__init__(self)
         ctx.kernel = self
         self.fuel = ctx.fuel  # the budgets the run was made with
         self.ctx = ctx
         self.input_types = input_types
+        self.plan = plan
         self.steps = steps
         self.outputs = outputs
 
@@ -608,7 +634,7 @@ class SkillRun(Kernel):
 
     def _main(self):
         if self.ctx.check_inputs(self.input_types):
-            yield from self.ctx.main(self.steps)
+            yield from self.ctx.main(self.plan, self.steps)
 
     def record(self):
         if self.finished:

@@ -13,6 +13,7 @@ from flowc.backends.vm import format as F
 from flowc.backends.vm import vm as V
 from flowc.backends.vm.assemble import assemble_body, pack_file
 from flowc.host import ScriptedHost
+from flowc.pipeline import driver
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -211,14 +212,14 @@ def test_declared_types_checks():
     # CHECK_INPUTS belongs to the main function
     code = _op("OBJECT", 0) + _op("FINISH") + _op("CHECK_INPUTS", 6, 0) + _op("RET")
     assert "main function" in _rejected(_assemble_custom(code, consts=([],), names=("a",),
-                                                         steps=[(0, 0, 3)]))
+                                                         steps=[(0, 0, 3, 0)]))
 
 
 def test_rejects_step_calls_backwards():
     # step 0 runs step 0: recursion is refused at load time
     code = (_op("OBJECT", 0) + _op("FINISH")
             + _op("RUN", 0) + _op("RET"))
-    assert "later steps" in _rejected(_assemble_custom(code, names=("a", "tool"), steps=[(0, 0, 3)]))
+    assert "later steps" in _rejected(_assemble_custom(code, names=("a", "tool"), steps=[(0, 0, 3, 0)]))
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
@@ -308,9 +309,8 @@ def test_long_operands_decode_as_the_python_backend_runs():
     from bench_vm import big_workflow
     from flowc.backends.python import compile_workflow as python_compile
     from flowc.backends.python import load_module
-    from flowc.pipeline import driver
 
-    wf = driver.compile_text(big_workflow(460), "big.yaml", "workflowskill").workflow
+    wf = driver.compile_text(big_workflow(480), "big.yaml", "workflowskill").workflow
     data = pack_file(assemble_body(wf), strip=True)
     program = V.load(data)
     assert program.code_size > 16384 and program.instructions > 10000
@@ -332,7 +332,7 @@ def test_operands_may_take_up_to_five_bytes(encoded):
 def test_operands_end_inside_their_function():
     # main is OBJECT 0; CONST <0x81 ...>: the operand would run on into step 0's RET
     code = _op("OBJECT", 0) + bytes([F.op("CONST"), 0x81]) + _op("RET")
-    assert "truncated" in _rejected(_assemble_custom(code, consts=(1,), names=("a", "tool"), steps=[(0, 0, 4)]))
+    assert "truncated" in _rejected(_assemble_custom(code, consts=(1,), names=("a", "tool"), steps=[(0, 0, 4, 0)]))
 
 
 # ------------------------------------------------------------------ the plan's flat tables
@@ -340,21 +340,21 @@ def test_operands_end_inside_their_function():
 def test_plan_tables_are_flat_and_relative():
     from flowc.backends.vm.assemble import flat_plan
 
-    steps, regions = [[0, 0, 5], [1, 1, 9]], [[2, 4, 7, 0], [3, 4, 4, 1]]
+    steps, regions = [[0, 2, 5, 0], [1, 1, 9, 0]], [[2, 4, 7, 0], [3, 4, 4, 1]]
     plan = flat_plan(steps, 1, [[2, 100, 2.0]], regions)
-    assert plan == [[0, 0, 5, 1, 1, 4], 1, [2, 100, 2.0], [2, 2, 3, 0, 1, 1, 0, 1]]
+    assert plan == [[0, 2, 5, 0, 1, 1, 4, 0], 1, [2, 100, 2.0], [2, 2, 3, 0, 1, 1, 0, 1]]
     assert V.plan_rows(plan) == (steps, 1, [[2, 100, 2.0]], regions)
 
 
 @pytest.mark.parametrize("plan,message", [
     ([[], 0, []], "section plan must be"),
-    ([[0, 0], 0, [], []], "rows of 3"),
-    ([[0, 0, "x"], 0, [], []], "only integers"),
-    ([[0, 0, 1.5], 0, [], []], "only integers"),
+    ([[0, 0, 1], 0, [], []], "rows of 4"),
+    ([[0, 0, "x", 0], 0, [], []], "only integers"),
+    ([[0, 0, 1.5, 0], 0, [], []], "only integers"),
     ([[], 0, [1, 2], []], "rows of 3"),
     ([[], 0, [], [0, 1, 1]], "rows of 4"),
     ([[], 0, [], [0, 1, 1, None]], "only integers"),
-    ([[0, 0, 2, 0, 0, -1], 0, [], []], "strictly increasing"),
+    ([[0, 0, 2, 0, 0, 0, -1, 0], 0, [], []], "strictly increasing"),
     ([[], 0, [], [0, 2, -1, 0]], "start < end <= handler"),
 ])
 def test_rejects_malformed_plan_tables(plan, message):
@@ -362,3 +362,77 @@ def test_rejects_malformed_plan_tables(plan, message):
     _model, name, sections = open_program(good)
     sections["plan"] = plan
     assert message in _rejected(pack_program("sequential", name, sections))
+
+
+# ------------------------------------------------------------------ the top-level sequence
+
+# main: WALK finish; finish: OBJECT 0; FINISH. Steps 0 and 1 at 5 and 6: each a RET.
+_WALKED = _op("WALK", 2) + _op("OBJECT", 0) + _op("FINISH") + _op("RET") + _op("RET")
+
+
+def test_walk_runs_the_sequence_of_the_step_table():
+    data = _assemble_custom(_WALKED, names=("a", "b"), steps=[(0, 2, 5, 2), (1, 0, 6, 0)])
+    program = V.load(data)
+    assert (program.first, program.after) == (0, [1, -1])
+    assert program.run({}, ScriptedHost({}))["status"] == "success"
+
+
+@pytest.mark.parametrize("steps,message", [
+    ([(0, 2, 5, 2), (1, 0, 6, 1)], "loops"),        # 0 -> 1 -> 0
+    ([(0, 2, 5, 1), (1, 0, 6, 0)], "loops"),        # 0 -> 0
+    ([(0, 2, 5, 0), (1, 2, 6, 0)], "two steps"),    # two first steps
+    ([(0, 2, 5, 3), (1, 0, 6, 0)], "step next"),    # next past the table
+    ([(0, 4, 5, 0), (1, 0, 6, 0)], "step flags"),
+])
+def test_rejects_a_sequence_that_does_not_end(steps, message):
+    assert message in _rejected(_assemble_custom(_WALKED, names=("a", "b"), steps=steps))
+
+
+def test_walk_belongs_to_the_main_function_and_needs_an_empty_stack():
+    # step 0 holds the WALK
+    code = _op("OBJECT", 0) + _op("FINISH") + _op("WALK", 5) + _op("RET")
+    assert "outside the main function" in _rejected(_assemble_custom(code, names=("a",), steps=[(0, 0, 3, 0)]))
+    code = _op("OBJECT", 0) + _op("WALK", 4) + _op("FINISH") + _op("RET")
+    assert "empty stack" in _rejected(_assemble_custom(code, names=("a",), steps=[(0, 2, 5, 0)]))
+
+
+PIPE = """
+steps:
+  - id: first
+    type: tool
+    tool: one
+  - id: second
+    type: tool
+    tool: two
+  - id: third
+    type: tool
+    tool: three
+"""
+
+
+def test_the_vm_walks_the_plans_sequence_and_charges_it_as_before():
+    """Redrawing the step table's sequence reorders the run (the order is read
+    from the plan at run time, not from code); the instruction fuel a run
+    needs is what the RUN / HALTED / SET_FINAL chain cost: 3 per top-level
+    step over the steps' own code."""
+    result = driver.compile_text("---\nname: pipe\n---\n```workflow" + PIPE + "```\n", "pipe.md")
+    assert result.ok, [d.message for d in result.diagnostics if d.is_error]
+    data = pack_file(assemble_body(result.workflow))
+    script = {"*": {"output": {"ok": True}}}
+    record = V.load(data).run({}, ScriptedHost(script))
+    assert [s["id"] for s in record["steps"]] == ["first", "second", "third"]
+    body = _body(data)
+    assert [row[1:] for row in body[3]] == [[2, body[3][0][2], 2], [0, body[3][1][2], 3], [0, body[3][2][2], 0]]
+    body[3][0][1], body[3][0][3] = 0, 0       # first: off the top level
+    body[3][2][1], body[3][2][3] = 2, 2       # third, then second
+    body[3][1][3] = 0
+    redrawn = V.load(_repack(body)).run({}, ScriptedHost(script))
+    assert [(s["id"], s["status"]) for s in redrawn["steps"]] == [
+        ("third", "success"), ("second", "success"), ("first", "skipped")]
+    assert [c["name"] for c in redrawn["calls"]] == ["three", "two"]
+    # main is WALK and the finish block (OBJECT 0, FINISH); each step's code
+    # STEP, OBJECT 0, CALL, DONE, RET runs 5: 2 + 3 * (5 + 3) instructions
+    program = V.load(data)
+    assert program.run({}, ScriptedHost(script), 26)["status"] == "success"
+    short = program.run({}, ScriptedHost(script), 25)
+    assert short["error"]["message"].startswith("fuel exhausted") and len(short["calls"]) == 3

@@ -556,8 +556,8 @@ def test_js_to_number():
 
 def test_runtime_uses_the_standard_library_only(tmp_path):
     """sequence_run.py copied anywhere, with the runtime modules it needs
-    beside it (wfs.py, fuel.py, kernel.py and drivers.py, standard library
-    only), imports in a bare interpreter (no site-packages, no flowc) and
+    beside it (wfs.py, fuel.py, kernel.py, drivers.py and edges.py, standard
+    library only), imports in a bare interpreter (no site-packages, no flowc) and
     loads no third-party module."""
     runtime_dir = Path(sequence_run.__file__).parent
     for name in ("sequence_run.py", "wfs.py"):
@@ -569,7 +569,7 @@ def test_runtime_uses_the_standard_library_only(tmp_path):
             elif isinstance(node, ast.ImportFrom):
                 top_level.add((node.module or "").split(".")[0])
         assert top_level <= set(sys.stdlib_module_names), (name, top_level)
-    for name in ("sequence_run.py", "wfs.py", "fuel.py", "kernel.py", "drivers.py"):
+    for name in ("sequence_run.py", "wfs.py", "fuel.py", "kernel.py", "drivers.py", "edges.py"):
         (tmp_path / name).write_text((runtime_dir / name).read_text(encoding="utf-8"), encoding="utf-8")
     probe = (
         "import sys; sys.path.insert(0, '.'); import sequence_run as rt; "

@@ -1,19 +1,23 @@
 """IR -> the source of a Python module that imports flowc's runtime (no other
 part of flowc, none of its dependencies).
 
-The module is structured code, one function per step and per branch arm:
-the top-level chain is straight-line code in ``_main``, a conditional is an
-``if``/``else`` over its arm functions, ``each`` is a ``for`` loop, filter
-and map are comprehensions, and the workflow outputs are ``_end``. Semantics
-that differ from Python's are calls into :mod:`flowc.runtime.sequence_run`
-(imported as ``_rt``): expressions via :mod:`flowc.backends.python.expr`, and
-the run orchestration (host calls with retries, records, outputs).
+The module is the workflow's sequential plan as data (``PLAN``,
+:mod:`flowc.plan.sequential`), a table of its step functions (``STEPS``)
+and structured code, one function per step and per branch arm: a
+conditional is an ``if``/``else`` over its arm functions, ``each`` is a
+``for`` loop, filter and map are comprehensions, and the workflow outputs
+are ``_end``. The top-level order is no code: the scheduler of
+:mod:`flowc.runtime.sequence_run` (imported as ``_rt``) walks the plan's
+``sequence`` edges at run time. Semantics that differ from Python's are
+calls into ``_rt`` too: expressions via :mod:`flowc.backends.python.expr`,
+and the run orchestration (host calls with retries, records, outputs).
 
 The steps that call the host or sleep are generators, tasks of the
 sans-I/O kernel (flowc.runtime.kernel): ``yield from ctx.call(...)`` yields
-the request and receives the driver's answer; ``_main`` and the branch arms
-``yield from`` them. Transforms and exits stay plain functions, so their
-loops run as plain Python. ``run``, ``run_async`` and ``run_virtual`` bind
+the request and receives the driver's answer; the scheduler and the branch
+arms ``yield from`` them (``STEPS`` says which steps are generators).
+Transforms and exits stay plain functions, so their loops run as plain
+Python. ``run``, ``run_async`` and ``run_virtual`` bind
 the run to the sync, asyncio and virtual-time drivers (docs/runtime.md).
 
 Safety: ids, tool names, keys, strings, descriptions and the file name are
@@ -38,7 +42,6 @@ from flowc.ir.ops import OPERATIONS
 from flowc.ir.workflow import Node, Workflow
 from flowc.plan import NO_BODIES, PlanError, build_plan, runs_under
 from flowc.plan.sequential import arms as plan_arms
-from flowc.plan.sequential import top_level
 
 __all__ = ["BackendError", "generate"]
 
@@ -86,6 +89,22 @@ def _data(value: Any, depth: int = 0) -> str:
             parts.append(f"{_const(k)}: {_data(v, depth + 1)}")
         return "{" + ", ".join(parts) + "}"
     return _const(value)
+
+
+def _filled(parts: list[str], lead: str, indent: str, close: str, width: int = 100) -> list[str]:
+    """``lead``, the ``parts`` joined by commas, then ``close``, as lines of
+    at most ``width`` columns where the parts allow (a part is never split;
+    the lines after the first start with ``indent``)."""
+    lines: list[str] = []
+    line = lead
+    for i, part in enumerate(parts):
+        piece = part + (", " if i < len(parts) - 1 else close)
+        if line.strip() and line != lead and len(line) + len(piece.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = indent
+        line += piece
+    lines.append(line.rstrip() if parts else lead + close)
+    return lines
 
 
 def _tuple(items: list[str]) -> str:
@@ -630,7 +649,7 @@ class _Generator:
         self.fn_names: dict[str, str] = {}
         self.arm_names: dict[tuple[str, str], str] = {}
         self.arms: dict[str, dict[str, list[str]]] = {}
-        self.plan: dict = {}  # the sequential plan: the top-level order and the arms (_check)
+        self.plan: dict = {}  # the sequential plan (_check): the module holds it, the arms come from it
         self.effects: set[str] = set()  # steps whose function is a generator (see _find_effects)
 
     # ---------------------------------------------------------------- checks
@@ -1074,17 +1093,39 @@ class _Generator:
         self.out.append(f"    return {self._invoke(targets[-1])}")
 
     # ------------------------------------------------------------- the module
-    def _main(self, chain: list[str]) -> None:
+    def _plan(self) -> None:
+        """``PLAN``: the sequential plan the scheduler walks, a node or an
+        edge a line (the name is the module's ``WORKFLOW``)."""
+        out = self.out
+        out.append("")
+        out.append("# the sequential plan (flowc.plan): the run walks its sequence edges from the entry")
+        out.append("PLAN = {")
+        for key, value in self.plan.items():
+            if key == "name":
+                out.append(f"    {_const(key)}: WORKFLOW,")
+            elif isinstance(value, list) and value:
+                out.append(f"    {_const(key)}: [")
+                for item in value:
+                    if isinstance(item, dict):
+                        parts = [f"{_const(k)}: {_data(v)}" for k, v in item.items()]
+                        out.extend(_filled(parts, "        {", "         ", "},"))
+                    elif isinstance(item, list):
+                        out.extend(_filled([_data(v) for v in item], "        [", "         ", "],"))
+                    else:
+                        out.append(f"        {_data(item)},")
+                out.append("    ],")
+            else:
+                out.append(f"    {_const(key)}: {_data(value)},")
+        out.append("}")
+
+    def _steps(self) -> None:
+        """``STEPS``: each step's function, and whether it is a generator
+        (the scheduler ``yield from``s those and calls the others)."""
         self.out.append("")
         self.out.append("")
-        self.out.append("# the top-level steps, in order; each ends the run or becomes the last value")
-        self.out.append("def _main(ctx):")
-        for node_id in chain:
-            self.out.append(f"    if {self._invoke(node_id)}:")
-            self.out.append("        return")
-            self.out.append(f"    ctx.settle({_const(node_id)})")
-        if not chain:
-            self.out.append("    return")
+        self.out.append("# each step's function by id, and whether it is a generator (it calls the host or sleeps)")
+        rows = [f"    {_const(node_id)}: ({name}, {node_id in self.effects})," for node_id, name in self.fn_names.items()]
+        self.out.extend(["STEPS = {", *rows, "}"] if rows else ["STEPS = {}"])
 
     def _end(self) -> None:
         wf = self.wf
@@ -1115,7 +1156,6 @@ class _Generator:
     def generate(self) -> str:
         self._check()
         wf = self.wf
-        chain = top_level(self.plan)
         step_ids = [n.id for n in wf.nodes if n.op != "end"]
         branch_targets = {t for arms in self.arms.values() for ts in arms.values() for t in ts}
         branch_ids = [i for i in step_ids if i in branch_targets]
@@ -1150,6 +1190,7 @@ class _Generator:
         out.append(f"BRANCH_STEP_IDS = {_tuple([_const(i) for i in branch_ids]) if branch_ids else '()'}")
         keys = [b.name for b in wf.outputs]
         out.append(f"OUTPUT_KEYS = {_tuple([_const(k) for k in keys]) if keys else '()'}")
+        self._plan()
         for node in wf.nodes:
             if node.op == "end":
                 continue
@@ -1157,7 +1198,7 @@ class _Generator:
             if node.op == "branch":
                 self._arm(node, "then")
                 self._arm(node, "else")
-        self._main(chain)
+        self._steps()
         self._end()
         out.append("")
         out.append("")
@@ -1166,7 +1207,7 @@ class _Generator:
         out.append('    answers its requests. ``record()`` is the run record once it has finished."""')
         out.append(f"    ctx = {RT}.Run(None, inputs, INPUT_DEFAULTS, STEP_IDS, BRANCH_STEP_IDS, max_iterations,")
         out.append("                  max_host_calls)")
-        out.append(f"    return {RT}.SkillRun(ctx, INPUT_TYPES, _main, _end)")
+        out.append(f"    return {RT}.SkillRun(ctx, INPUT_TYPES, PLAN, STEPS, _end)")
         out.append("")
         out.append("")
         out.append("def run(inputs, host, max_iterations=None, max_host_calls=None):")

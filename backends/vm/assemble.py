@@ -4,10 +4,13 @@
 into the bytes of a bytecode file. The output depends on the IR only: the
 same IR always gives byte-identical bytecode.
 
-Layout: the main function (input defaults, the top-level steps in order,
-then the finish block that builds the workflow outputs), then one function
-per step in declaration order. Branch steps are called with ``RUN`` from
-their conditional's function; error policies are regions.
+Layout: the main function (input defaults, a ``WALK`` of the top-level
+steps, then the finish block that builds the workflow outputs), then one
+function per step in declaration order. The top-level order is the plan's:
+the step table flags the sequence's first step and gives each top-level
+step the one after it (its ``sequence`` edge), which ``WALK`` follows at
+run time. Branch steps are called with ``RUN`` from their conditional's
+function; error policies are regions.
 """
 
 from __future__ import annotations
@@ -86,6 +89,7 @@ class Assembler:
         self.regions: list[tuple[Label, Label, Label, int]] = []
         self.functions: list[_Function] = []
         self.fn: _Function | None = None
+        self.chain: list[str] = []  # the top-level steps, from the plan (control_flow)
         self.depth = 0
         self.span: Span = workflow.span
         self._labels = 0
@@ -233,7 +237,7 @@ class Assembler:
         for node in nodes:
             _check_supported(node)
         chain = self.control_flow()
-        self.main_function(nodes, chain)
+        self.main_function(chain)
         # one function per step
         for node in nodes:
             self.fn = _Function(node.id)
@@ -254,11 +258,12 @@ class Assembler:
             raise AssembleError(str(exc)) from None
         self.arms = plan_arms(plan)
         self.targets = {t for a in self.arms.values() for ts in a.values() for t in ts}
+        self.chain = chain
         return chain
 
-    def main_function(self, nodes: list[Node], chain: list[str]) -> None:
-        """The inputs' defaults and types, a RUN of every top-level step in
-        order, the finish block (docs/bytecode.md section 3)."""
+    def main_function(self, chain: list[str]) -> None:
+        """The inputs' defaults and types, a WALK of the top-level steps
+        (none without steps), the finish block (docs/bytecode.md section 3)."""
         wf = self.wf
         self.fn = _Function("main")
         self.functions.append(self.fn)
@@ -276,12 +281,9 @@ class Assembler:
         if typed:
             self.span = wf.span
             self.emit("CHECK_INPUTS", self.finish_label, self.const(typed))
-        for sid in chain:
-            node = nodes[self.step_index[sid]]
-            self.span = node.span
-            self.emit("RUN", self.step_index[sid])
-            self.emit("HALTED", self.finish_label)
-            self.emit("SET_FINAL", self.step_index[sid])
+        if chain:
+            self.span = wf.span
+            self.emit("WALK", self.finish_label)
         self.place(self.finish_label)
         self.finish_block()
 
@@ -611,11 +613,15 @@ class Assembler:
                 code += enc
             if not changed:
                 break
+        # the plan's sequence: the first top-level step flagged, each one's next (index + 1; 0: none)
+        after = {a: self.step_index[b] + 1 for a, b in zip(self.chain, self.chain[1:])}
         steps = []
         for node in nodes:
             idx = self.step_index[node.id]
             flags = F.STEP_BRANCH_TARGET if node.id in self.targets else 0
-            steps.append([self.name(node.id), flags, fn_offsets[idx + 1]])
+            if self.chain and node.id == self.chain[0]:
+                flags |= F.STEP_ENTRY
+            steps.append([self.name(node.id), flags, fn_offsets[idx + 1], after.get(node.id, 0)])
         regions = sorted([[s.offset, e.offset, h.offset, d] for s, e, h, d in self.regions])
         # The base name only: no machine path in the artifact, and the same
         # bytes however the path was spelled (docs/bytecode.md).
@@ -715,13 +721,13 @@ def pack_file(body: list, strip: bool = False) -> bytes:
 def flat_plan(steps: list, finish: Any, retries: list, regions: list) -> list:
     """Section plan, ``[steps, finish, retries, regions]``: each table one
     flat array, offsets relative to the row before (small numbers take one
-    byte): a step ``id, flags, entry - the previous entry``; a retry ``max,
-    delay_ms, backoff``; a region ``start - the previous start, end - start,
-    handler - end, depth`` (docs/bytecode.md section 1)."""
+    byte): a step ``id, flags, entry - the previous entry, next``; a retry
+    ``max, delay_ms, backoff``; a region ``start - the previous start, end -
+    start, handler - end, depth`` (docs/bytecode.md section 1)."""
     flat_steps: list = []
     last = 0
-    for sid, flags, entry in steps:
-        flat_steps += [sid, flags, entry - last]
+    for sid, flags, entry, after in steps:
+        flat_steps += [sid, flags, entry - last, after]
         last = entry
     flat_regions: list = []
     last = 0

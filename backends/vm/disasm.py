@@ -127,8 +127,10 @@ def _sequential(program, sec: dict, source_root: str | None) -> list[str]:
     lines += ["", f"names ({len(names)}):"]
     lines += [f"  @{i:<4} {_show(n, 90)}" for i, n in enumerate(names)]
     lines += ["", f"steps ({len(steps)}):"]
-    for i, (sid, flags, entry) in enumerate(steps):
+    for i, (sid, flags, entry, after) in enumerate(steps):
         extra = "  branch target" if flags & F.STEP_BRANCH_TARGET else ""
+        extra += "  first top-level step" if flags & F.STEP_ENTRY else ""
+        extra += f"  then s{after - 1}" if after else ""
         lines.append(f"  s{i:<4} {shown(names[sid]):<24} entry {entry:04x}{extra}")
     lines += ["", f"retry policies ({len(retries)}):"]
     for i, (mx, delay, backoff) in enumerate(retries):
@@ -138,7 +140,7 @@ def _sequential(program, sec: dict, source_root: str | None) -> list[str]:
         lines.append(f"  [{start:04x}, {end:04x}) -> {handler:04x}  stack depth {depth}")
     positions = _srcmap(srcmap)
     source = _source_lines(srcmap[0], source_root) if srcmap and srcmap[0] else None
-    entry_names = {entry: f"step s{i} {shown(names[sid])}" for i, (sid, _f, entry) in enumerate(steps)}
+    entry_names = {entry: f"step s{i} {shown(names[sid])}" for i, (sid, _f, entry, _n) in enumerate(steps)}
     lines += ["", "code:", "main:"]
     last_line = None
     for at, spec, operands in decode_code(code):

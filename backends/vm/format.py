@@ -64,6 +64,7 @@ STRING_REF = 0
 
 # Step flags (bit field in each step table row).
 STEP_BRANCH_TARGET = 1
+STEP_ENTRY = 2      # the first top-level step: WALK starts there
 
 ROOTS = ("inputs", "steps", "item", "index", "result")
 STATES = ("final", "exit")
@@ -244,6 +245,12 @@ OPCODES: tuple[Opcode, ...] = (
             "order, an input that is present and not null must have the type; at the first that does "
             "not, the run fails and halts (error 'workflow input \"<name>\": expected <type>, got "
             "<type>' with step null) and continues at target"),
+    _op(0x29, "WALK", "target", 0, 0, "branch",
+        doc="run the top-level steps by the plan (stack must be empty): from the step flagged first "
+            "along each step's next (section 1), each as RUN runs it, RET coming back to this WALK; "
+            "after each, continue at target when the run has halted, else the final output is the "
+            "step's output ?? null and its next runs; after the last, continue with the next "
+            "instruction. Costs what RUN, HALTED and SET_FINAL of each step would"),
     # ---- steps
     _op(0x30, "STEP", "step", 0, 0, doc="the current step is s (RUN saves and RET restores it)"),
     _op(0x31, "SKIP", "", 0, 0,

@@ -101,6 +101,7 @@ MODEL_SECTIONS = {
     "dataflow": (("consts", "names", "keys", "exprs", "plan", "code"), ()),
 }
 BRANCH_TARGET = 1
+ENTRY = 2  # step flag: the first top-level step (WALK starts there)
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_HEADER_BYTES = 65535
@@ -148,6 +149,7 @@ FINISH = 0x25
 HALTED = 0x26
 OUTPUTS_FAILED = 0x27
 CHECK_INPUTS = 0x28
+WALK = 0x29
 STEP = 0x30
 SKIP = 0x31
 RECORD = 0x32
@@ -214,6 +216,7 @@ OPS = {
     HALTED: ("HALTED", "t", 0, 0, 2, -1),
     OUTPUTS_FAILED: ("OUTPUTS_FAILED", "", 1, 1, 0, -1),
     CHECK_INPUTS: ("CHECK_INPUTS", "tc", 0, 0, 2, -1),
+    WALK: ("WALK", "t", 0, 0, 2, -1),
     STEP: ("STEP", "s", 0, 0, 0, -1),
     SKIP: ("SKIP", "", 0, 0, 0, -1),
     RECORD: ("RECORD", "", 0, 0, 0, -1),
@@ -672,12 +675,12 @@ def load_sequential(data, name, table):
 def plan_rows(plan):
     """Section plan of a sequential program, ``[steps, finish, retries,
     regions]`` with its three tables flat and relative, as rows with
-    absolute offsets: steps ``[id, flags, entry]``, retries ``[max,
+    absolute offsets: steps ``[id, flags, entry, next]``, retries ``[max,
     delay_ms, backoff]``, regions ``[start, end, handler, depth]``. Only
     the shape is checked here; the ranges are the verifier's."""
     if type(plan) is not list or len(plan) != 4:
         raise VerifyError("section plan must be [steps, finish, retries, regions]")
-    steps = _chunks(plan[0], 3, "the step table", True)
+    steps = _chunks(plan[0], 4, "the step table", True)
     entry = 0
     for row in steps:       # entry deltas, each from the previous entry
         entry += row[2]
@@ -738,7 +741,8 @@ def _verify(sec):
     if type(code) is not bytes:
         raise VerifyError("section code must be msgpack bin")
     ncode = len(code)
-    step_rows = _step_rows(steps, names, ncode)
+    step_rows, sequence = _step_rows(steps, names, ncode)
+    _check_sequence(sequence)
     retry_rows = _retry_rows(retries)
     region_rows = _region_rows(regions, ncode)
     finish = _int(finish, "finish offset", 0, ncode - 1)
@@ -755,6 +759,7 @@ def _verify(sec):
     program = Program(name, step_rows, entries, finish, ins, handlers, consts, names, retry_rows, region_rows,
                       srcmap, max_depth, ncode)
     program.machine = machine
+    program.first, program.after = sequence
     return program
 
 
@@ -772,28 +777,51 @@ def _check_pools(consts, names):
 
 
 def _step_rows(steps, names, ncode):
-    """The step table as ``(id, flags, entry)`` tuples, checked."""
+    """The step table as ``(id, flags, entry)`` tuples, checked, and the
+    top-level sequence ``(first step, each step's next)``: indices, -1 none."""
     if type(steps) is not list:
         raise VerifyError("section steps must be an array")
     nnames = len(names)
+    nsteps = len(steps)
     step_rows = []
+    after = []
+    first = -1
     last_entry = 0
-    for i in range(len(steps)):
+    for i in range(nsteps):
         row = steps[i]
-        if type(row) is not list or len(row) != 3:
-            raise VerifyError("step %d must be [id, flags, entry]" % i)
-        sid, flags, entry = row
+        if type(row) is not list or len(row) != 4:
+            raise VerifyError("step %d must be [id, flags, entry, next]" % i)
+        sid, flags, entry, nxt = row
         # the common case in one test; _int says what is wrong otherwise
-        if not (type(sid) is int and type(flags) is int and type(entry) is int
-                and 0 <= sid < nnames and 0 <= flags <= 1 and 1 <= entry < ncode):
+        if not (type(sid) is int and type(flags) is int and type(entry) is int and type(nxt) is int
+                and 0 <= sid < nnames and 0 <= flags <= 3 and 1 <= entry < ncode and 0 <= nxt <= nsteps):
             _int(sid, "step id name", 0, nnames - 1)
-            _int(flags, "step flags", 0, 1)
+            _int(flags, "step flags", 0, 3)
             _int(entry, "step entry", 1, ncode - 1)
+            _int(nxt, "step next", 0, nsteps)
         if entry <= last_entry:
             raise VerifyError("step entries must be strictly increasing")
+        if flags & ENTRY:
+            if first >= 0:
+                raise VerifyError("two steps are flagged the first top-level step")
+            first = i
         last_entry = entry
         step_rows.append((names[sid], flags, entry))
-    return step_rows
+        after.append(nxt - 1)
+    return step_rows, (first, after)
+
+
+def _check_sequence(sequence):
+    """The top-level sequence must end: from its first step along each
+    step's next, no step twice (a loop would never finish)."""
+    first, after = sequence
+    seen = 0
+    i = first
+    while i >= 0:
+        seen += 1
+        if seen > len(after):
+            raise VerifyError("the top-level sequence loops")
+        i = after[i]
 
 
 def _retry_rows(retries):
@@ -1067,12 +1095,15 @@ def _special(op, special, a, b, at, depth, pop, iters, low, func, names):
     the iterator slots after it."""
     if special == 4:
         raise VerifyError("unknown opcode 0x%02x at offset %d" % (op, at))
-    if special == 3:    # RUN, RET (an empty stack has no iterators)
+    if special == 3:    # RUN, RET, WALK (an empty stack has no iterators)
         if depth != 0:
             raise VerifyError("%s needs an empty stack at offset %d" % (OPS[op][0], at))
         if op == RET:
             if func == 0:
                 raise VerifyError("RET in the main function at offset %d" % at)
+        elif op == WALK:
+            if func != 0:
+                raise VerifyError("WALK outside the main function at offset %d" % at)
         elif func > 0 and a <= func - 1:
             raise VerifyError("step %d runs step %d: a step may only run later steps (offset %d)"
                               % (func - 1, a, at))
@@ -1173,8 +1204,8 @@ def _declared_types(v, at, names):
 _EMPTY = (0, ())
 _INT_ONLY = {int}
 _KIND_CODES = {"c": 1, "n": 2, "t": 3, "s": 4, "r": 5, "o": 6, "a": 7, "f": 7, "k": 8, "x": 9}
-# Opcodes with checks of their own: 1 the iterator's, 3 RUN and RET, 2 the others (4: unknown opcodes).
-_SPECIAL = {ITER: 1, COLLECT: 1, END_EACH: 1, NEXT: 1, APPEND: 1, KEEP: 1, ITEM_FAILED: 1, RUN: 3, RET: 3,
+# Opcodes with checks of their own: 1 the iterator's, 3 RUN, RET and WALK, 2 the others (4: unknown opcodes).
+_SPECIAL = {ITER: 1, COLLECT: 1, END_EACH: 1, NEXT: 1, APPEND: 1, KEEP: 1, ITEM_FAILED: 1, RUN: 3, RET: 3, WALK: 3,
             TEMPLATE: 2, FINISH: 2, EXITED: 2, STATE: 2, OUTPUTS_FAILED: 2, SHAPE: 2, SORT: 2, CHECK_INPUTS: 2,
             CHECK_OUTPUT: 2}
 # opcode -> (operand count, first operand's kind code, pop, push, flow, branch push, needs special
@@ -1222,6 +1253,8 @@ class Program(object):
         self.code_size = code_size
         self.loops = {}             # NEXT offset -> its compiled loop (compile_loop) or None, as run
         self.machine = None         # the shared expression machine of section exprs, if any
+        self.first = -1             # the first top-level step (WALK starts there), -1: none
+        self.after = []             # per step: the top-level step after it, -1: none
 
     @property
     def instructions(self):
@@ -2089,6 +2122,8 @@ class SkillVMRun(Kernel):
         index = MISSING
         result = MISSING
         cur = -1
+        walking = -1    # the top-level step WALK runs (its RET comes back to the WALK), -1: none
+        after = p.after
         fuel = self.fuel.instructions_left
         iters = self.fuel.iterations_left
         pc = 0
@@ -2269,6 +2304,35 @@ class SkillVMRun(Kernel):
                     elif op == RET:
                         pc, cur, item, index, result = frames.pop()
                         self.cur = cur
+                    elif op == WALK:
+                        # The plan's top level, charged as the RUN, HALTED and SET_FINAL of
+                        # each step would be: this instruction is the first step's RUN, and
+                        # each return here is its HALTED, then its SET_FINAL and the next RUN.
+                        if walking < 0:
+                            s = p.first
+                        elif self.halted:
+                            walking = -1
+                            pc = a
+                            continue
+                        else:
+                            fuel -= 1
+                            if fuel < 0:
+                                raise self.fuel.out_of_instructions()
+                            self.last = self.output_or_null(steps[walking][0])
+                            s = after[walking]
+                            if s >= 0:
+                                fuel -= 1
+                                if fuel < 0:
+                                    raise self.fuel.out_of_instructions()
+                        if s < 0:
+                            walking = -1
+                        else:
+                            if len(frames) >= MAX_CALL_DEPTH:
+                                raise OutOfFuel("call depth exceeds %d" % MAX_CALL_DEPTH)
+                            walking = s
+                            frames.append((at, cur, item, index, result))
+                            item = index = result = MISSING
+                            pc = entries[s]
                     elif op == HALTED:
                         if self.halted:
                             pc = a
