@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowc.backends.vm import format as F
-from flowc.backends.vm import vm as V
+from flowc.backends.vm import sequential as V
 from flowc.backends.vm.assemble import flat_plan
 
 

@@ -102,7 +102,7 @@ def test_the_bundle_holds_the_closure_of_the_device_entry(bundle_dir):
     modules = [m.name for m in closure]
     assert built.modules == modules and modules[-1] == B.ENTRY
     # what a device runs: the VM, each dialect's loader, the kernel
-    for name in ("flowc.backends.vm.vm", "flowc.backends.vm.dataflow", "flowc.backends.vm.aevatar_vm",
+    for name in ("flowc.backends.vm.sequential", "flowc.backends.vm.dataflow", "flowc.backends.vm.aevatar_vm",
                  "flowc.runtime.kernel"):
         assert name in modules
     assert built.text.splitlines()[0].endswith(", ".join(m.removeprefix("flowc.") for m in modules))
@@ -274,7 +274,7 @@ NOT_IN_BUNDLE = {"workflowskill": ("cel", "aevatar_text", "nfa", "dataflow_run",
 def test_a_bundle_of_one_dialect_holds_no_other_runtime(dialect):
     shorts = {m.rsplit(".", 1)[-1] for m in B.build_bundle(B.DIALECT_ENTRIES[dialect]).modules}
     assert not shorts & set(NOT_IN_BUNDLE[dialect]), shorts
-    assert {"expr_vm", "vm", "wfs_values"} <= shorts
+    assert {"expr_vm", "sequential", "wfs_values"} <= shorts
 
 
 def test_a_name_reexported_through_another_module_is_followed(tmp_path, monkeypatch):

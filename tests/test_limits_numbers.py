@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 from flowc import cli
-from flowc.backends.vm import expr_vm, vm
+from flowc.backends.vm import expr_vm
 from flowc.backends.vm import format as vm_format
+from flowc.backends.vm import sequential as vm
 from flowc.compiler.aevatar import dotnet
 from flowc.compiler.instruction.cel import CelSyntaxError, parse_cel
 from flowc.compiler.yamlsrc import load, out_of_range_int

@@ -427,7 +427,7 @@ def test_sort_mixed_keys_with_ascii_and_non_ascii_strings():
     """Regression: keys of mixed types (strings, arrays, objects: all compare as
     strings in JavaScript) where ASCII strings meet non-ASCII ones compare by
     UTF-16 code units, without a TypeError, and the VM agrees."""
-    from flowc.backends.vm import vm
+    from flowc.backends.vm import sequential as vm
     from flowc.runtime import sequence_run as rt
 
     keys = ["\u00e9", "a", ["b"], {"o": 1}, "\U0001F600", "\uff5e", ["\u00e9"], "B", None, ["\U0001F600", "x"]]

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module
-from flowc.backends.vm import vm as standalone_vm
+from flowc.backends.vm import sequential as standalone_vm
 from flowc.host import ScriptedHost
 from flowc.ir.limits import MAX_DURATION_MS, MAX_RETRIES
 from flowc.pipeline import driver, translate

@@ -446,7 +446,7 @@ import dataflow_run
 import dataflow
 import drivers
 import kernel
-from vm import unpackb
+from sequential import unpackb
 
 
 def main(path):
@@ -471,7 +471,8 @@ def test_the_kernel_runs_on_micropython(tmp_path):
     """kernel.py, dataflow_run.py and drivers.py, copied unmodified into MicroPython:
     a concurrent race on virtual time and answers given in reverse order
     give the records CPython gives."""
-    from flowc.backends.vm import dataflow, expr_cel, expr_vm, expr_wfs, vm, wfs_values
+    from flowc.backends.vm import dataflow, expr_cel, expr_vm, expr_wfs, wfs_values
+    from flowc.backends.vm import sequential as vm
     from flowc.runtime import aevatar_text, cel, dataflow_run, nfa
 
     node = shutil.which("node")

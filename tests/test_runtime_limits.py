@@ -31,7 +31,7 @@ from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.vm import expr_vm
 from flowc.backends.vm import format as vm_format
-from flowc.backends.vm import vm as standalone_vm
+from flowc.backends.vm import sequential as standalone_vm
 from flowc.host import MAX_JSON_DEPTH, ScriptedHost
 from flowc.ir import limits
 from flowc.pipeline import driver

@@ -520,7 +520,7 @@ import dataflow
 import drivers
 import json_text
 import routing_run
-from vm import unpackb
+from sequential import unpackb
 
 
 def main(path):
@@ -540,7 +540,7 @@ def test_deadlines_fire_the_same_on_micropython(tmp_path):
     into MicroPython: a race past its timeout and an aevatar step past its
     timeout_ms give the virtual records CPython gives."""
     from flowc.backends.vm import aevatar_vm, dataflow, expr_aevatar, expr_cel, expr_vm, expr_wfs, wfs_values
-    from flowc.backends.vm import vm as vm_module
+    from flowc.backends.vm import sequential as vm_module
     from flowc.runtime import aevatar_text, cel, dataflow_run, edges, json_text, kernel, nfa
 
     node = shutil.which("node")

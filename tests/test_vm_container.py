@@ -12,7 +12,7 @@ import pytest
 from flowc.backends import vm
 from flowc.backends.vm import VerifyError
 from flowc.backends.vm import format as F
-from flowc.backends.vm import vm as V
+from flowc.backends.vm import sequential as V
 from flowc.pipeline import driver
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -19,7 +19,7 @@ import pytest
 from flowc.backends.python import compile_workflow as python_compile
 from flowc.backends.python import load_module
 from flowc.backends.vm import compile_workflow
-from flowc.backends.vm import vm as V
+from flowc.backends.vm import sequential as V
 from flowc.host import ScriptedHost
 from flowc.pipeline import driver
 from flowc.runtime import drivers

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import flowc.backends.vm.vm as vm_module
+import flowc.backends.vm.sequential as vm_module
 import msgpack
 from flowc.backends.vm import compile_workflow, expr_vm, expr_wfs, load, wfs_values
 from flowc.backends.vm.bundle import write_bundle
@@ -152,7 +152,7 @@ def _flowc_imports(module):
 
 
 def test_vm_module_needs_only_the_kernel():
-    """vm.py imports nothing of flowc but the shared expression machine with
+    """sequential.py imports nothing of flowc but the shared expression machine with
     WorkflowSkill's builtins, the kernel's three standard-library modules and
     WorkflowSkill's values (all device-safe: the bundle flattens them into
     one file), and those import only each other: not cel, not aevatar_text."""

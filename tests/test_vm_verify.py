@@ -10,7 +10,7 @@ from pathlib import Path
 import msgpack
 import pytest
 from flowc.backends.vm import format as F
-from flowc.backends.vm import vm as V
+from flowc.backends.vm import sequential as V
 from flowc.backends.vm.assemble import assemble_body, pack_file
 from flowc.host import ScriptedHost
 from flowc.pipeline import driver

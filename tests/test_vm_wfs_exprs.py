@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from flowc.backends.vm import expr_vm as X
-from flowc.backends.vm import vm as V
+from flowc.backends.vm import sequential as V
 from flowc.backends.vm.assemble import assemble_body, pack_file
 from flowc.backends.vm.expr_assemble import Tables, assemble_expression
 from flowc.host import ScriptedHost

@@ -5,7 +5,7 @@ container (see docs/bytecode.md); ``load(data)`` verifies them and returns
 a program whose ``run(inputs, host)`` gives the same run record as the
 Python backend.
 
-The VM (:mod:`flowc.backends.vm.vm`) is one module on the sans-I/O kernel
+The VM (:mod:`flowc.backends.vm.sequential`) is one module on the sans-I/O kernel
 (flowc.runtime.kernel and drivers): standard library only,
 MicroPython-compatible. Importing this package loads the VM only; the
 assembler (IR, msgpack) loads when something is compiled.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flowc.backends.vm.vm import Program, VerifyError, VMError, run
+from flowc.backends.vm.sequential import Program, VerifyError, VMError, run
 
 if TYPE_CHECKING:
     from flowc.ir.workflow import Workflow

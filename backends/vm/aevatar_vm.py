@@ -28,8 +28,8 @@ and edges of flowc.runtime, and the VM's container reader); MicroPython-compatib
 try:
     from flowc.backends.vm import expr_aevatar as _xa
     from flowc.backends.vm import expr_vm as _x
-    from flowc.backends.vm import vm as _vm
-    from flowc.backends.vm.vm import VerifyError
+    from flowc.backends.vm import sequential as _vm
+    from flowc.backends.vm.sequential import VerifyError
     from flowc.runtime import drivers as _drivers
     from flowc.runtime import edges as _edges
     from flowc.runtime import routing_run as _k
@@ -39,8 +39,8 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import expr_aevatar as _xa
     import expr_vm as _x
     import routing_run as _k
-    import vm as _vm
-    from vm import VerifyError
+    import sequential as _vm
+    from sequential import VerifyError
 
 __all__ = ["Program", "load", "load_kernel"]
 

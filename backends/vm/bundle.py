@@ -39,7 +39,7 @@ __all__ = ["DEVICE_STDLIB", "DIALECT_ENTRIES", "ENTRY", "Bundle", "BundleError",
 ENTRY = "flowc.backends.vm.device"
 # A device that runs one dialect only needs that loader's closure (smaller:
 # the WorkflowSkill VM alone is one module); the API is the same.
-DIALECT_ENTRIES = {"workflowskill": "flowc.backends.vm.vm", "aevatar": "flowc.backends.vm.aevatar_vm",
+DIALECT_ENTRIES = {"workflowskill": "flowc.backends.vm.sequential", "aevatar": "flowc.backends.vm.aevatar_vm",
                    "instruction": "flowc.backends.vm.dataflow"}
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 # Standard modules a MicroPython build provides (a module may import others

@@ -25,7 +25,7 @@ flowc.runtime and the VM's container reader); MicroPython-compatible.
 try:
     from flowc.backends.vm import expr_cel as _vc
     from flowc.backends.vm import expr_vm as _v
-    from flowc.backends.vm import vm as _vm
+    from flowc.backends.vm import sequential as _vm
     from flowc.runtime import cel as _c
     from flowc.runtime import dataflow_run as _d
     from flowc.runtime import drivers as _drivers
@@ -37,7 +37,7 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import edges as _edges
     import expr_cel as _vc
     import expr_vm as _v
-    import vm as _vm
+    import sequential as _vm
 
 _NODE_KEYS = ("id", "op", "kind", "on_error", "attrs", "attr_order")
 

@@ -12,11 +12,11 @@ MicroPython style, no typing, standard library only.
 try:
     from flowc.backends.vm import aevatar_vm as _aevatar
     from flowc.backends.vm import dataflow as _dataflow
-    from flowc.backends.vm import vm as _vm
+    from flowc.backends.vm import sequential as _vm
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import aevatar_vm as _aevatar
     import dataflow as _dataflow
-    import vm as _vm
+    import sequential as _vm
 
 _LOADERS = {"sequential": _vm.load_sequential, "kernel": _aevatar.load_kernel, "dataflow": _dataflow.load_dataflow}
 

@@ -20,7 +20,7 @@ import json
 import os
 
 from flowc.backends.vm import format as F
-from flowc.backends.vm import vm as V
+from flowc.backends.vm import sequential as V
 from flowc.backends.vm.device import load
 from flowc.backends.vm.expr_disasm import disassemble_block
 from flowc.termtext import shown

@@ -1,7 +1,7 @@
 """The bytecode format as data: the opcode table, the file layout and limits.
 
 The assembler, the disassembler, the docs (docs/bytecode.md) and the tests
-read this module. The VM (:mod:`flowc.backends.vm.vm`) imports nothing of
+read this module. The VM (:mod:`flowc.backends.vm.sequential`) imports nothing of
 flowc but the kernel and keeps its own copy of the numbers; ``tests/test_vm_format.py`` checks that
 the two agree.
 

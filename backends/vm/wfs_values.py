@@ -3,7 +3,7 @@
 and the VM's errors.
 
 Both interpreters of WorkflowSkill bytecode import them: the sequential VM
-(:mod:`flowc.backends.vm.vm`) and the shared expression machine
+(:mod:`flowc.backends.vm.sequential`) and the shared expression machine
 (:mod:`flowc.backends.vm.expr_vm`), whose ``wfs.*`` builtins they are. A
 module of its own so that neither of the two imports the other for them.
 Standard library only; MicroPython-compatible.
