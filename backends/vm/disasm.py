@@ -21,6 +21,7 @@ import os
 
 from flowc.backends.vm import format as F
 from flowc.backends.vm import vm as V
+from flowc.backends.vm.dataflow import plan_fields
 from flowc.backends.vm.device import load
 from flowc.backends.vm.expr_disasm import disassemble_block
 from flowc.termtext import shown
@@ -272,10 +273,9 @@ def _step_line(row: list, indent: str) -> str:
 
 def _dataflow(_program, sec: dict, _source_root: str | None) -> list[str]:
     out = []
-    plan = sec["plan"]
-    if plan is not None and plan.get("nodes") is not None:
+    if sec["plan"] is not None:   # the node rows as plan maps, expressions as their indexes
         out.append("graph:")
-        _graph(plan, "  ", out)
+        _graph(dict(plan_fields(sec["plan"], lambda index: index)), "  ", out)
         out.append("")
     out.append(f"expressions ({len(sec['exprs'])}):")
     for i, (block, params, slots) in enumerate(sec["exprs"]):

@@ -65,6 +65,30 @@ STRING_REF = 0
 # Step flags (bit field in each step table row).
 STEP_BRANCH_TARGET = 1
 
+# A dataflow program's plan (docs/bytecode.md section 9): a node row names
+# its operation by index into DATAFLOW_OPS and an edge its kind by index
+# into EDGE_KINDS (runtime/edges.py KINDS); append only. The loader
+# (dataflow.py) keeps its own copies; tests/test_instruction_run.py checks them.
+DATAFLOW_OPS = (
+    "trigger", "call", "assign", "noop", "sleep", "assert", "fail", "finish", "switch", "transform.map",
+    "transform.filter", "transform.reduce", "transform.sort", "transform.dedupe", "transform.chunk", "parse",
+    "validate", "foreach", "batch", "iterate", "subgraph", "parallel", "race",
+)
+EDGE_KINDS = ("sequence", "fallthrough", "branch", "dependency", "error")
+# A node row's optional fields: (mask bit, the plan's node keys it stands
+# for), in row order; the row holds the values of the set bits' fields.
+# "inputs" is one flat [name, expression...] array (it gives inputs and
+# input_order) and "retry" four values (max, delay_ms, backoff, jitter).
+NODE_FIELDS = (
+    (0, ("guard",)),
+    (1, ("inputs",)),
+    (2, ("capability", "call_name")),
+    (3, ("retry",)),
+    (4, ("over", "item_name", "batch_size")),
+    (5, ("item_policy",)),
+    (6, ("regions",)),
+)
+
 ROOTS = ("inputs", "steps", "item", "index", "result")
 STATES = ("final", "exit")
 # Declared types, by code (the operand lists of CHECK_INPUTS and CHECK_OUTPUT).
