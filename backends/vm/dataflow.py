@@ -226,21 +226,10 @@ def _graph(rows, edges, expr, depth):
 
 
 def _edge_list(flat, ids):
-    if type(flat) is not list or len(flat) % 4:
-        raise DataflowError("a graph's edges must be an array of source, target, kind, label quadruples")
-    kinds = _edges.KINDS
-    out = []
-    for i in range(0, len(flat), 4):
-        source, target, kind, label = flat[i], flat[i + 1], flat[i + 2], flat[i + 3]
-        for end in (source, target):
-            if type(end) is not int or not 0 <= end < len(ids):
-                raise DataflowError("an edge names node %r, which is not a node of its graph" % (end,))
-        if type(kind) is not int or not 0 <= kind < len(kinds):
-            raise DataflowError("an edge's kind must be an index into " + ", ".join(kinds))
-        if label is not None and type(label) is not str:
-            raise DataflowError("an edge's label must be a string or nil")
-        out.append([ids[source], ids[target], kinds[kind], label])
-    return out
+    rows, why = _edges.unpack(flat, ids)
+    if why is not None:
+        raise DataflowError(why)
+    return rows
 
 
 def _node(row, expr, depth):

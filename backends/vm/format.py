@@ -88,6 +88,12 @@ NODE_FIELDS = (
     (5, ("item_policy",)),
     (6, ("regions",)),
 )
+# An aevatar (kernel) program's plan (docs/bytecode.md section 8.3): a step
+# row's on_error is an index into KERNEL_ON_ERROR; its mask's bit b set
+# when the step has field KERNEL_STEP_FIELDS[b], whose row values follow
+# (a retry is three: retries, delay_ms, backoff).
+KERNEL_ON_ERROR = ("fail", "skip", "fallback")
+KERNEL_STEP_FIELDS = ("retry", "default_output", "condition", "regions", "timeout_ms")
 
 ROOTS = ("inputs", "steps", "item", "index", "result")
 STATES = ("final", "exit")
