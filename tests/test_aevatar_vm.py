@@ -28,6 +28,7 @@ from flowc.ir.limits import MAX_EXPR_DEPTH
 from flowc.pipeline import driver
 from flowc.runtime import json_text
 from flowc.runtime import routing_run as K
+from flowc.testing.strategies import ir_workflows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -577,6 +578,16 @@ def test_the_plan_section_is_roles_step_rows_and_flat_edges():
         vm.load(pack_kernel(kernel_body(B_PROGRAM)[:6]))
 
 
+def test_the_loader_and_the_format_agree_on_the_step_row():
+    from flowc.backends.vm import aevatar_vm as A
+
+    assert A.ON_ERROR_ACTIONS == F.KERNEL_ON_ERROR
+    masks = (A.RETRY, A.DEFAULT_OUTPUT, A.CONDITION, A.REGIONS, A.TIMEOUT)
+    assert [1 << F.KERNEL_STEP_FIELDS.index(k) for k in ("retry", "default_output", "condition", "regions",
+                                                         "timeout_ms")] == list(masks)
+    assert A._FIELD_COUNTS == tuple(3 if k == "retry" else 1 for k in F.KERNEL_STEP_FIELDS)
+
+
 def test_edges_listed_out_of_step_order_or_fallthrough_edges_are_refused():
     model, name, sections = open_program(B_PROGRAM)
     edges = sections["plan"][2]
@@ -729,3 +740,35 @@ def test_corrupted_code_with_valid_checksums_is_refused_or_runs(data):
             code[at:at] = bytes(data.draw(st.lists(st.integers(0, 40), min_size=1, max_size=4)))
         blocks[i] = bytes(code)
     _run_or_refuse(_pack_body(body))
+
+
+# ---------------------------------------------------------------- the loaded plan is the Python backend's
+
+def _same_plan(workflow) -> None:
+    from flowc.backends.vm.aevatar_assemble import _Bodies, _Tables
+    from flowc.plan import build_plan
+
+    built = build_plan(workflow, _Bodies(_Tables()), "kernel")
+    loaded = vm.load(vm.compile_workflow(workflow)).plan
+    assert loaded["edges"] == built["edges"]   # the fallthrough edges added back, in place
+    plain = ("id", "type", "role", "capability", "name", "on_error", "retry", "default_output", "timeout_ms")
+    for got, want in zip(loaded["nodes"], built["nodes"], strict=True):
+        assert {k: got.get(k) for k in plain} == {k: want.get(k) for k in plain}
+        assert [(name, g["edges"]) for name, g in got.get("regions") or ()] == \
+            [(name, g["edges"]) for name, g in want.get("regions") or ()]
+
+
+def test_corpus_programs_load_the_plan_the_python_backend_builds():
+    checked = 0
+    for path in sorted(DATA.rglob("*.yaml")):
+        result = driver.compile_file(str(path))
+        if result.ok:
+            _same_plan(result.workflow)
+            checked += 1
+    assert checked > 100
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ir_workflows("aevatar"))
+def test_generated_programs_load_the_plan_the_python_backend_builds(workflow):
+    _same_plan(workflow)
