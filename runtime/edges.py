@@ -6,7 +6,8 @@ then finds a node's successors and predecessors by kind in constant time:
 scheduling stays linear in the number of steps. The index of a graph is
 built when a run first loads it and kept for the next runs of the same
 plan (a plan is never changed once built), so a run of a loaded plan pays
-nothing for it.
+nothing for it. :func:`unpack` reads the bytecode's flat edge arrays
+(docs/bytecode.md sections 8.3 and 9.1) into such rows.
 
 The standard library only; MicroPython-compatible (no typing, dataclasses
 or f-strings).
@@ -91,19 +92,24 @@ def edges_of(graph):
     return edges
 
 
-def problem(edges, ids):
-    """Why ``edges`` is not a graph's edge list over the node ids ``ids``
-    (a loader's check of a plan it did not build), or None."""
-    if type(edges) is not list:
-        return "a graph's edges must be an array"
-    for edge in edges:
-        if type(edge) is not list or len(edge) != 4:
-            return "an edge must be [source, target, kind, label]"
-        if edge[2] not in KINDS:
-            return "an edge's kind must be one of " + ", ".join(KINDS)
-        if edge[3] is not None and type(edge[3]) is not str:
-            return "an edge's label must be a string or nil"
-        for end in (edge[0], edge[1]):
-            if type(end) is not str or end not in ids:
-                return "an edge names %r, which is not a node of its graph" % (end,)
-    return None
+def unpack(flat, ids):
+    """``([source, target, kind, label]...)`` of a graph whose nodes are
+    ``ids``, from the bytecode's flat ``source, target, kind, label...``
+    (node indexes, an index into KINDS, a str or nil), and None; or None
+    and why it is not such an array (a loader's check)."""
+    if type(flat) is not list or len(flat) % 4:
+        return None, "a graph's edges must be an array of source, target, kind, label quadruples"
+    rows = []
+    for i in range(0, len(flat), 4):
+        source, target, kind, label = flat[i], flat[i + 1], flat[i + 2], flat[i + 3]
+        for end in (source, target):
+            if type(end) is not int or not 0 <= end < len(ids):
+                return None, "an edge names node %r, which is not a node of its graph" % (end,)
+        if type(kind) is not int or not 0 <= kind < len(KINDS):
+            return None, "an edge's kind must be an index into " + ", ".join(KINDS)
+        if label is not None and type(label) is not str:
+            return None, "an edge's label must be a string or nil"
+        if label is None and KINDS[kind] == BRANCH:
+            return None, "a branch edge's label must be a string"
+        rows.append([ids[source], ids[target], KINDS[kind], label])
+    return rows, None

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from flowc.backends.vm import aevatar_vm
 from flowc.backends.vm import format as F
 from flowc.backends.vm import sequential as V
 from flowc.backends.vm.assemble import flat_plan
+from flowc.backends.vm.disasm import _step_fields
 
 
 def open_program(data: bytes) -> tuple[str, str | None, dict[str, Any]]:
@@ -59,15 +61,88 @@ def pack_sequential(body: list, version: int = F.FORMAT_VERSION) -> bytes:
 
 
 def kernel_body(data: bytes) -> list:
-    """``[name, consts, names, blocks, roles, steps, edges]`` of a kernel (aevatar) program."""
+    """``[name, consts, names, blocks, roles, steps, edges]`` of a kernel (aevatar) program, the
+    plan's tables spelled out: step rows of 12 fields ``[id, type, role, params, capability, name,
+    on_error, retry, default_output, condition, regions, timeout_ms]`` (params ``[name, block]``
+    pairs, regions ``[name, sub-step rows, edges]``, absent fields nil) and edges
+    ``[source, target, kind, label]`` by id, the fallthrough edges included."""
     _model, name, s = open_program(data)
-    roles, steps, edges = s["plan"]
-    return [name, s["consts"], s["names"], s["code"], roles, steps, edges]
+    roles, steps, _edges = s["plan"]
+    rows = []
+    for row in steps:
+        row = _step_fields(row)
+        for region in row[10] or ():
+            ids = [sub[0] for sub in region[1]]
+            flat = region[2]
+            region[2] = [[ids[flat[i]], ids[flat[i + 1]], F.EDGE_KINDS[flat[i + 2]], flat[i + 3]]
+                         for i in range(0, len(flat), 4)]
+        rows.append(row)
+    return [name, s["consts"], s["names"], s["code"], roles, rows, aevatar_vm.load(data).plan["edges"]]
 
 
 def pack_kernel(body: list) -> bytes:
-    """The inverse of :func:`kernel_body`; a body of another length keeps
-    its first four fields and makes the rest the plan (a malformed one)."""
+    """The inverse of :func:`kernel_body`, whatever the body holds (a value
+    that has no encoding goes in as it is, so the loader sees the damage);
+    a body of another length keeps its first four fields and makes the rest the plan."""
     name, consts, names, blocks = (list(body) + [None] * 4)[:4]
-    return pack_program("kernel", name, {"consts": consts, "names": names, "plan": list(body[4:]),
-                                         "code": blocks})
+    plan = list(body[4:])
+    if len(plan) == 3 and type(plan[1]) is list:
+        ids = [row[0] for row in plan[1] if type(row) is list and row]
+        edges = plan[2]
+        if type(edges) is list:
+            edges = [e for e in edges if not (type(e) is list and len(e) > 2 and e[2] == "fallthrough")]
+        plan = [plan[0], [_kernel_row(row) for row in plan[1]], _flat_edges(edges, ids)]
+    return pack_program("kernel", name, {"consts": consts, "names": names, "plan": plan, "code": blocks})
+
+
+def _index(table, v):
+    return table.index(v) if v in table else v
+
+
+def _flat_edges(edges, ids):
+    if type(edges) is not list:
+        return edges
+    out = []
+    for e in edges:
+        if type(e) is list and len(e) >= 3:
+            out += [_index(ids, e[0]), _index(ids, e[1]), _index(list(F.EDGE_KINDS), e[2]), *e[3:]]
+        else:
+            out += e if type(e) is list else [e]
+    return out
+
+
+def _flat_params(params):
+    if type(params) is not list:
+        return params
+    return [x for pair in params for x in (pair if type(pair) is list else [pair])]
+
+
+def _sub_row(row):
+    if type(row) is not list or len(row) != 6:
+        return row
+    return row[:3] + [_flat_params(row[3])] + row[4:]
+
+
+def _kernel_row(row):
+    """A spelled-out step row as section plan holds it."""
+    if type(row) is not list or len(row) != 12:
+        return row
+    out = _sub_row(row[:6]) + [_index(list(F.KERNEL_ON_ERROR), row[6]), 0]
+    for bit, value in enumerate(row[7:]):
+        if value is None:
+            continue
+        out[7] |= 1 << bit
+        if F.KERNEL_STEP_FIELDS[bit] == "retry" and type(value) is list:
+            out += value
+        elif F.KERNEL_STEP_FIELDS[bit] == "regions" and type(value) is list:
+            out.append([x for region in value for x in _region(region)])
+        else:
+            out.append(value)
+    return out
+
+
+def _region(region):
+    if type(region) is not list or len(region) != 3 or type(region[1]) is not list:
+        return region if type(region) is list else [region]
+    ids = [sub[0] for sub in region[1] if type(sub) is list and sub]
+    return [region[0], [_sub_row(sub) for sub in region[1]], _flat_edges(region[2], ids)]

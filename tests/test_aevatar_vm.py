@@ -22,11 +22,13 @@ from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.vm import VerifyError
 from flowc.backends.vm import expr_vm as X
+from flowc.backends.vm import format as F
 from flowc.host import ScriptedHost
 from flowc.ir.limits import MAX_EXPR_DEPTH
 from flowc.pipeline import driver
 from flowc.runtime import json_text
 from flowc.runtime import routing_run as K
+from flowc.testing.strategies import ir_workflows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -558,15 +560,45 @@ BAD = {
 }
 
 
-def test_the_plan_section_is_roles_steps_and_edges_by_kind():
+def test_the_plan_section_is_roles_step_rows_and_flat_edges():
     roles, steps, edges = open_program(B_PROGRAM)[2]["plan"]
-    assert isinstance(roles, dict) and len(steps[0]) == 12
-    ids = {row[0] for row in steps}
-    assert edges and all(len(e) == 4 and e[0] in ids and e[1] in ids for e in edges)
-    assert {e[2] for e in edges} <= {"sequence", "fallthrough", "branch", "error", "dependency"}
+    assert isinstance(roles, dict) and all(len(row) >= 8 and type(row[7]) is int for row in steps)
+    assert edges and len(edges) % 4 == 0
+    listed = [[steps[s][0], steps[t][0], F.EDGE_KINDS[k], label] for s, t, k, label in zip(*[iter(edges)] * 4)]
+    # the fallthrough edges are not listed: the loader adds them, after each step's own
+    loaded = vm.load(B_PROGRAM).plan["edges"]
+    assert all(e[2] != "fallthrough" for e in listed) and any(e[2] == "fallthrough" for e in loaded)
+    assert [e for e in loaded if e[2] != "fallthrough"] == listed
+    for i, step in enumerate(steps[:-1]):
+        own = [e for e in loaded if e[0] == step[0]]
+        sequenced = any(e[2] == "sequence" for e in own)
+        assert (own[-1:] == [[step[0], steps[i + 1][0], "fallthrough", None]]) is not sequenced
     # a program whose plan has no edges is refused, not run without its routes
     with pytest.raises(VerifyError):
         vm.load(pack_kernel(kernel_body(B_PROGRAM)[:6]))
+
+
+def test_the_loader_and_the_format_agree_on_the_step_row():
+    from flowc.backends.vm import aevatar_vm as A
+
+    assert A.ON_ERROR_ACTIONS == F.KERNEL_ON_ERROR
+    masks = (A.RETRY, A.DEFAULT_OUTPUT, A.CONDITION, A.REGIONS, A.TIMEOUT)
+    assert [1 << F.KERNEL_STEP_FIELDS.index(k) for k in ("retry", "default_output", "condition", "regions",
+                                                         "timeout_ms")] == list(masks)
+    assert A._FIELD_COUNTS == tuple(3 if k == "retry" else 1 for k in F.KERNEL_STEP_FIELDS)
+
+
+def test_edges_listed_out_of_step_order_or_fallthrough_edges_are_refused():
+    model, name, sections = open_program(B_PROGRAM)
+    edges = sections["plan"][2]
+    swapped = edges[4:8] + edges[:4] + edges[8:]
+    assert swapped[0] != edges[0]
+    sections["plan"][2] = swapped
+    with pytest.raises(VerifyError, match="listed step by step"):
+        vm.load(pack_program(model, name, sections))
+    sections["plan"][2] = [edges[0], edges[1], F.EDGE_KINDS.index("fallthrough"), None] + edges
+    with pytest.raises(VerifyError, match="fallthrough edges are implied"):
+        vm.load(pack_program(model, name, sections))
 
 
 @pytest.mark.parametrize("name", sorted(BAD))
@@ -708,3 +740,35 @@ def test_corrupted_code_with_valid_checksums_is_refused_or_runs(data):
             code[at:at] = bytes(data.draw(st.lists(st.integers(0, 40), min_size=1, max_size=4)))
         blocks[i] = bytes(code)
     _run_or_refuse(_pack_body(body))
+
+
+# ---------------------------------------------------------------- the loaded plan is the Python backend's
+
+def _same_plan(workflow) -> None:
+    from flowc.backends.vm.aevatar_assemble import _Bodies, _Tables
+    from flowc.plan import build_plan
+
+    built = build_plan(workflow, _Bodies(_Tables()), "kernel")
+    loaded = vm.load(vm.compile_workflow(workflow)).plan
+    assert loaded["edges"] == built["edges"]   # the fallthrough edges added back, in place
+    plain = ("id", "type", "role", "capability", "name", "on_error", "retry", "default_output", "timeout_ms")
+    for got, want in zip(loaded["nodes"], built["nodes"], strict=True):
+        assert {k: got.get(k) for k in plain} == {k: want.get(k) for k in plain}
+        assert [(name, g["edges"]) for name, g in got.get("regions") or ()] == \
+            [(name, g["edges"]) for name, g in want.get("regions") or ()]
+
+
+def test_corpus_programs_load_the_plan_the_python_backend_builds():
+    checked = 0
+    for path in sorted(DATA.rglob("*.yaml")):
+        result = driver.compile_file(str(path))
+        if result.ok:
+            _same_plan(result.workflow)
+            checked += 1
+    assert checked > 100
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ir_workflows("aevatar"))
+def test_generated_programs_load_the_plan_the_python_backend_builds(workflow):
+    _same_plan(workflow)

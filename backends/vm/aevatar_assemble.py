@@ -68,19 +68,59 @@ def _role_config(config: dict) -> dict:
 
 
 def _sub_row(sub: dict) -> list:
-    return [sub["id"], sub["type"], sub["role"], sub["params"], sub["capability"], sub["name"]]
+    """``[id, type, role, params, capability, name]``, params flat ``[name, block...]``."""
+    return [sub["id"], sub["type"], sub["role"], [x for pair in sub["params"] for x in pair], sub["capability"],
+            sub["name"]]
 
 
 def _step_row(step: dict) -> list:
-    retry = step["retry"]
-    if retry is not None:
-        retry = [int(v) if isinstance(v, float) and v == int(v) else v for v in retry]
-    regions = step.get("regions")
-    return [step["id"], step["type"], step["role"], step["params"], step["capability"], step["name"],
-            step["on_error"], retry, step.get("default_output"), step.get("condition"),
-            None if regions is None else [[name, [_sub_row(s) for s in graph["nodes"]], graph["edges"]]
-                                          for name, graph in regions],
-            step.get("timeout_ms")]
+    """A sub-step row, then ``on_error`` (an index into KERNEL_ON_ERROR), the
+    field mask and the values of the fields it names (KERNEL_STEP_FIELDS)."""
+    row = _sub_row(step) + [F.KERNEL_ON_ERROR.index(step["on_error"]), 0]
+    for bit, key in enumerate(F.KERNEL_STEP_FIELDS):
+        value = step.get(key)
+        if value is None:
+            continue
+        row[7] |= 1 << bit
+        if key == "retry":
+            row += [int(v) if isinstance(v, float) and v == int(v) else v for v in value]
+        elif key == "regions":
+            row.append([x for name, graph in value
+                        for x in (name, [_sub_row(s) for s in graph["nodes"]], _flat_edges(graph["edges"], graph))])
+        else:
+            row.append(value)
+    return row
+
+
+def _flat_edges(edges: list, graph: dict) -> list:
+    """``source, target, kind, label`` per edge: node indexes and an index into EDGE_KINDS."""
+    index = {node["id"]: i for i, node in reversed(list(enumerate(graph["nodes"])))}
+    return [x for source, target, kind, label in edges
+            for x in (index[source], index[target], F.EDGE_KINDS.index(kind), label)]
+
+
+def _plan_section(plan: dict, roles: dict) -> list:
+    """``[roles, steps, edges]``; the ``fallthrough`` edges are left out (the
+    loader adds them back: after every step without a ``sequence`` edge but the last)."""
+    edges = [e for e in plan["edges"] if e[2] != "fallthrough"]
+    ids = [step["id"] for step in plan["nodes"]]
+    assert with_fallthrough(edges, ids) == plan["edges"], "edges not listed step by step"
+    return [roles, [_step_row(s) for s in plan["nodes"]], _flat_edges(edges, plan)]
+
+
+def with_fallthrough(edges: list, ids: list[str]) -> list:
+    """The plan's edges: ``edges`` (step by step) with each step's
+    ``fallthrough`` edge to the next after its own when it has no ``sequence`` edge."""
+    by_source: dict[str, list] = {}
+    for edge in edges:
+        by_source.setdefault(edge[0], []).append(edge)
+    out = []
+    for i, sid in enumerate(ids):
+        own = by_source.pop(sid, [])
+        out += own
+        if i + 1 < len(ids) and all(e[2] != "sequence" for e in own):
+            out.append([sid, ids[i + 1], "fallthrough", None])
+    return out + [e for rest in by_source.values() for e in rest]
 
 
 class _Bodies:
@@ -116,4 +156,4 @@ def assemble_aevatar(workflow: Workflow) -> bytes:
     pools = tables.pools
     return F.pack_container("kernel", plan["name"], [
         ("consts", pools.consts), ("names", pools.names),
-        ("plan", [roles, [_step_row(s) for s in plan["nodes"]], plan["edges"]]), ("code", pools.blocks)])
+        ("plan", _plan_section(plan, roles)), ("code", pools.blocks)])

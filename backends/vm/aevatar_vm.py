@@ -11,7 +11,8 @@ give the same run record.
 
 In the container (docs/bytecode.md) an aevatar program is a ``kernel``
 program with the sections ``consts``, ``names``, ``code`` (the blocks) and
-``plan`` (``[roles, steps, edges]``); the header holds the workflow's name.
+``plan`` (``[roles, steps, edges]``: step rows with a field mask, the edges
+flat, their fallthrough edges implied); the header holds the workflow's name.
 
 Expressions are blocks of the VM's expression machine (:mod:`expr_vm`,
 docs/bytecode.md section 9); the builtin keys share the names table.
@@ -46,10 +47,14 @@ __all__ = ["Program", "load", "load_kernel"]
 
 MAX_RETRIES = 1000
 
-# Fields of a step row and of a sub-step row (docs/bytecode.md section 8).
-STEP_ROW = 12
+# Fields of a sub-step row and of a step row without its optional fields
+# (docs/bytecode.md section 8.3); the step row's mask bits, and how many
+# row values each stands for (format.py KERNEL_STEP_FIELDS).
 SUB_ROW = 6
+STEP_ROW = 8
 ON_ERROR_ACTIONS = ("fail", "skip", "fallback")
+RETRY, DEFAULT_OUTPUT, CONDITION, REGIONS, TIMEOUT = 1, 2, 4, 8, 16
+_FIELD_COUNTS = (3, 1, 1, 1, 1)
 
 # ================================================================ expressions
 
@@ -119,16 +124,20 @@ class Program:
         self.machine = _x.Machine(consts, names, names, decoded)
         self.roles = self._roles(plan[0])
         rows = _list(plan[1], "steps")
-        ids = {}
+        ids = []
+        seen = {}
         for i in range(len(rows)):
-            row = _list(rows[i], "step %d" % i, STEP_ROW)
+            row = _list(rows[i], "step %d" % i)
+            if not row:
+                raise VerifyError("step %d is an empty row" % i)
             sid = _str(row[0], "step %d's id" % i)
-            if sid in ids:
+            if sid in seen:
                 raise VerifyError("step id %r appears twice" % sid)
-            ids[sid] = i
+            seen[sid] = i
+            ids.append(sid)
         self.steps = [self._step(rows[i]) for i in range(len(rows))]
         self.plan = {"model": "kernel", "name": self.name, "roles": self.roles, "nodes": self.steps,
-                     "edges": _checked_edges(plan[2], ids, "the plan")}
+                     "edges": _with_fallthrough(plan[2], ids)}
 
     def _roles(self, roles):
         if not isinstance(roles, dict):
@@ -154,10 +163,13 @@ class Program:
         return v
 
     def _params(self, v, what):
+        """``[name, block...]`` -> the closure computing the parameters."""
+        v = _list(v, what)
+        if len(v) % 2:
+            raise VerifyError("%s must be name, block pairs" % what)
         pairs = []
-        for pair in _list(v, what):
-            pair = _list(pair, what + " entry", 2)
-            pairs.append((_str(pair[0], what + " name"), self._block(pair[1], what + " block")))
+        for i in range(0, len(v), 2):
+            pairs.append((_str(v[i], what + " name"), self._block(v[i + 1], what + " block")))
         return _params(self.machine, pairs)
 
     def _common(self, row, what):
@@ -166,41 +178,69 @@ class Program:
                 "capability": _opt_str(row[4], what + " capability"), "name": _opt_str(row[5], what + " name")}
 
     def _step(self, row):
+        """A step from ``[id, type, role, params, capability, name, on_error, mask, fields...]``."""
         what = "step %r" % row[0]
+        if len(row) < STEP_ROW:
+            raise VerifyError("%s: a step row has at least %d fields" % (what, STEP_ROW))
+        mask = row[7]
+        if type(mask) is not int or not 0 <= mask < 1 << len(_FIELD_COUNTS):
+            raise VerifyError("%s field mask must be 0..%d" % (what, (1 << len(_FIELD_COUNTS)) - 1))
+        size = STEP_ROW
+        for bit in range(len(_FIELD_COUNTS)):
+            if mask & (1 << bit):
+                size += _FIELD_COUNTS[bit]
+        if len(row) != size:
+            raise VerifyError("%s: a row of field mask %d has %d fields, not %d" % (what, mask, size, len(row)))
         step = self._common(row, what)
-        if type(row[6]) is not str or row[6] not in ON_ERROR_ACTIONS:
-            raise VerifyError("%s on_error action must be one of %s" % (what, ", ".join(ON_ERROR_ACTIONS)))
-        step["on_error"] = row[6]
-        retry = row[7]
-        if retry is not None:
-            retry = _list(retry, what + " retry", 3)
+        if type(row[6]) is not int or not 0 <= row[6] < len(ON_ERROR_ACTIONS):
+            raise VerifyError("%s on_error must be an index into %s" % (what, ", ".join(ON_ERROR_ACTIONS)))
+        step["on_error"] = ON_ERROR_ACTIONS[row[6]]
+        return self._optional(step, row, mask, what)
+
+    def _optional(self, step, row, mask, what):
+        """The step's fields after on_error, from ``row[8:]`` (in the loaded plan retry is always there)."""
+        at = STEP_ROW
+        retry = None
+        if mask & RETRY:
+            retry = [row[at], row[at + 1], row[at + 2]]
             _uint(retry[0], what + " retry count", MAX_RETRIES)
             _uint(retry[1], what + " retry delay", 0x7FFFFFFF)
             if type(retry[2]) is not int or retry[2] not in (1, 2):
                 raise VerifyError("%s retry backoff must be 1 (fixed) or 2 (exponential)" % what)
+            at += 3
         step["retry"] = retry
-        if _opt_str(row[8], what + " default output") is not None:
-            step["default_output"] = row[8]
-        if row[9] is not None:
-            step["condition"] = _expression(self.machine, self._block(row[9], what + " condition"))
-        if row[10] is not None:
-            step["regions"] = [self._region(region, what) for region in _list(row[10], what + " regions")]
-        if row[11] is not None:
-            step["timeout_ms"] = _bounded(row[11], what + " timeout_ms", 100, 600000)
+        if mask & DEFAULT_OUTPUT:
+            step["default_output"] = _str(row[at], what + " default output")
+            at += 1
+        if mask & CONDITION:
+            step["condition"] = _expression(self.machine, self._block(row[at], what + " condition"))
+            at += 1
+        if mask & REGIONS:
+            step["regions"] = self._regions(row[at], what)
+            at += 1
+        if mask & TIMEOUT:
+            step["timeout_ms"] = _bounded(row[at], what + " timeout_ms", 100, 600000)
         return step
 
-    def _region(self, region, what):
-        """``[name, sub-step rows, edges]`` -> ``[name, {"nodes", "edges"}]``."""
-        region = _list(region, what + " region", 3)
-        name = _str(region[0], what + " region name")
-        subs = []
-        ids = {}
-        for sub in _list(region[1], "%s region %r" % (what, name)):
-            sub = _list(sub, "%s region %r sub-step" % (what, name), SUB_ROW)
-            ids[_str(sub[0], "%s region %r sub-step id" % (what, name))] = True
-            subs.append(self._common(sub, "sub-step %r" % sub[0]))
-        edges = _checked_edges(region[2], ids, "%s region %r" % (what, name))
-        return [name, {"nodes": subs, "edges": edges}]
+    def _regions(self, flat, what):
+        """``[name, sub-step rows, edges...]`` -> ``[[name, {"nodes", "edges"}]...]``."""
+        flat = _list(flat, what + " regions")
+        if len(flat) % 3:
+            raise VerifyError("%s regions must be name, sub-steps, edges triples" % what)
+        regions = []
+        for i in range(0, len(flat), 3):
+            name = _str(flat[i], what + " region name")
+            subs = []
+            ids = []
+            for sub in _list(flat[i + 1], "%s region %r" % (what, name)):
+                sub = _list(sub, "%s region %r sub-step" % (what, name), SUB_ROW)
+                ids.append(_str(sub[0], "%s region %r sub-step id" % (what, name)))
+                subs.append(self._common(sub, "sub-step %r" % sub[0]))
+            edges, why = _edges.unpack(flat[i + 2], ids)
+            if why is not None:
+                raise VerifyError("%s region %r: %s" % (what, name, why))
+            regions.append([name, {"nodes": subs, "edges": edges}])
+        return regions
 
     def new_run(self, inputs, max_instructions=None, max_iterations=None, max_host_calls=None, concurrent=False):
         """The run on the kernel, not started (a driver answers its requests);
@@ -234,11 +274,28 @@ class Program:
         return _drivers.drive_virtual(r, host)
 
 
-def _checked_edges(edges, ids, what):
-    why = _edges.problem(edges, ids)
+def _with_fallthrough(flat, ids):
+    """The plan's edges from section plan's (listed step by step, without
+    ``fallthrough`` edges): each step's own edges, then, when none is a
+    ``sequence`` edge and a step follows, its ``fallthrough`` edge to that step."""
+    rows, why = _edges.unpack(flat, ids)
     if why is not None:
-        raise VerifyError("%s: %s" % (what, why))
-    return edges
+        raise VerifyError("the plan: " + why)
+    out = []
+    at = 0
+    for i in range(len(ids)):
+        sequenced = False
+        while at < len(rows) and flat[4 * at] == i:
+            if rows[at][2] == _edges.FALLTHROUGH:
+                raise VerifyError("the plan: fallthrough edges are implied, not listed")
+            sequenced = sequenced or rows[at][2] == _edges.SEQUENCE
+            out.append(rows[at])
+            at += 1
+        if not sequenced and i + 1 < len(ids):
+            out.append([ids[i], ids[i + 1], _edges.FALLTHROUGH, None])
+    if at < len(rows):
+        raise VerifyError("the plan: edges must be listed step by step, by their source")
+    return out
 
 
 def load(data):

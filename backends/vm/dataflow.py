@@ -10,10 +10,11 @@ backends give the same run record.
 
 In the container (docs/bytecode.md) a dataflow program is a ``dataflow``
 program with the sections ``consts``, ``names``, ``keys``, ``code`` (the
-CEL blocks), ``exprs`` (``[block, params, slots]`` each) and ``plan`` (a
-map with ``defaults``, ``reducers``, ``input_schema``, ``nodes`` and
-``edges``: the plan of flowc.plan without its model and name, or nil for
-a program of bare expressions); the header holds the workflow's name.
+CEL blocks), ``exprs`` (``[block, params, slots]`` each) and ``plan``
+(the plan of flowc.plan without its model and name as rows: node rows with
+a field mask, edges as flat index quadruples; :func:`plan_fields` decodes
+it; nil for a program of bare expressions); the header holds the
+workflow's name.
 
 Standard library only (plus cel, dataflow_run, expr_vm, the edge index of
 flowc.runtime and the VM's container reader); MicroPython-compatible.
@@ -39,7 +40,16 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import expr_vm as _v
     import sequential as _vm
 
-_NODE_KEYS = ("id", "op", "kind", "on_error", "attrs", "attr_order")
+# Section plan's codes (format.py DATAFLOW_OPS, NODE_FIELDS; docs/bytecode.md section 9).
+OPS = (
+    "trigger", "call", "assign", "noop", "sleep", "assert", "fail", "finish", "switch", "transform.map",
+    "transform.filter", "transform.reduce", "transform.sort", "transform.dedupe", "transform.chunk", "parse",
+    "validate", "foreach", "batch", "iterate", "subgraph", "parallel", "race",
+)
+GUARD, INPUTS, CALL, RETRY, ITERATION, ITEM_POLICY, REGIONS = 1, 2, 4, 8, 16, 32, 64
+# The row values of each mask bit, bit 0 first.
+_FIELD_COUNTS = (1, 1, 2, 4, 3, 1, 1)
+MAX_DEPTH = 8
 
 
 class DataflowError(_vm.VerifyError):
@@ -97,20 +107,13 @@ class Program:
         if plan is not None:
             if type(self.workflow) is not str:
                 raise DataflowError("a program with a graph names its workflow")
-            schema = plan.get("input_schema")
-            if schema is not None and not isinstance(schema, dict):
-                raise DataflowError("input_schema must be a map")
-            graph = self._graph(plan, 0)
-            self.plan = {"model": "dataflow", "name": self.workflow,
-                         "defaults": _obj(plan.get("defaults"), "defaults"),
-                         "reducers": _obj(plan.get("reducers"), "reducers"), "input_schema": schema,
-                         "nodes": graph["nodes"], "edges": graph["edges"]}
-            if plan.get("limits") is not None:
-                self.plan["limits"] = _limits(plan["limits"])
+            self.plan = {"model": "dataflow", "name": self.workflow}
+            for key, value in plan_fields(plan, self.function):
+                self.plan[key] = value
 
     def function(self, index):
         """Expression ``index`` as a Python callable ``f(env, *args)``."""
-        if type(index) is not int or index >= len(self.exprs):
+        if type(index) is not int or not 0 <= index < len(self.exprs):
             raise DataflowError("an expression index is out of range")
         block, params, _slots = self.exprs[index]
         machine = self.machine
@@ -124,51 +127,6 @@ class Program:
 
     def evaluate(self, index, env, args=()):
         return self.function(index)(env, *args)
-
-    def _graph(self, graph, depth):
-        if depth > 8 or not isinstance(graph, dict) or type(graph.get("nodes")) is not list:
-            raise DataflowError("a graph must be {nodes, edges}")
-        out_nodes = []
-        ids = set()
-        for node in graph["nodes"]:
-            if not isinstance(node, dict) or not all(k in node for k in _NODE_KEYS):
-                raise DataflowError("a node misses one of %s" % ", ".join(_NODE_KEYS))
-            if type(node["id"]) is not str or node["id"] in ids:
-                raise DataflowError("node ids must be unique strings")
-            ids.add(node["id"])
-            if node["op"] not in _d._OPS:
-                raise DataflowError("unknown operation %r" % (node["op"],))
-            n = {}
-            for key in node:
-                n[key] = node[key]
-            attrs = {}
-            if not isinstance(node["attrs"], dict):
-                raise DataflowError("attrs must be a map")
-            for key in node["attrs"]:
-                attrs[key] = self.function(node["attrs"][key])
-            n["attrs"] = attrs
-            for key in ("guard", "over"):
-                if node.get(key) is not None:
-                    n[key] = self.function(node[key])
-            if node.get("inputs") is not None:
-                if not isinstance(node["inputs"], dict):
-                    raise DataflowError("a trigger's inputs must be a map")
-                mapping = {}
-                for key in node["inputs"]:
-                    mapping[key] = self.function(node["inputs"][key])
-                n["inputs"] = mapping
-            if node.get("retry") is not None:
-                r = node["retry"]
-                if type(r) is not list or len(r) != 4:
-                    raise DataflowError("retry must be [max, delay, backoff, jitter]")
-                n["retry"] = tuple(r)
-            if node.get("regions") is not None:
-                n["regions"] = [(name, self._graph(g, depth + 1)) for name, g in node["regions"]]
-            out_nodes.append(n)
-        why = _edges.problem(graph.get("edges"), ids)
-        if why is not None:
-            raise DataflowError(why)
-        return {"nodes": out_nodes, "edges": graph["edges"]}
 
     def new_run(self, inputs, trigger=None, payload=None, max_instructions=None, max_iterations=None,
                 max_host_calls=None, concurrent=False):
@@ -219,17 +177,157 @@ class Program:
             self.machine.end_run()
 
 
+def plan_fields(section, expr):
+    """The plan's fields, as (key, value) pairs in the order of flowc.plan,
+    from section plan ``[defaults, reducers, input_schema, limits, nodes,
+    edges]`` (docs/bytecode.md section 9), verified; ``expr`` turns an
+    expression index into what the plan holds (the loader: a closure)."""
+    if type(section) is not list or len(section) != 6:
+        raise DataflowError("section plan must be [defaults, reducers, input_schema, limits, nodes, edges] or nil")
+    schema = section[2]
+    if schema is not None and not isinstance(schema, dict):
+        raise DataflowError("input_schema must be a map")
+    nodes, edges = _graph(section[4], section[5], expr, 0)
+    fields = [("defaults", _obj(section[0], "defaults")), ("reducers", _obj(section[1], "reducers")),
+              ("input_schema", schema), ("nodes", nodes), ("edges", edges)]
+    if section[3] is not None:
+        fields.append(("limits", _limits(section[3])))
+    return fields
+
+
 def _limits(v):
-    """The run's limits: {"steps": n or None, "deadline_ms": n or None}."""
-    if not isinstance(v, dict):
-        raise DataflowError("limits must be a map")
-    out = {}
-    for key in ("steps", "deadline_ms"):
-        n = v.get(key)
+    """The run's limits, from ``[steps, deadline_ms]``: {"steps": n or None, "deadline_ms": n or None}."""
+    if type(v) is not list or len(v) != 2:
+        raise DataflowError("limits must be [steps, deadline_ms]")
+    for n in v:
         if n is not None and (type(n) is not int or n < 0):
-            raise DataflowError("limits." + key + " must be a non-negative integer")
-        out[key] = n
+            raise DataflowError("a limit must be a non-negative integer or nil")
+    return {"steps": v[0], "deadline_ms": v[1]}
+
+
+def _graph(rows, edges, expr, depth):
+    """(nodes, edges) of a graph: node maps from their rows, edges as
+    ``[source id, target id, kind, label]``."""
+    if depth > MAX_DEPTH:
+        raise DataflowError("regions nest more than %d deep" % MAX_DEPTH)
+    if type(rows) is not list:
+        raise DataflowError("a graph's nodes must be an array")
+    nodes = []
+    ids = []
+    seen = set()
+    for row in rows:
+        node = _node(row, expr, depth)
+        if node["id"] in seen:
+            raise DataflowError("node ids must be unique strings")
+        seen.add(node["id"])
+        ids.append(node["id"])
+        nodes.append(node)
+    return nodes, _edge_list(edges, ids)
+
+
+def _edge_list(flat, ids):
+    rows, why = _edges.unpack(flat, ids)
+    if why is not None:
+        raise DataflowError(why)
+    return rows
+
+
+def _node(row, expr, depth):
+    """A node map from ``[id, op, kind, on_error, attrs, mask, fields...]``,
+    its keys in the order of flowc.plan."""
+    if type(row) is not list or len(row) < 6:
+        raise DataflowError("a node must be [id, op, kind, on_error, attrs, mask, fields...]")
+    nid, op, kind, on_error, mask = row[0], row[1], row[2], row[3], row[5]
+    if type(nid) is not str:
+        raise DataflowError("node ids must be unique strings")
+    if type(op) is not int or not 0 <= op < len(OPS) or OPS[op] not in _d._OPS:
+        raise DataflowError("unknown operation %r" % (op,))
+    if type(kind) is not str or (on_error is not None and type(on_error) is not str):
+        raise DataflowError("a node's kind and on_error must be strings")
+    if type(mask) is not int or not 0 <= mask < 1 << len(_FIELD_COUNTS):
+        raise DataflowError("a node's field mask must be 0..%d" % ((1 << len(_FIELD_COUNTS)) - 1))
+    size = 6
+    for bit in range(len(_FIELD_COUNTS)):
+        if mask & (1 << bit):
+            size += _FIELD_COUNTS[bit]
+    if len(row) != size:
+        raise DataflowError("node %r: a row of field mask %d has %d fields, not %d" % (nid, mask, size, len(row)))
+    node = {"id": nid, "op": OPS[op], "kind": kind, "on_error": "fail" if on_error is None else on_error}
+    at = 6
+    if mask & GUARD:
+        node["guard"] = expr(row[at])
+        at += 1
+    if mask & INPUTS:
+        node["inputs"], node["input_order"] = _pairs(row[at], expr, "a trigger's inputs")
+        at += 1
+    node["attrs"], node["attr_order"] = _pairs(row[4], expr, "attrs")
+    return _optional(node, row, at, mask, expr, depth)
+
+
+def _optional(node, row, at, mask, expr, depth):
+    """The node's fields after its attrs, from ``row[at:]``."""
+    if mask & CALL:
+        node["capability"], node["call_name"] = _text(row[at]), _text(row[at + 1])
+        at += 2
+    if mask & RETRY:
+        node["retry"] = _retry(row[at:at + 4])
+        at += 4
+    if mask & ITERATION:
+        node["over"], node["item_name"] = expr(row[at]), _text(row[at + 1])
+        size = row[at + 2]
+        if type(size) is not int or size < 0:
+            raise DataflowError("batch_size must be a non-negative integer")
+        at += 3
+    if mask & ITEM_POLICY:
+        node["item_policy"] = _text(row[at])
+        at += 1
+    if mask & ITERATION:
+        node["batch_size"] = size
+    if mask & REGIONS:
+        node["regions"] = _regions(row[at], expr, depth)
+    return node
+
+
+def _regions(flat, expr, depth):
+    """``[(name, {nodes, edges})...]`` from ``[name, nodes, edges...]``."""
+    if type(flat) is not list or len(flat) % 3:
+        raise DataflowError("regions must be an array of name, nodes, edges triples")
+    out = []
+    for i in range(0, len(flat), 3):
+        nodes, edges = _graph(flat[i + 1], flat[i + 2], expr, depth + 1)
+        out.append((_text(flat[i]), {"nodes": nodes, "edges": edges}))
     return out
+
+
+def _pairs(flat, expr, what):
+    """({name: expr(index)}, [name...]) from ``[name, index...]``."""
+    if type(flat) is not list or len(flat) % 2:
+        raise DataflowError(what + " must be an array of name, expression pairs")
+    mapping = {}
+    order = []
+    for i in range(0, len(flat), 2):
+        name = flat[i]
+        if type(name) is not str or name in mapping:
+            raise DataflowError(what + ": names must be unique strings")
+        mapping[name] = expr(flat[i + 1])
+        order.append(name)
+    return mapping, order
+
+
+def _retry(values):
+    """(max, delay_ms, backoff, jitter)."""
+    for i in range(4):
+        v = values[i]
+        number = type(v) is int or (i >= 2 and type(v) is float)
+        if not number or v < 0:
+            raise DataflowError("retry must be max, delay_ms (non-negative integers), backoff, jitter (numbers)")
+    return (values[0], values[1], values[2], values[3])
+
+
+def _text(v):
+    if type(v) is not str:
+        raise DataflowError("a node's names must be strings")
+    return v
 
 
 def _obj(v, what):
@@ -255,8 +353,6 @@ def _load(data):
 def load_dataflow(data, name, table):
     """The :class:`Program` of an opened container (vm.open_container)."""
     plan = _vm.read_section(data, table, "plan")
-    if plan is not None and not isinstance(plan, dict):
-        raise DataflowError("section plan must be a map or nil")
     body = {"plan": plan, "workflow": name}
     for key in ("consts", "names", "keys", "exprs"):
         body[key] = _vm.read_section(data, table, key)

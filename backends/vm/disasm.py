@@ -21,6 +21,7 @@ import os
 
 from flowc.backends.vm import format as F
 from flowc.backends.vm import sequential as V
+from flowc.backends.vm.dataflow import plan_fields
 from flowc.backends.vm.device import load
 from flowc.backends.vm.expr_disasm import disassemble_block
 from flowc.termtext import shown
@@ -196,8 +197,9 @@ def _operand(kind: str, v: int, spec: F.Opcode, consts: list, names: list, steps
 
 # ---------------------------------------------------------------- kernel (aevatar)
 
-def _kernel(_program, sec: dict, _source_root: str | None) -> list[str]:
-    roles, steps, edges = sec["plan"]
+def _kernel(program, sec: dict, _source_root: str | None) -> list[str]:
+    roles, steps = sec["plan"][0], [_step_fields(row) for row in sec["plan"][1]]
+    edges = program.plan["edges"]   # the fallthrough edges included
     out = []
     if roles:
         out.append("roles:")
@@ -233,6 +235,30 @@ def _kernel(_program, sec: dict, _source_root: str | None) -> list[str]:
             code, lambda c: _show(sec["consts"][c], 48), lambda n: shown(sec["names"][n]),
             lambda k: shown(sec["names"][k]))]
     return out
+
+
+def _step_fields(row: list) -> list:
+    """A step row of section plan as ``[id, type, role, params, capability,
+    name, on_error, retry, default_output, condition, regions, timeout_ms]``
+    (params and regions as pairs and triples; absent fields nil)."""
+    fields: dict = dict.fromkeys(F.KERNEL_STEP_FIELDS)
+    at = 8
+    for bit, key in enumerate(F.KERNEL_STEP_FIELDS):
+        if row[7] & (1 << bit):
+            size = 3 if key == "retry" else 1
+            fields[key] = row[at:at + size] if key == "retry" else row[at]
+            at += size
+    regions = fields["regions"]
+    if regions is not None:
+        regions = [[regions[i], [_sub_fields(sub) for sub in regions[i + 1]], regions[i + 2]]
+                   for i in range(0, len(regions), 3)]
+    return _sub_fields(row) + [F.KERNEL_ON_ERROR[row[6]], fields["retry"], fields["default_output"],
+                               fields["condition"], regions, fields["timeout_ms"]]
+
+
+def _sub_fields(row: list) -> list:
+    params = row[3]
+    return row[:3] + [[params[i:i + 2] for i in range(0, len(params), 2)]] + row[4:6]
 
 
 def _by_end(edges: list, end: int) -> dict[str, list]:
@@ -274,10 +300,9 @@ def _step_line(row: list, indent: str) -> str:
 
 def _dataflow(_program, sec: dict, _source_root: str | None) -> list[str]:
     out = []
-    plan = sec["plan"]
-    if plan is not None and plan.get("nodes") is not None:
+    if sec["plan"] is not None:   # the node rows as plan maps, expressions as their indexes
         out.append("graph:")
-        _graph(plan, "  ", out)
+        _graph(dict(plan_fields(sec["plan"], lambda index: index)), "  ", out)
         out.append("")
     out.append(f"expressions ({len(sec['exprs'])}):")
     for i, (block, params, slots) in enumerate(sec["exprs"]):

@@ -66,6 +66,37 @@ STRING_REF = 0
 STEP_BRANCH_TARGET = 1
 STEP_ENTRY = 2      # the first top-level step: WALK starts there
 
+# A dataflow program's plan (docs/bytecode.md section 9): a node row names
+# its operation by index into DATAFLOW_OPS and an edge its kind by index
+# into EDGE_KINDS (runtime/edges.py KINDS); append only. The loader
+# (dataflow.py) keeps its own copies; tests/test_vm_dataflow_plan.py checks them.
+DATAFLOW_OPS = (
+    "trigger", "call", "assign", "noop", "sleep", "assert", "fail", "finish", "switch", "transform.map",
+    "transform.filter", "transform.reduce", "transform.sort", "transform.dedupe", "transform.chunk", "parse",
+    "validate", "foreach", "batch", "iterate", "subgraph", "parallel", "race",
+)
+EDGE_KINDS = ("sequence", "fallthrough", "branch", "dependency", "error")
+# A node row's optional fields: (mask bit, the plan's node keys it stands
+# for), in row order; the row holds the values of the set bits' fields.
+# "inputs" is one flat [name, expression...] array (it gives inputs and
+# input_order) and "retry" four values (max, delay_ms, backoff, jitter).
+NODE_FIELDS = (
+    (0, ("guard",)),
+    (1, ("inputs",)),
+    (2, ("capability", "call_name")),
+    (3, ("retry",)),
+    (4, ("over", "item_name", "batch_size")),
+    (5, ("item_policy",)),
+    (6, ("regions",)),
+)
+# An aevatar (kernel) program's plan (docs/bytecode.md section 8.3): a step
+# row's on_error is an index into KERNEL_ON_ERROR; its mask's bit b set
+# when the step has field KERNEL_STEP_FIELDS[b], whose row values follow
+# (a retry is three: retries, delay_ms, backoff). aevatar_vm.py keeps its own
+# copies; tests/test_aevatar_vm.py checks them.
+KERNEL_ON_ERROR = ("fail", "skip", "fallback")
+KERNEL_STEP_FIELDS = ("retry", "default_output", "condition", "regions", "timeout_ms")
+
 ROOTS = ("inputs", "steps", "item", "index", "result")
 STATES = ("final", "exit")
 # Declared types, by code (the operand lists of CHECK_INPUTS and CHECK_OUTPUT).
