@@ -1154,6 +1154,25 @@ class _Generator:
         self._function("_end", fn)
 
     def generate(self) -> str:
+        """The module's text: its constants, the plan and the steps, then the
+        entry points."""
+        self._prologue()
+        self._plan()
+        for node in self.wf.nodes:
+            if node.op == "end":
+                continue
+            self._step(node)
+            if node.op == "branch":
+                self._arm(node, "then")
+                self._arm(node, "else")
+        self._steps()
+        self._end()
+        self._entry_points()
+        return "\n".join(self.out)
+
+    def _prologue(self) -> None:
+        """The header, the docstring, the import of the runtime and the
+        workflow's constants."""
         self._check()
         wf = self.wf
         step_ids = [n.id for n in wf.nodes if n.op != "end"]
@@ -1190,16 +1209,10 @@ class _Generator:
         out.append(f"BRANCH_STEP_IDS = {_tuple([_const(i) for i in branch_ids]) if branch_ids else '()'}")
         keys = [b.name for b in wf.outputs]
         out.append(f"OUTPUT_KEYS = {_tuple([_const(k) for k in keys]) if keys else '()'}")
-        self._plan()
-        for node in wf.nodes:
-            if node.op == "end":
-                continue
-            self._step(node)
-            if node.op == "branch":
-                self._arm(node, "then")
-                self._arm(node, "else")
-        self._steps()
-        self._end()
+
+    def _entry_points(self) -> None:
+        """new_run, run, run_async, run_virtual and the command line."""
+        out = self.out
         out.append("")
         out.append("")
         out.append("def new_run(inputs, max_iterations=None, max_host_calls=None):")
@@ -1233,8 +1246,6 @@ class _Generator:
         out.append("    from flowc.hosts.runner import module_main")
         out.append("    raise SystemExit(module_main(run))")
         out.append("")
-        return "\n".join(out)
-
 
 def _refs(expr: E.Expr):
     for node in E.walk(expr):
