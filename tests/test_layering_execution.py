@@ -40,7 +40,7 @@ DIALECTS = frozenset({"workflowskill", "aevatar", "instruction"})
 # Reads of `.semantics` / `.dialect` that only display the name:
 # (file, enclosing function, attribute) -> why it is allowed.
 ALLOWED_ATTRIBUTE_READS: dict[tuple[str, str, str], str] = {
-    ("backends/python/codegen.py", "generate", "dialect"):
+    ("backends/python/codegen.py", "_prologue", "dialect"):
         "the generated module's header comment names the source's dialect",
     ("backends/python/aevatar_codegen.py", "generate", "dialect"):
         "the generated module's header comment names the source's dialect",
