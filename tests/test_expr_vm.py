@@ -317,6 +317,8 @@ def _code(*ins) -> bytes:
     out = bytearray()
     for op, *operands in ins:
         out.append(op)
+        if op in X.PACKED_OPS:   # access rule and name in one varint
+            operands = [operands[1] << X.ACCESS_BITS | operands[0]]
         for v in operands:
             while v >= 0x80:
                 out.append((v & 0x7F) | 0x80)
@@ -348,7 +350,7 @@ def test_well_formed_blocks_verify():
     (_code((X.CALL, 4, 0), (X.RETURN,)), "no builtin"),
     (_code((X.CONST, 0), (X.CALL, 3, 2), (X.RETURN,)), "cel.size with 2 arguments"),
     (_code((X.CONST, 0), (X.CALL, 0, 2), (X.RETURN,)), "stack underflow"),
-    (_code((X.LOAD, 9, 0), (X.RETURN,)), "names no rule"),
+    (_code((X.LOAD, 2, 0), (X.RETURN,)), "LOAD names no rule 2"),
     (_code((X.CONST, 0), (X.FIELD, 1, 0), (X.RETURN,)), "FIELD names no rule 1"),
     (_code((X.LOCAL, 2), (X.RETURN,)), "out of range"),
     (_code((X.JUMP, 1), (X.CONST, 0), (X.RETURN,)), "not an instruction start"),
@@ -593,10 +595,10 @@ def test_the_straight_line_pass_takes_the_common_blocks():
     keys = ["wfs.eq"]
     checks = X._straight_checks(rules, (2, 3, 1, 1), 0)
     # LOAD wfs 0; FIELD wfs 1; CONST 0; CALL wfs.eq 2; RETURN
-    block = bytes([X.LOAD, 3, 0, X.FIELD, 3, 1, X.CONST, 0, X.CALL, 0, 2, X.RETURN])
+    block = bytes([X.LOAD, 0 << 2 | 3, X.FIELD, 1 << 2 | 3, X.CONST, 0, X.CALL, 0, 2, X.RETURN])
     assert X._straight_block(block, checks, keys, rules["builtins"]) == X.verify_block(
         0, block, (2, 3, 1, 1), keys, 0, rules)
-    for bad in (block[:-1], bytes([X.LOAD, 0, 0, X.RETURN]),  # cel access in wfs
+    for bad in (block[:-1], bytes([X.LOAD, 0, X.RETURN]),  # cel access in wfs
                 bytes([X.CONST, 2, X.RETURN]), bytes([X.CALL, 0, 1, X.RETURN]), bytes([X.RETURN])):
         assert X._straight_block(bad, checks, keys, rules["builtins"]) is None
         with pytest.raises(VerifyError):
