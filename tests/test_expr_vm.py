@@ -621,3 +621,57 @@ def test_the_straight_line_pass_equals_the_general_verifier_on_cel_blocks():
             taken += 1
             assert fast == X.verify_block(i, block, sizes, tables.keys, 4, rules)
     assert 0 < taken < len(tables.blocks)   # jumps, TRY and lambdas take the general path
+
+
+# ------------------------------------------------------------------ operand and constant encodings
+
+def test_load_and_field_write_access_and_name_as_one_varint():
+    """name << 2 | access: one byte for a name below 32, two above; both decoders split it alike."""
+    tables = Tables()
+    names = [f"n{i}" for i in range(40)]
+    for n in names:
+        tables.name(n)
+    expr = E.Ref("n39", (E.Field("n3"),))
+    root, _params, _slots = assemble_expression(tables, expr)
+    block = tables.blocks[root]
+    load, field = X.ACCESS.index("cel"), X.ACCESS.index("cel")
+    assert block[:5] == bytes([X.LOAD, (39 << 2 | load) & 0x7F | 0x80, (39 << 2 | load) >> 7,
+                               X.FIELD, 3 << 2 | field])
+    ins = X.decode(block)
+    assert [(op, operands) for _pc, op, operands in ins[:2]] == [(X.LOAD, [load, 39]), (X.FIELD, [field, 3])]
+    rules = X.PROFILES["cel"]
+    sizes = (len(tables.consts), len(tables.names), len(tables.keys), len(tables.blocks))
+    assert X._straight_block(block, X._straight_checks(rules, sizes, 0), tables.keys, rules["builtins"]) == \
+        X.verify_block(0, block, sizes, tables.keys, 0, rules)
+    assert len(X.ACCESS) <= 1 << X.ACCESS_BITS
+
+
+@pytest.mark.parametrize("value, kind, pooled", [
+    ("abc", "auto", "abc"),                 # plain values that are no array: as themselves
+    ({"k": [1]}, "auto", {"k": [1]}),
+    (None, "auto", None),
+    (2, "float", 2.0),
+    ("7879", "bytes", b"xy"),               # bytes: as bin
+    (7, "uint", ["u", 7]),                  # a uint and an array keep their tag
+    ([1, 2], "auto", ["v", [1, 2]]),
+])
+def test_dataflow_constants_are_tagged_only_when_they_must_be(value, kind, pooled):
+    tables = Tables()
+    assert tables.const(value, kind) == 0 and tables.consts == [pooled]
+    assert tables.const(value, kind) == 0   # one entry per constant
+    loaded = dataflow._const(tables.consts[0])
+    assert loaded == (C.UInt(7) if kind == "uint" else pooled[1] if type(pooled) is list else pooled)
+
+
+@pytest.mark.parametrize("text", ['"abc"', "{'k': [1]}", "b'xy'", "7u", "2.5", "null"])
+def test_dataflow_constants_round_trip_through_a_program(text):
+    program = dataflow.load(assemble_expressions([parse_cel(text)]))
+    assert program.evaluate(0, {}) == evaluate_cel(parse_cel(text), {})
+
+
+def test_dataflow_constants_of_an_unknown_tag_are_refused():
+    assert dataflow._const({"a": 1}) == {"a": 1} and dataflow._const(None) is None
+    assert dataflow._const(["u", 3]) == C.UInt(3)
+    for bad in (["x", 1], ["u", -1], ["b", "text"], [1, 2, 3]):
+        with pytest.raises(VerifyError):
+            dataflow._const(bad)

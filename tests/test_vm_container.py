@@ -265,3 +265,22 @@ def test_interned_strings_not_in_the_name_table_are_appended_to_it():
     table, refs = F.intern_table(["x"], [["x", "repeated", "repeated", "once-only-here"], {"repeated": "x"}])
     assert table == ["x", "repeated"]
     assert refs == {"repeated": 1}   # "x" is shorter spelled out (2 bytes) than as a reference (3)
+
+
+def test_the_corpus_bytecode_is_at_most_40_percent_of_its_source():
+    """The figure of benchmarks/bench_vm.py (section Size): stripped programs of the
+    WorkflowSkill corpus and the examples, every model, against their source bytes."""
+    root = Path(__file__).resolve().parents[1]
+    paths = driver.expand_paths([str(root / "tests" / "data" / "workflowskill"), str(root / "examples")])
+    source = code = 0
+    models = set()
+    for path in paths:
+        result = driver.compile_file(path)
+        if not result.ok:
+            continue
+        data = vm.compile_workflow(result.workflow, strip=True)
+        models.add(V.open_container(data)[0])
+        source += Path(path).stat().st_size
+        code += len(data)
+    assert models == set(F.MODELS)
+    assert code <= 0.40 * source, f"{code} bytes of bytecode for {source} bytes of source"
