@@ -225,7 +225,7 @@ def test_flowc_compile_run_and_disasm(tmp_path, capsys):
     out = tmp_path / "b.wfav"
     assert cli.main(["compile", "--target", "bytecode", str(path), "-o", str(out)]) == 0
     data = out.read_bytes()
-    assert data[:5] == b"FLWC\x02" and open_program(data)[0] == "kernel"
+    assert data[:5] == b"FLWC\x03" and open_program(data)[0] == "kernel"
     inputs, script, expected = SCRIPTS["B"]
     (tmp_path / "in.json").write_text(json.dumps(inputs))
     (tmp_path / "host.json").write_text(json.dumps(script))
@@ -237,7 +237,7 @@ def test_flowc_compile_run_and_disasm(tmp_path, capsys):
     assert record == json.loads(json.dumps(vm.load(data).run(inputs, ScriptedHost(script))))
     assert cli.main(["disasm", str(out)]) == 0
     listing = capsys.readouterr().out
-    assert listing.startswith("flowc program, format version 2, scheduling model kernel\n"
+    assert listing.startswith("flowc program, format version 3, scheduling model kernel\n"
                               'workflow: "fetch_and_route"\n')
     for text in ("route: switch", "branch '_default' -> handle_normal", "block 0:", "RETURN"):
         assert text in listing
@@ -453,6 +453,8 @@ def _block(*ins) -> bytes:
     out = bytearray()
     for op, *operands in ins:
         out.append(op)
+        if op in X.PACKED_OPS:   # access rule and name in one varint
+            operands = [operands[1] << X.ACCESS_BITS | operands[0]]
         for v in operands:
             while True:
                 if v >= 0x80:
@@ -511,7 +513,7 @@ BAD = {
     "RETURN on an empty stack": _with(_set_block((X.RETURN,))),
     "const out of range": _with(_set_block((X.CONST, 10 ** 6), (X.RETURN,))),
     "name out of range": _with(_set_block((X.LOAD, 1, 10 ** 6), (X.RETURN,))),
-    "access rule out of range": _with(_set_block((X.LOAD, 9, 0), (X.RETURN,))),
+    "access rule of another dialect": _with(_set_block((X.LOAD, 3, 0), (X.RETURN,))),
     "unknown function": _with(_set_block((X.CONST, 0), (X.CALL, "aevatar.nope", 1), (X.RETURN,))),
     "wrong arity": _with(_set_block((X.CONST, 0), (X.CONST, 0), (X.CALL, "aevatar.isblank", 2), (X.RETURN,))),
     "stack underflow": _with(_set_block((X.CALL, "aevatar.eq", 2), (X.RETURN,))),

@@ -317,6 +317,8 @@ def _code(*ins) -> bytes:
     out = bytearray()
     for op, *operands in ins:
         out.append(op)
+        if op in X.PACKED_OPS:   # access rule and name in one varint
+            operands = [operands[1] << X.ACCESS_BITS | operands[0]]
         for v in operands:
             while v >= 0x80:
                 out.append((v & 0x7F) | 0x80)
@@ -348,7 +350,7 @@ def test_well_formed_blocks_verify():
     (_code((X.CALL, 4, 0), (X.RETURN,)), "no builtin"),
     (_code((X.CONST, 0), (X.CALL, 3, 2), (X.RETURN,)), "cel.size with 2 arguments"),
     (_code((X.CONST, 0), (X.CALL, 0, 2), (X.RETURN,)), "stack underflow"),
-    (_code((X.LOAD, 9, 0), (X.RETURN,)), "names no rule"),
+    (_code((X.LOAD, 2, 0), (X.RETURN,)), "LOAD names no rule 2"),
     (_code((X.CONST, 0), (X.FIELD, 1, 0), (X.RETURN,)), "FIELD names no rule 1"),
     (_code((X.LOCAL, 2), (X.RETURN,)), "out of range"),
     (_code((X.JUMP, 1), (X.CONST, 0), (X.RETURN,)), "not an instruction start"),
@@ -593,10 +595,10 @@ def test_the_straight_line_pass_takes_the_common_blocks():
     keys = ["wfs.eq"]
     checks = X._straight_checks(rules, (2, 3, 1, 1), 0)
     # LOAD wfs 0; FIELD wfs 1; CONST 0; CALL wfs.eq 2; RETURN
-    block = bytes([X.LOAD, 3, 0, X.FIELD, 3, 1, X.CONST, 0, X.CALL, 0, 2, X.RETURN])
+    block = bytes([X.LOAD, 0 << 2 | 3, X.FIELD, 1 << 2 | 3, X.CONST, 0, X.CALL, 0, 2, X.RETURN])
     assert X._straight_block(block, checks, keys, rules["builtins"]) == X.verify_block(
         0, block, (2, 3, 1, 1), keys, 0, rules)
-    for bad in (block[:-1], bytes([X.LOAD, 0, 0, X.RETURN]),  # cel access in wfs
+    for bad in (block[:-1], bytes([X.LOAD, 0, X.RETURN]),  # cel access in wfs
                 bytes([X.CONST, 2, X.RETURN]), bytes([X.CALL, 0, 1, X.RETURN]), bytes([X.RETURN])):
         assert X._straight_block(bad, checks, keys, rules["builtins"]) is None
         with pytest.raises(VerifyError):
@@ -619,3 +621,57 @@ def test_the_straight_line_pass_equals_the_general_verifier_on_cel_blocks():
             taken += 1
             assert fast == X.verify_block(i, block, sizes, tables.keys, 4, rules)
     assert 0 < taken < len(tables.blocks)   # jumps, TRY and lambdas take the general path
+
+
+# ------------------------------------------------------------------ operand and constant encodings
+
+def test_load_and_field_write_access_and_name_as_one_varint():
+    """name << 2 | access: one byte for a name below 32, two above; both decoders split it alike."""
+    tables = Tables()
+    names = [f"n{i}" for i in range(40)]
+    for n in names:
+        tables.name(n)
+    expr = E.Ref("n39", (E.Field("n3"),))
+    root, _params, _slots = assemble_expression(tables, expr)
+    block = tables.blocks[root]
+    load, field = X.ACCESS.index("cel"), X.ACCESS.index("cel")
+    assert block[:5] == bytes([X.LOAD, (39 << 2 | load) & 0x7F | 0x80, (39 << 2 | load) >> 7,
+                               X.FIELD, 3 << 2 | field])
+    ins = X.decode(block)
+    assert [(op, operands) for _pc, op, operands in ins[:2]] == [(X.LOAD, [load, 39]), (X.FIELD, [field, 3])]
+    rules = X.PROFILES["cel"]
+    sizes = (len(tables.consts), len(tables.names), len(tables.keys), len(tables.blocks))
+    assert X._straight_block(block, X._straight_checks(rules, sizes, 0), tables.keys, rules["builtins"]) == \
+        X.verify_block(0, block, sizes, tables.keys, 0, rules)
+    assert len(X.ACCESS) <= 1 << X.ACCESS_BITS
+
+
+@pytest.mark.parametrize("value, kind, pooled", [
+    ("abc", "auto", "abc"),                 # plain values that are no array: as themselves
+    ({"k": [1]}, "auto", {"k": [1]}),
+    (None, "auto", None),
+    (2, "float", 2.0),
+    ("7879", "bytes", b"xy"),               # bytes: as bin
+    (7, "uint", ["u", 7]),                  # a uint and an array keep their tag
+    ([1, 2], "auto", ["v", [1, 2]]),
+])
+def test_dataflow_constants_are_tagged_only_when_they_must_be(value, kind, pooled):
+    tables = Tables()
+    assert tables.const(value, kind) == 0 and tables.consts == [pooled]
+    assert tables.const(value, kind) == 0   # one entry per constant
+    loaded = dataflow._const(tables.consts[0])
+    assert loaded == (C.UInt(7) if kind == "uint" else pooled[1] if type(pooled) is list else pooled)
+
+
+@pytest.mark.parametrize("text", ['"abc"', "{'k': [1]}", "b'xy'", "7u", "2.5", "null"])
+def test_dataflow_constants_round_trip_through_a_program(text):
+    program = dataflow.load(assemble_expressions([parse_cel(text)]))
+    assert program.evaluate(0, {}) == evaluate_cel(parse_cel(text), {})
+
+
+def test_dataflow_constants_of_an_unknown_tag_are_refused():
+    assert dataflow._const({"a": 1}) == {"a": 1} and dataflow._const(None) is None
+    assert dataflow._const(["u", 3]) == C.UInt(3)
+    for bad in (["x", 1], ["u", -1], ["b", "text"], [1, 2, 3]):
+        with pytest.raises(VerifyError):
+            dataflow._const(bad)

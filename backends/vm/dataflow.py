@@ -10,7 +10,7 @@ backends give the same run record.
 
 In the container (docs/bytecode.md) a dataflow program is a ``dataflow``
 program with the sections ``consts``, ``names``, ``keys``, ``code`` (the
-CEL blocks), ``exprs`` (``[block, params, slots]`` each) and ``plan``
+CEL blocks), ``exprs`` (``block, params, slots`` each, one flat array) and ``plan``
 (the plan of flowc.plan without its model and name as rows: node rows with
 a field mask, edges as flat index quadruples; :func:`plan_fields` decodes
 it; nil for a program of bare expressions); the header holds the
@@ -57,8 +57,11 @@ class DataflowError(_vm.VerifyError):
 
 
 def _const(encoded):
-    if type(encoded) is not list or len(encoded) != 2 or encoded[0] not in ("v", "u", "b"):
-        raise DataflowError("a constant must be [tag, value]")
+    """A pool constant: a value that is no array as it is (bin: bytes), else [tag, value]."""
+    if type(encoded) is not list:
+        return encoded
+    if len(encoded) != 2 or encoded[0] not in ("v", "u", "b"):
+        raise DataflowError("an array constant must be [tag, value]")
     tag, value = encoded
     if tag == "u":
         if type(value) is not int or value < 0:
@@ -90,10 +93,13 @@ class Program:
                 raise DataflowError("names and keys are strings")
         self.exprs = []
         slots_of = [0] * len(blocks)
-        for e in body["exprs"]:
-            if type(e) is not list or len(e) != 3 or not all(type(x) is int and x >= 0 for x in e) \
-                    or e[0] >= len(blocks) or e[1] > e[2]:
-                raise DataflowError("an expression must be [block, params, slots]")
+        flat = body["exprs"]
+        if len(flat) % 3:
+            raise DataflowError("section exprs must be block, params, slots triples")
+        for i in range(0, len(flat), 3):
+            e = flat[i:i + 3]
+            if not all(type(x) is int and x >= 0 for x in e) or e[0] >= len(blocks) or e[1] > e[2]:
+                raise DataflowError("an expression must be block, params, slots")
             self.exprs.append((e[0], e[1], e[2]))
             slots_of[e[0]] = max(slots_of[e[0]], e[2])
         # A macro body shares its caller's frame: verify every block against the largest frame.

@@ -95,7 +95,7 @@ def _pairs(mapping: dict, order: list) -> list:
 class _Exprs:
     def __init__(self) -> None:
         self.tables = Tables()
-        self.exprs: list[list[int]] = []
+        self.exprs: list[int] = []
 
     def params(self, node: Node, entries, ci: bool) -> int:
         raise DataflowAssembleError(f"step {node.id!r}: a dataflow step has no kernel parameters")
@@ -108,8 +108,8 @@ class _Exprs:
             block, params, slots = assemble_expression(self.tables, expr)
         except ExprAssembleError as exc:
             raise DataflowAssembleError(f"{what}: {exc}") from None
-        self.exprs.append([block, params, slots])
-        return len(self.exprs) - 1
+        self.exprs += [block, params, slots]   # one flat array of triples
+        return len(self.exprs) // 3 - 1
 
 
 def assemble_expressions(exprs: list[E.Expr]) -> bytes:

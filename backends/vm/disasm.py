@@ -104,7 +104,7 @@ def disassemble(data: bytes, source_root: str | None = None) -> str:
     lines = [
         f"flowc program, format version {data[4]}, scheduling model {model}",
         f"workflow: {_show(name)}",
-        f"size: {len(data)} bytes, checksum crc32 0x{int.from_bytes(data[7:11], 'big'):08x}",
+        f"size: {len(data)} bytes, checksum crc32 0x{int.from_bytes(data[5:9], 'big'):08x}",
         f"sections ({len(table)}):",
     ]
     for sname, where in table.items():
@@ -304,8 +304,10 @@ def _dataflow(_program, sec: dict, _source_root: str | None) -> list[str]:
         out.append("graph:")
         _graph(dict(plan_fields(sec["plan"], lambda index: index)), "  ", out)
         out.append("")
-    out.append(f"expressions ({len(sec['exprs'])}):")
-    for i, (block, params, slots) in enumerate(sec["exprs"]):
+    flat = sec["exprs"]
+    rows = [flat[i:i + 3] for i in range(0, len(flat), 3)]
+    out.append(f"expressions ({len(rows)}):")
+    for i, (block, params, slots) in enumerate(rows):
         out.append(f"  e{i}: block {block}, {params} parameters, {slots} slots")
     for b, code in enumerate(sec["code"]):
         out.append("")
@@ -316,7 +318,8 @@ def _dataflow(_program, sec: dict, _source_root: str | None) -> list[str]:
 
 
 def _cel_const(sec: dict, value: int) -> str:
-    tag, v = sec["consts"][value]
+    entry = sec["consts"][value]
+    tag, v = entry if type(entry) is list else ("b" if type(entry) is bytes else "v", entry)
     shown_value = repr(v) if tag == "v" else (f"{v}u" if tag == "u" else f"b{v!r}")
     return shown(shown_value[:40])
 

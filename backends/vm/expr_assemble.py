@@ -54,8 +54,8 @@ def varint(v: int) -> bytes:
 
 
 def encode_const(value: Any, kind: str = "auto") -> list:
-    """A constant of a dataflow program's pool: ``["v", json]``, ``["u", n]``
-    (uint) or ``["b", bytes]``."""
+    """A constant of a dataflow program as ``[tag, value]``: ``["v", json]``,
+    ``["u", n]`` (uint) or ``["b", bytes]`` (:func:`pool_const` writes it)."""
     if kind == "uint":
         return ["u", int(value)]
     if kind == "bytes":
@@ -64,6 +64,15 @@ def encode_const(value: Any, kind: str = "auto") -> list:
         value = float(value)
     _check_plain(value, 0)
     return ["v", value]
+
+
+def pool_const(encoded: list) -> Any:
+    """How the pool holds a constant: a plain value that is no array as
+    itself, bytes as bin, the others (an array, a uint) as ``[tag, value]``."""
+    tag, value = encoded
+    if tag == "b" or (tag == "v" and type(value) is not list):
+        return value
+    return encoded
 
 
 def _check_plain(value: Any, depth: int) -> None:
@@ -87,7 +96,7 @@ def _check_plain(value: Any, depth: int) -> None:
 class Tables:
     """The pools a program's blocks index: constants, names, keys, blocks.
 
-    ``tagged``: constants are ``[tag, value]`` pairs (dataflow programs);
+    ``tagged``: constants are as :func:`pool_const` writes them (dataflow programs);
     otherwise every constant is a string (aevatar programs). ``keys_in_names``:
     builtin keys share the name table (a program without a key table)."""
 
@@ -111,7 +120,7 @@ class Tables:
             encoded, key = value, value
         if key not in self._const_index:
             self._const_index[key] = len(self.consts)
-            self.consts.append(encoded)
+            self.consts.append(pool_const(encoded) if self.tagged else encoded)
         return self._const_index[key]
 
     def name(self, text: str) -> int:
@@ -141,6 +150,8 @@ class _Block:
         self.items: list = []   # ("op", opcode, operands) | ("label", _Label)
 
     def emit(self, op: int, *operands) -> None:
+        if op in V.PACKED_OPS:   # access rule and name share one varint
+            operands = (operands[1] << V.ACCESS_BITS | operands[0],)
         self.items.append(("op", op, operands))
 
     def mark(self, label: _Label) -> None:

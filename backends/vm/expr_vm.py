@@ -67,6 +67,11 @@ OPCODES = {
     RETURN: ("RETURN", ""),
 }
 
+# LOAD and FIELD write their two operands as one varint, name << ACCESS_BITS
+# | access rule (the access rule in the low bits; a name index below 32 in one byte).
+PACKED_OPS = (LOAD, FIELD)
+ACCESS_BITS = 2
+
 # The rules an operand names, by position (the names are DialectProfile's).
 ACCESS = ("cel", "flat_keys", "flat_keys_ci", "wfs")
 TRUTHINESS = ("cel_bool", "aevatar_truthy", "js_boolean", "wfs_truthy")
@@ -151,7 +156,8 @@ def decode(code):
         if spec is None:
             raise VerifyError("unknown opcode 0x%02x at %d" % (op, start))
         operands = []
-        for _kind in spec[1]:
+        packed = op == LOAD or op == FIELD
+        for _kind in spec[1][:1] if packed else spec[1]:
             value = 0
             shift = 0
             while True:
@@ -166,6 +172,8 @@ def decode(code):
                 if shift >= 35:
                     raise VerifyError("a varint longer than 5 bytes at %d" % start)
             operands.append(value)
+        if packed:
+            operands = [value & 3, value >> ACCESS_BITS]
         out.append((start, op, operands))
     return out
 
@@ -377,14 +385,22 @@ def _straight_block(code, checks, keys, builtins):
         if op == RETURN:
             return out + [(start, op, [])] if p == n and depth == 1 else None
         operands = []
+        packed = op == LOAD or op == FIELD
+        rest = 0
         for check in row:
-            v = code[p] if p < n else 0x80
-            if v < 0x80:
-                p += 1
+            if packed and operands:      # the name: the rest of the first varint
+                v = rest
             else:
-                v, p = _varint_or_none(code, p)
-                if v is None:
-                    return None
+                v = code[p] if p < n else 0x80
+                if v < 0x80:
+                    p += 1
+                else:
+                    v, p = _varint_or_none(code, p)
+                    if v is None:
+                        return None
+                if packed:
+                    rest = v >> ACCESS_BITS
+                    v &= 3
             if (v >= check) if type(check) is int else (v not in check):
                 return None
             operands.append(v)

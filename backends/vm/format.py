@@ -45,14 +45,15 @@ from flowc.ir.limits import (  # noqa: F401 - the VM's fuel defaults, re-exporte
 
 # The container every program kind shares (docs/bytecode.md section 1).
 MAGIC = b"FLWC"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 # Versions this VM runs (a VM refuses every other).
-SUPPORTED_VERSIONS = (2,)
+SUPPORTED_VERSIONS = (3,)
 # Scheduling models, as DialectProfile.scheduling names them; the header holds the index.
 MODELS = ("sequential", "kernel", "dataflow")
-# Section names; the section table holds the index (the section's id).
+# Section names; the index is the section's id, its bit in the header's
+# section mask; the sections follow the header in id order.
 SECTIONS = ("consts", "names", "keys", "exprs", "plan", "code", "srcmap")
-# model -> (sections it must hold, sections it may hold); the writers emit them in this order.
+# model -> (sections it must hold, sections it may hold); the writers list them in this order.
 MODEL_SECTIONS = {
     "sequential": (("consts", "names", "plan", "code"), ("exprs", "srcmap")),
     "kernel": (("consts", "names", "plan", "code"), ()),
@@ -106,7 +107,6 @@ TYPES = ("string", "int", "float", "boolean", "array", "object")
 LIMITS = {
     "file_bytes": 64 * 1024 * 1024,
     "header_bytes": 65535,   # the container header (model, name, section table)
-    "sections": 16,          # rows in the section table
     "nesting": 100,          # msgpack container nesting in the constant pool
     "stack": 131072,         # the value stack's maximum depth, as verified
     "call_depth": 256,       # nested RUN frames at run time
@@ -116,8 +116,8 @@ LIMITS = {
 
 
 def pack_container(model: str, name: str | None, sections: list[tuple[str, Any]]) -> bytes:
-    """The bytes of a program: magic, version, header, then each section
-    as one msgpack document, strings interned in the name table. The same
+    """The bytes of a program: magic, version, checksum, header, then each
+    section as one msgpack document (in id order), strings interned in the name table. The same
     arguments give the same bytes."""
     required, optional = MODEL_SECTIONS[model]
     assert [s for s, _ in sections if s in required] == list(required), "sections out of order or missing"
@@ -126,8 +126,8 @@ def pack_container(model: str, name: str | None, sections: list[tuple[str, Any]]
 
 
 def pack_sections(model: Any, name: Any, sections: list[tuple[int, Any]], version: int = FORMAT_VERSION) -> bytes:
-    """A container of any model code, name and (section id, value) rows, as
-    they are (tests build malformed ones with it). When there is a name
+    """A container of any model code, name and (section id, value) rows,
+    the sections in id order (tests build malformed ones with it). When there is a name
     table of strings it is the container's string table: the other
     sections' strings that are in it, or occur more than once, are written
     as references to it where that is shorter (those not in it appended)."""
@@ -136,11 +136,23 @@ def pack_sections(model: Any, name: Any, sections: list[tuple[int, Any]], versio
     index: dict[str, int] = {}
     if type(names) is list and all(type(s) is str for s in names):
         names, index = intern_table(names, [v for sid, v in sections if sid != names_id])
-    blobs = [(sid, msgpack.packb(names if sid == names_id else _with_refs(v, index), use_bin_type=True))
-             for sid, v in sections]
-    header = msgpack.packb([model, name, [x for sid, blob in blobs for x in (sid, len(blob))]], use_bin_type=True)
-    rest = header + b"".join(blob for _, blob in blobs)
-    return MAGIC + bytes([version]) + len(header).to_bytes(2, "big") + zlib.crc32(rest).to_bytes(4, "big") + rest
+    blobs = sorted((sid, msgpack.packb(names if sid == names_id else _with_refs(v, index), use_bin_type=True))
+                   for sid, v in sections)
+    mask = 0
+    for sid, _blob in blobs:
+        mask |= 1 << sid
+    header = msgpack.packb([model, name, mask, *[len(blob) for _, blob in blobs[:-1]]], use_bin_type=True)
+    rest = uleb128(len(header)) + header + b"".join(blob for _, blob in blobs)
+    return MAGIC + bytes([version]) + zlib.crc32(rest).to_bytes(4, "big") + rest
+
+
+def uleb128(v: int) -> bytes:
+    """v as an unsigned LEB128 varint (the container's header length)."""
+    out = bytearray()
+    while v > 0x7F:
+        out.append(v & 0x7F | 0x80)
+        v >>= 7
+    return bytes(out + bytes([v]))
 
 
 def _strings(v: Any, out: list[str]) -> None:

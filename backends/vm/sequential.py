@@ -89,8 +89,8 @@ _Obj = _OrderedDict if _MICRO else dict
 
 # The container (docs/bytecode.md section 1): must equal flowc.backends.vm.format's (a test checks).
 MAGIC = b"FLWC"
-FORMAT_VERSION = 2
-SUPPORTED_VERSIONS = (2,)
+FORMAT_VERSION = 3
+SUPPORTED_VERSIONS = (3,)
 MODELS = ("sequential", "kernel", "dataflow")
 SECTIONS = ("consts", "names", "keys", "exprs", "plan", "code", "srcmap")
 STRING_REF = 0
@@ -105,7 +105,6 @@ ENTRY = 2  # step flag: the first top-level step (WALK starts there)
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_HEADER_BYTES = 65535
-MAX_SECTIONS = 16
 MAX_NESTING = 100
 MAX_STACK = 131072  # >= MAX_EXPR_DEPTH * (2 * MAX_EXPR_ITEMS + 1) of ir/limits.py (a test checks)
 MAX_CALL_DEPTH = 256
@@ -542,27 +541,28 @@ def open_container(data):
     n = len(data)
     if n > MAX_FILE_BYTES:
         raise VerifyError("a program of %d bytes exceeds the limit of %d" % (n, MAX_FILE_BYTES))
-    if n < 11 or bytes(data[0:4]) != MAGIC:
+    if n < 10 or bytes(data[0:4]) != MAGIC:
         raise VerifyError("not a flowc program (bad magic)")
     version = data[4]
     if version not in SUPPORTED_VERSIONS:
         raise VerifyError("unsupported format version %d (this VM runs %s)"
                           % (version, ", ".join([str(v) for v in SUPPORTED_VERSIONS])))
-    hlen = (data[5] << 8) | data[6]
-    if 11 + hlen > n:
-        raise VerifyError("a header of %d bytes does not fit (%d bytes left)" % (hlen, n - 11))
-    if _crc(bytes(data[11:])) != _u32(data, 7):
+    hlen, start = _read_varint(data, 9, min(n, 12))
+    if hlen > MAX_HEADER_BYTES or start + hlen > n:
+        raise VerifyError("a header of %d bytes does not fit (%d bytes left)" % (hlen, n - start))
+    if _crc(bytes(data[9:])) != _u32(data, 5):
         raise VerifyError("checksum mismatch: the program is corrupt")
-    header = unpackb(bytes(data[11:11 + hlen]))
-    if type(header) is not list or len(header) != 3:
-        raise VerifyError("the header must be an array of 3: model, name, sections")
-    code, name, rows = header
+    header = unpackb(bytes(data[start:start + hlen]))
+    if type(header) is not list or len(header) < 3:
+        raise VerifyError("the header must be an array: model, name, sections, lengths")
+    code, name, mask = header[0], header[1], header[2]
+    rows = header[3:]
     if type(code) is not int or not 0 <= code < len(MODELS):
         raise VerifyError("unknown scheduling model %s (known: 0 to %d)" % (_short(code), len(MODELS) - 1))
     model = MODELS[code]
     if name is not None and type(name) is not str:
         raise VerifyError("the program name must be a string or nil")
-    table = _section_table(model, rows, 11 + hlen, n)
+    table = _section_table(model, mask, rows, start + hlen, n)
     where = table["names"]      # every model has one: the string table
     names = unpackb(bytes(data[where[0]:where[1]]))
     if type(names) is not list or [1 for s in names if type(s) is not str]:
@@ -571,30 +571,35 @@ def open_container(data):
     return model, name, table
 
 
-def _section_table(model, rows, pos, n):
-    """{section name: (start, end)} of a section table, ``[id, length, ...]``
-    from offset pos on, checked: known ids, no repeats, the model's
-    sections, the lengths adding up to the file's end n."""
-    if type(rows) is not list or len(rows) % 2 or len(rows) > 2 * MAX_SECTIONS:
-        raise VerifyError("the section table must be an array of at most %d (id, length) pairs" % MAX_SECTIONS)
+def _section_table(model, mask, lengths, pos, n):
+    """{section name: (start, end)} of a section table: ``mask`` has bit i
+    set when the program has section id i; the sections follow in id
+    order from offset pos on, each of its length in ``lengths`` but the
+    last, which runs to the file's end n. Checked: known ids, the model's
+    sections, every section within the file and not empty."""
+    if type(mask) is not int or mask < 0:
+        raise VerifyError("the section mask must be a non-negative int")
     required, optional = MODEL_SECTIONS[model]
+    ids = [i for i in range(len(SECTIONS)) if mask >> i & 1]
+    if mask >> len(SECTIONS):
+        sid = len(SECTIONS)
+        while not mask >> sid & 1:
+            sid += 1
+        raise VerifyError("a %s program has no section %d" % (model, sid))
+    if len(lengths) != len(ids) - 1:
+        raise VerifyError("the section table must give the lengths of all but the last of %d sections" % len(ids))
     table = {}
-    for i in range(0, len(rows), 2):
-        sid = _int(rows[i], "a section id")
-        if sid >= len(SECTIONS):
-            raise VerifyError("a %s program has no section %d" % (model, sid))
-        sname = SECTIONS[sid]
-        if sname in table:
-            raise VerifyError("section %s appears twice" % sname)
+    for k in range(len(ids)):
+        sname = SECTIONS[ids[k]]
         if sname not in required and sname not in optional:
             raise VerifyError("a %s program has no section %s" % (model, sname))
-        length = _int(rows[i + 1], "the length of section " + sname, 0, n)
+        length = n - pos if k == len(ids) - 1 else _int(lengths[k], "the length of section " + sname, 0, n)
+        if length < 1:
+            raise VerifyError("section %s is empty" % sname)
         if pos + length > n:
             raise VerifyError("section %s runs past the end of the program" % sname)
         table[sname] = (pos, pos + length)
         pos += length
-    if pos != n:
-        raise VerifyError("%d bytes after the last section" % (n - pos))
     for sname in required:
         if sname not in table:
             raise VerifyError("a %s program needs a section %s" % (model, sname))
