@@ -327,10 +327,14 @@ def index(value, key):
 
 
 def has(value, name):
-    """``has(value.name)``: whether the map has the key."""
-    if isinstance(value, dict):
-        return name in value
-    raise no_overload("has", value)
+    """``has(value.name)``: whether the map has the key. The compiler only
+    ever passes a field name; a program whose bytes say otherwise (the VM
+    runs what verifies) gets CEL's error, not Python's."""
+    if not isinstance(value, dict):
+        raise no_overload("has", value)
+    if type(name) is not str:
+        raise no_overload("has", value, name)
+    return name in value
 
 
 def _show(v):

@@ -547,6 +547,14 @@ def test_corrupted_blocks_are_refused_or_evaluate_cleanly(data):
             pass
 
 
+def test_has_with_a_name_that_is_not_text_is_a_cel_error():
+    """Corrupted bytes may hand `has` any value as the field name (found by
+    the property above): CEL's error, never Python's TypeError."""
+    with pytest.raises(C.CelError, match="no such overload: has"):
+        C.has({"a": 1, "b": 2}, {"a": 1, "b": 2})
+    assert C.has({"a": 1}, "a") is True and C.has({"a": 1}, "b") is False
+
+
 # ------------------------------------------------------------------ the straight-line verifier
 
 def _straight_cases():
