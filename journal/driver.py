@@ -20,7 +20,7 @@ from typing import Any
 
 from flowc.journal import codec
 from flowc.journal.store import ANSWER, DROPPED, REPEAT, REQUEST, JournalError, Store
-from flowc.runtime.drivers import answer_of_exception, finish, tell
+from flowc.runtime.drivers import answer_of_exception, deadline_answer, finish, tell
 from flowc.runtime.kernel import KernelError, Result, Thrown, TimedOut
 
 AGAIN, FAIL = "again", "fail"
@@ -132,7 +132,7 @@ class Session:
         left = self.seconds_left()
         if left is None or left > 0:
             return None
-        return TimedOut(f"limits.deadline: the run's deadline of {self.deadline_ms} ms has passed")
+        return deadline_answer(self.deadline_ms)
 
     def key(self, req: Any) -> str:
         return f"{self.run_id}:{req.id}"

@@ -16,7 +16,7 @@ import asyncio
 import inspect
 from typing import Any
 
-from flowc.runtime.drivers import answer_of_exception, finish, tell, watcher
+from flowc.runtime.drivers import answer_of_exception, deadline_answer, finish, tell, watcher
 from flowc.runtime.kernel import KernelError, Result, Thrown, TimedOut
 
 
@@ -47,11 +47,6 @@ async def perform_async(host: Any, req: Any) -> Any:
         return TimedOut()
     except Exception as exc:  # noqa: BLE001 - every host failure is an answer
         return answer_of_exception(exc)
-
-
-def deadline_answer(deadline_ms: int) -> TimedOut:
-    """The answer of a request past the run's ``limits.deadline``."""
-    return TimedOut("limits.deadline: the run's deadline of " + str(deadline_ms) + " ms has passed")
 
 
 async def _given(answer: Any) -> Any:

@@ -610,3 +610,33 @@ def test_limits_deadline_bounds_a_plain_asyncio_run(backend):
     assert host.calls == ["a"]
     assert record["status"] == "failed"
     assert record["error"]["message"] == "limits.deadline: the run's deadline of 300 ms has passed"
+
+
+DEADLINE = "limits.deadline: the run's deadline of 300 ms has passed"
+
+
+def test_limits_deadline_on_the_virtual_clock_stops_the_call_in_flight():
+    """`limits.deadline` under `run_virtual`, as under `run_async`: the call
+    still running at 300 ms is answered TimedOut then, and nothing more is
+    sent; the same record on both backends."""
+    record = both_virtual(compiled(LIMITED_RUN, "instruction"), {},
+                          {"a": {"output": "A", "latency_ms": 1000}, "b": {"output": "B", "latency_ms": 10}})
+    assert record["status"] == "failed"
+    assert record["error"]["message"] == DEADLINE
+    assert [c["name"] for c in record["calls"]] == ["a"]
+    assert step(record, "a")["end_ms"] == 300
+
+
+def test_limits_deadline_on_the_virtual_clock_answers_a_call_asked_late():
+    """`a` finishes in time at 250 ms; `b`, asked then, would finish at 350:
+    it is answered at the deadline; a run that ends by 300 ms is untouched."""
+    programs = compiled(LIMITED_RUN, "instruction")
+    late = both_virtual(programs, {}, {"a": {"output": "A", "latency_ms": 250},
+                                       "b": {"output": "B", "latency_ms": 100}})
+    assert late["error"] == {"message": DEADLINE, "step": "b"}
+    assert [c["name"] for c in late["calls"]] == ["a", "b"]
+    assert (step(late, "a")["end_ms"], step(late, "b")["end_ms"]) == (250, 300)
+    in_time = both_virtual(programs, {}, {"a": {"output": "A", "latency_ms": 250},
+                                          "b": {"output": "B", "latency_ms": 50}})   # ends at 300: in time
+    assert in_time["status"] == "completed"
+    assert in_time["outputs"] == "B"
