@@ -59,12 +59,12 @@ except ImportError:  # copies side by side (MicroPython)
 
 try:
     from flowc.runtime import drivers as _drivers
-    from flowc.runtime.edges import edges_of as _edges_of
+    from flowc.runtime.edges import Edges as _Edges
     from flowc.runtime.fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel
     from flowc.runtime.kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
 except ImportError:  # copies side by side (MicroPython)
     import drivers as _drivers
-    from edges import edges_of as _edges_of
+    from edges import Edges as _Edges
     from fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel  # noqa: F401
     from kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
 
@@ -477,7 +477,7 @@ class Run(Kernel):
         self.index = {}
         for i, step in enumerate(self.steps):
             self.index.setdefault(step["id"], i)
-        self.edges = _edges_of(plan)  # the routes by kind, indexed once per plan
+        self.edges = _Edges(plan)  # the routes by kind, indexed once per run
         self.vars = _Obj()
         self.current = None  # the top-level step being dispatched
         self.records = []

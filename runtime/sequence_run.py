@@ -22,7 +22,7 @@ import math
 
 try:
     from flowc.runtime import drivers as _drivers
-    from flowc.runtime.edges import edges_of
+    from flowc.runtime.edges import Edges
     from flowc.runtime.fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel
     from flowc.runtime.kernel import Call, Kernel, Sleep
     from flowc.runtime.wfs import *  # the values generated code reaches as _rt.<name>
@@ -38,7 +38,7 @@ try:
     )
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import drivers as _drivers
-    from edges import edges_of
+    from edges import Edges
     from fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel  # noqa: F401
     from kernel import Call, Kernel, Sleep
     from wfs import *
@@ -402,7 +402,7 @@ class Run:
         (id -> ``(function, generator)``: ``yield from`` a generator, call
         a plain function) until one returns a true signal (it halted or
         exited the run); each step that does not is settled, the last value."""
-        successor = edges_of(plan).successor
+        successor = Edges(plan).successor
         terminal = plan["terminal"]
         step_id = plan["entry"]
         while step_id is not None and step_id != terminal:
