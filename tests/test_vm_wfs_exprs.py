@@ -13,7 +13,7 @@ import pytest
 from flowc.backends.vm import expr_vm as X
 from flowc.backends.vm import sequential as V
 from flowc.backends.vm.assemble import assemble_body, pack_file
-from flowc.backends.vm.expr_assemble import Tables, assemble_expression
+from flowc.backends.vm.expr_assemble import Tables, assemble_expression, join_blocks
 from flowc.host import ScriptedHost
 from flowc.ir import expr as E
 from flowc.pipeline import driver
@@ -49,7 +49,7 @@ def _programs(workflow):
 
 
 def _exprs(program) -> int:
-    return sum(1 for ins in program.code if ins is not None and ins[0] == V.EXPR)
+    return sum(1 for ins in program.decoded() if ins[0] == V.EXPR)
 
 
 def _case_workflows():
@@ -111,10 +111,18 @@ def _rejected(body) -> str:
     return str(info.value)
 
 
+def _first_block(exprs):
+    """Section exprs with its first block alone."""
+    keys, ops, lengths, shape, names = exprs
+    first = join_blocks([ops, lengths, shape, names])[0]
+    nshape = sum(1 for _k, op, _o in first for kind in X.OPCODES[op][1] if kind not in "an")
+    nnames = sum(1 for _k, op, _o in first if op in X.PACKED_OPS)
+    return [keys, ops[:lengths[0]], lengths[:1], shape[:nshape], names[:nnames]]
+
+
 def test_an_expr_without_its_block_is_rejected():
     body = _body()
-    keys, blocks = body[9]
-    body[9] = [keys, blocks[:1]]
+    body[9] = _first_block(body[9])
     assert "block" in _rejected(body) and "out of range" in _rejected(body)
     del body[9]
     assert "out of range" in _rejected(body)
@@ -122,18 +130,52 @@ def test_an_expr_without_its_block_is_rejected():
 
 def test_the_blocks_are_verified_with_workflowskills_rules():
     body = _body()
-    keys, blocks = body[9]
+    keys, ops, lengths, shape, names = body[9]
     # a CEL builtin is no builtin of a WorkflowSkill program
-    body[9] = [[*keys[:-1], "cel.size"] if keys else ["cel.size"], blocks]
+    body[9] = [[*keys[:-1], "cel.size"] if keys else ["cel.size"], ops, lengths, shape, names]
     if keys:
         assert "no builtin of this program" in _rejected(body)
-    # a block that does not end in RETURN, one that is not bin, a section of another shape
-    body[9] = [keys, [blocks[0][:-1], *blocks[1:]]]
+    # a block that does not end in RETURN, one that is empty, opcodes not bin, a section of another shape
+    body[9] = [keys, ops, [lengths[0] - 1, lengths[1] + 1, *lengths[2:]], shape, names]
     assert _rejected(body)
-    body[9] = [keys, ["text", *blocks[1:]]]
+    body[9] = [keys, ops, [0, *lengths], shape, names]
+    assert "empty" in _rejected(body)
+    body[9] = [keys, list(ops), lengths, shape, names]
     assert "msgpack bin" in _rejected(body)
     body[9] = [keys]
-    assert "section exprs must be [keys, blocks]" in _rejected(body)
+    assert "section exprs must be [keys, ops, lengths, shape, names]" in _rejected(body)
+    # LOAD, FIELD and INDEX carry their access rule in the opcode byte: only wfs (3) here
+    load = ops.index(X.LOAD + 3 * X.ACCESS_STEP)
+    for byte in (X.LOAD, X.LOAD + X.ACCESS_STEP, X.LOAD + 4 * X.ACCESS_STEP, X.RETURN + X.ACCESS_STEP):
+        body[9] = [keys, ops[:load] + bytes([byte]) + ops[load + 1:], lengths, shape, names]
+        assert _rejected(body)
+
+
+def test_blocks_of_one_form_are_verified_once(monkeypatch):
+    """Blocks that differ only in their names share their check; each name is in range."""
+    body = _body()
+    keys, ops, lengths, shape, names = body[9]
+    checked = []
+    check = X.verify_decoded
+    monkeypatch.setattr(X, "verify_decoded", lambda *args: checked.append(args[0]) or check(*args))
+    twice = [keys, ops + ops[:lengths[0]], [*lengths, lengths[0]], shape + shape[:len(_first_block(body[9])[3])],
+             names + [len(body[2]) - 1] * len(_first_block(body[9])[4])]
+    body[9] = twice
+    V.load(pack_sequential(body))
+    assert len(checked) == len(set(join_forms(body[9])))
+    assert len(lengths) not in checked      # the copy of block 0: verified as block 0 was
+    monkeypatch.undo()
+    if twice[4][len(names):]:
+        twice[4][-1] = len(body[2])
+        assert "name index" in _rejected(body)
+
+
+def join_forms(exprs):
+    """Per block its form: opcodes and shape operands (not its names)."""
+    forms = []
+    for block in join_blocks(exprs[1:]):
+        forms.append(tuple((op, tuple(o[:1] if op in X.PACKED_OPS else o)) for _k, op, o in block))
+    return forms
 
 
 def test_constant_arrays_and_objects_are_fresh_copies_on_every_evaluation():

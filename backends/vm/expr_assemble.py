@@ -410,3 +410,46 @@ def assemble_expression(tables: Tables, expr: E.Expr, access: str = "cel",
         return block, 0, asm.slots
     except RecursionError:
         raise ExprAssembleError("expression is nested too deeply to compile") from None
+
+
+def split_blocks(blocks: list[bytes]) -> list:
+    """Blocks as a sequential program's section exprs holds them (docs/bytecode.md
+    section 1): ``[ops, lengths, shape, names]``, the opcodes of all blocks back
+    to back (LOAD, FIELD and INDEX with their access rule, V.ACCESS_STEP), each
+    block's instruction count, the other operands but names (targets as
+    instruction indexes) and the name operands of LOAD and FIELD."""
+    ops = bytearray()
+    lengths: list[int] = []
+    shape: list[int] = []
+    names: list[int] = []
+    for code in blocks:
+        ins = V.decode(code)
+        index = {pc: i for i, (pc, _op, _operands) in enumerate(ins)}
+        lengths.append(len(ins))
+        for _pc, op, operands in ins:
+            kinds = V.OPCODES[op][1]
+            ops.append(op + V.ACCESS_STEP * operands[0] if kinds[:1] == "a" else op)
+            for kind, v in zip(kinds, operands, strict=True):
+                if kind == "n":
+                    names.append(v)
+                elif kind != "a":
+                    shape.append(index[v] if kind == "t" else v)
+    return [bytes(ops), lengths, shape, names]
+
+
+def join_blocks(streams: list) -> list[list[tuple[int, int, list[int]]]]:
+    """The blocks of :func:`split_blocks`' streams, decoded: per block
+    ``[(index, opcode, operands)]`` (targets are instruction indexes)."""
+    ops, lengths, shape, names = streams
+    out = []
+    e0 = s0 = n0 = 0
+    for length in lengths:
+        block = ops[e0:e0 + length]
+        form = V.form_of(block, shape[s0:])
+        out.append(V.with_names(form, names, n0))
+        for _k, op, _operands in form:
+            kinds = V.OPCODES[op][1]
+            s0 += sum(1 for kind in kinds if kind not in "an")
+            n0 += kinds.count("n")
+        e0 += length
+    return out

@@ -290,6 +290,12 @@ def verify_block(index, code, sizes, keys, nslots, profile):
     targets = {}
     for i in range(len(ins)):
         targets[ins[i][0]] = i
+    return verify_decoded(index, ins, targets, sizes, keys, nslots, profile)
+
+
+def verify_decoded(index, ins, targets, sizes, keys, nslots, profile):
+    """verify_block's checks of decoded instructions ``[(pc, opcode,
+    operands)]``, ``targets`` mapping each pc to its instruction's index."""
     _check_operands(index, ins, sizes, keys, nslots, targets, profile)
     inner = _lambda_groups(index, ins, keys)
     for _pc, op, operands in ins:
@@ -442,9 +448,7 @@ def verify(blocks, nconsts, names, keys, nslots, profile):
     """Verify every block of a program (``nslots``: the largest frame an
     expression has; ``profile``: a key of PROFILES); the decoded blocks. A block is the body of at most one
     LAMBDA, and lambdas nest at most MAX_LAMBDA_DEPTH deep."""
-    for k in keys:
-        if type(k) is not str:
-            raise VerifyError("a key must be a string")
+    _check_keys(keys)
     sizes = (nconsts, len(names), len(keys), len(blocks))
     rules = PROFILES[profile]
     checks = _straight_checks(rules, sizes, nslots)
@@ -456,6 +460,18 @@ def verify(blocks, nconsts, names, keys, nslots, profile):
         # and any the one pass doubts, by the general verifier (which says what is wrong)
         ins = _straight_block(blocks[i], checks, keys, rules["builtins"])
         decoded.append(ins if ins is not None else verify_block(i, blocks[i], sizes, keys, nslots, rules))
+    _check_lambdas(decoded)
+    return decoded
+
+
+def _check_keys(keys):
+    for k in keys:
+        if type(k) is not str:
+            raise VerifyError("a key must be a string")
+
+
+def _check_lambdas(decoded):
+    """No block is the body of two LAMBDAs; lambdas nest at most MAX_LAMBDA_DEPTH deep."""
     depth = [0] * len(decoded)
     named = [False] * len(decoded)
     for i in range(len(decoded) - 1, -1, -1):
@@ -470,7 +486,142 @@ def verify(blocks, nconsts, names, keys, nslots, profile):
         if d > MAX_LAMBDA_DEPTH:
             raise VerifyError("block %d nests lambdas deeper than %d" % (i, MAX_LAMBDA_DEPTH))
         depth[i] = d
-    return decoded
+
+
+# ---------------------------------------------------------------- blocks in streams
+# A sequential program's section exprs holds its blocks as streams
+# (docs/bytecode.md section 1): the opcodes of all blocks back to back, each
+# block's instruction count, the name operands (of LOAD and FIELD) and all
+# other operands (the "shape" ones), each in instruction order; targets
+# count instructions. Blocks of the same form (opcodes and shape operands)
+# are verified once: their names are only indexes into the name table.
+
+
+# In the opcode stream, LOAD, FIELD and INDEX carry their access rule: the
+# byte is the opcode + ACCESS_STEP * the rule (so no operand holds it).
+ACCESS_STEP = 32
+_ACCESS_OPS = (LOAD, FIELD, INDEX)
+
+
+def _stream_counts(ops, index):
+    """(shape operands, name operands, has a LAMBDA) of a block's opcode bytes."""
+    nshape = nnames = 0
+    for k in range(len(ops)):
+        op = ops[k]
+        spec = OPCODES.get(op)
+        if spec is None:
+            spec = OPCODES.get(op % ACCESS_STEP)
+            if spec is None or op % ACCESS_STEP not in _ACCESS_OPS or op >= ACCESS_STEP * len(ACCESS):
+                raise VerifyError("unknown opcode 0x%02x at %d of block %d" % (op, k, index))
+        for kind in spec[1]:
+            if kind == "n":
+                nnames += 1
+            elif kind != "a":
+                nshape += 1
+    return nshape, nnames, LAMBDA in ops
+
+
+def form_of(ops, shape):
+    """The decoded instructions ``[(index, opcode, operands)]`` of a block's
+    opcode bytes and shape operands, each name operand 0 (a placeholder)."""
+    ins = []
+    j = 0
+    for k in range(len(ops)):
+        op = ops[k]
+        access = op // ACCESS_STEP
+        op = op % ACCESS_STEP
+        operands = []
+        for kind in OPCODES[op][1]:
+            if kind == "n":
+                operands.append(0)
+            elif kind == "a":
+                operands.append(access)
+            else:
+                operands.append(shape[j])
+                j += 1
+        ins.append((k, op, operands))
+    return ins
+
+
+def with_names(form, refs, at):
+    """A block's form with its name operands, refs[at], refs[at + 1] ..."""
+    out = []
+    for k, op, operands in form:
+        if op == LOAD or op == FIELD:
+            operands = [operands[0], refs[at]]
+            at += 1
+        out.append((k, op, operands))
+    return out
+
+
+def verify_streams(streams, nconsts, names, keys, nslots, profile):
+    """Verify blocks in streams, ``[ops, lengths, shape, names]`` (as
+    section exprs of a sequential program holds them), with every check
+    :func:`verify` makes: each form once, the name operands' range for all
+    blocks at once. Returns ``(forms, name starts)``: per block its
+    decoded form and where its name operands start in the names stream
+    (:func:`with_names` makes its instructions)."""
+    if type(streams) is not list or len(streams) != 4 or type(streams[0]) is not bytes:
+        raise VerifyError("expression blocks must be [ops, lengths, shape, names], ops msgpack bin")
+    ops = streams[0]
+    for stream in streams[1:]:
+        if type(stream) is not list:
+            raise VerifyError("the expression streams must be arrays")
+        # bools and floats would compare equal to ints in a form's key: ints only
+        if stream and (set(map(type, stream)) != _INT_ONLY or min(stream) < 0):
+            raise VerifyError("the expression streams hold only non-negative integers")
+    lengths, shape, refs = streams[1], tuple(streams[2]), streams[3]
+    _check_keys(keys)
+    nblocks = len(lengths)
+    sizes = (nconsts, len(names), len(keys), nblocks)
+    rules = PROFILES[profile]
+    counted = {}    # opcodes -> _stream_counts
+    forms = {}      # (opcodes, shape operands) -> the decoded form, verified
+    decoded = []
+    starts = []
+    lambdas = False
+    e0 = s0 = n0 = 0
+    for i in range(nblocks):
+        e1 = e0 + lengths[i]
+        bops = ops[e0:e1]
+        counts = counted.get(bops)
+        if counts is None:
+            if e1 > len(ops) or e1 == e0:
+                raise VerifyError("block %d is empty or runs past the opcodes" % i)
+            counts = counted[bops] = _stream_counts(bops, i)
+        s1 = s0 + counts[0]
+        key = (bops, shape[s0:s1], i if counts[2] else -1)   # a LAMBDA's block must come later
+        form = forms.get(key)
+        if form is None:
+            if s1 > len(shape):
+                raise VerifyError("the shape stream ends inside block %d" % i)
+            form = form_of(bops, key[1])
+            verify_decoded(i, form, _indexes(len(form)), sizes, keys, nslots, rules)
+            forms[key] = form
+            lambdas = lambdas or counts[2]
+        decoded.append(form)
+        starts.append(n0)
+        e0 = e1
+        s0 = s1
+        n0 += counts[1]
+    if e0 != len(ops) or s0 != len(shape) or n0 != len(refs):
+        raise VerifyError("the expression streams hold more than the blocks")
+    if refs and max(refs) >= len(names):
+        raise VerifyError("name index %d out of range in an expression block" % max(refs))
+    if lambdas:
+        _check_lambdas(decoded)
+    return decoded, starts
+
+
+def _indexes(n):
+    """{k: k} for k < n: every instruction index is a target."""
+    out = {}
+    for k in range(n):
+        out[k] = k
+    return out
+
+
+_INT_ONLY = {int}
 
 
 # ================================================================ running
@@ -557,13 +708,15 @@ class Machine:
     instructions, it raises OutOfFuel: in a run, the run fails. The loop keeps the fuel in a local and writes it back around
     lambdas, which run nested."""
 
-    def __init__(self, consts, names, keys, decoded, fuel=DEFAULT_FUEL, copy=None):
+    def __init__(self, consts, names, keys, decoded, fuel=DEFAULT_FUEL, copy=None, refs=None):
         self.fuel = fuel
         self.left = fuel
         self.per_run = False  # within a run, the fuel is the run's, not one evaluation's
         # each block resolved when it first runs (a program may hold many that a run never reaches)
         self.code = [None] * len(decoded)
         self._pools = (decoded, consts, names, keys, copy)
+        # blocks from streams (verify_streams): per block its form, the names stream and where its names start
+        self._refs = refs
 
     def start_run(self, fuel):
         """From now on every evaluation spends the instructions of ``fuel``,
@@ -590,7 +743,10 @@ class Machine:
 
     def _resolved(self, block):
         decoded, consts, names, keys, copy = self._pools
-        code = self.code[block] = _resolve(decoded[block], consts, names, keys, copy)
+        ins = decoded[block]
+        if self._refs is not None:
+            ins = with_names(ins, self._refs[0], self._refs[1][block])
+        code = self.code[block] = _resolve(ins, consts, names, keys, copy)
         return code
 
     def run(self, block, env, frame):
