@@ -13,7 +13,7 @@ import pytest
 from flowc.backends.vm import expr_vm as X
 from flowc.backends.vm import sequential as V
 from flowc.backends.vm.assemble import assemble_body, pack_file
-from flowc.backends.vm.expr_assemble import Tables, assemble_expression, join_blocks
+from flowc.backends.vm.expr_assemble import Tables, assemble_expression, join_blocks, split_blocks, varint
 from flowc.host import ScriptedHost
 from flowc.ir import expr as E
 from flowc.pipeline import driver
@@ -111,18 +111,32 @@ def _rejected(body) -> str:
     return str(info.value)
 
 
-def _first_block(exprs):
-    """Section exprs with its first block alone."""
-    keys, ops, lengths, shape, names = exprs
-    first = join_blocks([ops, lengths, shape, names])[0]
-    nshape = sum(1 for _k, op, _o in first for kind in X.OPCODES[op][1] if kind not in "an")
-    nnames = sum(1 for _k, op, _o in first if op in X.PACKED_OPS)
-    return [keys, ops[:lengths[0]], lengths[:1], shape[:nshape], names[:nnames]]
+def _section(keys, decoded) -> list:
+    """Section exprs of decoded blocks (targets are instruction indexes: 1-byte offsets here)."""
+    return [keys, *split_blocks([_encoded(block) for block in decoded])]
+
+
+def _encoded(block) -> bytes:
+    """A decoded block's bytes (section 10): every operand below 128 here."""
+    pcs, pc = [], 0
+    for _k, op, _operands in block:
+        pcs.append(pc)
+        pc += 1 + len(X.OPCODES[op][1]) - (op in X.PACKED_OPS)
+    out = bytearray()
+    for _k, op, operands in block:
+        out.append(op)
+        if op in X.PACKED_OPS:
+            out += varint(operands[1] << X.ACCESS_BITS | operands[0])
+            continue
+        for kind, v in zip(X.OPCODES[op][1], operands, strict=True):
+            out += varint(pcs[v] if kind == "t" else v)
+    return bytes(out)
 
 
 def test_an_expr_without_its_block_is_rejected():
     body = _body()
-    body[9] = _first_block(body[9])
+    keys = body[9][0]
+    body[9] = _section(keys, join_blocks(body[9][1:])[:1])
     assert "block" in _rejected(body) and "out of range" in _rejected(body)
     del body[9]
     assert "out of range" in _rejected(body)
@@ -130,52 +144,54 @@ def test_an_expr_without_its_block_is_rejected():
 
 def test_the_blocks_are_verified_with_workflowskills_rules():
     body = _body()
-    keys, ops, lengths, shape, names = body[9]
+    keys, ops, lengths, shape, forms, names = body[9]
     # a CEL builtin is no builtin of a WorkflowSkill program
-    body[9] = [[*keys[:-1], "cel.size"] if keys else ["cel.size"], ops, lengths, shape, names]
+    body[9] = [[*keys[:-1], "cel.size"] if keys else ["cel.size"], ops, lengths, shape, forms, names]
     if keys:
         assert "no builtin of this program" in _rejected(body)
-    # a block that does not end in RETURN, one that is empty, opcodes not bin, a section of another shape
-    body[9] = [keys, ops, [lengths[0] - 1, lengths[1] + 1, *lengths[2:]], shape, names]
+    # a form that does not end in RETURN, one that is empty, opcodes not bin, a section of another shape
+    body[9] = [keys, ops, [lengths[0] - 1, lengths[1] + 1, *lengths[2:]], shape, forms, names]
     assert _rejected(body)
-    body[9] = [keys, ops, [0, *lengths], shape, names]
+    body[9] = [keys, ops, [0, *lengths[1:]], shape, forms, names]
     assert "empty" in _rejected(body)
-    body[9] = [keys, list(ops), lengths, shape, names]
+    body[9] = [keys, list(ops), lengths, shape, forms, names]
     assert "msgpack bin" in _rejected(body)
     body[9] = [keys]
-    assert "section exprs must be [keys, ops, lengths, shape, names]" in _rejected(body)
+    assert "section exprs must be [keys, ops, lengths, shape, forms, names]" in _rejected(body)
+    # a block's form past the forms, a form no block has, names too many or too few
+    body[9] = [keys, ops, lengths, shape, [*forms[:-1], len(lengths)], names]
+    assert "names form" in _rejected(body)
+    body[9] = [keys, ops, lengths, shape, [0 for _ in forms], names]
+    assert "no block has" in _rejected(body)
+    body[9] = [keys, ops, lengths, shape, forms, [*names, 0]]
+    assert "name operands" in _rejected(body)
+    body[9] = [keys, ops, lengths, shape, forms, names[:-1]]
+    assert "name operands" in _rejected(body)
     # LOAD, FIELD and INDEX carry their access rule in the opcode byte: only wfs (3) here
     load = ops.index(X.LOAD + 3 * X.ACCESS_STEP)
     for byte in (X.LOAD, X.LOAD + X.ACCESS_STEP, X.LOAD + 4 * X.ACCESS_STEP, X.RETURN + X.ACCESS_STEP):
-        body[9] = [keys, ops[:load] + bytes([byte]) + ops[load + 1:], lengths, shape, names]
+        body[9] = [keys, ops[:load] + bytes([byte]) + ops[load + 1:], lengths, shape, forms, names]
         assert _rejected(body)
 
 
-def test_blocks_of_one_form_are_verified_once(monkeypatch):
-    """Blocks that differ only in their names share their check; each name is in range."""
+def test_blocks_of_one_form_are_kept_and_verified_once(monkeypatch):
+    """Blocks that differ only in their names share their form, checked once;
+    each name is in range."""
     body = _body()
-    keys, ops, lengths, shape, names = body[9]
+    keys = body[9][0]
+    blocks = join_blocks(body[9][1:])
+    twin = [(k, op, [o[0], len(body[2]) - 1] if op in X.PACKED_OPS else o) for k, op, o in blocks[0]]
+    body[9] = _section(keys, [*blocks, twin])
+    assert body[9][4][-1] == body[9][4][0] and len(body[9][2]) < len(blocks) + 1
     checked = []
     check = X.verify_decoded
     monkeypatch.setattr(X, "verify_decoded", lambda *args: checked.append(args[0]) or check(*args))
-    twice = [keys, ops + ops[:lengths[0]], [*lengths, lengths[0]], shape + shape[:len(_first_block(body[9])[3])],
-             names + [len(body[2]) - 1] * len(_first_block(body[9])[4])]
-    body[9] = twice
     V.load(pack_sequential(body))
-    assert len(checked) == len(set(join_forms(body[9])))
-    assert len(lengths) not in checked      # the copy of block 0: verified as block 0 was
+    assert checked == list(range(len(body[9][2])))     # each form once
     monkeypatch.undo()
-    if twice[4][len(names):]:
-        twice[4][-1] = len(body[2])
+    if any(op in X.PACKED_OPS for _k, op, _o in twin):
+        body[9][5][-1] = len(body[2])
         assert "name index" in _rejected(body)
-
-
-def join_forms(exprs):
-    """Per block its form: opcodes and shape operands (not its names)."""
-    forms = []
-    for block in join_blocks(exprs[1:]):
-        forms.append(tuple((op, tuple(o[:1] if op in X.PACKED_OPS else o)) for _k, op, o in block))
-    return forms
 
 
 def test_constant_arrays_and_objects_are_fresh_copies_on_every_evaluation():

@@ -414,42 +414,56 @@ def assemble_expression(tables: Tables, expr: E.Expr, access: str = "cel",
 
 def split_blocks(blocks: list[bytes]) -> list:
     """Blocks as a sequential program's section exprs holds them (docs/bytecode.md
-    section 1): ``[ops, lengths, shape, names]``, the opcodes of all blocks back
-    to back (LOAD, FIELD and INDEX with their access rule, V.ACCESS_STEP), each
-    block's instruction count, the other operands but names (targets as
-    instruction indexes) and the name operands of LOAD and FIELD."""
+    section 1): ``[ops, lengths, shape, forms, names]``. A block's *form* is
+    its opcodes (LOAD, FIELD and INDEX with their access rule,
+    V.ACCESS_STEP) and its operands but names (targets as instruction
+    indexes); the distinct forms in order of first use are ``ops`` (their
+    opcodes back to back), ``lengths`` (their instruction counts) and
+    ``shape`` (their operands); ``forms`` gives each block's form and
+    ``names`` the blocks' name operands of LOAD and FIELD."""
     ops = bytearray()
     lengths: list[int] = []
     shape: list[int] = []
+    forms: list[int] = []
     names: list[int] = []
+    index_of: dict[tuple, int] = {}
     for code in blocks:
         ins = V.decode(code)
-        index = {pc: i for i, (pc, _op, _operands) in enumerate(ins)}
-        lengths.append(len(ins))
+        at = {pc: i for i, (pc, _op, _operands) in enumerate(ins)}
+        form_ops = bytearray()
+        form_shape: list[int] = []
         for _pc, op, operands in ins:
             kinds = V.OPCODES[op][1]
-            ops.append(op + V.ACCESS_STEP * operands[0] if kinds[:1] == "a" else op)
+            form_ops.append(op + V.ACCESS_STEP * operands[0] if kinds[:1] == "a" else op)
             for kind, v in zip(kinds, operands, strict=True):
                 if kind == "n":
                     names.append(v)
                 elif kind != "a":
-                    shape.append(index[v] if kind == "t" else v)
-    return [bytes(ops), lengths, shape, names]
+                    form_shape.append(at[v] if kind == "t" else v)
+        key = (bytes(form_ops), tuple(form_shape))
+        if key not in index_of:
+            index_of[key] = len(lengths)
+            ops += form_ops
+            lengths.append(len(ins))
+            shape += form_shape
+        forms.append(index_of[key])
+    return [bytes(ops), lengths, shape, forms, names]
 
 
 def join_blocks(streams: list) -> list[list[tuple[int, int, list[int]]]]:
     """The blocks of :func:`split_blocks`' streams, decoded: per block
     ``[(index, opcode, operands)]`` (targets are instruction indexes)."""
-    ops, lengths, shape, names = streams
-    out = []
-    e0 = s0 = n0 = 0
+    ops, lengths, shape, forms, names = streams
+    decoded = []
+    e0 = s0 = 0
     for length in lengths:
-        block = ops[e0:e0 + length]
-        form = V.form_of(block, shape[s0:])
-        out.append(V.with_names(form, names, n0))
-        for _k, op, _operands in form:
-            kinds = V.OPCODES[op][1]
-            s0 += sum(1 for kind in kinds if kind not in "an")
-            n0 += kinds.count("n")
+        form = V.form_of(ops[e0:e0 + length], shape[s0:])
+        decoded.append(form)
+        s0 += sum(1 for _k, op, _o in form for kind in V.OPCODES[op][1] if kind not in "an")
         e0 += length
+    out = []
+    n0 = 0
+    for k in forms:
+        out.append(V.with_names(decoded[k], names, n0))
+        n0 += sum(1 for _k, op, _o in decoded[k] if op in V.PACKED_OPS)
     return out

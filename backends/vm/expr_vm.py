@@ -555,62 +555,93 @@ def with_names(form, refs, at):
 
 
 def verify_streams(streams, nconsts, names, keys, nslots, profile):
-    """Verify blocks in streams, ``[ops, lengths, shape, names]`` (as
-    section exprs of a sequential program holds them), with every check
-    :func:`verify` makes: each form once, the name operands' range for all
-    blocks at once. Returns ``(forms, name starts)``: per block its
+    """Verify blocks in streams, ``[ops, lengths, shape, forms, names]``
+    (as section exprs of a sequential program holds them: the distinct
+    forms, opcodes and shape operands, then each block's form and the
+    blocks' name operands), with every check :func:`verify` makes: each
+    form once, the blocks by their form's index and the name operands'
+    range all at once. Returns ``(decoded, name starts)``: per block its
     decoded form and where its name operands start in the names stream
     (:func:`with_names` makes its instructions)."""
-    if type(streams) is not list or len(streams) != 4 or type(streams[0]) is not bytes:
-        raise VerifyError("expression blocks must be [ops, lengths, shape, names], ops msgpack bin")
+    if type(streams) is not list or len(streams) != 5 or type(streams[0]) is not bytes:
+        raise VerifyError("expression blocks must be [ops, lengths, shape, forms, names], ops msgpack bin")
     ops = streams[0]
     for stream in streams[1:]:
         if type(stream) is not list:
             raise VerifyError("the expression streams must be arrays")
-        # bools and floats would compare equal to ints in a form's key: ints only
-        if stream and (set(map(type, stream)) != _INT_ONLY or min(stream) < 0):
+        if stream and (list(map(type, stream)).count(int) != len(stream) or min(stream) < 0):
             raise VerifyError("the expression streams hold only non-negative integers")
-    lengths, shape, refs = streams[1], tuple(streams[2]), streams[3]
+    lengths, shape, block_forms, refs = streams[1:]
     _check_keys(keys)
-    nblocks = len(lengths)
-    sizes = (nconsts, len(names), len(keys), nblocks)
-    rules = PROFILES[profile]
-    counted = {}    # opcodes -> _stream_counts
-    forms = {}      # (opcodes, shape operands) -> the decoded form, verified
-    decoded = []
-    starts = []
+    nforms = len(lengths)
+    sizes = (nconsts, len(names), len(keys), len(block_forms))
+    if block_forms and max(block_forms) >= nforms:
+        raise VerifyError("a block names form %d of %d" % (max(block_forms), nforms))
+    if len(set(block_forms)) != nforms:
+        raise VerifyError("an expression form no block has")
+    forms = []
+    form_names = []
     lambdas = False
-    e0 = s0 = n0 = 0
-    for i in range(nblocks):
-        e1 = e0 + lengths[i]
-        bops = ops[e0:e1]
-        counts = counted.get(bops)
-        if counts is None:
-            if e1 > len(ops) or e1 == e0:
-                raise VerifyError("block %d is empty or runs past the opcodes" % i)
-            counts = counted[bops] = _stream_counts(bops, i)
-        s1 = s0 + counts[0]
-        key = (bops, shape[s0:s1], i if counts[2] else -1)   # a LAMBDA's block must come later
-        form = forms.get(key)
-        if form is None:
-            if s1 > len(shape):
-                raise VerifyError("the shape stream ends inside block %d" % i)
-            form = form_of(bops, key[1])
-            verify_decoded(i, form, _indexes(len(form)), sizes, keys, nslots, rules)
-            forms[key] = form
-            lambdas = lambdas or counts[2]
-        decoded.append(form)
-        starts.append(n0)
+    e0 = s0 = 0
+    for k in range(nforms):
+        e1 = e0 + lengths[k]
+        if e1 > len(ops) or e1 == e0:
+            raise VerifyError("expression form %d is empty or runs past the opcodes" % k)
+        nshape, nnames, has_lambda = _stream_counts(ops[e0:e1], k)
+        if s0 + nshape > len(shape):
+            raise VerifyError("the shape stream ends inside expression form %d" % k)
+        form = form_of(ops[e0:e1], shape[s0:s0 + nshape])
+        _verify_form(k, form, block_forms, has_lambda, sizes, keys, nslots, PROFILES[profile])
+        lambdas = lambdas or has_lambda
+        forms.append(form)
+        form_names.append(nnames)
         e0 = e1
-        s0 = s1
-        n0 += counts[1]
-    if e0 != len(ops) or s0 != len(shape) or n0 != len(refs):
-        raise VerifyError("the expression streams hold more than the blocks")
+        s0 += nshape
+    if e0 != len(ops) or s0 != len(shape):
+        raise VerifyError("the expression streams hold more than the forms")
+    decoded = _gather(forms, block_forms)
+    counts = _gather(form_names, block_forms)
+    if sum(counts) != len(refs):
+        raise VerifyError("the expression blocks have %d name operands, the stream %d" % (sum(counts), len(refs)))
     if refs and max(refs) >= len(names):
         raise VerifyError("name index %d out of range in an expression block" % max(refs))
     if lambdas:
         _check_lambdas(decoded)
-    return decoded, starts
+    return decoded, _starts(counts)
+
+
+def _verify_form(k, form, block_forms, has_lambda, sizes, keys, nslots, rules):
+    """verify_decoded of expression form k, as the block that has it (the
+    first one, in messages). A LAMBDA names a later block than its own:
+    a form with one is a single block's."""
+    if has_lambda:
+        if block_forms.count(k) != 1:
+            raise VerifyError("expression form %d has a LAMBDA: it must be one block's" % k)
+        verify_decoded(block_forms.index(k), form, _indexes(len(form)), sizes, keys, nslots, rules)
+        return
+    try:
+        verify_decoded(k, form, _indexes(len(form)), sizes, keys, nslots, rules)
+    except VerifyError:     # again, for the message: it names the first block of the form
+        verify_decoded(block_forms.index(k), form, _indexes(len(form)), sizes, keys, nslots, rules)
+        raise
+
+
+def _gather(table, indexes):
+    """[table[i] for i in indexes]."""
+    try:
+        return list(map(table.__getitem__, indexes))
+    except AttributeError:  # pragma: no cover - MicroPython
+        return [table[i] for i in indexes]
+
+
+def _starts(counts):
+    """[0, c0, c0 + c1, ...]: where each block's names start."""
+    out = []
+    total = 0
+    for c in counts:
+        out.append(total)
+        total += c
+    return out
 
 
 def _indexes(n):

@@ -742,11 +742,13 @@ def _code_streams(code):
     tuple (it keys the functions' forms)."""
     if type(code) is not list or len(code) != 4 or type(code[0]) is not bytes:
         raise VerifyError("section code must be [ops, shape, names, blocks], ops msgpack bin")
-    for stream in code[1:]:
+    for i in (1, 2, 3):
+        stream = code[i]
         if type(stream) is not list:
             raise VerifyError("section code's operand streams must be arrays")
-        # bools and floats would compare equal to ints in a form's key: ints only
-        if stream and (set(map(type, stream)) != _INT_ONLY or min(stream) < 0):
+        # bools and floats would compare equal to ints in a form's key: ints only; the
+        # functions' check finds a negative shape operand (a form's operands are checked once)
+        if stream and (list(map(type, stream)).count(int) != len(stream) or (i > 1 and min(stream) < 0)):
             raise VerifyError("section code's operand streams hold only non-negative integers")
     return code[0], tuple(code[1]), code[2], code[3]
 
@@ -778,32 +780,36 @@ def _step_rows(flat, names, ncode):
     next)``: indices, -1 none."""
     if type(flat) is not list or len(flat) % 4:
         raise VerifyError("the step table must be a flat array of rows of 4")
-    if flat and set(map(type, flat)) != _INT_ONLY:
+    if not flat:
+        return [], (-1, [])
+    if set(map(type, flat)) != _INT_ONLY:
         raise VerifyError("the step table holds only integers")
-    nnames = len(names)
     nsteps = len(flat) // 4
-    step_rows = []
-    after = []
-    first = -1
-    entry = 0
-    for i in range(nsteps):
-        sid, flags, delta, nxt = flat[4 * i:4 * i + 4]
-        entry += delta
-        # the common case in one test; _int says what is wrong otherwise
-        if not (0 <= sid < nnames and 0 <= flags <= 3 and 1 <= entry < ncode and 0 <= nxt <= nsteps
-                and delta > 0):
-            _int(sid, "step id name", 0, nnames - 1)
-            _int(flags, "step flags", 0, 3)
-            _int(entry, "step entry", 1, ncode - 1)
-            _int(nxt, "step next", 0, nsteps)
+    ids, flags, deltas, nexts = flat[0::4], flat[1::4], flat[2::4], flat[3::4]
+    entries = _running_sum(deltas)
+    # the columns' ranges at once; row by row for the message when one is out
+    if not (min(ids) >= 0 and max(ids) < len(names) and min(flags) >= 0 and max(flags) <= 3
+            and min(deltas) > 0 and entries[-1] < ncode and min(nexts) >= 0 and max(nexts) <= nsteps):
+        _step_error(ids, flags, entries, nexts, len(names), ncode)
+    first = [i for i in (flags.index(2) if 2 in flags else -1, flags.index(3) if 3 in flags else -1) if i >= 0]
+    if flags.count(2) + flags.count(3) > 1:
+        raise VerifyError("two steps are flagged the first top-level step")
+    step_rows = list(zip([names[i] for i in ids], flags, entries))
+    return step_rows, (first[0] if first else -1, [n - 1 for n in nexts])
+
+
+def _step_error(ids, flags, entries, nexts, nnames, ncode):
+    """Say which step row is out of range."""
+    last = 0
+    for i in range(len(ids)):
+        _int(ids[i], "step id name", 0, nnames - 1)
+        _int(flags[i], "step flags", 0, 3)
+        _int(entries[i], "step entry", 1, ncode - 1)
+        _int(nexts[i], "step next", 0, len(ids))
+        if entries[i] <= last:
             raise VerifyError("step entries must be strictly increasing")
-        if flags & ENTRY:
-            if first >= 0:
-                raise VerifyError("two steps are flagged the first top-level step")
-            first = i
-        step_rows.append((names[sid], flags, entry))
-        after.append(nxt - 1)
-    return step_rows, (first, after)
+        last = entries[i]
+    raise VerifyError("the step table is out of range")  # pragma: no cover - a row above is
 
 
 def _check_sequence(sequence):
@@ -901,13 +907,12 @@ def _check_functions(ops, shape, bounds, finish, regions, starts, tables):
     nsteps = tables[3]
     nregions = len(starts)
     layouts = {}    # opcodes -> operand counts per stream (shape, names, blocks)
-    forms = {}      # a function's form -> (its deepest stack, its largest step operand or -1)
+    forms = {}      # a function's form -> its largest step operand (-1: none)
+    depths = [0]    # the deepest stack of each form
     funcs = []
-    s0 = n0 = b0 = r0 = 0
-    max_depth = 0
-    for f in range(len(bounds) - 1):
-        e0 = bounds[f]
-        e1 = bounds[f + 1]
+    s0 = n0 = b0 = r0 = e0 = 0
+    main_finish = finish    # part of the main function's form only
+    for f, e1 in enumerate(bounds[1:]):
         fops = ops[e0:e1]
         counts = layouts.get(fops)
         if counts is None:
@@ -916,28 +921,33 @@ def _check_functions(ops, shape, bounds, finish, regions, starts, tables):
         r1 = r0
         while r1 < nregions and starts[r1] < e1:
             r1 += 1
-        form = (fops, shape[s0:s1], starts[r0] - e0 if r1 > r0 else -1, regions[4 * r0 + 1:4 * r1],
-                finish if f == 0 else -1)
-        checked = forms.get(form)
-        if checked is None:
+        if r1 > r0:
+            form = (fops, shape[s0:s1], main_finish, starts[r0] - e0, regions[4 * r0 + 1:4 * r1])
+        else:
+            form = (fops, shape[s0:s1], main_finish)
+        top_step = forms.get(form)
+        if top_step is None:
             if s1 > len(shape):
                 raise VerifyError("the shape stream ends inside function %d" % f)
             rows = _relative_regions(regions, starts, r0, r1, e0)
-            checked = forms[form] = _check_function(fops, form[1], rows, f, finish, e0, tables)
-        if checked[0] > max_depth:  # noqa: PLR1730 - max() is a call, this a comparison
-            max_depth = checked[0]
-        if checked[1] >= 0 and (f - 1 if f else 0) + checked[1] >= nsteps:
-            raise VerifyError("step index %d out of range in function %d" % ((f - 1 if f else 0) + checked[1], f))
+            depth, top_step = _check_function(fops, form[1], rows, f, finish, e0, tables)
+            depths.append(depth)
+            forms[form] = top_step
+        # step operands count from the function's own step (f - 1), in main from 0
+        if top_step > nsteps - (f or 1):
+            raise VerifyError("step index %d out of range in function %d" % ((f - 1 if f else 0) + top_step, f))
         funcs.append((s0, n0, b0, r0, r1))
         s0 = s1
         n0 += counts[1]
         b0 += counts[2]
         r0 = r1
+        e0 = e1
+        main_finish = -1
     if s0 != len(shape):
         raise VerifyError("the code has %d shape operands, its stream %d" % (s0, len(shape)))
     if r0 != nregions:
         raise VerifyError("a region starts past the end of the code")
-    return max_depth, funcs, (s0, n0, b0)
+    return max(depths), funcs, (s0, n0, b0)
 
 
 def _operand_counts(fops, base):
@@ -1050,6 +1060,8 @@ def _check_function(ops, args, rows, f, finish, base, tables):
                 continue
             v = args[j]
             j += 1
+            if v < 0:
+                raise VerifyError("operand %d out of range at offset %d" % (v, at))
             if k == 4:
                 if f > 0 and op == RUN and v < 1:
                     raise VerifyError("step %d runs step %d: a step may only run later steps (offset %d)"
@@ -1164,16 +1176,16 @@ def _special(op, special, vals, at, depth, pop, iters, low, f, consts, names):
 
 def _expression_machine(exprs, consts, names):
     """The shared expression machine over section exprs, ``[keys, ops,
-    lengths, shape, names]`` (the blocks in streams; they index the
+    lengths, shape, forms, names]`` (the blocks in streams; they index the
     program's consts and names), verified as WorkflowSkill code; None when
     the program has no such section."""
     if exprs is None:
         return None
-    if type(exprs) is not list or len(exprs) != 5 or type(exprs[0]) is not list:
-        raise VerifyError("section exprs must be [keys, ops, lengths, shape, names]")
+    if type(exprs) is not list or len(exprs) != 6 or type(exprs[0]) is not list:
+        raise VerifyError("section exprs must be [keys, ops, lengths, shape, forms, names]")
     keys = exprs[0]
-    forms, starts = _x.verify_streams(exprs[1:], len(consts), names, keys, 0, _xw.PROFILE)
-    return _x.Machine(consts, names, keys, forms, copy=copy_json, refs=(exprs[4], starts))
+    decoded, starts = _x.verify_streams(exprs[1:], len(consts), names, keys, 0, _xw.PROFILE)
+    return _x.Machine(consts, names, keys, decoded, copy=copy_json, refs=(exprs[5], starts))
 
 
 def decode_function(program, f):
