@@ -712,7 +712,7 @@ def _verify(name, consts, names, plan, code, exprs):
     ncode = len(ops)
     if type(plan) is not list or len(plan) != 4:
         raise VerifyError("section plan must be [steps, finish, retries, regions]")
-    step_rows, sequence = _step_rows(plan[0], names, ncode)
+    step_rows, entries, sequence = _step_rows(plan[0], names, ncode)
     _check_sequence(sequence)
     retry_rows = _retry_rows(plan[2])
     regions, starts = _region_table(plan[3])
@@ -720,7 +720,6 @@ def _verify(name, consts, names, plan, code, exprs):
     if ncode == 0:
         raise VerifyError("the code is empty")
     # Function boundaries: main is [0, first entry); step i is [entry i, entry i+1).
-    entries = [r[2] for r in step_rows]
     bounds = [0] + entries + [ncode]
     if not (finish < bounds[1]):
         raise VerifyError("the finish offset must be inside the main function")
@@ -748,9 +747,14 @@ def _code_streams(code):
             raise VerifyError("section code's operand streams must be arrays")
         # bools and floats would compare equal to ints in a form's key: ints only; the
         # functions' check finds a negative shape operand (a form's operands are checked once)
-        if stream and (list(map(type, stream)).count(int) != len(stream) or (i > 1 and min(stream) < 0)):
+        if stream and (not _ints(stream) or (i > 1 and min(stream) < 0)):
             raise VerifyError("section code's operand streams hold only non-negative integers")
     return code[0], tuple(code[1]), code[2], code[3]
+
+
+def _ints(values):
+    """Are all ``values`` ints (not bools, not floats)?"""
+    return list(map(type, values)).count(int) == len(values)
 
 
 def _check_refs(refs, count, bound, what):
@@ -781,8 +785,8 @@ def _step_rows(flat, names, ncode):
     if type(flat) is not list or len(flat) % 4:
         raise VerifyError("the step table must be a flat array of rows of 4")
     if not flat:
-        return [], (-1, [])
-    if set(map(type, flat)) != _INT_ONLY:
+        return [], [], (-1, [])
+    if not _ints(flat):
         raise VerifyError("the step table holds only integers")
     nsteps = len(flat) // 4
     ids, flags, deltas, nexts = flat[0::4], flat[1::4], flat[2::4], flat[3::4]
@@ -795,7 +799,7 @@ def _step_rows(flat, names, ncode):
     if flags.count(2) + flags.count(3) > 1:
         raise VerifyError("two steps are flagged the first top-level step")
     step_rows = list(zip([names[i] for i in ids], flags, entries))
-    return step_rows, (first[0] if first else -1, [n - 1 for n in nexts])
+    return step_rows, entries, (first[0] if first else -1, [n - 1 for n in nexts])
 
 
 def _step_error(ids, flags, entries, nexts, nnames, ncode):
@@ -849,9 +853,9 @@ def _region_table(flat):
     start < end <= handler, the depth; where each lies, by the functions' check."""
     if type(flat) is not list or len(flat) % 4:
         raise VerifyError("the region table must be a flat array of rows of 4")
-    if flat and (set(map(type, flat)) != _INT_ONLY or min(flat[0::4]) < 0 or min(flat[1::4]) < 1
+    if flat and (not _ints(flat) or min(flat[0::4]) < 0 or min(flat[1::4]) < 1
                  or min(flat[2::4]) < 0 or min(flat[3::4]) < 0 or max(flat[3::4]) > MAX_STACK):
-        if set(map(type, flat)) != _INT_ONLY:
+        if not _ints(flat):
             raise VerifyError("the region table holds only integers")
         for i in range(0, len(flat), 4):
             if flat[i] < 0:
@@ -1308,8 +1312,8 @@ class Program(object):
         # section code and where each function's operands and regions start (_check_functions)
         self.streams = streams
         self.code_size = len(streams[0])
-        self.code = [None] * self.code_size      # per offset: (op, a, b, c, next offset), operands resolved
-        self.handlers = [None] * self.code_size  # per offset: None or [handler offset, depth] of the innermost region
+        self.code = None            # per offset: (op, a, b, c, next offset), operands resolved (prepare)
+        self.handlers = None        # per offset: None or [handler offset, depth] of the innermost region
         self.loops = {}             # NEXT offset -> its compiled loop (compile_loop) or None, as run
         self.machine = None         # the shared expression machine of section exprs, if any
         self.first = -1             # the first top-level step (WALK starts there), -1: none
@@ -1320,8 +1324,16 @@ class Program(object):
         """The number of instructions."""
         return self.code_size
 
+    def prepare(self):
+        """The interpreter's lists, before the first run (functions are
+        decoded into them as they are first entered)."""
+        if self.code is None:
+            self.code = [None] * self.code_size
+            self.handlers = [None] * self.code_size
+
     def decoded(self):
         """The code with every function decoded (listings and tests)."""
+        self.prepare()
         for f in range(len(self.entries) + 1):
             if self.code[self.streams[4][f]] is None:
                 decode_function(self, f)
@@ -2175,6 +2187,7 @@ class SkillVMRun(Kernel):
 
     def execute(self, inputs):
         p = self.p
+        p.prepare()
         code = p.code
         handlers = p.handlers
         steps = p.steps
