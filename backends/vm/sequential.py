@@ -884,20 +884,6 @@ except ImportError:  # pragma: no cover - MicroPython
     _accumulate = None
 
 
-def _check_srcmap(srcmap):
-    """Section srcmap: nil or ``[file, [offset delta, line, col]...]``."""
-    if srcmap is None:
-        return
-    if type(srcmap) is not list or len(srcmap) != 2 or type(srcmap[0]) is not str \
-            or type(srcmap[1]) is not list or len(srcmap[1]) % 3:
-        raise VerifyError("section srcmap must be nil or [file, [offset delta, line, col]...]")
-    flat = srcmap[1]
-    # every entry an int in [0, 2**32): checked in bulk, then one by one for the message
-    if flat and not (set(map(type, flat)) == _INT_ONLY and min(flat) >= 0 and max(flat) <= 0xFFFFFFFF):
-        for v in flat:
-            _int(v, "source map entry", 0, 0xFFFFFFFF)
-
-
 def _check_functions(ops, shape, bounds, finish, regions, starts, tables):
     """Verify every function (docs/bytecode.md section 5). A function's
     *form* is its opcodes, its shape operands, its regions relative to its
@@ -1263,7 +1249,6 @@ def _declared_types(v, at, names):
 
 
 _EMPTY = (0, ())
-_INT_ONLY = {int}
 _KIND_CODES = {"c": 1, "n": 2, "t": 3, "s": 4, "r": 5, "o": 6, "a": 7, "f": 7, "k": 8, "x": 9}
 # kind code -> the stream of section code holding such operands: 0 shape, 1 names, 2 blocks
 _STREAM = (0, 0, 1, 0, 0, 0, 0, 0, 0, 2)
