@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from flowc.backends.vm import expr_vm as X
 from flowc.backends.vm import sequential as V
-from flowc.backends.vm.assemble import assemble_body, pack_file
-from flowc.backends.vm.expr_assemble import Tables, assemble_expression, join_blocks, split_blocks, varint
+from flowc.backends.vm.assemble import assemble_body, join_blocks, pack_file, split_blocks
+from flowc.backends.vm.expr_assemble import Tables, assemble_expression, varint
 from flowc.host import ScriptedHost
 from flowc.ir import expr as E
 from flowc.pipeline import driver
@@ -168,8 +168,8 @@ def test_the_blocks_are_verified_with_workflowskills_rules():
     body[9] = [keys, ops, lengths, shape, forms, names[:-1]]
     assert "name operands" in _rejected(body)
     # LOAD, FIELD and INDEX carry their access rule in the opcode byte: only wfs (3) here
-    load = ops.index(X.LOAD + 3 * X.ACCESS_STEP)
-    for byte in (X.LOAD, X.LOAD + X.ACCESS_STEP, X.LOAD + 4 * X.ACCESS_STEP, X.RETURN + X.ACCESS_STEP):
+    load = ops.index(X.LOAD + 3 * V.ACCESS_STEP)
+    for byte in (X.LOAD, X.LOAD + V.ACCESS_STEP, X.LOAD + 4 * V.ACCESS_STEP, X.RETURN + V.ACCESS_STEP):
         body[9] = [keys, ops[:load] + bytes([byte]) + ops[load + 1:], lengths, shape, forms, names]
         assert _rejected(body)
 

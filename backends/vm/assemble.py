@@ -19,8 +19,10 @@ import os
 from typing import Any
 
 import msgpack
+from flowc.backends.vm import expr_vm as X
 from flowc.backends.vm import format as F
-from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression, split_blocks
+from flowc.backends.vm import sequential as S
+from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression
 from flowc.ir import expr as E
 from flowc.ir.span import Span
 from flowc.ir.workflow import Node, Workflow
@@ -719,6 +721,63 @@ def flat_plan(steps: list, finish: Any, retries: list, regions: list) -> list:
         flat_regions += [start - last, end - start, handler - end, depth]
         last = start
     return [flat_steps, finish, [v for row in retries for v in row], flat_regions]
+
+
+def split_blocks(blocks: list[bytes]) -> list:
+    """Blocks as a sequential program's section exprs holds them (docs/bytecode.md
+    section 1): ``[ops, lengths, shape, forms, names]``. A block's *form* is
+    its opcodes (LOAD, FIELD and INDEX with their access rule,
+    S.ACCESS_STEP) and its operands but names (targets as instruction
+    indexes); the distinct forms in order of first use are ``ops`` (their
+    opcodes back to back), ``lengths`` (their instruction counts) and
+    ``shape`` (their operands); ``forms`` gives each block's form and
+    ``names`` the blocks' name operands of LOAD and FIELD."""
+    ops = bytearray()
+    lengths: list[int] = []
+    shape: list[int] = []
+    forms: list[int] = []
+    names: list[int] = []
+    index_of: dict[tuple, int] = {}
+    for code in blocks:
+        ins = X.decode(code)
+        at = {pc: i for i, (pc, _op, _operands) in enumerate(ins)}
+        form_ops = bytearray()
+        form_shape: list[int] = []
+        for _pc, op, operands in ins:
+            kinds = X.OPCODES[op][1]
+            form_ops.append(op + S.ACCESS_STEP * operands[0] if kinds[:1] == "a" else op)
+            for kind, v in zip(kinds, operands, strict=True):
+                if kind == "n":
+                    names.append(v)
+                elif kind != "a":
+                    form_shape.append(at[v] if kind == "t" else v)
+        key = (bytes(form_ops), tuple(form_shape))
+        if key not in index_of:
+            index_of[key] = len(lengths)
+            ops += form_ops
+            lengths.append(len(ins))
+            shape += form_shape
+        forms.append(index_of[key])
+    return [bytes(ops), lengths, shape, forms, names]
+
+
+def join_blocks(streams: list) -> list[list[tuple[int, int, list[int]]]]:
+    """The blocks of :func:`split_blocks`' streams, decoded: per block
+    ``[(index, opcode, operands)]`` (targets are instruction indexes)."""
+    ops, lengths, shape, forms, names = streams
+    decoded = []
+    e0 = s0 = 0
+    for length in lengths:
+        form = S.StreamBlocks.form_of(ops[e0:e0 + length], shape[s0:])
+        decoded.append(form)
+        s0 += sum(1 for _k, op, _o in form for kind in X.OPCODES[op][1] if kind not in "an")
+        e0 += length
+    out = []
+    n0 = 0
+    for k in forms:
+        out.append(S.StreamBlocks.with_names(decoded[k], names, n0))
+        n0 += sum(1 for _k, op, _o in decoded[k] if op in X.PACKED_OPS)
+    return out
 
 
 def plan_rows(plan: list) -> tuple[list, Any, list, list]:

@@ -21,10 +21,9 @@ import os
 
 from flowc.backends.vm import format as F
 from flowc.backends.vm import sequential as V
-from flowc.backends.vm.assemble import plan_rows
+from flowc.backends.vm.assemble import join_blocks, plan_rows
 from flowc.backends.vm.dataflow import plan_fields
 from flowc.backends.vm.device import load
-from flowc.backends.vm.expr_assemble import join_blocks
 from flowc.backends.vm.expr_disasm import disassemble_block
 from flowc.termtext import shown
 

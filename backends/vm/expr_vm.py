@@ -448,7 +448,9 @@ def verify(blocks, nconsts, names, keys, nslots, profile):
     """Verify every block of a program (``nslots``: the largest frame an
     expression has; ``profile``: a key of PROFILES); the decoded blocks. A block is the body of at most one
     LAMBDA, and lambdas nest at most MAX_LAMBDA_DEPTH deep."""
-    _check_keys(keys)
+    for k in keys:
+        if type(k) is not str:
+            raise VerifyError("a key must be a string")
     sizes = (nconsts, len(names), len(keys), len(blocks))
     rules = PROFILES[profile]
     checks = _straight_checks(rules, sizes, nslots)
@@ -460,17 +462,11 @@ def verify(blocks, nconsts, names, keys, nslots, profile):
         # and any the one pass doubts, by the general verifier (which says what is wrong)
         ins = _straight_block(blocks[i], checks, keys, rules["builtins"])
         decoded.append(ins if ins is not None else verify_block(i, blocks[i], sizes, keys, nslots, rules))
-    _check_lambdas(decoded)
+    check_lambdas(decoded)
     return decoded
 
 
-def _check_keys(keys):
-    for k in keys:
-        if type(k) is not str:
-            raise VerifyError("a key must be a string")
-
-
-def _check_lambdas(decoded):
+def check_lambdas(decoded):
     """No block is the body of two LAMBDAs; lambdas nest at most MAX_LAMBDA_DEPTH deep."""
     depth = [0] * len(decoded)
     named = [False] * len(decoded)
@@ -486,173 +482,6 @@ def _check_lambdas(decoded):
         if d > MAX_LAMBDA_DEPTH:
             raise VerifyError("block %d nests lambdas deeper than %d" % (i, MAX_LAMBDA_DEPTH))
         depth[i] = d
-
-
-# ---------------------------------------------------------------- blocks in streams
-# A sequential program's section exprs holds its blocks as streams
-# (docs/bytecode.md section 1): the opcodes of all blocks back to back, each
-# block's instruction count, the name operands (of LOAD and FIELD) and all
-# other operands (the "shape" ones), each in instruction order; targets
-# count instructions. Blocks of the same form (opcodes and shape operands)
-# are verified once: their names are only indexes into the name table.
-
-
-# In the opcode stream, LOAD, FIELD and INDEX carry their access rule: the
-# byte is the opcode + ACCESS_STEP * the rule (so no operand holds it).
-ACCESS_STEP = 32
-_ACCESS_OPS = (LOAD, FIELD, INDEX)
-
-
-def _stream_counts(ops, index):
-    """(shape operands, name operands, has a LAMBDA) of a block's opcode bytes."""
-    nshape = nnames = 0
-    for k in range(len(ops)):
-        op = ops[k]
-        spec = OPCODES.get(op)
-        if spec is None:
-            spec = OPCODES.get(op % ACCESS_STEP)
-            if spec is None or op % ACCESS_STEP not in _ACCESS_OPS or op >= ACCESS_STEP * len(ACCESS):
-                raise VerifyError("unknown opcode 0x%02x at %d of block %d" % (op, k, index))
-        for kind in spec[1]:
-            if kind == "n":
-                nnames += 1
-            elif kind != "a":
-                nshape += 1
-    return nshape, nnames, LAMBDA in ops
-
-
-def form_of(ops, shape):
-    """The decoded instructions ``[(index, opcode, operands)]`` of a block's
-    opcode bytes and shape operands, each name operand 0 (a placeholder)."""
-    ins = []
-    j = 0
-    for k in range(len(ops)):
-        op = ops[k]
-        access = op // ACCESS_STEP
-        op = op % ACCESS_STEP
-        operands = []
-        for kind in OPCODES[op][1]:
-            if kind == "n":
-                operands.append(0)
-            elif kind == "a":
-                operands.append(access)
-            else:
-                operands.append(shape[j])
-                j += 1
-        ins.append((k, op, operands))
-    return ins
-
-
-def with_names(form, refs, at):
-    """A block's form with its name operands, refs[at], refs[at + 1] ..."""
-    out = []
-    for k, op, operands in form:
-        if op == LOAD or op == FIELD:
-            operands = [operands[0], refs[at]]
-            at += 1
-        out.append((k, op, operands))
-    return out
-
-
-def verify_streams(streams, nconsts, names, keys, nslots, profile):
-    """Verify blocks in streams, ``[ops, lengths, shape, forms, names]``
-    (as section exprs of a sequential program holds them: the distinct
-    forms, opcodes and shape operands, then each block's form and the
-    blocks' name operands), with every check :func:`verify` makes: each
-    form once, the blocks by their form's index and the name operands'
-    range all at once. Returns ``(decoded, name starts)``: per block its
-    decoded form and where its name operands start in the names stream
-    (:func:`with_names` makes its instructions)."""
-    if type(streams) is not list or len(streams) != 5 or type(streams[0]) is not bytes:
-        raise VerifyError("expression blocks must be [ops, lengths, shape, forms, names], ops msgpack bin")
-    ops = streams[0]
-    for stream in streams[1:]:
-        if type(stream) is not list:
-            raise VerifyError("the expression streams must be arrays")
-        if stream and (list(map(type, stream)).count(int) != len(stream) or min(stream) < 0):
-            raise VerifyError("the expression streams hold only non-negative integers")
-    lengths, shape, block_forms, refs = streams[1:]
-    _check_keys(keys)
-    nforms = len(lengths)
-    sizes = (nconsts, len(names), len(keys), len(block_forms))
-    if block_forms and max(block_forms) >= nforms:
-        raise VerifyError("a block names form %d of %d" % (max(block_forms), nforms))
-    if len(set(block_forms)) != nforms:
-        raise VerifyError("an expression form no block has")
-    forms = []
-    form_names = []
-    lambdas = False
-    e0 = s0 = 0
-    for k in range(nforms):
-        e1 = e0 + lengths[k]
-        if e1 > len(ops) or e1 == e0:
-            raise VerifyError("expression form %d is empty or runs past the opcodes" % k)
-        nshape, nnames, has_lambda = _stream_counts(ops[e0:e1], k)
-        if s0 + nshape > len(shape):
-            raise VerifyError("the shape stream ends inside expression form %d" % k)
-        form = form_of(ops[e0:e1], shape[s0:s0 + nshape])
-        _verify_form(k, form, block_forms, has_lambda, sizes, keys, nslots, PROFILES[profile])
-        lambdas = lambdas or has_lambda
-        forms.append(form)
-        form_names.append(nnames)
-        e0 = e1
-        s0 += nshape
-    if e0 != len(ops) or s0 != len(shape):
-        raise VerifyError("the expression streams hold more than the forms")
-    decoded = _gather(forms, block_forms)
-    counts = _gather(form_names, block_forms)
-    if sum(counts) != len(refs):
-        raise VerifyError("the expression blocks have %d name operands, the stream %d" % (sum(counts), len(refs)))
-    if refs and max(refs) >= len(names):
-        raise VerifyError("name index %d out of range in an expression block" % max(refs))
-    if lambdas:
-        _check_lambdas(decoded)
-    return decoded, _starts(counts)
-
-
-def _verify_form(k, form, block_forms, has_lambda, sizes, keys, nslots, rules):
-    """verify_decoded of expression form k, as the block that has it (the
-    first one, in messages). A LAMBDA names a later block than its own:
-    a form with one is a single block's."""
-    if has_lambda:
-        if block_forms.count(k) != 1:
-            raise VerifyError("expression form %d has a LAMBDA: it must be one block's" % k)
-        verify_decoded(block_forms.index(k), form, _indexes(len(form)), sizes, keys, nslots, rules)
-        return
-    try:
-        verify_decoded(k, form, _indexes(len(form)), sizes, keys, nslots, rules)
-    except VerifyError:     # again, for the message: it names the first block of the form
-        verify_decoded(block_forms.index(k), form, _indexes(len(form)), sizes, keys, nslots, rules)
-        raise
-
-
-def _gather(table, indexes):
-    """[table[i] for i in indexes]."""
-    try:
-        return list(map(table.__getitem__, indexes))
-    except AttributeError:  # pragma: no cover - MicroPython
-        return [table[i] for i in indexes]
-
-
-def _starts(counts):
-    """[0, c0, c0 + c1, ...]: where each block's names start."""
-    out = []
-    total = 0
-    for c in counts:
-        out.append(total)
-        total += c
-    return out
-
-
-def _indexes(n):
-    """{k: k} for k < n: every instruction index is a target."""
-    out = {}
-    for k in range(n):
-        out[k] = k
-    return out
-
-
-_INT_ONLY = {int}
 
 
 # ================================================================ running
@@ -739,15 +568,13 @@ class Machine:
     instructions, it raises OutOfFuel: in a run, the run fails. The loop keeps the fuel in a local and writes it back around
     lambdas, which run nested."""
 
-    def __init__(self, consts, names, keys, decoded, fuel=DEFAULT_FUEL, copy=None, refs=None):
+    def __init__(self, consts, names, keys, decoded, fuel=DEFAULT_FUEL, copy=None):
         self.fuel = fuel
         self.left = fuel
         self.per_run = False  # within a run, the fuel is the run's, not one evaluation's
         # each block resolved when it first runs (a program may hold many that a run never reaches)
         self.code = [None] * len(decoded)
         self._pools = (decoded, consts, names, keys, copy)
-        # blocks from streams (verify_streams): per block its form, the names stream and where its names start
-        self._refs = refs
 
     def start_run(self, fuel):
         """From now on every evaluation spends the instructions of ``fuel``,
@@ -774,10 +601,7 @@ class Machine:
 
     def _resolved(self, block):
         decoded, consts, names, keys, copy = self._pools
-        ins = decoded[block]
-        if self._refs is not None:
-            ins = with_names(ins, self._refs[0], self._refs[1][block])
-        code = self.code[block] = _resolve(ins, consts, names, keys, copy)
+        code = self.code[block] = _resolve(decoded[block], consts, names, keys, copy)
         return code
 
     def run(self, block, env, frame):

@@ -726,8 +726,13 @@ def _verify(name, consts, names, plan, code, exprs):
     nblocks = len(machine.code) if machine is not None else 0
     tables = (consts, names, retry_rows, len(step_rows))
     max_depth, funcs, counts = _check_functions(ops, shape, bounds, finish, regions, starts, tables)
-    _check_refs(name_refs, counts[1], len(names), "name")
-    _check_refs(block_refs, counts[2], nblocks, "block")
+    # the name and block operands: as many as the code has, each in range
+    for refs, count, bound, what in ((name_refs, counts[1], len(names), "name"),
+                                     (block_refs, counts[2], nblocks, "block")):
+        if len(refs) != count:
+            raise VerifyError("the code has %d %s operands, its stream %d" % (count, what, len(refs)))
+        if refs and max(refs) >= bound:
+            raise VerifyError("%s index %d out of range" % (what, max(refs)))
     program = Program(name, step_rows, entries, finish, consts, names, retry_rows, max_depth,
                       (ops, shape, name_refs, block_refs, bounds, funcs, regions, starts))
     program.machine = machine
@@ -747,22 +752,9 @@ def _code_streams(code):
             raise VerifyError("section code's operand streams must be arrays")
         # bools and floats would compare equal to ints in a form's key: ints only; the
         # functions' check finds a negative shape operand (a form's operands are checked once)
-        if stream and (not _ints(stream) or (i > 1 and min(stream) < 0)):
+        if stream and (list(map(type, stream)).count(int) != len(stream) or (i > 1 and min(stream) < 0)):
             raise VerifyError("section code's operand streams hold only non-negative integers")
     return code[0], tuple(code[1]), code[2], code[3]
-
-
-def _ints(values):
-    """Are all ``values`` ints (not bools, not floats)?"""
-    return list(map(type, values)).count(int) == len(values)
-
-
-def _check_refs(refs, count, bound, what):
-    """A stream of name or block operands: as many as the code has, each in range."""
-    if len(refs) != count:
-        raise VerifyError("the code has %d %s operands, its stream %d" % (count, what, len(refs)))
-    if refs and max(refs) >= bound:
-        raise VerifyError("%s index %d out of range" % (what, max(refs)))
 
 
 def _check_pools(consts, names):
@@ -786,7 +778,7 @@ def _step_rows(flat, names, ncode):
         raise VerifyError("the step table must be a flat array of rows of 4")
     if not flat:
         return [], [], (-1, [])
-    if not _ints(flat):
+    if list(map(type, flat)).count(int) != len(flat):
         raise VerifyError("the step table holds only integers")
     nsteps = len(flat) // 4
     ids, flags, deltas, nexts = flat[0::4], flat[1::4], flat[2::4], flat[3::4]
@@ -794,26 +786,20 @@ def _step_rows(flat, names, ncode):
     # the columns' ranges at once; row by row for the message when one is out
     if not (min(ids) >= 0 and max(ids) < len(names) and min(flags) >= 0 and max(flags) <= 3
             and min(deltas) > 0 and entries[-1] < ncode and min(nexts) >= 0 and max(nexts) <= nsteps):
-        _step_error(ids, flags, entries, nexts, len(names), ncode)
+        last = 0
+        for i in range(nsteps):
+            _int(ids[i], "step id name", 0, len(names) - 1)
+            _int(flags[i], "step flags", 0, 3)
+            _int(entries[i], "step entry", 1, ncode - 1)
+            _int(nexts[i], "step next", 0, nsteps)
+            if entries[i] <= last:
+                raise VerifyError("step entries must be strictly increasing")
+            last = entries[i]
     first = [i for i in (flags.index(2) if 2 in flags else -1, flags.index(3) if 3 in flags else -1) if i >= 0]
     if flags.count(2) + flags.count(3) > 1:
         raise VerifyError("two steps are flagged the first top-level step")
     step_rows = list(zip([names[i] for i in ids], flags, entries))
     return step_rows, entries, (first[0] if first else -1, [n - 1 for n in nexts])
-
-
-def _step_error(ids, flags, entries, nexts, nnames, ncode):
-    """Say which step row is out of range."""
-    last = 0
-    for i in range(len(ids)):
-        _int(ids[i], "step id name", 0, nnames - 1)
-        _int(flags[i], "step flags", 0, 3)
-        _int(entries[i], "step entry", 1, ncode - 1)
-        _int(nexts[i], "step next", 0, len(ids))
-        if entries[i] <= last:
-            raise VerifyError("step entries must be strictly increasing")
-        last = entries[i]
-    raise VerifyError("the step table is out of range")  # pragma: no cover - a row above is
 
 
 def _check_sequence(sequence):
@@ -853,9 +839,10 @@ def _region_table(flat):
     start < end <= handler, the depth; where each lies, by the functions' check."""
     if type(flat) is not list or len(flat) % 4:
         raise VerifyError("the region table must be a flat array of rows of 4")
-    if flat and (not _ints(flat) or min(flat[0::4]) < 0 or min(flat[1::4]) < 1
+    ints = list(map(type, flat)).count(int) == len(flat)
+    if flat and (not ints or min(flat[0::4]) < 0 or min(flat[1::4]) < 1
                  or min(flat[2::4]) < 0 or min(flat[3::4]) < 0 or max(flat[3::4]) > MAX_STACK):
-        if not _ints(flat):
+        if not ints:
             raise VerifyError("the region table holds only integers")
         for i in range(0, len(flat), 4):
             if flat[i] < 0:
@@ -868,8 +855,12 @@ def _region_table(flat):
 
 def _running_sum(deltas):
     """[d0, d0 + d1, ...]."""
-    if _accumulate is not None:
-        return list(_accumulate(deltas))
+    try:
+        from itertools import accumulate
+    except ImportError:  # pragma: no cover - MicroPython
+        accumulate = None
+    if accumulate is not None:
+        return list(accumulate(deltas))
     out = []
     total = 0
     for d in deltas:
@@ -878,18 +869,12 @@ def _running_sum(deltas):
     return out
 
 
-try:
-    from itertools import accumulate as _accumulate
-except ImportError:  # pragma: no cover - MicroPython
-    _accumulate = None
-
-
 def _check_functions(ops, shape, bounds, finish, regions, starts, tables):
     """Verify every function (docs/bytecode.md section 5). A function's
     *form* is its opcodes, its shape operands, its regions relative to its
     start and, for the main function, the finish offset: everything the
     checks of section 5 read but the name and block operands (whose ranges
-    :func:`_check_refs` checks for all functions at once) and where the
+    :func:`_verify` checks for all functions at once) and where the
     function lies (which its step operands depend on: checked here for
     each). Each form is verified once. Returns the deepest stack, per
     function where its operands and regions start ``(shape, names, blocks,
@@ -919,7 +904,11 @@ def _check_functions(ops, shape, bounds, finish, regions, starts, tables):
         if top_step is None:
             if s1 > len(shape):
                 raise VerifyError("the shape stream ends inside function %d" % f)
-            rows = _relative_regions(regions, starts, r0, r1, e0)
+            rows = []   # the function's regions, counted from its start
+            for r in range(r0, r1):
+                start = starts[r] - e0
+                rows.append((start, start + regions[4 * r + 1], start + regions[4 * r + 1] + regions[4 * r + 2],
+                             regions[4 * r + 3]))
             depth, top_step = _check_function(fops, form[1], rows, f, finish, e0, tables)
             depths.append(depth)
             forms[form] = top_step
@@ -950,16 +939,6 @@ def _operand_counts(fops, base):
         for k in spec[7]:
             counts[_STREAM[k]] += 1
     return counts
-
-
-def _relative_regions(regions, starts, r0, r1, base):
-    """Regions r0..r1-1 as ``(start, end, handler, depth)`` counted from ``base``."""
-    rows = []
-    for r in range(r0, r1):
-        start = starts[r] - base
-        end = start + regions[4 * r + 1]
-        rows.append((start, end, end + regions[4 * r + 2], regions[4 * r + 3]))
-    return rows
 
 
 class _Regions(object):
@@ -1174,8 +1153,178 @@ def _expression_machine(exprs, consts, names):
     if type(exprs) is not list or len(exprs) != 6 or type(exprs[0]) is not list:
         raise VerifyError("section exprs must be [keys, ops, lengths, shape, forms, names]")
     keys = exprs[0]
-    decoded, starts = _x.verify_streams(exprs[1:], len(consts), names, keys, 0, _xw.PROFILE)
-    return _x.Machine(consts, names, keys, decoded, copy=copy_json, refs=(exprs[5], starts))
+    blocks = verify_streams(exprs[1:], len(consts), names, keys, 0, _xw.PROFILE)
+    return _x.Machine(consts, names, keys, blocks, copy=copy_json)
+
+
+# ---------------------------------------------------------------- expression blocks in streams
+# Section exprs holds the blocks' distinct forms (opcodes and operands but
+# the name operands of LOAD and FIELD) once each, then each block's form
+# and the blocks' names (docs/bytecode.md section 1); targets count
+# instructions. Each form is verified once: a block's names are only
+# indexes into the name table, checked for all blocks at once.
+
+# In the opcode stream, LOAD, FIELD and INDEX carry their access rule: the
+# byte is the opcode + ACCESS_STEP * the rule (so no operand holds it).
+ACCESS_STEP = 32
+
+
+class StreamBlocks(object):
+    """The blocks of section exprs as the expression machine reads them
+    (``blocks[i]``, ``len(blocks)``): block i's form with its names, made
+    when the machine first resolves it. Its static methods read and
+    verify the streams (kept in the class: a device bundle is one module
+    namespace, which they would grow)."""
+
+    def __init__(self, forms, refs, starts):
+        self.forms = forms      # per block its form (shared)
+        self.refs = refs        # the names stream
+        self.starts = starts    # per block where its names start
+
+    def __len__(self):
+        return len(self.forms)
+
+    def __getitem__(self, block):
+        return StreamBlocks.with_names(self.forms[block], self.refs, self.starts[block])
+
+    @staticmethod
+    def counts(ops, index):
+        """(shape operands, name operands, has a LAMBDA) of a form's opcode bytes."""
+        nshape = nnames = 0
+        for k in range(len(ops)):
+            op = ops[k]
+            spec = _x.OPCODES.get(op)
+            if spec is None:
+                spec = _x.OPCODES.get(op % ACCESS_STEP)
+                if spec is None or op % ACCESS_STEP not in (_x.LOAD, _x.FIELD, _x.INDEX) \
+                        or op >= ACCESS_STEP * len(_x.ACCESS):
+                    raise VerifyError("unknown opcode 0x%02x at %d of expression form %d" % (op, k, index))
+            for kind in spec[1]:
+                if kind == "n":
+                    nnames += 1
+                elif kind != "a":
+                    nshape += 1
+        return nshape, nnames, _x.LAMBDA in ops
+
+    @staticmethod
+    def form_of(ops, shape):
+        """The decoded instructions ``[(index, opcode, operands)]`` of a form's
+        opcode bytes and shape operands, each name operand 0 (a placeholder)."""
+        ins = []
+        j = 0
+        for k in range(len(ops)):
+            op = ops[k]
+            access = op // ACCESS_STEP
+            op = op % ACCESS_STEP
+            operands = []
+            for kind in _x.OPCODES[op][1]:
+                if kind == "n":
+                    operands.append(0)
+                elif kind == "a":
+                    operands.append(access)
+                else:
+                    operands.append(shape[j])
+                    j += 1
+            ins.append((k, op, operands))
+        return ins
+
+    @staticmethod
+    def with_names(form, refs, at):
+        """A block's form with its name operands, refs[at], refs[at + 1] ..."""
+        out = []
+        for k, op, operands in form:
+            if op == _x.LOAD or op == _x.FIELD:
+                operands = [operands[0], refs[at]]
+                at += 1
+            out.append((k, op, operands))
+        return out
+
+    @staticmethod
+    def verify_form(k, form, block_forms, has_lambda, sizes, keys, nslots, rules):
+        """The expression machine's checks of form k, as the block that has it
+        (the first one, in messages). A LAMBDA names a later block than its
+        own: a form with one is a single block's."""
+        targets = {}
+        for i in range(len(form)):
+            targets[i] = i
+        if has_lambda:
+            if block_forms.count(k) != 1:
+                raise VerifyError("expression form %d has a LAMBDA: it must be one block's" % k)
+            _x.verify_decoded(block_forms.index(k), form, targets, sizes, keys, nslots, rules)
+            return
+        try:
+            _x.verify_decoded(k, form, targets, sizes, keys, nslots, rules)
+        except VerifyError:     # again, for the message: it names the first block of the form
+            _x.verify_decoded(block_forms.index(k), form, targets, sizes, keys, nslots, rules)
+            raise
+
+    @staticmethod
+    def gather(table, indexes):
+        """[table[i] for i in indexes]."""
+        try:
+            return list(map(table.__getitem__, indexes))
+        except AttributeError:  # pragma: no cover - MicroPython
+            return [table[i] for i in indexes]
+
+
+def verify_streams(streams, nconsts, names, keys, nslots, profile):
+    """Verify expression blocks in streams, ``[ops, lengths, shape, forms,
+    names]`` (the distinct forms, then each block's form and the blocks'
+    names), with every check of the expression machine's verifier: each
+    form once, the blocks by their form's index and the name operands'
+    range all at once. Returns the blocks (:class:`StreamBlocks`)."""
+    if type(streams) is not list or len(streams) != 5 or type(streams[0]) is not bytes:
+        raise VerifyError("expression blocks must be [ops, lengths, shape, forms, names], ops msgpack bin")
+    ops = streams[0]
+    for stream in streams[1:]:
+        if type(stream) is not list:
+            raise VerifyError("the expression streams must be arrays")
+        if stream and (list(map(type, stream)).count(int) != len(stream) or min(stream) < 0):
+            raise VerifyError("the expression streams hold only non-negative integers")
+    lengths, shape, block_forms, refs = streams[1:]
+    for k in keys:
+        if type(k) is not str:
+            raise VerifyError("a key must be a string")
+    nforms = len(lengths)
+    sizes = (nconsts, len(names), len(keys), len(block_forms))
+    if block_forms and max(block_forms) >= nforms:
+        raise VerifyError("a block names form %d of %d" % (max(block_forms), nforms))
+    if len(set(block_forms)) != nforms:
+        raise VerifyError("an expression form no block has")
+    forms = []
+    form_names = []
+    lambdas = False
+    e0 = s0 = 0
+    for k in range(nforms):
+        e1 = e0 + lengths[k]
+        if e1 > len(ops) or e1 == e0:
+            raise VerifyError("expression form %d is empty or runs past the opcodes" % k)
+        nshape, nnames, has_lambda = StreamBlocks.counts(ops[e0:e1], k)
+        if s0 + nshape > len(shape):
+            raise VerifyError("the shape stream ends inside expression form %d" % k)
+        form = StreamBlocks.form_of(ops[e0:e1], shape[s0:s0 + nshape])
+        StreamBlocks.verify_form(k, form, block_forms, has_lambda, sizes, keys, nslots, _x.PROFILES[profile])
+        lambdas = lambdas or has_lambda
+        forms.append(form)
+        form_names.append(nnames)
+        e0 = e1
+        s0 += nshape
+    if e0 != len(ops) or s0 != len(shape):
+        raise VerifyError("the expression streams hold more than the forms")
+    counts = StreamBlocks.gather(form_names, block_forms)
+    if sum(counts) != len(refs):
+        raise VerifyError("the expression blocks have %d name operands, the stream %d" % (sum(counts), len(refs)))
+    if refs and max(refs) >= len(names):
+        raise VerifyError("name index %d out of range in an expression block" % max(refs))
+    starts = []     # where each block's names start
+    total = 0
+    for c in counts:
+        starts.append(total)
+        total += c
+    blocks = StreamBlocks(StreamBlocks.gather(forms, block_forms), refs, starts)
+    if lambdas:
+        _x.check_lambdas(blocks.forms)
+    return blocks
 
 
 def decode_function(program, f):
