@@ -608,7 +608,9 @@ class Assembler:
             if self.chain and node.id == self.chain[0]:
                 flags |= F.STEP_ENTRY
             steps.append([self.name(node.id), flags, fn_offsets[idx + 1], after.get(node.id, 0)])
-        regions = sorted([[s.offset, e.offset, h.offset, d] for s, e, h, d in self.regions])
+        # by start; of two with the same start, the one around the other first (docs/bytecode.md section 1)
+        regions = sorted([[s.offset, e.offset, h.offset, d] for s, e, h, d in self.regions],
+                         key=lambda r: (r[0], -r[1], r[2], r[3]))
         # The base name only: no machine path in the artifact, and the same
         # bytes however the path was spelled (docs/bytecode.md).
         file = os.path.basename(self.wf.span.file) if self.wf.span.file else ""
