@@ -9,7 +9,7 @@ from typing import Any
 from flowc.backends.vm import aevatar_vm
 from flowc.backends.vm import format as F
 from flowc.backends.vm import sequential as V
-from flowc.backends.vm.assemble import flat_plan
+from flowc.backends.vm.assemble import flat_plan, plan_rows
 from flowc.backends.vm.disasm import _step_fields
 
 
@@ -38,7 +38,7 @@ def sequential_body(data: bytes) -> list:
     """``[name, consts, names, steps, retries, regions, finish, code, srcmap]`` of a sequential program
     (the plan's tables as rows with absolute offsets), and its section exprs last when it has one."""
     _model, name, s = open_program(data)
-    steps, finish, retries, regions = V.plan_rows(s["plan"])
+    steps, finish, retries, regions = plan_rows(s["plan"])
     body = [name, s["consts"], s["names"], steps, retries, regions, finish, s["code"], s.get("srcmap")]
     if "exprs" in s:
         body.append(s["exprs"])

@@ -225,7 +225,7 @@ def test_flowc_compile_run_and_disasm(tmp_path, capsys):
     out = tmp_path / "b.wfav"
     assert cli.main(["compile", "--target", "bytecode", str(path), "-o", str(out)]) == 0
     data = out.read_bytes()
-    assert data[:5] == b"FLWC\x03" and open_program(data)[0] == "kernel"
+    assert data[:5] == b"FLWC" + bytes([F.FORMAT_VERSION]) and open_program(data)[0] == "kernel"
     inputs, script, expected = SCRIPTS["B"]
     (tmp_path / "in.json").write_text(json.dumps(inputs))
     (tmp_path / "host.json").write_text(json.dumps(script))
@@ -237,7 +237,7 @@ def test_flowc_compile_run_and_disasm(tmp_path, capsys):
     assert record == json.loads(json.dumps(vm.load(data).run(inputs, ScriptedHost(script))))
     assert cli.main(["disasm", str(out)]) == 0
     listing = capsys.readouterr().out
-    assert listing.startswith("flowc program, format version 3, scheduling model kernel\n"
+    assert listing.startswith("flowc program, format version 4, scheduling model kernel\n"
                               'workflow: "fetch_and_route"\n')
     for text in ("route: switch", "branch '_default' -> handle_normal", "block 0:", "RETURN"):
         assert text in listing

@@ -21,6 +21,7 @@ import os
 
 from flowc.backends.vm import format as F
 from flowc.backends.vm import sequential as V
+from flowc.backends.vm.assemble import join_blocks, plan_rows
 from flowc.backends.vm.dataflow import plan_fields
 from flowc.backends.vm.device import load
 from flowc.backends.vm.expr_disasm import disassemble_block
@@ -29,31 +30,24 @@ from flowc.termtext import shown
 __all__ = ["decode_code", "disassemble"]
 
 
-def _varint(code: bytes, p: int) -> tuple[int, int]:
-    v = 0
-    shift = 0
-    while True:
-        b = code[p]
-        p += 1
-        v |= (b & 0x7F) << shift
-        if b < 0x80:
-            return v, p
-        shift += 7
-
-
-def decode_code(code: bytes) -> list[tuple[int, F.Opcode, list[int]]]:
-    """(offset, opcode, raw operands) for every instruction of verified code."""
+def decode_code(code: list, entries: list[int]) -> list[tuple[int, F.Opcode, list[int]]]:
+    """(offset, opcode, operands) for every instruction of verified section
+    code, ``entries`` the step functions' offsets: targets and steps as
+    offsets and step indices of the whole program, not of their function."""
+    bounds = [0, *entries]
     out = []
-    p = 0
-    while p < len(code):
-        at = p
-        spec = F.BY_CODE[code[p]]
-        p += 1
-        operands = []
-        for _ in spec.operands:
-            v, p = _varint(code, p)
-            operands.append(v)
-        out.append((at, spec, operands))
+    f = 0
+    for at, spec, operands in F.join_code(code):
+        while f + 1 < len(bounds) and at >= bounds[f + 1]:
+            f += 1
+        absolute = []
+        for kind, v in zip(spec.operands, operands):
+            if kind == "target":
+                v += bounds[f]
+            elif kind == "step" and f > 0:
+                v += f - 1
+            absolute.append(v)
+        out.append((at, spec, absolute))
     return out
 
 
@@ -116,10 +110,10 @@ def disassemble(data: bytes, source_root: str | None = None) -> str:
 
 def _sequential(program, sec: dict, source_root: str | None) -> list[str]:
     consts, names, code = (sec[k] for k in ("consts", "names", "code"))
-    steps, finish, retries, regions = V.plan_rows(sec["plan"])
+    steps, finish, retries, regions = plan_rows(sec["plan"])
     srcmap = sec.get("srcmap")
     lines = [
-        f"code: {len(code)} bytes, max stack depth {program.max_stack}",
+        f"code: {len(code[0])} instructions, max stack depth {program.max_stack}",
         f"source map: {_show(srcmap[0]) if srcmap else 'stripped'}",
         "",
         f"constants ({len(consts)}):",
@@ -144,7 +138,7 @@ def _sequential(program, sec: dict, source_root: str | None) -> list[str]:
     entry_names = {entry: f"step s{i} {shown(names[sid])}" for i, (sid, _f, entry, _n) in enumerate(steps)}
     lines += ["", "code:", "main:"]
     last_line = None
-    for at, spec, operands in decode_code(code):
+    for at, spec, operands in decode_code(code, [entry for _sid, _f, entry, _n in steps]):
         if at in entry_names:
             lines.append("")
             lines.append(entry_names[at] + ":")
@@ -162,7 +156,7 @@ def _sequential(program, sec: dict, source_root: str | None) -> list[str]:
         lines.append(f"  {at:04x}  {spec.name:<16} {', '.join(parts)}".rstrip())
     exprs = sec.get("exprs")
     if exprs is not None:
-        keys, blocks = exprs
+        keys, blocks = exprs[0], join_blocks(exprs[1:])
         lines += ["", f"expression blocks ({len(blocks)}):"]
         for i, block in enumerate(blocks):
             lines.append(f"  b{i}:")
