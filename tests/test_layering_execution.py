@@ -42,9 +42,7 @@ DIALECTS = frozenset({"workflowskill", "aevatar", "instruction"})
 ALLOWED_ATTRIBUTE_READS: dict[tuple[str, str, str], str] = {
     ("backends/python/codegen.py", "_prologue", "dialect"):
         "the generated module's header comment names the source's dialect",
-    ("backends/python/aevatar_codegen.py", "generate", "dialect"):
-        "the generated module's header comment names the source's dialect",
-    ("backends/python/dag_codegen.py", "generate", "dialect"):
+    ("backends/python/plan_codegen.py", "_module", "dialect"):
         "the generated module's header comment names the source's dialect",
 }
 # Reads of a plan node's "kind" (the display field) in execution code:
