@@ -196,7 +196,7 @@ def _evaluate_cel(expr_text: Any, vars: Any, mode: str, backend: str,
     if not isinstance(vars, dict):
         return "error", "vars must be a JSON object"
     from flowc.backends.vm import dataflow
-    from flowc.backends.vm.dataflow_assemble import DataflowAssembleError, assemble_expressions
+    from flowc.backends.vm.plan_assemble import PlanAssembleError, assemble_expressions
 
     try:
         expr = parse_cel(expr_text, _ORIGIN)
@@ -213,7 +213,7 @@ def _evaluate_cel(expr_text: Any, vars: Any, mode: str, backend: str,
         return "error", f"syntax error: {e.message}"
     except cel.CelError as e:
         return "error", e.message
-    except (CelCompileError, DataflowAssembleError) as e:
+    except (CelCompileError, PlanAssembleError) as e:
         return "error", str(e)
 
 

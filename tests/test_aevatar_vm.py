@@ -747,10 +747,10 @@ def test_corrupted_code_with_valid_checksums_is_refused_or_runs(data):
 # ---------------------------------------------------------------- the loaded plan is the Python backend's
 
 def _same_plan(workflow) -> None:
-    from flowc.backends.vm.aevatar_assemble import _Bodies, _Tables
+    from flowc.backends.vm.plan_assemble import bodies
     from flowc.plan import build_plan
 
-    built = build_plan(workflow, _Bodies(_Tables()), "kernel")
+    built = build_plan(workflow, bodies("kernel"), "kernel")
     loaded = vm.load(vm.compile_workflow(workflow)).plan
     assert loaded["edges"] == built["edges"]   # the fallthrough edges added back, in place
     plain = ("id", "type", "role", "capability", "name", "on_error", "retry", "default_output", "timeout_ms")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from flowc.backends.python.cel_expr import evaluate_cel
 from flowc.backends.vm import dataflow
-from flowc.backends.vm.dataflow_assemble import assemble_expressions
+from flowc.backends.vm.plan_assemble import assemble_expressions
 from flowc.testing.cel_conformance import decode_value, exclusion, load_cases, run_file, same_value
 
 CEL_DIR = Path(__file__).resolve().parent / "data" / "cel"

@@ -12,7 +12,7 @@ import pytest
 from flowc.backends.python.cel_expr import evaluate_cel
 from flowc.backends.vm import dataflow
 from flowc.backends.vm import expr_vm as V
-from flowc.backends.vm.dataflow_assemble import assemble_expressions
+from flowc.backends.vm.plan_assemble import assemble_expressions
 from flowc.backends.vm.sequential import VerifyError
 from flowc.compiler.instruction.cel import CelSyntaxError, check_names, parse_cel
 from flowc.ir import expr as E

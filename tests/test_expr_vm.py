@@ -25,7 +25,7 @@ from flowc.backends.python.cel_expr import evaluate_cel
 from flowc.backends.vm import dataflow, expr_aevatar, expr_cel, expr_wfs
 from flowc.backends.vm import expr_vm as X
 from flowc.backends.vm import sequential as vm_module
-from flowc.backends.vm.dataflow_assemble import assemble_expressions
+from flowc.backends.vm.plan_assemble import assemble_expressions
 from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression
 from flowc.backends.vm.expr_disasm import doc_table
 from flowc.backends.vm.sequential import VerifyError

@@ -449,7 +449,7 @@ def test_bad_expression_blocks_are_refused():
 
 def test_fuel_bounds_expressions():
     from flowc.backends.vm import expr_vm as V
-    from flowc.backends.vm.dataflow_assemble import assemble_expressions
+    from flowc.backends.vm.plan_assemble import assemble_expressions
     from flowc.compiler.instruction.cel import parse_cel
 
     program = dataflow.load(assemble_expressions([parse_cel("[1, 2, 3].map(x, [1, 2, 3].map(y, x * y))")]))

@@ -233,7 +233,7 @@ def test_backends_do_not_import_the_compiler():
 def test_the_plan_imports_only_the_ir_and_itself():
     # both backends build the plan; it knows neither of them, nor the front ends
     assert _violations("flowc.plan", lambda dst: _in(dst, "flowc.ir") or _in(dst, "flowc.plan")) == []
-    assert GRAPH.has_edge("flowc.backends.vm.aevatar_assemble", "flowc.plan")
+    assert GRAPH.has_edge("flowc.backends.vm.plan_assemble", "flowc.plan")
 
 
 def test_the_diagrams_read_only_the_ir():

@@ -49,7 +49,6 @@ ALLOWED_ATTRIBUTE_READS: dict[tuple[str, str, str], str] = {
 # (file, enclosing function) -> why it is allowed.
 ALLOWED_PLAN_KIND_READS: dict[tuple[str, str], str] = {
     ("backends/vm/disasm.py", "_graph"): "the listing shows each node's source spelling",
-    ("backends/vm/dataflow_assemble.py", "_node_row"): "the assembler copies the display field into the node row",
 }
 # Reads of Node.kind from execution code: (module, function) -> why.
 ALLOWED_KIND_READS: dict[tuple[str, str], str] = {

@@ -13,7 +13,7 @@ from flowc.backends.vm import VerifyError, dataflow
 from flowc.backends.vm import compile_workflow as compile_bytecode
 from flowc.backends.vm import format as F
 from flowc.backends.vm import load as load_program
-from flowc.backends.vm.dataflow_assemble import _Exprs, plan_section
+from flowc.backends.vm.plan_assemble import bodies, plan_section
 from flowc.pipeline import driver
 from flowc.plan import build_plan
 from flowc.plan.dataflow import SUPPORTED_OPS
@@ -85,7 +85,7 @@ def _as_loaded(graph: dict) -> dict:
 
 
 def _round_trip(workflow) -> None:
-    plan = build_plan(workflow, _Exprs(), "dataflow")
+    plan = build_plan(workflow, bodies("dataflow"), "dataflow")
     decoded = {"model": plan["model"], "name": plan["name"],
                **dict(dataflow.plan_fields(plan_section(plan), lambda index: index))}
     # repr: the same values and the same key order, level by level
@@ -105,7 +105,7 @@ def test_the_code_tables_agree():
 
 def test_every_field_decodes_back_to_the_plan():
     wf = _workflow(RICH)
-    plan = build_plan(wf, _Exprs(), "dataflow")
+    plan = build_plan(wf, bodies("dataflow"), "dataflow")
     keys = {k for node in plan["nodes"] for k in node} | set(plan)
     assert {"inputs", "input_order", "retry", "guard", "over", "item_name", "item_policy", "batch_size",
             "regions", "capability", "call_name", "limits"} <= keys
