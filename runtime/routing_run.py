@@ -1261,6 +1261,14 @@ def _canonical(raw):
     return _ALIASES.get(t, t)
 
 
+def new_run(plan, inputs, trigger=None, payload=None, max_iterations=None, max_host_calls=None, concurrent=False,
+            max_instructions=None):
+    """The run of ``plan``, not started, in the form the plan schedulers
+    share (dataflow_run.new_run), by which the VM starts a run of either;
+    a kernel run has no trigger, so ``trigger`` and ``payload`` go unused."""
+    return Run(plan, inputs, None, MAX_STEPS, max_iterations, max_host_calls, concurrent, max_instructions)
+
+
 def run(plan, inputs, host, max_steps=MAX_STEPS, max_iterations=None, max_host_calls=None):
     """Run ``plan`` with ``inputs`` ({"input": prompt, other run parameters})
     against ``host``; return the run record. Past ``max_iterations`` step

@@ -1,7 +1,6 @@
 """One file a device needs to load, verify and run flowc programs.
 
-``build_bundle()`` starts at the device entry (:mod:`flowc.backends.vm.device`,
-or one dialect's loader),
+``build_bundle()`` starts at the device entry (:mod:`flowc.backends.vm.device`),
 follows the module-level imports of flowc modules to their closure, checks
 that every module of it is device-safe (MicroPython: no typing, no attrs,
 no third-party import without a fallback) and writes the modules into one
@@ -19,7 +18,12 @@ source file, dependencies first:
   syntax tree), a block is indented by one space and a space is left only
   between two words;
 - an import of a flowc module inside a function (a CPython convenience:
-  the asyncio driver, the command line) becomes ``raise ImportError``.
+  the asyncio driver, the command line) becomes ``raise ImportError``;
+- a bundle of some scheduling models only (``models``: the one model of a
+  dialect, ``flowc bundle --dialect``) keeps only their rows of the tables
+  a module keys by model (those its ``BY_MODEL`` names), and drops the
+  flowc imports no code uses then, so the other models' schedulers and
+  expression builtins are not in the closure.
 
 The same tree always gives the same bytes (on one Python version: the text
 is ``ast.unparse``'s). See docs/embedding.md.
@@ -33,14 +37,13 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["DEVICE_STDLIB", "DIALECT_ENTRIES", "ENTRY", "Bundle", "BundleError", "build_bundle", "closure",
+__all__ = ["DEVICE_STDLIB", "ENTRY", "Bundle", "BundleError", "build_bundle", "closure", "models_of",
            "write_bundle"]
 
 ENTRY = "flowc.backends.vm.device"
-# A device that runs one dialect only needs that loader's closure (smaller:
-# the WorkflowSkill VM alone is one module); the API is the same.
-DIALECT_ENTRIES = {"workflowskill": "flowc.backends.vm.sequential", "aevatar": "flowc.backends.vm.aevatar_vm",
-                   "instruction": "flowc.backends.vm.dataflow"}
+# The name of a module's tuple that names its tables keyed by scheduling
+# model: a bundle of some models keeps only their rows.
+BY_MODEL = "BY_MODEL"
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 # Standard modules a MicroPython build provides (a module may import others
 # only under a try with an ImportError fallback).
@@ -138,12 +141,117 @@ def _handles_import_error(node: ast.Try) -> bool:
     return False
 
 
-def _read(name: str) -> Module:
+def _read(name: str, models: tuple[str, ...] | None = None) -> Module:
     path = _module_path(name)
-    source = path.read_text(encoding="utf-8")
-    mod = Module(name, path, ast.parse(source, str(path)))
+    mod = Module(name, path, _parse(path, models))
     _scan_imports(mod, mod.tree.body, guarded=False)
     return mod
+
+
+def _parse(path: Path, models: tuple[str, ...] | None) -> ast.Module:
+    """The module's syntax tree; with ``models``, its tables keyed by model
+    keep only their rows (see :func:`_keep_models`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    if models is not None:
+        _keep_models(tree, models)
+    return tree
+
+
+def _by_model_tables(tree: ast.Module) -> set[str]:
+    """The names ``BY_MODEL`` lists: the module's tables keyed by model."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and [getattr(t, "id", None) for t in stmt.targets] == [BY_MODEL]:
+            if not isinstance(stmt.value, ast.Tuple) or not all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in stmt.value.elts):
+                raise BundleError(f"line {stmt.lineno}: {BY_MODEL} must be a tuple of table names")
+            return {e.value for e in stmt.value.elts}   # type: ignore[attr-defined]
+    return set()
+
+
+def _keep_models(tree: ast.Module, models: tuple[str, ...]) -> None:
+    """Drop the rows of other models from the tables ``BY_MODEL`` names
+    (module-level dicts whose keys are string constants), then the flowc
+    imports no code of the module uses any more."""
+    tables = _by_model_tables(tree)
+    found = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+                getattr(stmt.targets[0], "id", None) in tables:
+            table = stmt.value
+            if not isinstance(table, ast.Dict) or not all(
+                    isinstance(k, ast.Constant) and isinstance(k.value, str) for k in table.keys):
+                raise BundleError(f"line {stmt.lineno}: a table keyed by model must be a dict of string keys")
+            rows = [(k, v) for k, v in zip(table.keys, table.values) if k.value in models]  # type: ignore[union-attr]
+            table.keys, table.values = [k for k, _ in rows], [v for _, v in rows]
+            found.add(stmt.targets[0].id)   # type: ignore[attr-defined]
+    if found != tables:
+        raise BundleError(f"{BY_MODEL} names tables that are not there: {', '.join(sorted(tables - found))}")
+    if tables:
+        _drop_unused_definitions(tree)
+        _drop_unused_imports(tree)
+
+
+def _exported(tree: ast.Module) -> set[str] | None:
+    """The names of the module's ``__all__``; None without one."""
+    for stmt in tree.body:
+        if _is_dunder_all(stmt) and isinstance(stmt.value, (ast.List, ast.Tuple)):   # type: ignore[attr-defined]
+            return {e.value for e in stmt.value.elts if isinstance(e, ast.Constant)}   # type: ignore[attr-defined]
+    return None
+
+
+def _defined_name(stmt: ast.stmt) -> str | None:
+    """The one name a top-level function, class or plain assignment binds."""
+    if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
+        return stmt.name
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id
+    return None
+
+
+def _drop_unused_definitions(tree: ast.Module) -> None:
+    """Drop the top-level functions, classes and assignments of a module
+    trimmed to some models that neither its ``__all__`` names nor any other
+    statement of it reads (the other models' code); until none is left."""
+    exported = _exported(tree)
+    if exported is None:
+        return
+    while True:
+        reads = [{n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+                 for stmt in tree.body]
+        dead = set()
+        for i, stmt in enumerate(tree.body):
+            name = _defined_name(stmt)
+            if name is None or name in exported or name == "__all__":
+                continue
+            if not any(name in names for j, names in enumerate(reads) if j != i):
+                dead.add(i)
+        if not dead:
+            return
+        tree.body = [stmt for i, stmt in enumerate(tree.body) if i not in dead]
+
+
+def _drop_unused_imports(tree: ast.Module) -> None:
+    """Drop the names of the module's flowc import blocks that no code reads."""
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    body = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Try) and any(_flowc_imports(s) for s in stmt.body):
+            stmt.body = _used_imports(stmt.body, used)
+            stmt.handlers[0].body = _used_imports(stmt.handlers[0].body, used)
+            if not stmt.body:
+                continue
+        body.append(stmt)
+    tree.body = body
+
+
+def _used_imports(stmts: list[ast.stmt], used: set[str]) -> list[ast.stmt]:
+    out = []
+    for stmt in stmts:
+        stmt.names = [a for a in stmt.names  # type: ignore[attr-defined]
+                      if (a.asname or a.name.split(".")[0]) in used]
+        if stmt.names:   # type: ignore[attr-defined]
+            out.append(stmt)
+    return out
 
 
 def _scan_imports(mod: Module, body: list[ast.stmt], guarded: bool) -> None:
@@ -204,8 +312,9 @@ def _check_device_import(mod: Module, stmt: ast.Import | ast.ImportFrom) -> None
                               "(MicroPython has no such module; import it under try/except ImportError)")
 
 
-def closure(entry: str = ENTRY) -> list[Module]:
-    """The modules the entry needs, dependencies first (the entry last)."""
+def closure(entry: str = ENTRY, models: tuple[str, ...] | None = None) -> list[Module]:
+    """The modules the entry needs (for ``models`` only, when given),
+    dependencies first (the entry last)."""
     modules: dict[str, Module] = {}
     order: list[str] = []
     state: dict[str, str] = {}
@@ -216,7 +325,7 @@ def closure(entry: str = ENTRY) -> list[Module]:
         if state.get(name) == "open":
             raise BundleError("import cycle: " + " -> ".join([*chain, name]))
         state[name] = "open"
-        mod = modules[name] = _read(name)
+        mod = modules[name] = _read(name, models)
         for dep in mod.deps:
             visit(dep, [*chain, name])
         state[name] = "done"
@@ -646,9 +755,10 @@ def _compact(text: str) -> str:
     return "\n".join(out)
 
 
-def build_bundle(entry: str = ENTRY) -> Bundle:
-    """The bundle of ``entry``'s closure; raises BundleError when it cannot be built."""
-    modules = closure(entry)
+def build_bundle(entry: str = ENTRY, models: tuple[str, ...] | None = None) -> Bundle:
+    """The bundle of ``entry``'s closure, for every scheduling model or for
+    ``models`` only; raises BundleError when it cannot be built."""
+    modules = closure(entry, models)
     for mod in modules:
         if any(isinstance(s, ast.ImportFrom) and s.module == "__future__" for s in mod.tree.body):
             raise BundleError(f"{mod.name} imports __future__: not a device module")
@@ -659,7 +769,7 @@ def build_bundle(entry: str = ENTRY) -> Bundle:
     for _ in range(3):   # renaming a builtin shadow may reveal no new one; two passes settle it
         texts = []
         for mod in modules:
-            tree = ast.parse(mod.path.read_text(encoding="utf-8"), str(mod.path))
+            tree = _parse(mod.path, models)
             _strip_docstring(tree)
             mod.free = set()
             rewriter = _Rewriter(mod, flat, by_name)
@@ -681,10 +791,21 @@ def build_bundle(entry: str = ENTRY) -> Bundle:
     return Bundle(text, [m.name for m in modules], renamed, sum(p[1] for p in parts), parts)
 
 
+def models_of(dialect: str) -> tuple[str, ...]:
+    """The scheduling models a device needs for ``dialect``'s programs: its
+    profile's (the one flag it reads, never the dialect's name)."""
+    from flowc.ir.semantics import PROFILES
+
+    profile = PROFILES.get(dialect)
+    if profile is None:
+        raise BundleError(f"no dialect {dialect!r}")
+    return (profile.scheduling,)
+
+
 def write_bundle(directory: str | Path, dialect: str | None = None) -> tuple[Path, Bundle]:
     """Write ``flowc_vm.py`` into ``directory`` (created when missing): for
-    every dialect, or for ``dialect`` only."""
-    bundle = build_bundle(DIALECT_ENTRIES[dialect] if dialect else ENTRY)
+    every dialect, or for the scheduling model of ``dialect`` only."""
+    bundle = build_bundle(ENTRY, models_of(dialect) if dialect else None)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "flowc_vm.py"
