@@ -254,7 +254,7 @@ def test_a_bundle_of_one_dialect_runs_that_dialect(dialect, tmp_path):
     import importlib.util
 
     path, built = B.write_bundle(tmp_path, dialect)
-    assert built.modules[-1] == B.ENTRY
+    assert built.modules[-1] == B.entry_of(B.models_of(dialect))
     assert set(built.modules) < {m.name for m in B.closure()}
     spec = importlib.util.spec_from_file_location(f"flowc_vm_{dialect}", path)
     bundled = importlib.util.module_from_spec(spec)
@@ -274,14 +274,18 @@ NOT_IN_BUNDLE = {"workflowskill": ("cel", "aevatar_text", "nfa", "dataflow_run",
 
 @pytest.mark.parametrize("dialect", sorted(NOT_IN_BUNDLE))
 def test_a_bundle_of_one_dialect_holds_no_other_runtime(dialect):
-    built = B.build_bundle(B.ENTRY, B.models_of(dialect))
+    models = B.models_of(dialect)
+    built = B.build_bundle(None, models)
     shorts = {m.rsplit(".", 1)[-1] for m in built.modules}
     assert not shorts & set(NOT_IN_BUNDLE[dialect]), shorts
     assert {"expr_vm", "sequential", "wfs_values"} <= shorts
     # the other models' rows and the code only they use are not in it
     namespace: dict = {}
     exec(compile(built.text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
-    assert set(namespace["LOADERS"]) == set(B.models_of(dialect))
+    if built.modules[-1] == B.ENTRY:
+        assert set(namespace["LOADERS"]) == set(models)
+    else:   # a model whose VM is its own loader
+        assert built.modules[-1] == B.OWN_ENTRIES[models[0]] and "LOADERS" not in namespace
 
 
 def test_the_models_of_a_dialect_are_its_profiles_scheduling():

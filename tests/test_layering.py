@@ -316,7 +316,7 @@ def _top_names(path: Path) -> set[str]:
 def _device_runtime_modules() -> dict[str, Path]:
     names = set()
     for models in (None, ("sequential",), ("kernel",), ("dataflow",)):
-        names.update(m.name for m in bundle.closure(bundle.ENTRY, models) if _in(m.name, "flowc.runtime"))
+        names.update(m.name for m in bundle.closure(bundle.entry_of(models), models) if _in(m.name, "flowc.runtime"))
     modules = package_modules()
     return {name: modules[name] for name in sorted(names)}
 

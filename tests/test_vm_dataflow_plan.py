@@ -87,7 +87,7 @@ def _as_loaded(graph: dict) -> dict:
 class _References:
     """The plan's expressions as their indexes (what the assembler wrote)."""
 
-    def function(self, ref, what="an expression"):
+    def function(self, ref):
         return ref
 
 

@@ -37,10 +37,14 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["DEVICE_STDLIB", "ENTRY", "Bundle", "BundleError", "build_bundle", "closure", "models_of",
-           "write_bundle"]
+__all__ = ["DEVICE_STDLIB", "ENTRY", "OWN_ENTRIES", "Bundle", "BundleError", "build_bundle", "closure",
+           "entry_of", "models_of", "write_bundle"]
 
 ENTRY = "flowc.backends.vm.device"
+# A model whose VM module loads its programs by itself (its load refuses
+# the other models'): a bundle of that model alone starts there, without
+# the device entry's dispatch by model.
+OWN_ENTRIES = {"sequential": "flowc.backends.vm.sequential"}
 # The name of a module's tuple that names its tables keyed by scheduling
 # model: a bundle of some models keeps only their rows.
 BY_MODEL = "BY_MODEL"
@@ -755,9 +759,19 @@ def _compact(text: str) -> str:
     return "\n".join(out)
 
 
-def build_bundle(entry: str = ENTRY, models: tuple[str, ...] | None = None) -> Bundle:
-    """The bundle of ``entry``'s closure, for every scheduling model or for
-    ``models`` only; raises BundleError when it cannot be built."""
+def entry_of(models: tuple[str, ...] | None) -> str:
+    """The module a bundle of ``models`` (None: every model) starts at."""
+    if models is not None and len(models) == 1 and models[0] in OWN_ENTRIES:
+        return OWN_ENTRIES[models[0]]
+    return ENTRY
+
+
+def build_bundle(entry: str | None = None, models: tuple[str, ...] | None = None) -> Bundle:
+    """The bundle of ``entry``'s closure (by default the entry of
+    ``models``), for every scheduling model or for ``models`` only; raises
+    BundleError when it cannot be built."""
+    if entry is None:
+        entry = entry_of(models)
     modules = closure(entry, models)
     for mod in modules:
         if any(isinstance(s, ast.ImportFrom) and s.module == "__future__" for s in mod.tree.body):
@@ -805,7 +819,7 @@ def models_of(dialect: str) -> tuple[str, ...]:
 def write_bundle(directory: str | Path, dialect: str | None = None) -> tuple[Path, Bundle]:
     """Write ``flowc_vm.py`` into ``directory`` (created when missing): for
     every dialect, or for the scheduling model of ``dialect`` only."""
-    bundle = build_bundle(ENTRY, models_of(dialect) if dialect else None)
+    bundle = build_bundle(None, models_of(dialect) if dialect else None)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "flowc_vm.py"

@@ -201,7 +201,7 @@ class _References:
     """Expressions named, not run: the plan of a listing holds each
     expression's reference, and a kernel step's parameters as pairs."""
 
-    def function(self, ref, what="an expression"):
+    def function(self, ref):
         return ref
 
     def params(self, flat, what):

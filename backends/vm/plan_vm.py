@@ -112,7 +112,8 @@ def _text_const(c):
 # may call (expr_vm), "const" how a pool constant decodes, "keys" the
 # section of its builtin keys, "exprs" the section of its expressions
 # (block, params, slots triples; the plan names an expression by its index
-# there) or None (the plan names an expression by its block), "arity" the
+# there) or None (the plan names an expression by its block, of no
+# parameters), "arity" the
 # error of a call with the wrong number of arguments.
 EXPRESSIONS = {
     "kernel": {"profile": _xa.PROFILE, "const": _text_const, "keys": "names", "exprs": None,
@@ -141,9 +142,10 @@ class _Expressions:
             if type(n) is not str:
                 raise VerifyError("names and keys are strings")
         self.arity = row["arity"]
-        self.exprs = None
         self.frame = 0
-        if row["exprs"] is not None:
+        if row["exprs"] is None:   # the plan names an expression by its block
+            self.exprs = [(b, 0, 0) for b in range(len(self.blocks))]
+        else:
             self._triples(sections.get(row["exprs"]))
         decoded = _x.verify(self.blocks, len(self.consts), self.names, self.keys, self.frame, row["profile"])
         self.machine = _x.Machine(self.consts, self.names, self.keys, decoded)
@@ -162,16 +164,11 @@ class _Expressions:
         # A macro body shares its caller's frame: verify every block against the largest frame.
         self.frame = max(slots_of) if slots_of else 0
 
-    def function(self, ref, what="an expression"):
-        """What the plan names by ``ref`` as a callable ``f(env, *args)``."""
-        if self.exprs is None:
-            if type(ref) is not int or not 0 <= ref < len(self.blocks):
-                raise VerifyError("%s must be the index of a block" % what)
-            block, params = ref, 0
-        else:
-            if type(ref) is not int or not 0 <= ref < len(self.exprs):
-                raise VerifyError("an expression index is out of range")
-            block, params = self.exprs[ref][0], self.exprs[ref][1]
+    def function(self, ref):
+        """The expression the plan names by ``ref`` as a callable ``f(env, *args)``."""
+        if type(ref) is not int or not 0 <= ref < len(self.exprs):
+            raise VerifyError("an expression index is out of range")
+        block, params = self.exprs[ref][0], self.exprs[ref][1]
         machine = self.machine
         frame = self.frame
         arity = self.arity
@@ -187,8 +184,7 @@ class _Expressions:
         _list(flat, what)
         if len(flat) % 2:
             raise VerifyError("%s must be name, block pairs" % what)
-        pairs = [(_str(flat[i], what + " name"), self.function(flat[i + 1], what + " block"))
-                 for i in range(0, len(flat), 2)]
+        pairs = [(_str(flat[i], what + " name"), self.function(flat[i + 1])) for i in range(0, len(flat), 2)]
 
         def params(variables):
             return [(key, f(variables)) for key, f in pairs]
@@ -217,7 +213,7 @@ def _names_field(key):
 
 def _expression_field(key):
     def field(exprs, node, values, what, depth):
-        node[key] = exprs.function(values[0], "%s %s" % (what, key))
+        node[key] = exprs.function(values[0])
     return field
 
 
@@ -533,7 +529,7 @@ MODELS = {
 def plan_fields(model, section, exprs):
     """The plan's fields of ``model`` from section plan, verified, as (key,
     value) pairs in the order of flowc.plan. ``exprs`` turns the plan's
-    expressions into what the plan holds: ``function(ref, what)`` an
+    expressions into what the plan holds: ``function(ref)`` an
     expression, ``params(flat, what)`` a kernel step's parameters (the
     loader: closures; a listing: their references)."""
     exprs.layouts = LAYOUTS[model]
@@ -636,7 +632,4 @@ class Program:
 
 def load_plan(model, data, name, table):
     """The :class:`Program` of an opened container (vm.open_container) of ``model``."""
-    sections = {}
-    for key in table:
-        sections[key] = _vm.read_section(data, table, key)
-    return Program(model, name, sections)
+    return Program(model, name, {key: _vm.read_section(data, table, key) for key in table})
