@@ -64,65 +64,41 @@ def _const(value: Any, runtime: str | None) -> str:
         raise PlanCodegenError(str(exc)) from None
 
 
-_WIDTH = 100  # fitted plan data is laid out to about this many columns
-
-
 class _Renderer:
-    """Plan data (dicts, lists, constants, function names) as Python source."""
+    """Plan data (dicts, lists, constants, function names) as Python source:
+    a dict or list on one line when it fits in ``width`` columns (a list of
+    scalars always, with ``flat_scalar_lists``), else one entry per line."""
 
-    def __init__(self, runtime: str | None, max_depth: int) -> None:
-        self.runtime = runtime
+    def __init__(self, runtime: str | None, max_depth: int, width: int, flat_scalar_lists: bool) -> None:
+        self.runtime = runtime   # the module alias whose NAN / INF name non-finite floats
         self.max_depth = max_depth
+        self.width = width
+        self.flat_scalar_lists = flat_scalar_lists
 
     def const(self, value: Any) -> str:
         return _const(value, self.runtime)
 
-    def check(self, depth: int) -> None:
+    def render(self, value: Any, indent: int = 0, depth: int = 0, lead: int = 0) -> str:
+        """``value`` with ``indent`` columns before it (``lead`` more on its first line)."""
         if depth > self.max_depth:
             raise PlanCodegenError("the plan nests too deeply to compile")
-
-    def by_line(self, value: Any, indent: int = 0, depth: int = 0) -> str:
-        """A dict one entry per line; a list of scalars on one line, any
-        other list one entry per line."""
-        self.check(depth)
-        if isinstance(value, _Name):
-            return value.name
-        if isinstance(value, dict):
-            pad = " " * (indent + 4)
-            items = [f"{pad}{self.const(str(k))}: {self.by_line(v, indent + 4, depth + 1)},"
-                     for k, v in value.items()]
-            return "{\n" + "\n".join(items) + "\n" + " " * indent + "}" if items else "{}"
-        if isinstance(value, (list, tuple)):
-            if not value:
-                return "[]"
-            if all(not isinstance(v, (dict, list, tuple)) for v in value):
-                return "[" + ", ".join(self.by_line(v, indent, depth + 1) for v in value) + "]"
-            pad = " " * (indent + 4)
-            return "[\n" + "\n".join(f"{pad}{self.by_line(v, indent + 4, depth + 1)}," for v in value) + "\n" + \
-                " " * indent + "]"
-        return self.const(value)
-
-    def fitted(self, value: Any, indent: int, depth: int = 0, lead: int = 0) -> str:
-        """A dict or list on one line when it fits (``indent`` columns before
-        it, ``lead`` more on its first line), else one entry per line."""
-        self.check(depth)
         if isinstance(value, _Name):
             return value.name
         if isinstance(value, dict):
             keys = [self.const(str(k)) + ": " for k in value]
-            flat = "{" + ", ".join(k + self.fitted(v, 0, depth + 1, 10**6) for k, v in zip(keys, value.values())) + "}"
-            if not value or indent + lead + len(flat) <= _WIDTH:
+            flat = "{" + ", ".join(k + self.render(v, 0, depth + 1, 10**6) for k, v in zip(keys, value.values())) + "}"
+            if not value or indent + lead + len(flat) <= self.width:
                 return flat
             pad = " " * (indent + 4)
-            items = [pad + k + self.fitted(v, indent + 4, depth + 1, len(k)) + ","
-                     for k, v in zip(keys, value.values())]
+            items = [pad + k + self.render(v, indent + 4, depth + 1, len(k)) + "," for k, v in zip(keys, value.values())]
             return "{\n" + "\n".join(items) + "\n" + " " * indent + "}"
         if isinstance(value, (list, tuple)):
-            flat = "[" + ", ".join(self.fitted(v, 0, depth + 1, 10**6) for v in value) + "]"
-            if not value or indent + lead + len(flat) <= _WIDTH:
+            flat = "[" + ", ".join(self.render(v, 0, depth + 1, 10**6) for v in value) + "]"
+            scalars = self.flat_scalar_lists and all(not isinstance(v, (dict, list, tuple)) for v in value)
+            if not value or scalars or indent + lead + len(flat) <= self.width:
                 return flat
             pad = " " * (indent + 4)
-            items = [pad + self.fitted(v, indent + 4, depth + 1) + "," for v in value]
+            items = [pad + self.render(v, indent + 4, depth + 1) + "," for v in value]
             return "[\n" + "\n".join(items) + "\n" + " " * indent + "]"
         return self.const(value)
 
@@ -260,7 +236,7 @@ class _CelBodies:
 
 def _layout_in_order(plan: dict, out: _Functions, render: _Renderer) -> list[str]:
     """Every function in the order made, then the plan, one entry per line."""
-    return ["", "\n\n\n".join(out.functions), "", "", "PLAN = " + render.by_line(plan)]
+    return ["", "\n\n\n".join(out.functions), "", "", "PLAN = " + render.render(plan)]
 
 
 def _layout_by_dependency(plan: dict, out: _Functions, render: _Renderer) -> list[str]:
@@ -283,12 +259,12 @@ def _layout_by_dependency(plan: dict, out: _Functions, render: _Renderer) -> lis
                 if name in out.by_name and name not in emitted:
                     emitted.add(name)
                     lines.append(out.functions[out.by_name[name]] + "\n")
-            lines += [f"_n{i} = {render.fitted(nodes[i], 0, 0, len(f'_n{i} = '))}", ""]
+            lines += [f"_n{i} = {render.render(nodes[i], 0, 0, len(f'_n{i} = '))}", ""]
         plan["nodes"] = [_Name(f"_n{i}") for i in range(len(nodes))]
     for name, index in sorted(out.by_name.items(), key=lambda item: item[1]):
         if name not in emitted:
             lines.append(out.functions[index] + "\n")
-    return [*lines, f"PLAN = {render.fitted(plan, 0, 0, len('PLAN = '))}"]
+    return [*lines, f"PLAN = {render.render(plan, 0, 0, len('PLAN = '))}"]
 
 
 # ================================================================ the models' rows
@@ -299,8 +275,7 @@ class ModuleRow:
     """How one model's module is written."""
 
     bodies: Callable[[_Functions], Any]   # the plan's Bodies: the model's expression compiler
-    runtime: str | None    # the module alias whose NAN / INF constants name non-finite floats
-    max_depth: int         # plan data nested deeper is refused
+    render: Callable[[], _Renderer]   # how plan data is written
     layout: Callable[[dict, _Functions, _Renderer], list[str]]   # functions and PLAN, as lines
     preamble: tuple[str, ...]   # the docstring and imports
     entry_points: tuple[str, ...]   # new_run, run, run_async, run_virtual, the command line
@@ -376,9 +351,12 @@ _DATAFLOW_ENTRY_POINTS = (
 
 # The plan-run models, by the plan's model (plan/model.py MODELS).
 MODELS: dict[str, ModuleRow] = {
-    "kernel": ModuleRow(_FlatKeyBodies, None, 100, _layout_in_order, _KERNEL_PREAMBLE, _KERNEL_ENTRY_POINTS),
-    "dataflow": ModuleRow(_CelBodies, "_c", 200, _layout_by_dependency, _DATAFLOW_PREAMBLE,
-                          _DATAFLOW_ENTRY_POINTS),
+    # plan data one entry per line (but lists of scalars), no NAN / INF constants
+    "kernel": ModuleRow(_FlatKeyBodies, lambda: _Renderer(None, 100, -1, True), _layout_in_order,
+                        _KERNEL_PREAMBLE, _KERNEL_ENTRY_POINTS),
+    # plan data fitted to 100 columns, the runtime's NAN and INF
+    "dataflow": ModuleRow(_CelBodies, lambda: _Renderer("_c", 200, 100, False), _layout_by_dependency,
+                          _DATAFLOW_PREAMBLE, _DATAFLOW_ENTRY_POINTS),
 }
 
 
@@ -389,7 +367,7 @@ def _module(workflow: Workflow, model: str) -> str:
         plan = build_plan(workflow, row.bodies(functions), model)
     except PlanError as exc:
         raise PlanCodegenError(str(exc)) from None
-    render = _Renderer(row.runtime, row.max_depth)
+    render = row.render()
     out = [*pysource.header(workflow.span.file, workflow.dialect), *row.preamble, "",
            f"WORKFLOW = {render.const(workflow.name)}", ""]
     out += row.layout(plan, functions, render)

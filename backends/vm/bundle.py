@@ -549,7 +549,7 @@ class _Rewriter(ast.NodeTransformer):
         if self.scope.kind == "module":
             node.name = self.resolve(node.name) or node.name
         saved = self._enter("function", node.body, _args_of(node.args))
-        node.body = self._visit_body(node.body)
+        node.body = self._visit_body(node.body, function=True)
         self.scope = saved
         return node
 
@@ -598,13 +598,15 @@ class _Rewriter(ast.NodeTransformer):
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
-    def _visit_body(self, body: list[ast.stmt]) -> list[ast.stmt]:
+    def _visit_body(self, body: list[ast.stmt], function: bool = False) -> list[ast.stmt]:
         out: list[ast.stmt] = []
-        for stmt in body:
+        for i, stmt in enumerate(body):
             new = self.visit(stmt)
             if new is None:
                 continue
             out.extend(new if isinstance(new, list) else [new])
+            if function and new is not stmt and isinstance(new, ast.Raise) and _droppable(body[i + 1:], out):
+                break   # an import the bundle has not, now a raise: what follows it never runs
         return out or [ast.Pass()]
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
@@ -616,6 +618,16 @@ class _Rewriter(ast.NodeTransformer):
             elif isinstance(value, ast.AST):
                 setattr(node, name, self.visit(value))
         return node
+
+
+def _droppable(rest: list[ast.stmt], kept: list[ast.stmt]) -> bool:
+    """Whether the statements of a function body after a raise can go:
+    none makes the function a generator or declares a name global, and no
+    name they bind (a local of the function) is read by the kept code."""
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)) for s in rest for n in ast.walk(s)):
+        return False
+    read = {n.id for s in kept for n in ast.walk(s) if isinstance(n, ast.Name)}
+    return not _Binder().scan(rest).local & read
 
 
 def _is_dunder_all(stmt: ast.stmt) -> bool:

@@ -108,17 +108,39 @@ def _text_const(c):
     return c
 
 
+def _block_exprs(sections, blocks):
+    """A model whose plan names an expression by its block: every block an
+    expression of no parameters, on no frame."""
+    return [(b, 0, 0) for b in range(len(blocks))], 0
+
+
+def _section_exprs(sections, blocks):
+    """Section exprs, ``block, params, slots`` triples, and the frame every
+    block is verified against (a macro body shares its caller's frame: the
+    largest)."""
+    flat = sections.get("exprs")
+    if type(flat) is not list or len(flat) % 3:
+        raise VerifyError("section exprs must be block, params, slots triples")
+    exprs = []
+    slots_of = [0] * len(blocks)
+    for i in range(0, len(flat), 3):
+        e = flat[i:i + 3]
+        if not all(type(x) is int and x >= 0 for x in e) or e[0] >= len(blocks) or e[1] > e[2]:
+            raise VerifyError("an expression must be block, params, slots")
+        exprs.append((e[0], e[1], e[2]))
+        slots_of[e[0]] = max(slots_of[e[0]], e[2])
+    return exprs, max(slots_of) if slots_of else 0
+
+
 # How a model's program holds its expressions: "profile" the builtins it
 # may call (expr_vm), "const" how a pool constant decodes, "keys" the
-# section of its builtin keys, "exprs" the section of its expressions
-# (block, params, slots triples; the plan names an expression by its index
-# there) or None (the plan names an expression by its block, of no
-# parameters), "arity" the
-# error of a call with the wrong number of arguments.
+# section of its builtin keys, "exprs" its expressions and their frame
+# (what the plan's references index), "arity" the error of a call with the
+# wrong number of arguments.
 EXPRESSIONS = {
-    "kernel": {"profile": _xa.PROFILE, "const": _text_const, "keys": "names", "exprs": None,
+    "kernel": {"profile": _xa.PROFILE, "const": _text_const, "keys": "names", "exprs": _block_exprs,
                "arity": VerifyError},
-    "dataflow": {"profile": _xc.PROFILE, "const": _xc.decode_const, "keys": "keys", "exprs": "exprs",
+    "dataflow": {"profile": _xc.PROFILE, "const": _xc.decode_const, "keys": "keys", "exprs": _section_exprs,
                  "arity": _c.CelError},
 }
 
@@ -142,27 +164,9 @@ class _Expressions:
             if type(n) is not str:
                 raise VerifyError("names and keys are strings")
         self.arity = row["arity"]
-        self.frame = 0
-        if row["exprs"] is None:   # the plan names an expression by its block
-            self.exprs = [(b, 0, 0) for b in range(len(self.blocks))]
-        else:
-            self._triples(sections.get(row["exprs"]))
+        self.exprs, self.frame = row["exprs"](sections, self.blocks)
         decoded = _x.verify(self.blocks, len(self.consts), self.names, self.keys, self.frame, row["profile"])
         self.machine = _x.Machine(self.consts, self.names, self.keys, decoded)
-
-    def _triples(self, flat):
-        if type(flat) is not list or len(flat) % 3:
-            raise VerifyError("section exprs must be block, params, slots triples")
-        self.exprs = []
-        slots_of = [0] * len(self.blocks)
-        for i in range(0, len(flat), 3):
-            e = flat[i:i + 3]
-            if not all(type(x) is int and x >= 0 for x in e) or e[0] >= len(self.blocks) or e[1] > e[2]:
-                raise VerifyError("an expression must be block, params, slots")
-            self.exprs.append((e[0], e[1], e[2]))
-            slots_of[e[0]] = max(slots_of[e[0]], e[2])
-        # A macro body shares its caller's frame: verify every block against the largest frame.
-        self.frame = max(slots_of) if slots_of else 0
 
     def function(self, ref):
         """The expression the plan names by ``ref`` as a callable ``f(env, *args)``."""
