@@ -569,69 +569,61 @@ class Program:
     def evaluate(self, index, env, args=()):
         return self.function(index)(env, *args)
 
-    def _options(self, args, options, concurrent):
-        """The run's options from the entry point's arguments after inputs and host."""
+    def new_run(self, inputs, *args, **options):
+        """The run on the kernel, not started (a driver answers its
+        requests); its expressions spend this run's fuel until the next
+        run starts. The options (after ``inputs``; after ``host`` for the
+        entry points below): kernel programs ``max_instructions,
+        max_iterations, max_host_calls, concurrent``; dataflow programs
+        ``trigger, payload`` first."""
+        return self._start(inputs, args, options, False)
+
+    def _start(self, inputs, args, options, concurrent):
+        if self.plan is None:
+            raise VerifyError("this program holds expressions only")
         names = self.row["options"] + ("concurrent",)
-        out = {"trigger": None, "payload": None, "max_instructions": None, "max_iterations": None,
-               "max_host_calls": None, "concurrent": concurrent}
+        o = {"trigger": None, "payload": None, "max_instructions": None, "max_iterations": None,
+             "max_host_calls": None, "concurrent": concurrent}
         for i in range(len(args)):
-            out[names[i]] = args[i]
+            o[names[i]] = args[i]
         for key in options:
             if key not in names:
                 raise TypeError("unexpected argument %r" % key)
-            out[key] = options[key]
-        return out
-
-    def _start(self, inputs, o):
-        if self.plan is None:
-            raise VerifyError("this program holds expressions only")
+            o[key] = options[key]
         r = self.row["start"](self.plan, inputs, o["trigger"], o["payload"], o["max_iterations"],
                               o["max_host_calls"], o["concurrent"], o["max_instructions"])
         self.machine.start_run(r.fuel)   # its expressions spend the run's instruction fuel
         return r
 
-    def new_run(self, inputs, *args, **options):
-        """The run on the kernel, not started (a driver answers its
-        requests); its expressions spend this run's fuel until the next
-        run starts. The options (after ``inputs``): kernel programs
-        ``max_instructions, max_iterations, max_host_calls, concurrent``;
-        dataflow programs ``trigger, payload`` first."""
-        return self._start(inputs, self._options(args, options, False))
+    def _drive(self, drive, r, host):
+        try:
+            return drive(r, host)
+        finally:
+            self.machine.end_run()
 
     def run(self, inputs, host, *args, **options):
         """The run record. Fuel: at most ``max_instructions`` expression
         instructions in the whole run, ``max_iterations`` step dispatches
         or loop iterations and ``max_host_calls`` host calls (None: the
         defaults); past one the run fails with "fuel exhausted"."""
-        r = self._start(inputs, self._options(args, options, False))
-        try:
-            return _drivers.drive_sync(r, host)
-        finally:
-            self.machine.end_run()
+        return self._drive(_drivers.drive_sync, self._start(inputs, args, options, False), host)
+
+    def run_virtual(self, inputs, script, *args, **options):
+        """The record of the run on a virtual clock (docs/runtime.md)."""
+        host = script if hasattr(script, "answer") else _drivers.VirtualHost(script)
+        return self._drive(_drivers.drive_virtual, self._start(inputs, args, options, True), host)
 
     def run_async(self, inputs, host, *args, **options):
         """A coroutine: the record of the run driven by asyncio (docs/runtime.md)."""
-        o = self._options(args, options, True)
-        if self.plan is None:
-            raise VerifyError("this program holds expressions only")
         from flowc.runtime.aio import drive_async  # CPython only: MicroPython has no such asyncio
 
         async def go():
-            r = self._start(inputs, o)
+            r = self._start(inputs, args, options, True)
             try:
                 return await drive_async(r, host)
             finally:
                 self.machine.end_run()
         return go()
-
-    def run_virtual(self, inputs, script, *args, **options):
-        """The record of the run on a virtual clock (docs/runtime.md)."""
-        r = self._start(inputs, self._options(args, options, True))
-        host = script if hasattr(script, "answer") else _drivers.VirtualHost(script)
-        try:
-            return _drivers.drive_virtual(r, host)
-        finally:
-            self.machine.end_run()
 
 
 def load_plan(model, data, name, table):
