@@ -71,12 +71,6 @@ def _str(v, what):
     return v
 
 
-def _opt_str(v, what):
-    if v is not None and type(v) is not str:
-        raise VerifyError("%s must be a string or nil" % what)
-    return v
-
-
 def _list(v, what, size=None):
     if type(v) is not list or (size is not None and len(v) != size):
         raise VerifyError("%s must be an array%s" % (what, "" if size is None else " of %d" % size))
@@ -197,39 +191,39 @@ class _Expressions:
 
 # ================================================================ node rows
 #
-# A field decoder is f(exprs, node, values, what, depth): it checks the
-# row values of one field and sets the node's keys from them.
+# A field decoder is f(exprs, node, row, at, depth): it checks the row
+# values of one field, from row[at], and sets the node's keys from them.
+# A message names the node by its id, row[0] (made only when one is raised).
 
 
-def _text_field(key, check):
-    def field(exprs, node, values, what, depth):
-        node[key] = check(values[0], "%s %s" % (what, key))
-    return field
+def _where(row):
+    return "node %r" % (row[0],)
 
 
-def _names_field(key):
-    def field(exprs, node, values, what, depth):
-        if type(values[0]) is not str:
-            raise VerifyError("a node's names must be strings")
-        node[key] = values[0]
+def _text_field(key, optional):
+    """A string (or nil when ``optional``) as it is."""
+    def field(exprs, node, row, at, depth):
+        v = row[at]
+        if type(v) is not str and (v is not None or not optional):
+            raise VerifyError("%s %s must be a string%s" % (_where(row), key, " or nil" if optional else ""))
+        node[key] = v
     return field
 
 
 def _expression_field(key):
-    def field(exprs, node, values, what, depth):
-        node[key] = exprs.function(values[0])
+    def field(exprs, node, row, at, depth):
+        node[key] = exprs.function(row[at])
     return field
 
 
-def _params_field(exprs, node, values, what, depth):
-    node["params"] = exprs.params(values[0], what + " parameters")
+def _params_field(exprs, node, row, at, depth):
+    node["params"] = exprs.params(row[at], _where(row) + " parameters")
 
 
-def _pairs_field(key, order):
+def _pairs_field(key, order, label):
     """A map ``[name, expression...]``: the map at ``key``, its names in order at ``order``."""
-    def field(exprs, node, values, what, depth):
-        flat = values[0]
-        label = "attrs" if key == "attrs" else "a trigger's inputs"
+    def field(exprs, node, row, at, depth):
+        flat = row[at]
         if type(flat) is not list or len(flat) % 2:
             raise VerifyError(label + " must be an array of name, expression pairs")
         mapping = {}
@@ -245,15 +239,18 @@ def _pairs_field(key, order):
     return field
 
 
-def _kernel_on_error(exprs, node, values, what, depth):
-    if type(values[0]) is not int or not 0 <= values[0] < len(KERNEL_ON_ERROR):
-        raise VerifyError("%s on_error must be an index into %s" % (what, ", ".join(KERNEL_ON_ERROR)))
-    node["on_error"] = KERNEL_ON_ERROR[values[0]]
+def _kernel_on_error(exprs, node, row, at, depth):
+    v = row[at]
+    if type(v) is not int or not 0 <= v < len(KERNEL_ON_ERROR):
+        raise VerifyError("%s on_error must be an index into %s" % (_where(row), ", ".join(KERNEL_ON_ERROR)))
+    node["on_error"] = KERNEL_ON_ERROR[v]
     node["retry"] = None   # a loaded kernel step always has one (its row's mask may name it)
 
 
-def _kernel_retry(exprs, node, values, what, depth):
-    retry = list(values)
+def _kernel_retry(exprs, node, row, at, depth):
+    """[retries, delay_ms, 1 (fixed) or 2 (doubling delays)]."""
+    retry = row[at:at + 3]
+    what = _where(row)
     _uint(retry[0], what + " retry count", MAX_RETRIES)
     _uint(retry[1], what + " retry delay", 0x7FFFFFFF)
     if type(retry[2]) is not int or retry[2] not in (1, 2):
@@ -261,66 +258,76 @@ def _kernel_retry(exprs, node, values, what, depth):
     node["retry"] = retry
 
 
-def _timeout(exprs, node, values, what, depth):
-    v = values[0]
+def _timeout(exprs, node, row, at, depth):
+    v = row[at]
     if type(v) is not int or v < 100 or v > 600000:
-        raise VerifyError("%s timeout_ms must be an integer in [100, 600000]" % what)
+        raise VerifyError("%s timeout_ms must be an integer in [100, 600000]" % _where(row))
     node["timeout_ms"] = v
 
 
-def _dataflow_op(exprs, node, values, what, depth):
-    op = values[0]
+def _dataflow_op(exprs, node, row, at, depth):
+    op = row[at]
     if type(op) is not int or not 0 <= op < len(DATAFLOW_OPS):
         raise VerifyError("unknown operation %r" % (op,))
     node["op"] = DATAFLOW_OPS[op]
 
 
-def _display_kind(exprs, node, values, what, depth):
+def _display_kind(exprs, node, row, at, depth):
     # the source's spelling of the node, for listings; nothing runs by it
-    if type(values[0]) is not str:
+    if type(row[at]) is not str:
         raise VerifyError("a node's kind and on_error must be strings")
-    node["kind"] = values[0]
+    node["kind"] = row[at]
 
 
-def _dataflow_on_error(exprs, node, values, what, depth):
-    on_error = values[0]
+def _dataflow_on_error(exprs, node, row, at, depth):
+    on_error = row[at]
     if on_error is not None and type(on_error) is not str:
         raise VerifyError("a node's kind and on_error must be strings")
     node["on_error"] = "fail" if on_error is None else on_error
 
 
-def _call(exprs, node, values, what, depth):
-    for v in values:
-        if type(v) is not str:
+def _names(row, at, count):
+    """Check that row[at:at + count] are strings (names a node's fields hold)."""
+    for i in range(at, at + count):
+        if type(row[i]) is not str:
             raise VerifyError("a node's names must be strings")
-    node["capability"], node["call_name"] = values[0], values[1]
 
 
-def _dataflow_retry(exprs, node, values, what, depth):
+def _call(exprs, node, row, at, depth):
+    _names(row, at, 2)
+    node["capability"], node["call_name"] = row[at], row[at + 1]
+
+
+def _item_policy(exprs, node, row, at, depth):
+    _names(row, at, 1)
+    node["item_policy"] = row[at]
+
+
+def _dataflow_retry(exprs, node, row, at, depth):
     """(max, delay_ms, backoff, jitter)."""
     for i in range(4):
-        v = values[i]
+        v = row[at + i]
         number = type(v) is int or (i >= 2 and type(v) is float)
         if not number or v < 0:
             raise VerifyError("retry must be max, delay_ms (non-negative integers), backoff, jitter (numbers)")
-    node["retry"] = (values[0], values[1], values[2], values[3])
+    node["retry"] = (row[at], row[at + 1], row[at + 2], row[at + 3])
 
 
-def _iteration(exprs, node, values, what, depth):
-    node["over"] = exprs.function(values[0])
-    if type(values[1]) is not str:
-        raise VerifyError("a node's names must be strings")
-    node["item_name"] = values[1]
-    if type(values[2]) is not int or values[2] < 0:
+def _iteration(exprs, node, row, at, depth):
+    node["over"] = exprs.function(row[at])
+    _names(row, at + 1, 1)
+    node["item_name"] = row[at + 1]
+    if type(row[at + 2]) is not int or row[at + 2] < 0:
         raise VerifyError("batch_size must be a non-negative integer")
-    node["batch_size"] = values[2]
+    node["batch_size"] = row[at + 2]
 
 
 def _regions(layout, pair):
     """The field ``regions``, ``[name, rows, edges...]``: ``pair(name, graph)``
     each, the graphs' nodes of ``layout``."""
-    def field(exprs, node, values, what, depth):
-        flat = values[0]
+    def field(exprs, node, row, at, depth):
+        flat = row[at]
+        what = _where(row)
         if type(flat) is not list or len(flat) % 3:
             raise VerifyError("%s regions must be an array of name, nodes, edges triples" % what)
         regions = []
@@ -353,22 +360,22 @@ DATAFLOW_OPS = (
 # many row values a field takes and its decoder (the row: the fixed fields,
 # the mask, the values of its set bits in bit order); "order" the node's
 # keys in the order of flowc.plan when the row's order is not it.
-_SUB_STEP = (_text_field("id", _str), _text_field("type", _str), _text_field("role", _opt_str), _params_field,
-             _text_field("capability", _opt_str), _text_field("name", _opt_str))
+_SUB_STEP = (_text_field("id", False), _text_field("type", False), _text_field("role", True), _params_field,
+             _text_field("capability", True), _text_field("name", True))
 LAYOUTS = {
     "kernel": {
         "step": {
             "fixed": _SUB_STEP + (_kernel_on_error,),
-            "optional": ((3, _kernel_retry), (1, _text_field("default_output", _str)),
+            "optional": ((3, _kernel_retry), (1, _text_field("default_output", False)),
                          (1, _expression_field("condition")), (1, _regions("sub-step", _list_pair)), (1, _timeout)),
             "order": None},
         "sub-step": {"fixed": _SUB_STEP, "optional": None, "order": None}},
     "dataflow": {
         "node": {
-            "fixed": (_text_field("id", _str), _dataflow_op, _display_kind, _dataflow_on_error,
-                      _pairs_field("attrs", "attr_order")),
-            "optional": ((1, _expression_field("guard")), (1, _pairs_field("inputs", "input_order")), (2, _call),
-                         (4, _dataflow_retry), (3, _iteration), (1, _names_field("item_policy")),
+            "fixed": (_text_field("id", False), _dataflow_op, _display_kind, _dataflow_on_error,
+                      _pairs_field("attrs", "attr_order", "attrs")),
+            "optional": ((1, _expression_field("guard")), (1, _pairs_field("inputs", "input_order", "a trigger's inputs")),
+                         (2, _call), (4, _dataflow_retry), (3, _iteration), (1, _item_policy),
                          (1, _regions("node", _tuple_pair))),
             "order": ("id", "op", "kind", "on_error", "guard", "inputs", "input_order", "attrs", "attr_order",
                       "capability", "call_name", "retry", "over", "item_name", "item_policy", "batch_size",
@@ -380,34 +387,36 @@ def _node(exprs, row, layout, depth):
     """A node map from its row (see LAYOUTS)."""
     fixed = layout["fixed"]
     optional = layout["optional"]
-    if type(row) is not list or len(row) < len(fixed) + (optional is not None):
-        raise VerifyError("a node must be a row of at least %d fields" % (len(fixed) + (optional is not None)))
+    nfixed = len(fixed)
+    if type(row) is not list or len(row) < nfixed + (optional is not None):
+        raise VerifyError("a node must be a row of at least %d fields" % (nfixed + (optional is not None)))
     if type(row[0]) is not str:
         raise VerifyError("node ids must be unique strings")
-    what = "node %r" % row[0]
-    if optional is None:
-        if len(row) != len(fixed):
-            raise VerifyError("%s: a row of %d fields, not %d" % (what, len(fixed), len(row)))
-        mask = 0
-    else:
-        mask = row[len(fixed)]
+    mask = 0
+    size = nfixed
+    if optional is not None:
+        mask = row[nfixed]
         if type(mask) is not int or not 0 <= mask < 1 << len(optional):
-            raise VerifyError("%s field mask must be 0..%d" % (what, (1 << len(optional)) - 1))
-        size = len(fixed) + 1
+            raise VerifyError("%s field mask must be 0..%d" % (_where(row), (1 << len(optional)) - 1))
+        size += 1
         for bit in range(len(optional)):
             if mask & (1 << bit):
                 size += optional[bit][0]
-        if len(row) != size:
-            raise VerifyError("%s: a row of field mask %d has %d fields, not %d" % (what, mask, size, len(row)))
+    if len(row) != size:
+        masked = "" if optional is None else " of field mask %d" % mask
+        raise VerifyError("%s: a row%s has %d fields, not %d" % (_where(row), masked, size, len(row)))
     node = {}
-    for i in range(len(fixed)):
-        fixed[i](exprs, node, row[i:i + 1], what, depth)
-    at = len(fixed) + 1
-    for bit in range(len(optional or ())):
-        if mask & (1 << bit):
+    for i in range(nfixed):
+        fixed[i](exprs, node, row, i, depth)
+    at = nfixed + 1
+    bit = 0
+    while mask:
+        if mask & 1:
             count, field = optional[bit]
-            field(exprs, node, row[at:at + count], what, depth)
+            field(exprs, node, row, at, depth)
             at += count
+        mask >>= 1
+        bit += 1
     order = layout["order"]
     if order is None:
         return node
