@@ -11,7 +11,7 @@ source file, dependencies first:
   module alias's attributes (``_c.to_json``) and imported names become the
   flat names they stand for;
 - a top-level name bound by two modules is renamed in every module but the
-  entry (``load`` of dataflow.py becomes ``load_dataflow``), as is a name
+  entry (``Program`` of plan_vm.py becomes ``Program_plan_vm``), as is a name
   one module binds and another uses as a builtin; only identical plain
   imports (``import math``) are shared;
 - docstrings, comments and ``__all__`` go (the source is rebuilt from its
