@@ -319,6 +319,40 @@ def test_a_bundle_of_some_models_keeps_their_rows_and_the_code_they_use(tmp_path
         B.build_bundle("flowc.dev.entry", ("kernel",))
 
 
+def test_a_bundle_of_some_models_keeps_only_what_the_entry_reaches(tmp_path, monkeypatch):
+    package = tmp_path / "flowc"
+    (package / "dev").mkdir(parents=True)
+    (package / "dev" / "entry.py").write_text(
+        "try:\n    from flowc.dev import a as _a\n    from flowc.dev.a import shared\n"
+        "except ImportError:\n    import a as _a\n    from a import shared\n\n"
+        "__all__ = ['BY_MODEL', 'ROWS']\nBY_MODEL = ('ROWS',)\nROWS = {'kernel': _a.f}\n\n"
+        "def load(x):\n    return shared(ROWS['kernel'](x))\n", encoding="utf-8")
+    (package / "dev" / "a.py").write_text(
+        "try:\n    from flowc.dev import c as _c\nexcept ImportError:\n    import c as _c\n\n"
+        "REGISTERED = []\nREGISTERED.append('a')\n\n"
+        "def f(x):\n    return ['f', x]\n\ndef g(x):\n    return _c.h(x)\n\n"
+        "def shared(x):\n    return x + REGISTERED\n\nclass VMError(Exception):\n    pass\n", encoding="utf-8")
+    (package / "dev" / "c.py").write_text("def h(x):\n    return x\n", encoding="utf-8")
+    monkeypatch.setattr(B, "PACKAGE_ROOT", package)
+    assert [m.rsplit(".", 1)[-1] for m in B.build_bundle("flowc.dev.entry").modules] == ["c", "a", "entry"]
+    built = B.build_bundle("flowc.dev.entry", ("kernel",))
+    # g, only reader of c, is left out with c; the registration, f, shared and the host's VMError stay
+    assert built.modules == ["flowc.dev.a", "flowc.dev.entry"]
+    namespace: dict = {}
+    exec(compile(built.text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
+    assert "g" not in namespace and issubclass(namespace["VMError"], Exception)
+    assert namespace["load"](1) == ["f", 1, "a"]
+
+
+def test_a_one_dialect_bundle_of_a_plan_model_holds_only_the_container_reader_of_the_sequential_vm():
+    full = {name: size for name, _raw, size in B.build_bundle().parts}
+    for dialect in ("aevatar", "instruction"):
+        built = B.build_bundle(None, B.models_of(dialect))
+        parts = {name: size for name, _raw, size in built.parts}
+        assert parts["flowc.backends.vm.sequential"] < full["flowc.backends.vm.sequential"] // 3
+        assert "flowc.backends.vm.expr_wfs" not in parts
+
+
 def test_a_name_reexported_through_another_module_is_followed(tmp_path, monkeypatch):
     package = tmp_path / "flowc"
     (package / "dev").mkdir(parents=True)

@@ -21,9 +21,11 @@ source file, dependencies first:
   the asyncio driver, the command line) becomes ``raise ImportError``;
 - a bundle of some scheduling models only (``models``: the one model of a
   dialect, ``flowc bundle --dialect``) keeps only their rows of the tables
-  a module keys by model (those its ``BY_MODEL`` names), and drops the
-  flowc imports no code uses then, so the other models' schedulers and
-  expression builtins are not in the closure.
+  a module keys by model (those its ``BY_MODEL`` names), and of every
+  module the top-level definitions the entry's code can reach (with the
+  host API, :data:`HOST_API`); the flowc imports no kept code reads go,
+  and the modules nothing needs then, so the other models' schedulers,
+  expression builtins and VM are not in it.
 
 The same tree always gives the same bytes (on one Python version: the text
 is ``ast.unparse``'s). See docs/embedding.md.
@@ -32,6 +34,7 @@ is ``ast.unparse``'s). See docs/embedding.md.
 from __future__ import annotations
 
 import ast
+import copy
 import io
 import tokenize
 from dataclasses import dataclass, field
@@ -191,7 +194,6 @@ def _keep_models(tree: ast.Module, models: tuple[str, ...]) -> None:
     if found != tables:
         raise BundleError(f"{BY_MODEL} names tables that are not there: {', '.join(sorted(tables - found))}")
     if tables:
-        _drop_unused_definitions(tree)
         _drop_unused_imports(tree)
 
 
@@ -210,28 +212,6 @@ def _defined_name(stmt: ast.stmt) -> str | None:
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
         return stmt.targets[0].id
     return None
-
-
-def _drop_unused_definitions(tree: ast.Module) -> None:
-    """Drop the top-level functions, classes and assignments of a module
-    trimmed to some models that neither its ``__all__`` names nor any other
-    statement of it reads (the other models' code); until none is left."""
-    exported = _exported(tree)
-    if exported is None:
-        return
-    while True:
-        reads = [{n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-                 for stmt in tree.body]
-        dead = set()
-        for i, stmt in enumerate(tree.body):
-            name = _defined_name(stmt)
-            if name is None or name in exported or name == "__all__":
-                continue
-            if not any(name in names for j, names in enumerate(reads) if j != i):
-                dead.add(i)
-        if not dead:
-            return
-        tree.body = [stmt for i, stmt in enumerate(tree.body) if i not in dead]
 
 
 def _drop_unused_imports(tree: ast.Module) -> None:
@@ -317,8 +297,16 @@ def _check_device_import(mod: Module, stmt: ast.Import | ast.ImportFrom) -> None
 
 
 def closure(entry: str = ENTRY, models: tuple[str, ...] | None = None) -> list[Module]:
-    """The modules the entry needs (for ``models`` only, when given),
-    dependencies first (the entry last)."""
+    """The modules the entry needs, dependencies first (the entry last).
+    For ``models`` only, when given: their rows of the tables keyed by
+    model, and of every module only what the entry's code (and a host's
+    API, :data:`HOST_API`) can reach (:func:`_live_closure`)."""
+    modules = _import_closure(entry, models)
+    return modules if models is None else _live_closure(modules, entry)
+
+
+def _import_closure(entry: str, models: tuple[str, ...] | None) -> list[Module]:
+    """The modules the entry imports, transitively, dependencies first."""
     modules: dict[str, Module] = {}
     order: list[str] = []
     state: dict[str, str] = {}
@@ -337,6 +325,121 @@ def closure(entry: str = ENTRY, models: tuple[str, ...] | None = None) -> list[M
 
     visit(entry, [])
     return [modules[n] for n in order]
+
+
+# ------------------------------------------------------------------ what a bundle of some models keeps
+
+
+def _definition_name(stmt: ast.stmt) -> str | None:
+    """The name a top-level function, class or plain assignment defines
+    (what a bundle of some models may leave out); None for any other
+    statement (always kept: imports, registrations, loops ...)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
+        return stmt.name
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+            and stmt.targets[0].id != "__all__":
+        return stmt.targets[0].id
+    return None
+
+
+class _Liveness:
+    """Which top-level definitions of which modules the entry needs: from
+    the entry's ``__all__``, the host API and every module's other
+    statements, the definitions their code reads, transitively, across
+    the modules (a read of an imported name or of a module alias's
+    attribute is a read of the module that defines it)."""
+
+    def __init__(self, modules: list[Module]) -> None:
+        self.modules = {m.name: m for m in modules}
+        self.defs: dict[str, dict[str, list[ast.stmt]]] = {}
+        for m in modules:
+            table: dict[str, list[ast.stmt]] = {}
+            for stmt in m.tree.body:
+                name = _definition_name(stmt)
+                if name is not None:
+                    table.setdefault(name, []).append(stmt)
+            self.defs[m.name] = table
+        self.reached: list[str] = []
+        self.live: set[int] = set()
+        self.work: list[tuple[Module, ast.stmt]] = []
+
+    def run(self, entry: str) -> None:
+        self.reach(entry)
+        for name in ("load", *(_exported(self.modules[entry].tree) or ())):   # the entry's load and exports
+            self.use(entry, name)
+        while self.work:
+            mod, stmt = self.work.pop()
+            for target, name in self.references(mod, stmt):
+                self.use(target, name)
+
+    def reach(self, name: str) -> None:
+        if name in self.reached:
+            return
+        self.reached.append(name)
+        mod = self.modules[name]
+        for stmt in mod.tree.body:
+            if _definition_name(stmt) is None:
+                self.mark(mod, stmt)
+        for api in HOST_API:
+            self.use(name, api)
+
+    def use(self, module: str, name: str) -> None:
+        """Top-level ``name`` of ``module`` is read by live code."""
+        self.reach(module)
+        for stmt in self.defs[module].get(name, ()):
+            self.mark(self.modules[module], stmt)
+
+    def mark(self, mod: Module, stmt: ast.stmt) -> None:
+        if id(stmt) not in self.live:
+            self.live.add(id(stmt))
+            self.work.append((mod, stmt))
+
+    def resolve(self, module: str, name: str) -> tuple[str, str]:
+        """The module that defines ``name`` as ``module`` sees it (following re-exports)."""
+        seen = set()
+        while name not in self.defs[module] and name in self.modules[module].imported and (module, name) not in seen:
+            seen.add((module, name))
+            module, name = self.modules[module].imported[name]
+        return module, name
+
+    def references(self, mod: Module, stmt: ast.stmt):
+        """(module, name) of every top-level name ``stmt`` may read."""
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in mod.aliases:
+                yield self.resolve(mod.aliases[node.value.id], node.attr)
+            elif isinstance(node, ast.Name):
+                if node.id in mod.imported:
+                    yield self.resolve(*mod.imported[node.id])
+                elif node.id in self.defs[mod.name]:
+                    yield mod.name, node.id
+
+
+# What a bundle offers a host besides the entry's load and exports
+# (docs/embedding.md): a bundle of some models keeps these wherever its
+# modules define them.
+HOST_API = ("VMError", "VerifyError", "unpackb", "copy_json", "to_json", "to_json_text", "json_dumps")
+
+
+def _live_closure(modules: list[Module], entry: str) -> list[Module]:
+    """The closure with only the definitions the entry needs (see
+    :class:`_Liveness`), the flowc imports no kept code reads, and the
+    modules still imported then."""
+    liveness = _Liveness(modules)
+    liveness.run(entry)
+    kept = []
+    for mod in modules:
+        if mod.name not in liveness.reached:
+            continue
+        mod.tree.body = [s for s in mod.tree.body if _definition_name(s) is None or id(s) in liveness.live]
+        _drop_unused_imports(mod.tree)
+        mod.deps, mod.aliases, mod.imported = [], {}, {}
+        _scan_imports(mod, mod.tree.body, guarded=False)
+        kept.append(mod)
+    needed = {entry}
+    for mod in reversed(kept):   # dependencies come first: walk from the entry back
+        if mod.name in needed:
+            needed.update(mod.deps)
+    return [m for m in kept if m.name in needed]
 
 
 # ------------------------------------------------------------------ scopes
@@ -795,7 +898,7 @@ def build_bundle(entry: str | None = None, models: tuple[str, ...] | None = None
     for _ in range(3):   # renaming a builtin shadow may reveal no new one; two passes settle it
         texts = []
         for mod in modules:
-            tree = _parse(mod.path, models)
+            tree = copy.deepcopy(mod.tree)
             _strip_docstring(tree)
             mod.free = set()
             rewriter = _Rewriter(mod, flat, by_name)
