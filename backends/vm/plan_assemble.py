@@ -55,7 +55,7 @@ class ExpressionRow:
     indexed: bool                       # the plan names an expression by its index in section exprs
     #                                     (block, params, slots triples), else by its block
     params: bool                        # the model's steps have parameter lists
-    names_step: bool                    # an error names the step ("step 'x', <what>: ...")
+    label: Callable[[Node, str], str]   # an expression in messages, from its node and what the plan calls it
 
 
 class _Bodies:
@@ -66,17 +66,13 @@ class _Bodies:
         self.tables = row.tables()
         self.exprs: list[int] = []   # block, params, slots of each indexed expression, one flat array
 
-    def add(self, expr: E.Expr, ci: bool = False, what: str = "expression") -> int:
-        """Compile ``expr``; what the plan holds for it."""
+    def add(self, expr: E.Expr, ci: bool = False) -> int:
+        """Compile ``expr`` (ExprAssembleError when it does not); what the plan holds for it."""
         row = self.row
-        try:
-            if row.access is None:
-                block, params, slots = assemble_expression(self.tables, expr)
-            else:
-                block, params, slots = assemble_expression(self.tables, expr, row.access[ci], row.resolve,
-                                                           row.max_depth)
-        except ExprAssembleError as exc:
-            raise PlanAssembleError(f"{what}: {exc}" if row.indexed else str(exc)) from None
+        if row.access is None:
+            block, params, slots = assemble_expression(self.tables, expr)
+        else:
+            block, params, slots = assemble_expression(self.tables, expr, row.access[ci], row.resolve, row.max_depth)
         if not row.indexed:
             return block
         self.exprs += [block, params, slots]
@@ -89,17 +85,15 @@ class _Bodies:
         for key, value in entries:
             try:
                 pairs.append([key, self.add(value, ci)])
-            except PlanAssembleError as exc:
+            except ExprAssembleError as exc:
                 raise PlanAssembleError(f"step {node.id!r}, parameter {key!r}: {exc}") from None
         return pairs
 
-    def expression(self, node: Node | None, expr: E.Expr, what: str, ci: bool = False) -> int:
-        if not self.row.names_step:
-            return self.add(expr, ci, what)
+    def expression(self, node: Node, expr: E.Expr, what: str, ci: bool = False) -> int:
         try:
-            return self.add(expr, ci, what)
-        except PlanAssembleError as exc:
-            raise PlanAssembleError(f"step {node.id!r}, {what}: {exc}") from None   # type: ignore[union-attr]
+            return self.add(expr, ci)
+        except ExprAssembleError as exc:
+            raise PlanAssembleError(f"{self.row.label(node, what)}: {exc}") from None
 
 
 # ================================================================ rows
@@ -268,10 +262,11 @@ MODELS: dict[str, ModelRow] = {
         # aevatar's flat variable keys; the builtin keys are names (no key table); as the
         # Python backend's expression compiler, deeper expressions do not compile
         ExpressionRow(lambda: Tables(tagged=False, keys_in_names=True), ("flat_keys", "flat_keys_ci"), _flat_key,
-                      90, indexed=False, params=True, names_step=True),
+                      90, indexed=False, params=True, label=lambda node, what: f"step {node.id!r}, {what}"),
         _Rows(_KERNEL_LAYOUTS, _KERNEL_VALUES), _kernel_section),
     "dataflow": ModelRow(
-        ExpressionRow(Tables, None, None, None, indexed=True, params=False, names_step=False),
+        # what the plan calls an expression names its node already
+        ExpressionRow(Tables, None, None, None, indexed=True, params=False, label=lambda node, what: what),
         _Rows(_DATAFLOW_LAYOUTS, _DATAFLOW_VALUES), _dataflow_section),
 }
 
@@ -316,5 +311,8 @@ def assemble_expressions(exprs: list[E.Expr]) -> bytes:
     """A dataflow program of bare expressions (no plan): expression i is ``exprs[i]``."""
     body = bodies("dataflow")
     for e in exprs:
-        body.add(e)
+        try:
+            body.add(e)
+        except ExprAssembleError as exc:
+            raise PlanAssembleError(f"expression: {exc}") from None
     return _pack("dataflow", None, body, None)

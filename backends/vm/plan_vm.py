@@ -182,10 +182,18 @@ class _Expressions:
         _list(flat, what)
         if len(flat) % 2:
             raise VerifyError("%s must be name, block pairs" % what)
-        pairs = [(_str(flat[i], what + " name"), self.function(flat[i + 1])) for i in range(0, len(flat), 2)]
+        exprs = self.exprs
+        pairs = []
+        for i in range(0, len(flat), 2):
+            ref = flat[i + 1]
+            if type(ref) is not int or not 0 <= ref < len(exprs) or exprs[ref][1]:
+                raise VerifyError("%s: an expression index is out of range (or takes arguments)" % what)
+            pairs.append((_str(flat[i], what + " name"), exprs[ref][0]))
+        machine = self.machine
+        frame = self.frame
 
         def params(variables):
-            return [(key, f(variables)) for key, f in pairs]
+            return [(key, machine.evaluate(block, frame, variables, ())) for key, block in pairs]
         return params
 
 
@@ -360,63 +368,74 @@ DATAFLOW_OPS = (
 # many row values a field takes and its decoder (the row: the fixed fields,
 # the mask, the values of its set bits in bit order); "order" the node's
 # keys in the order of flowc.plan when the row's order is not it.
+def _layout(fixed, optional, order):
+    counts = None if optional is None else tuple([count for count, _field in optional])
+    return {"fixed": fixed, "optional": optional, "order": order, "counts": counts,
+            "minimum": len(fixed) + (optional is not None),
+            "masks": 0 if optional is None else 1 << len(optional)}
+
+
 _SUB_STEP = (_text_field("id", False), _text_field("type", False), _text_field("role", True), _params_field,
              _text_field("capability", True), _text_field("name", True))
 LAYOUTS = {
     "kernel": {
-        "step": {
-            "fixed": _SUB_STEP + (_kernel_on_error,),
-            "optional": ((3, _kernel_retry), (1, _text_field("default_output", False)),
-                         (1, _expression_field("condition")), (1, _regions("sub-step", _list_pair)), (1, _timeout)),
-            "order": None},
-        "sub-step": {"fixed": _SUB_STEP, "optional": None, "order": None}},
+        "step": _layout(
+            _SUB_STEP + (_kernel_on_error,),
+            ((3, _kernel_retry), (1, _text_field("default_output", False)), (1, _expression_field("condition")),
+             (1, _regions("sub-step", _list_pair)), (1, _timeout)),
+            None),
+        "sub-step": _layout(_SUB_STEP, None, None)},
     "dataflow": {
-        "node": {
-            "fixed": (_text_field("id", False), _dataflow_op, _display_kind, _dataflow_on_error,
-                      _pairs_field("attrs", "attr_order", "attrs")),
-            "optional": ((1, _expression_field("guard")), (1, _pairs_field("inputs", "input_order", "a trigger's inputs")),
-                         (2, _call), (4, _dataflow_retry), (3, _iteration), (1, _item_policy),
-                         (1, _regions("node", _tuple_pair))),
-            "order": ("id", "op", "kind", "on_error", "guard", "inputs", "input_order", "attrs", "attr_order",
-                      "capability", "call_name", "retry", "over", "item_name", "item_policy", "batch_size",
-                      "regions")}},
+        "node": _layout(
+            (_text_field("id", False), _dataflow_op, _display_kind, _dataflow_on_error,
+             _pairs_field("attrs", "attr_order", "attrs")),
+            ((1, _expression_field("guard")), (1, _pairs_field("inputs", "input_order", "a trigger's inputs")),
+             (2, _call), (4, _dataflow_retry), (3, _iteration), (1, _item_policy), (1, _regions("node", _tuple_pair))),
+            ("id", "op", "kind", "on_error", "guard", "inputs", "input_order", "attrs", "attr_order", "capability",
+             "call_name", "retry", "over", "item_name", "item_policy", "batch_size", "regions"))},
 }
 
 
 def _node(exprs, row, layout, depth):
     """A node map from its row (see LAYOUTS)."""
     fixed = layout["fixed"]
-    optional = layout["optional"]
     nfixed = len(fixed)
-    if type(row) is not list or len(row) < nfixed + (optional is not None):
-        raise VerifyError("a node must be a row of at least %d fields" % (nfixed + (optional is not None)))
+    if type(row) is not list or len(row) < layout["minimum"]:
+        raise VerifyError("a node must be a row of at least %d fields" % layout["minimum"])
     if type(row[0]) is not str:
         raise VerifyError("node ids must be unique strings")
+    counts = layout["counts"]
     mask = 0
     size = nfixed
-    if optional is not None:
+    if counts is not None:
         mask = row[nfixed]
-        if type(mask) is not int or not 0 <= mask < 1 << len(optional):
-            raise VerifyError("%s field mask must be 0..%d" % (_where(row), (1 << len(optional)) - 1))
+        if type(mask) is not int or not 0 <= mask < layout["masks"]:
+            raise VerifyError("%s field mask must be 0..%d" % (_where(row), layout["masks"] - 1))
         size += 1
-        for bit in range(len(optional)):
-            if mask & (1 << bit):
-                size += optional[bit][0]
+        m = mask
+        bit = 0
+        while m:
+            if m & 1:
+                size += counts[bit]
+            m >>= 1
+            bit += 1
     if len(row) != size:
-        masked = "" if optional is None else " of field mask %d" % mask
+        masked = "" if counts is None else " of field mask %d" % mask
         raise VerifyError("%s: a row%s has %d fields, not %d" % (_where(row), masked, size, len(row)))
     node = {}
     for i in range(nfixed):
         fixed[i](exprs, node, row, i, depth)
-    at = nfixed + 1
-    bit = 0
-    while mask:
-        if mask & 1:
-            count, field = optional[bit]
-            field(exprs, node, row, at, depth)
-            at += count
-        mask >>= 1
-        bit += 1
+    if mask:
+        optional = layout["optional"]
+        at = nfixed + 1
+        bit = 0
+        while mask:
+            if mask & 1:
+                count, field = optional[bit]
+                field(exprs, node, row, at, depth)
+                at += count
+            mask >>= 1
+            bit += 1
     order = layout["order"]
     if order is None:
         return node
