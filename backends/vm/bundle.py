@@ -205,15 +205,6 @@ def _exported(tree: ast.Module) -> set[str] | None:
     return None
 
 
-def _defined_name(stmt: ast.stmt) -> str | None:
-    """The one name a top-level function, class or plain assignment binds."""
-    if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
-        return stmt.name
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-        return stmt.targets[0].id
-    return None
-
-
 def _drop_unused_imports(tree: ast.Module) -> None:
     """Drop the names of the module's flowc import blocks that no code reads."""
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
