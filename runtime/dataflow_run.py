@@ -235,7 +235,7 @@ class DataflowRun(Kernel):
         Kernel.__init__(self)
         self.limits = plan.get("limits") or {}  # the workflow's limits {steps, deadline_ms}
         # iterations: items, iterations, retries and what CEL's comprehensions visit;
-        # instructions: the VM's CEL machine draws on them (dataflow.py)
+        # instructions: the VM's CEL machine draws on them (plan_vm.py)
         self.fuel = Fuel(max_iterations, max_host_calls, max_instructions, self.limits.get("steps"), STEP_BUDGET)
         self.concurrent = concurrent
         self.plan = plan

@@ -1,6 +1,6 @@
 """The routing run: aevatar's step loop (the engine's kernel) and its primitives.
 
-A generated module (backends/python/aevatar_codegen.py) holds a PLAN: the
+A generated module (backends/python/plan_codegen.py) holds a PLAN: the
 steps as plain data (flowc.plan: nodes and edges by kind), with one
 compiled function per step that evaluates the step's parameters from the
 run's variables. :func:`run` executes the plan the
@@ -464,7 +464,7 @@ class Run(Kernel):
     run as sibling tasks (at most ``max_concurrent_workers`` at a time); off,
     they run one after the other, which is the reference order.
     ``max_instructions``: the VM's expression machine draws on them
-    (aevatar_vm.py); a run out of any fuel fails at the top-level step."""
+    (plan_vm.py); a run out of any fuel fails at the top-level step."""
 
     def __init__(self, plan, inputs, host=None, max_steps=MAX_STEPS, max_iterations=None, max_host_calls=None,
                  concurrent=False, max_instructions=None):
@@ -1259,6 +1259,14 @@ _ALIASES = {
 def _canonical(raw):
     t = _rta.lower(_rta.trim(raw or ""))
     return _ALIASES.get(t, t)
+
+
+def new_run(plan, inputs, trigger=None, payload=None, max_iterations=None, max_host_calls=None, concurrent=False,
+            max_instructions=None):
+    """The run of ``plan``, not started, in the form the plan schedulers
+    share (dataflow_run.new_run), by which the VM starts a run of either;
+    a kernel run has no trigger, so ``trigger`` and ``payload`` go unused."""
+    return Run(plan, inputs, None, MAX_STEPS, max_iterations, max_host_calls, concurrent, max_instructions)
 
 
 def run(plan, inputs, host, max_steps=MAX_STEPS, max_iterations=None, max_host_calls=None):

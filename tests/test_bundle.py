@@ -102,8 +102,7 @@ def test_the_bundle_holds_the_closure_of_the_device_entry(bundle_dir):
     modules = [m.name for m in closure]
     assert built.modules == modules and modules[-1] == B.ENTRY
     # what a device runs: the VM, each dialect's loader, the kernel
-    for name in ("flowc.backends.vm.sequential", "flowc.backends.vm.dataflow", "flowc.backends.vm.aevatar_vm",
-                 "flowc.runtime.kernel"):
+    for name in ("flowc.backends.vm.sequential", "flowc.backends.vm.plan_vm", "flowc.runtime.kernel"):
         assert name in modules
     assert built.text.splitlines()[0].endswith(", ".join(m.removeprefix("flowc.") for m in modules))
     # every top-level function and class of every module is in the bundle, under its name or its new one
@@ -247,12 +246,15 @@ def test_collisions_and_scopes_are_resolved(tmp_path, monkeypatch):
     assert namespace["K"].x == 5 and namespace["K"]().f() == 11
 
 
-@pytest.mark.parametrize("dialect", sorted(B.DIALECT_ENTRIES))
+DIALECTS = ("aevatar", "instruction", "workflowskill")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
 def test_a_bundle_of_one_dialect_runs_that_dialect(dialect, tmp_path):
     import importlib.util
 
     path, built = B.write_bundle(tmp_path, dialect)
-    assert built.modules[-1] == B.DIALECT_ENTRIES[dialect]
+    assert built.modules[-1] == B.entry_of(B.models_of(dialect))
     assert set(built.modules) < {m.name for m in B.closure()}
     spec = importlib.util.spec_from_file_location(f"flowc_vm_{dialect}", path)
     bundled = importlib.util.module_from_spec(spec)
@@ -272,9 +274,83 @@ NOT_IN_BUNDLE = {"workflowskill": ("cel", "aevatar_text", "nfa", "dataflow_run",
 
 @pytest.mark.parametrize("dialect", sorted(NOT_IN_BUNDLE))
 def test_a_bundle_of_one_dialect_holds_no_other_runtime(dialect):
-    shorts = {m.rsplit(".", 1)[-1] for m in B.build_bundle(B.DIALECT_ENTRIES[dialect]).modules}
+    models = B.models_of(dialect)
+    built = B.build_bundle(None, models)
+    shorts = {m.rsplit(".", 1)[-1] for m in built.modules}
     assert not shorts & set(NOT_IN_BUNDLE[dialect]), shorts
     assert {"expr_vm", "sequential", "wfs_values"} <= shorts
+    # the other models' rows and the code only they use are not in it
+    namespace: dict = {}
+    exec(compile(built.text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
+    if built.modules[-1] == B.ENTRY:
+        assert set(namespace["LOADERS"]) == set(models)
+    else:   # a model whose VM is its own loader
+        assert built.modules[-1] == B.OWN_ENTRIES[models[0]] and "LOADERS" not in namespace
+
+
+def test_the_models_of_a_dialect_are_its_profiles_scheduling():
+    assert [B.models_of(d) for d in DIALECTS] == [("kernel",), ("dataflow",), ("sequential",)]
+    with pytest.raises(B.BundleError, match="no dialect"):
+        B.models_of("nope")
+
+
+def test_a_bundle_of_some_models_keeps_their_rows_and_the_code_they_use(tmp_path, monkeypatch):
+    package = tmp_path / "flowc"
+    (package / "dev").mkdir(parents=True)
+    (package / "dev" / "entry.py").write_text(
+        "try:\n    from flowc.dev import a as _a\n    from flowc.dev import b as _b\n"
+        "except ImportError:\n    import a as _a\n    import b as _b\n\n"
+        "__all__ = ['load']\nBY_MODEL = ('ROWS',)\n\n"
+        "def _only_b(x):\n    return _b.f(x)\n\n"
+        "ROWS = {'kernel': _a.f, 'dataflow': _only_b}\n\n"
+        "def load(model, x):\n    return ROWS[model](x)\n", encoding="utf-8")
+    (package / "dev" / "a.py").write_text("def f(x):\n    return ['a', x]\n", encoding="utf-8")
+    (package / "dev" / "b.py").write_text("def f(x):\n    return ['b', x]\n", encoding="utf-8")
+    monkeypatch.setattr(B, "PACKAGE_ROOT", package)
+    assert B.build_bundle("flowc.dev.entry").modules == ["flowc.dev.a", "flowc.dev.b", "flowc.dev.entry"]
+    built = B.build_bundle("flowc.dev.entry", ("kernel",))
+    assert built.modules == ["flowc.dev.a", "flowc.dev.entry"]
+    assert "_only_b" not in built.text
+    namespace: dict = {}
+    exec(compile(built.text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
+    assert namespace["load"]("kernel", 1) == ["a", 1]
+    (package / "dev" / "entry.py").write_text("BY_MODEL = ('MISSING',)\n", encoding="utf-8")
+    with pytest.raises(B.BundleError, match="not there: MISSING"):
+        B.build_bundle("flowc.dev.entry", ("kernel",))
+
+
+def test_a_bundle_of_some_models_keeps_only_what_the_entry_reaches(tmp_path, monkeypatch):
+    package = tmp_path / "flowc"
+    (package / "dev").mkdir(parents=True)
+    (package / "dev" / "entry.py").write_text(
+        "try:\n    from flowc.dev import a as _a\n    from flowc.dev.a import shared\n"
+        "except ImportError:\n    import a as _a\n    from a import shared\n\n"
+        "__all__ = ['BY_MODEL', 'ROWS']\nBY_MODEL = ('ROWS',)\nROWS = {'kernel': _a.f}\n\n"
+        "def load(x):\n    return shared(ROWS['kernel'](x))\n", encoding="utf-8")
+    (package / "dev" / "a.py").write_text(
+        "try:\n    from flowc.dev import c as _c\nexcept ImportError:\n    import c as _c\n\n"
+        "REGISTERED = []\nREGISTERED.append('a')\n\n"
+        "def f(x):\n    return ['f', x]\n\ndef g(x):\n    return _c.h(x)\n\n"
+        "def shared(x):\n    return x + REGISTERED\n\nclass VMError(Exception):\n    pass\n", encoding="utf-8")
+    (package / "dev" / "c.py").write_text("def h(x):\n    return x\n", encoding="utf-8")
+    monkeypatch.setattr(B, "PACKAGE_ROOT", package)
+    assert [m.rsplit(".", 1)[-1] for m in B.build_bundle("flowc.dev.entry").modules] == ["c", "a", "entry"]
+    built = B.build_bundle("flowc.dev.entry", ("kernel",))
+    # g, only reader of c, is left out with c; the registration, f, shared and the host's VMError stay
+    assert built.modules == ["flowc.dev.a", "flowc.dev.entry"]
+    namespace: dict = {}
+    exec(compile(built.text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
+    assert "g" not in namespace and issubclass(namespace["VMError"], Exception)
+    assert namespace["load"](1) == ["f", 1, "a"]
+
+
+def test_a_one_dialect_bundle_of_a_plan_model_holds_only_the_container_reader_of_the_sequential_vm():
+    full = {name: size for name, _raw, size in B.build_bundle().parts}
+    for dialect in ("aevatar", "instruction"):
+        built = B.build_bundle(None, B.models_of(dialect))
+        parts = {name: size for name, _raw, size in built.parts}
+        assert parts["flowc.backends.vm.sequential"] < full["flowc.backends.vm.sequential"] // 3
+        assert "flowc.backends.vm.expr_wfs" not in parts
 
 
 def test_a_name_reexported_through_another_module_is_followed(tmp_path, monkeypatch):

@@ -1,7 +1,6 @@
 """One file a device needs to load, verify and run flowc programs.
 
-``build_bundle()`` starts at the device entry (:mod:`flowc.backends.vm.device`,
-or one dialect's loader),
+``build_bundle()`` starts at the device entry (:mod:`flowc.backends.vm.device`),
 follows the module-level imports of flowc modules to their closure, checks
 that every module of it is device-safe (MicroPython: no typing, no attrs,
 no third-party import without a fallback) and writes the modules into one
@@ -12,14 +11,21 @@ source file, dependencies first:
   module alias's attributes (``_c.to_json``) and imported names become the
   flat names they stand for;
 - a top-level name bound by two modules is renamed in every module but the
-  entry (``load`` of dataflow.py becomes ``load_dataflow``), as is a name
+  entry (``Program`` of plan_vm.py becomes ``Program_plan_vm``), as is a name
   one module binds and another uses as a builtin; only identical plain
   imports (``import math``) are shared;
 - docstrings, comments and ``__all__`` go (the source is rebuilt from its
   syntax tree), a block is indented by one space and a space is left only
   between two words;
 - an import of a flowc module inside a function (a CPython convenience:
-  the asyncio driver, the command line) becomes ``raise ImportError``.
+  the asyncio driver, the command line) becomes ``raise ImportError``;
+- a bundle of some scheduling models only (``models``: the one model of a
+  dialect, ``flowc bundle --dialect``) keeps only their rows of the tables
+  a module keys by model (those its ``BY_MODEL`` names), and of every
+  module the top-level definitions the entry's code can reach (with the
+  host API, :data:`HOST_API`); the flowc imports no kept code reads go,
+  and the modules nothing needs then, so the other models' schedulers,
+  expression builtins and VM are not in it.
 
 The same tree always gives the same bytes (on one Python version: the text
 is ``ast.unparse``'s). See docs/embedding.md.
@@ -28,19 +34,23 @@ is ``ast.unparse``'s). See docs/embedding.md.
 from __future__ import annotations
 
 import ast
+import copy
 import io
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["DEVICE_STDLIB", "DIALECT_ENTRIES", "ENTRY", "Bundle", "BundleError", "build_bundle", "closure",
-           "write_bundle"]
+__all__ = ["DEVICE_STDLIB", "ENTRY", "OWN_ENTRIES", "Bundle", "BundleError", "build_bundle", "closure",
+           "entry_of", "models_of", "write_bundle"]
 
 ENTRY = "flowc.backends.vm.device"
-# A device that runs one dialect only needs that loader's closure (smaller:
-# the WorkflowSkill VM alone is one module); the API is the same.
-DIALECT_ENTRIES = {"workflowskill": "flowc.backends.vm.sequential", "aevatar": "flowc.backends.vm.aevatar_vm",
-                   "instruction": "flowc.backends.vm.dataflow"}
+# A model whose VM module loads its programs by itself (its load refuses
+# the other models'): a bundle of that model alone starts there, without
+# the device entry's dispatch by model.
+OWN_ENTRIES = {"sequential": "flowc.backends.vm.sequential"}
+# The name of a module's tuple that names its tables keyed by scheduling
+# model: a bundle of some models keeps only their rows.
+BY_MODEL = "BY_MODEL"
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 # Standard modules a MicroPython build provides (a module may import others
 # only under a try with an ImportError fallback).
@@ -138,12 +148,85 @@ def _handles_import_error(node: ast.Try) -> bool:
     return False
 
 
-def _read(name: str) -> Module:
+def _read(name: str, models: tuple[str, ...] | None = None) -> Module:
     path = _module_path(name)
-    source = path.read_text(encoding="utf-8")
-    mod = Module(name, path, ast.parse(source, str(path)))
+    mod = Module(name, path, _parse(path, models))
     _scan_imports(mod, mod.tree.body, guarded=False)
     return mod
+
+
+def _parse(path: Path, models: tuple[str, ...] | None) -> ast.Module:
+    """The module's syntax tree; with ``models``, its tables keyed by model
+    keep only their rows (see :func:`_keep_models`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    if models is not None:
+        _keep_models(tree, models)
+    return tree
+
+
+def _by_model_tables(tree: ast.Module) -> set[str]:
+    """The names ``BY_MODEL`` lists: the module's tables keyed by model."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and [getattr(t, "id", None) for t in stmt.targets] == [BY_MODEL]:
+            if not isinstance(stmt.value, ast.Tuple) or not all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in stmt.value.elts):
+                raise BundleError(f"line {stmt.lineno}: {BY_MODEL} must be a tuple of table names")
+            return {e.value for e in stmt.value.elts}   # type: ignore[attr-defined]
+    return set()
+
+
+def _keep_models(tree: ast.Module, models: tuple[str, ...]) -> None:
+    """Drop the rows of other models from the tables ``BY_MODEL`` names
+    (module-level dicts whose keys are string constants), then the flowc
+    imports no code of the module uses any more."""
+    tables = _by_model_tables(tree)
+    found = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+                getattr(stmt.targets[0], "id", None) in tables:
+            table = stmt.value
+            if not isinstance(table, ast.Dict) or not all(
+                    isinstance(k, ast.Constant) and isinstance(k.value, str) for k in table.keys):
+                raise BundleError(f"line {stmt.lineno}: a table keyed by model must be a dict of string keys")
+            rows = [(k, v) for k, v in zip(table.keys, table.values) if k.value in models]  # type: ignore[union-attr]
+            table.keys, table.values = [k for k, _ in rows], [v for _, v in rows]
+            found.add(stmt.targets[0].id)   # type: ignore[attr-defined]
+    if found != tables:
+        raise BundleError(f"{BY_MODEL} names tables that are not there: {', '.join(sorted(tables - found))}")
+    if tables:
+        _drop_unused_imports(tree)
+
+
+def _exported(tree: ast.Module) -> set[str] | None:
+    """The names of the module's ``__all__``; None without one."""
+    for stmt in tree.body:
+        if _is_dunder_all(stmt) and isinstance(stmt.value, (ast.List, ast.Tuple)):   # type: ignore[attr-defined]
+            return {e.value for e in stmt.value.elts if isinstance(e, ast.Constant)}   # type: ignore[attr-defined]
+    return None
+
+
+def _drop_unused_imports(tree: ast.Module) -> None:
+    """Drop the names of the module's flowc import blocks that no code reads."""
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    body = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Try) and any(_flowc_imports(s) for s in stmt.body):
+            stmt.body = _used_imports(stmt.body, used)
+            stmt.handlers[0].body = _used_imports(stmt.handlers[0].body, used)
+            if not stmt.body:
+                continue
+        body.append(stmt)
+    tree.body = body
+
+
+def _used_imports(stmts: list[ast.stmt], used: set[str]) -> list[ast.stmt]:
+    out = []
+    for stmt in stmts:
+        stmt.names = [a for a in stmt.names  # type: ignore[attr-defined]
+                      if (a.asname or a.name.split(".")[0]) in used]
+        if stmt.names:   # type: ignore[attr-defined]
+            out.append(stmt)
+    return out
 
 
 def _scan_imports(mod: Module, body: list[ast.stmt], guarded: bool) -> None:
@@ -204,8 +287,17 @@ def _check_device_import(mod: Module, stmt: ast.Import | ast.ImportFrom) -> None
                               "(MicroPython has no such module; import it under try/except ImportError)")
 
 
-def closure(entry: str = ENTRY) -> list[Module]:
-    """The modules the entry needs, dependencies first (the entry last)."""
+def closure(entry: str = ENTRY, models: tuple[str, ...] | None = None) -> list[Module]:
+    """The modules the entry needs, dependencies first (the entry last).
+    For ``models`` only, when given: their rows of the tables keyed by
+    model, and of every module only what the entry's code (and a host's
+    API, :data:`HOST_API`) can reach (:func:`_live_closure`)."""
+    modules = _import_closure(entry, models)
+    return modules if models is None else _live_closure(modules, entry)
+
+
+def _import_closure(entry: str, models: tuple[str, ...] | None) -> list[Module]:
+    """The modules the entry imports, transitively, dependencies first."""
     modules: dict[str, Module] = {}
     order: list[str] = []
     state: dict[str, str] = {}
@@ -216,7 +308,7 @@ def closure(entry: str = ENTRY) -> list[Module]:
         if state.get(name) == "open":
             raise BundleError("import cycle: " + " -> ".join([*chain, name]))
         state[name] = "open"
-        mod = modules[name] = _read(name)
+        mod = modules[name] = _read(name, models)
         for dep in mod.deps:
             visit(dep, [*chain, name])
         state[name] = "done"
@@ -224,6 +316,121 @@ def closure(entry: str = ENTRY) -> list[Module]:
 
     visit(entry, [])
     return [modules[n] for n in order]
+
+
+# ------------------------------------------------------------------ what a bundle of some models keeps
+
+
+def _definition_name(stmt: ast.stmt) -> str | None:
+    """The name a top-level function, class or plain assignment defines
+    (what a bundle of some models may leave out); None for any other
+    statement (always kept: imports, registrations, loops ...)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
+        return stmt.name
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+            and stmt.targets[0].id != "__all__":
+        return stmt.targets[0].id
+    return None
+
+
+class _Liveness:
+    """Which top-level definitions of which modules the entry needs: from
+    the entry's ``__all__``, the host API and every module's other
+    statements, the definitions their code reads, transitively, across
+    the modules (a read of an imported name or of a module alias's
+    attribute is a read of the module that defines it)."""
+
+    def __init__(self, modules: list[Module]) -> None:
+        self.modules = {m.name: m for m in modules}
+        self.defs: dict[str, dict[str, list[ast.stmt]]] = {}
+        for m in modules:
+            table: dict[str, list[ast.stmt]] = {}
+            for stmt in m.tree.body:
+                name = _definition_name(stmt)
+                if name is not None:
+                    table.setdefault(name, []).append(stmt)
+            self.defs[m.name] = table
+        self.reached: list[str] = []
+        self.live: set[int] = set()
+        self.work: list[tuple[Module, ast.stmt]] = []
+
+    def run(self, entry: str) -> None:
+        self.reach(entry)
+        for name in ("load", *(_exported(self.modules[entry].tree) or ())):   # the entry's load and exports
+            self.use(entry, name)
+        while self.work:
+            mod, stmt = self.work.pop()
+            for target, name in self.references(mod, stmt):
+                self.use(target, name)
+
+    def reach(self, name: str) -> None:
+        if name in self.reached:
+            return
+        self.reached.append(name)
+        mod = self.modules[name]
+        for stmt in mod.tree.body:
+            if _definition_name(stmt) is None:
+                self.mark(mod, stmt)
+        for api in HOST_API:
+            self.use(name, api)
+
+    def use(self, module: str, name: str) -> None:
+        """Top-level ``name`` of ``module`` is read by live code."""
+        self.reach(module)
+        for stmt in self.defs[module].get(name, ()):
+            self.mark(self.modules[module], stmt)
+
+    def mark(self, mod: Module, stmt: ast.stmt) -> None:
+        if id(stmt) not in self.live:
+            self.live.add(id(stmt))
+            self.work.append((mod, stmt))
+
+    def resolve(self, module: str, name: str) -> tuple[str, str]:
+        """The module that defines ``name`` as ``module`` sees it (following re-exports)."""
+        seen = set()
+        while name not in self.defs[module] and name in self.modules[module].imported and (module, name) not in seen:
+            seen.add((module, name))
+            module, name = self.modules[module].imported[name]
+        return module, name
+
+    def references(self, mod: Module, stmt: ast.stmt):
+        """(module, name) of every top-level name ``stmt`` may read."""
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in mod.aliases:
+                yield self.resolve(mod.aliases[node.value.id], node.attr)
+            elif isinstance(node, ast.Name):
+                if node.id in mod.imported:
+                    yield self.resolve(*mod.imported[node.id])
+                elif node.id in self.defs[mod.name]:
+                    yield mod.name, node.id
+
+
+# What a bundle offers a host besides the entry's load and exports
+# (docs/embedding.md): a bundle of some models keeps these wherever its
+# modules define them.
+HOST_API = ("VMError", "VerifyError", "unpackb", "copy_json", "to_json", "to_json_text", "json_dumps")
+
+
+def _live_closure(modules: list[Module], entry: str) -> list[Module]:
+    """The closure with only the definitions the entry needs (see
+    :class:`_Liveness`), the flowc imports no kept code reads, and the
+    modules still imported then."""
+    liveness = _Liveness(modules)
+    liveness.run(entry)
+    kept = []
+    for mod in modules:
+        if mod.name not in liveness.reached:
+            continue
+        mod.tree.body = [s for s in mod.tree.body if _definition_name(s) is None or id(s) in liveness.live]
+        _drop_unused_imports(mod.tree)
+        mod.deps, mod.aliases, mod.imported = [], {}, {}
+        _scan_imports(mod, mod.tree.body, guarded=False)
+        kept.append(mod)
+    needed = {entry}
+    for mod in reversed(kept):   # dependencies come first: walk from the entry back
+        if mod.name in needed:
+            needed.update(mod.deps)
+    return [m for m in kept if m.name in needed]
 
 
 # ------------------------------------------------------------------ scopes
@@ -436,7 +643,7 @@ class _Rewriter(ast.NodeTransformer):
         if self.scope.kind == "module":
             node.name = self.resolve(node.name) or node.name
         saved = self._enter("function", node.body, _args_of(node.args))
-        node.body = self._visit_body(node.body)
+        node.body = self._visit_body(node.body, function=True)
         self.scope = saved
         return node
 
@@ -485,13 +692,15 @@ class _Rewriter(ast.NodeTransformer):
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
-    def _visit_body(self, body: list[ast.stmt]) -> list[ast.stmt]:
+    def _visit_body(self, body: list[ast.stmt], function: bool = False) -> list[ast.stmt]:
         out: list[ast.stmt] = []
-        for stmt in body:
+        for i, stmt in enumerate(body):
             new = self.visit(stmt)
             if new is None:
                 continue
             out.extend(new if isinstance(new, list) else [new])
+            if function and new is not stmt and isinstance(new, ast.Raise) and _droppable(body[i + 1:], out):
+                break   # an import the bundle has not, now a raise: what follows it never runs
         return out or [ast.Pass()]
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
@@ -503,6 +712,16 @@ class _Rewriter(ast.NodeTransformer):
             elif isinstance(value, ast.AST):
                 setattr(node, name, self.visit(value))
         return node
+
+
+def _droppable(rest: list[ast.stmt], kept: list[ast.stmt]) -> bool:
+    """Whether the statements of a function body after a raise can go:
+    none makes the function a generator or declares a name global, and no
+    name they bind (a local of the function) is read by the kept code."""
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)) for s in rest for n in ast.walk(s)):
+        return False
+    read = {n.id for s in kept for n in ast.walk(s) if isinstance(n, ast.Name)}
+    return not _Binder().scan(rest).local & read
 
 
 def _is_dunder_all(stmt: ast.stmt) -> bool:
@@ -646,9 +865,20 @@ def _compact(text: str) -> str:
     return "\n".join(out)
 
 
-def build_bundle(entry: str = ENTRY) -> Bundle:
-    """The bundle of ``entry``'s closure; raises BundleError when it cannot be built."""
-    modules = closure(entry)
+def entry_of(models: tuple[str, ...] | None) -> str:
+    """The module a bundle of ``models`` (None: every model) starts at."""
+    if models is not None and len(models) == 1 and models[0] in OWN_ENTRIES:
+        return OWN_ENTRIES[models[0]]
+    return ENTRY
+
+
+def build_bundle(entry: str | None = None, models: tuple[str, ...] | None = None) -> Bundle:
+    """The bundle of ``entry``'s closure (by default the entry of
+    ``models``), for every scheduling model or for ``models`` only; raises
+    BundleError when it cannot be built."""
+    if entry is None:
+        entry = entry_of(models)
+    modules = closure(entry, models)
     for mod in modules:
         if any(isinstance(s, ast.ImportFrom) and s.module == "__future__" for s in mod.tree.body):
             raise BundleError(f"{mod.name} imports __future__: not a device module")
@@ -659,7 +889,7 @@ def build_bundle(entry: str = ENTRY) -> Bundle:
     for _ in range(3):   # renaming a builtin shadow may reveal no new one; two passes settle it
         texts = []
         for mod in modules:
-            tree = ast.parse(mod.path.read_text(encoding="utf-8"), str(mod.path))
+            tree = copy.deepcopy(mod.tree)
             _strip_docstring(tree)
             mod.free = set()
             rewriter = _Rewriter(mod, flat, by_name)
@@ -681,10 +911,21 @@ def build_bundle(entry: str = ENTRY) -> Bundle:
     return Bundle(text, [m.name for m in modules], renamed, sum(p[1] for p in parts), parts)
 
 
+def models_of(dialect: str) -> tuple[str, ...]:
+    """The scheduling models a device needs for ``dialect``'s programs: its
+    profile's (the one flag it reads, never the dialect's name)."""
+    from flowc.ir.semantics import PROFILES
+
+    profile = PROFILES.get(dialect)
+    if profile is None:
+        raise BundleError(f"no dialect {dialect!r}")
+    return (profile.scheduling,)
+
+
 def write_bundle(directory: str | Path, dialect: str | None = None) -> tuple[Path, Bundle]:
     """Write ``flowc_vm.py`` into ``directory`` (created when missing): for
-    every dialect, or for ``dialect`` only."""
-    bundle = build_bundle(DIALECT_ENTRIES[dialect] if dialect else ENTRY)
+    every dialect, or for the scheduling model of ``dialect`` only."""
+    bundle = build_bundle(None, models_of(dialect) if dialect else None)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "flowc_vm.py"

@@ -72,7 +72,7 @@ STEP_ENTRY = 2      # the first top-level step: WALK starts there
 # A dataflow program's plan (docs/bytecode.md section 9): a node row names
 # its operation by index into DATAFLOW_OPS and an edge its kind by index
 # into EDGE_KINDS (runtime/edges.py KINDS); append only. The loader
-# (dataflow.py) keeps its own copies; tests/test_vm_dataflow_plan.py checks them.
+# (plan_vm.py) keeps its own copies; tests/test_plan_vm.py checks them.
 DATAFLOW_OPS = (
     "trigger", "call", "assign", "noop", "sleep", "assert", "fail", "finish", "switch", "transform.map",
     "transform.filter", "transform.reduce", "transform.sort", "transform.dedupe", "transform.chunk", "parse",
@@ -95,8 +95,8 @@ NODE_FIELDS = (
 # An aevatar (kernel) program's plan (docs/bytecode.md section 8.3): a step
 # row's on_error is an index into KERNEL_ON_ERROR; its mask's bit b set
 # when the step has field KERNEL_STEP_FIELDS[b], whose row values follow
-# (a retry is three: retries, delay_ms, backoff). aevatar_vm.py keeps its own
-# copies; tests/test_aevatar_vm.py checks them.
+# (a retry is three: retries, delay_ms, backoff). The loader (plan_vm.py) keeps its own
+# copies; tests/test_plan_vm.py checks them.
 KERNEL_ON_ERROR = ("fail", "skip", "fallback")
 KERNEL_STEP_FIELDS = ("retry", "default_output", "condition", "regions", "timeout_ms")
 
