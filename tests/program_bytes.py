@@ -10,7 +10,6 @@ from flowc.backends.vm import device
 from flowc.backends.vm import format as F
 from flowc.backends.vm import sequential as V
 from flowc.backends.vm.assemble import flat_plan, plan_rows
-from flowc.backends.vm.disasm import _step_fields
 
 
 def open_program(data: bytes) -> tuple[str, str | None, dict[str, Any]]:
