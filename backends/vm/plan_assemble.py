@@ -24,7 +24,7 @@ from flowc.backends.vm.assemble import AssembleError
 from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression
 from flowc.ir import expr as E
 from flowc.ir.workflow import Node, Workflow
-from flowc.plan import PlanError, build_plan
+from flowc.plan import ExecutionModelError, PlanError, build_plan, execution_model
 from flowc.plan.kernel import flat_key
 
 __all__ = ["MODELS", "PlanAssembleError", "assemble_expressions", "assemble_plan", "bodies", "plan_section"]
@@ -291,8 +291,6 @@ def _pack(model: str, name: str | None, body: _Bodies, section: list | None) -> 
 
 def assemble_plan(workflow: Workflow) -> bytes:
     """The program of a checked workflow its profile runs by a plan."""
-    from flowc.plan import ExecutionModelError, execution_model
-
     try:
         model = execution_model(workflow)
     except ExecutionModelError as exc:
