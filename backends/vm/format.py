@@ -288,8 +288,8 @@ OPCODES: tuple[Opcode, ...] = (
             "along each step's next (section 1), each called with $item, $index and $result missing, "
             "its RET coming back to this WALK; after each, continue at target when the run has "
             "halted, else the final output is the step's output ?? null and its next runs; after the "
-            "last, continue with the next instruction. Costs 1, and 3 per step run but 2 for one that "
-            "halts the run (section 6)"),
+            "last, continue with the next instruction. Costs 3 per step run, 2 for one that halts the "
+            "run (section 6)"),
     _op(0x2A, "ARM", "", 1, 0, "return",
         doc="end a conditional's function, v the only value on the stack: pop v; record the current "
             "step succeeded; run its then arm when js_boolean(v), else its else arm (the plan's arms, "
