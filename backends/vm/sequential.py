@@ -730,7 +730,7 @@ def _verify(name, consts, names, plan, code, exprs):
     program.machine = machine
     program.first, program.after = sequence
     program.arms = arms
-    program.targets = set([t for row in arms if row is not None for arm in row for t in arm])
+    program.arm_table = plan[4]
     return program
 
 
@@ -811,46 +811,59 @@ def _check_sequence(sequence):
 def _arm_rows(flat, nsteps, conditionals):
     """The arms table (flat: per conditional ``step, then length, else
     length``, then the arms' steps, each as its index minus the
-    conditional's) as per step None or ``(then steps, else steps)``,
-    absolute indexes, checked: rows listed by step, each step once, none
+    conditional's), checked: rows listed by step, each step once, none
     running past the table; exactly the conditionals (``conditionals``:
     the steps whose function has an ARM) have arms; every arm's step a
     later step than its conditional (so an arm never runs its conditional,
-    and arms nest at most as deep as there are steps) and in the table."""
+    and arms nest at most as deep as there are steps) and in the table.
+    Per step None, or where its row's arms lie in ``flat``: ``(then
+    start, else start, end)`` (:func:`arm_steps` reads them)."""
     if type(flat) is not list:
         raise VerifyError("the arms table must be a flat array")
     if flat and list(map(type, flat)).count(int) != len(flat):
         raise VerifyError("the arms table holds only integers")
     arms = [None] * nsteps
-    listed = []
     n = len(flat)
+    rows = 0
+    last = -1
     i = 0
     while i < n:
         if i + 3 > n:
             raise VerifyError("the arms table ends inside a row")
-        step, nthen, nelse = flat[i], flat[i + 1], flat[i + 2]
-        if not 0 <= step < nsteps:
-            raise VerifyError("arms of step %d: no such step" % step)
-        if listed and step <= listed[-1]:
-            raise VerifyError("the arms table must list each conditional once, by step (step %d)" % step)
-        if nthen < 0 or nelse < 0 or i + 3 + nthen + nelse > n:
+        step = flat[i]
+        j = i + 3
+        m = j + flat[i + 1]
+        k = m + flat[i + 2]
+        if step <= last or step >= nsteps or m < j or k < m or k > n:
+            if not 0 <= step < nsteps:
+                raise VerifyError("arms of step %d: no such step" % step)
+            if step <= last:
+                raise VerifyError("the arms table must list each conditional once, by step (step %d)" % step)
             raise VerifyError("the arms of step %d run past the table's end" % step)
-        i += 3
-        steps = flat[i:i + nthen + nelse]
-        if steps and (min(steps) < 1 or step + max(steps) >= nsteps):
-            raise VerifyError("the arms of step %d must name later steps of the table" % step)
-        steps = tuple([step + d for d in steps])
-        arms[step] = (steps[:nthen], steps[nthen:])
-        listed.append(step)
-        i += nthen + nelse
-    if listed != conditionals:
+        if k > j:
+            seg = flat[j:k]
+            if min(seg) < 1 or step + max(seg) >= nsteps:
+                raise VerifyError("the arms of step %d must name later steps of the table" % step)
+        arms[step] = (j, m, k)
+        rows += 1
+        last = step
+        i = k
+    if rows != len(conditionals) or None in [arms[c] for c in conditionals]:
         for step in conditionals:
             if arms[step] is None:
                 raise VerifyError("step %d ends with ARM but has no arms" % step)
-        for step in listed:
-            if step not in conditionals:
+        for step in range(nsteps):
+            if arms[step] is not None and step not in conditionals:
                 raise VerifyError("step %d has arms but no ARM: it is no conditional" % step)
     return arms
+
+
+def arm_steps(program, step, label):
+    """The steps of conditional ``step``'s arm ``label`` (0 then, 1 else),
+    by index, from the verified arms table."""
+    j, m, k = program.arms[step]
+    table = program.arm_table
+    return [step + d for d in (table[j:m] if label == 0 else table[m:k])]
 
 
 def _retry_rows(flat):
@@ -956,7 +969,7 @@ def _check_functions(ops, shape, bounds, finish, regions, starts, tables):
         if top_step > nsteps - (f or 1):
             raise VerifyError("step index %d out of range in function %d" % ((f - 1 if f else 0) + top_step, f))
         funcs.append((s0, n0, b0, r0, r1))
-        if f and _ARM_BYTE in fops:
+        if counts[3]:   # an ARM: a conditional (the main function's would have been refused)
             conditionals.append(f - 1)
         s0 = s1
         n0 += counts[1]
@@ -972,8 +985,9 @@ def _check_functions(ops, shape, bounds, finish, regions, starts, tables):
 
 
 def _operand_counts(fops, base):
-    """How many operands of each stream (shape, names, blocks) the opcodes take."""
-    counts = [0, 0, 0]
+    """How many operands of each stream (shape, names, blocks) the opcodes
+    take, and whether one of them is an ARM (the function is a conditional's)."""
+    counts = [0, 0, 0, _ARM_BYTE in fops]
     for i in range(len(fops)):
         spec = _SPEC_LIST[fops[i]]
         if spec[6] == 4:
@@ -1498,8 +1512,16 @@ class Program(object):
         self.machine = None         # the shared expression machine of section exprs, if any
         self.first = -1             # the first top-level step (WALK starts there), -1: none
         self.after = []             # per step: the top-level step after it, -1: none
-        self.arms = []              # per step: None, or a conditional's (then steps, else steps)
-        self.targets = set()        # the steps some arm runs (a branch's, when a run skips them)
+        self.arms = []              # per step: None, or where a conditional's arms lie in arm_table
+        self.arm_table = []         # the plan's arms table (_arm_rows, arm_steps)
+        self._targets = None        # the steps some arm lists (branch_targets)
+
+    def branch_targets(self):
+        """The steps some arm lists (a run that skips one skips a branch)."""
+        if self._targets is None:
+            self._targets = {t for step in range(len(self.arms)) if self.arms[step] is not None
+                             for label in (0, 1) for t in arm_steps(self, step, label)}
+        return self._targets
 
     @property
     def instructions(self):
@@ -2351,7 +2373,7 @@ class SkillVMRun(Kernel):
             self.outcome()
         steps = list(self.records)
         recorded = {r["id"] for r in steps}
-        targets = self.p.targets
+        targets = self.p.branch_targets()
         for i, row in enumerate(self.p.steps):
             if row[0] not in recorded:
                 r = _Obj()
@@ -2386,7 +2408,6 @@ class SkillVMRun(Kernel):
         cur = -1
         walking = -1    # the top-level step WALK runs (its RET comes back to the WALK), -1: none
         after = p.after
-        arms = p.arms
         # the arms running, innermost last: [conditional, its arm's steps, the next one's index,
         # the conditional's frame depth] (its steps' RETs come back to its ARM)
         armed = []
@@ -2620,7 +2641,7 @@ class SkillVMRun(Kernel):
                                 raise self.fuel.out_of_instructions()
                         else:
                             v = pop()
-                            steps_of = arms[a][0 if v is True or (v is not False and js_boolean(v)) else 1]
+                            steps_of = arm_steps(p, a, 0 if v is True or (v is not False and js_boolean(v)) else 1)
                             fuel -= 1
                             if fuel < 0:
                                 raise self.fuel.out_of_instructions()
