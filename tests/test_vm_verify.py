@@ -262,6 +262,33 @@ def test_fuzz_structural_mutations_never_crash(data):
     json.dumps(record)
 
 
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(st.data())
+def test_fuzz_arms_table_mutations_never_crash(data):
+    """Corpus programs with conditionals, their arms table's entries
+    rewritten, cut or lengthened: VerifyError or a clean run."""
+    armed = [p for p in corpus_programs() if open_program(p[1])[2]["plan"][4]]
+    _name, program, inputs, script = data.draw(st.sampled_from(armed))
+    _model, name, sections = open_program(program)
+    flat = sections["plan"][4]
+    for _ in range(data.draw(st.integers(1, 3))):
+        what = data.draw(st.integers(0, 3))
+        if what == 0 and flat:
+            flat[data.draw(st.integers(0, len(flat) - 1))] = data.draw(st.integers(-2, 12))
+        elif what == 1 and flat:
+            del flat[data.draw(st.integers(0, len(flat) - 1)):]
+        elif what == 2:
+            flat.insert(data.draw(st.integers(0, len(flat))), data.draw(st.integers(-1, 12)))
+        else:
+            flat.extend(data.draw(st.lists(st.integers(0, 6), max_size=5)))
+    try:
+        prog = V.load(pack_program("sequential", name, sections))
+    except V.VerifyError:
+        return
+    record = prog.run(inputs, ScriptedHost(script), 100000, 10000)
+    json.dumps(record)
+
+
 # ------------------------------------------------------------------ fuel
 
 def test_fuel_instructions_fail_the_run_cleanly():
@@ -449,7 +476,7 @@ steps:
 def test_the_vm_walks_the_plans_sequence_and_charges_it_as_before():
     """Redrawing the step table's sequence reorders the run (the order is read
     from the plan at run time, not from code); the instruction fuel a run
-    needs is what the RUN / HALTED / SET_FINAL chain cost: 3 per top-level
+    needs is what format 4's RUN / HALTED / SET_FINAL chain cost: 3 per top-level
     step over the steps' own code."""
     result = driver.compile_text("---\nname: pipe\n---\n```workflow" + PIPE + "```\n", "pipe.md")
     assert result.ok, [d.message for d in result.diagnostics if d.is_error]
@@ -514,7 +541,7 @@ def test_arm_is_charged_as_the_code_it_replaced():
     assert program.run({}, ScriptedHost({}), 20)["status"] == "success"
     short = program.run({}, ScriptedHost({}), 19)
     assert short["error"]["message"] == "fuel exhausted: more than 19 instructions"
-    # an empty arm: ARM 2, CONST, SET_OUTPUT, RET 3: 1 + 2 + 5 + 2 + 2 = 12
+    # an empty arm: WALK 1; STEP, CONST, ARM 3; RECORD 1; CONST, SET_OUTPUT, RET 3; WALK 2; main 2: 12
     program = V.load(_armed([(0, [], [1])]))
     assert program.run({}, ScriptedHost({}), 12)["status"] == "success"
     assert program.run({}, ScriptedHost({}), 11)["status"] == "failed"
