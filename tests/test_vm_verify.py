@@ -548,7 +548,7 @@ def test_arm_is_charged_as_the_code_it_replaced():
 
 
 @pytest.mark.parametrize("arms,message", [
-    ([], "step 0 ends with ARM but has no arms"),
+    ([], "step 0 has an ARM but no arms"),
     ([(0, [1], []), (1, [2], [])], "step 1 has arms but no ARM"),
     ([(0, [0], [])], "must name later steps"),         # its own conditional: it would never end
     ([(0, [1], [3])], "must name later steps"),        # past the table

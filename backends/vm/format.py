@@ -291,12 +291,12 @@ OPCODES: tuple[Opcode, ...] = (
             "last, continue with the next instruction. Costs 3 per step run, 2 for one that halts the "
             "run (section 6)"),
     _op(0x2A, "ARM", "", 1, 0, "return",
-        doc="end a conditional's function, v the only value on the stack: pop v; record the current "
-            "step succeeded; run its then arm when js_boolean(v), else its else arm (the plan's arms, "
-            "section 1): the arm's steps in order, each called as WALK calls a step, until one halts "
-            "the run; then the current step's output is the output of the arm's last listed step ?? "
-            "null, and the function returns. Costs 2, then 2 per arm step run (1 for the arm's "
-            "last), then 6 (3 for an empty arm; section 6)"),
+        doc="end a conditional's function, v the only value on the stack: pop v; record the "
+            "conditional (the step whose function this is) succeeded; run its then arm when "
+            "js_boolean(v), else its else arm (the plan's arms, section 1): the arm's steps in order, "
+            "each called as WALK calls a step, until one halts the run; then the conditional's output "
+            "is the output of the arm's last listed step ?? null, and the function returns. Costs 2, "
+            "then 2 per arm step run (1 for the arm's last), then 6 (3 for an empty arm; section 6)"),
     # ---- steps
     _op(0x30, "STEP", "step", 0, 0, doc="the current step is s (a step's call saves it, RET restores it)"),
     _op(0x31, "SKIP", "", 0, 0,

@@ -851,7 +851,7 @@ def _arm_rows(flat, nsteps, conditionals):
     if rows != len(conditionals) or None in [arms[c] for c in conditionals]:
         for step in conditionals:
             if arms[step] is None:
-                raise VerifyError("step %d ends with ARM but has no arms" % step)
+                raise VerifyError("step %d has an ARM but no arms" % step)
         for step in range(nsteps):
             if arms[step] is not None and step not in conditionals:
                 raise VerifyError("step %d has arms but no ARM: it is no conditional" % step)
