@@ -588,3 +588,14 @@ def test_arm_ends_a_conditional_with_its_condition_alone_on_the_stack(body, mess
 def test_arm_belongs_to_a_step_function():
     code = _op("CONST", 0) + _op("ARM") + _op("OBJECT", 0) + _op("FINISH")
     assert "ARM in the main function" in _rejected(_assemble_custom(code, consts=(True,)))
+
+
+def test_disasm_lists_each_conditionals_arms():
+    result = driver.compile_file(str(Path(__file__).resolve().parent / "data" / "workflowskill" / "fixtures"
+                                     / "branch.md"))
+    from flowc.backends.vm.disasm import disassemble
+
+    text = disassemble(pack_file(assemble_body(result.workflow), strip=True))
+    assert "  s1    branch                   entry 0013\n        arms: then [s2 exit_success]; else [s3 exit_failed]\n" in text
+    assert "s2    exit_success             entry 0018  branch target" in text
+    assert "  ARM\n" in text and "RUN" not in text
