@@ -14,7 +14,8 @@ Python function or a bytecode step block. The Python module holds this
 plan (its ``PLAN``) and flowc.runtime.sequence_run walks its top level at
 run time, and runs the arm a conditional chose by its ``branch`` edges;
 the assembler writes the top-level sequence into the program's step
-table, which the VM's ``WALK`` follows, and lays the arms out as code.
+table, which the VM's ``WALK`` follows, and the arms into its arms table,
+from which the VM's ``ARM`` runs the arm a conditional chose.
 
 Activation is edges: a node's ``sequence`` edge names the step after it
 at the top level (:func:`top_level`); a branch's ``branch`` edges, labelled

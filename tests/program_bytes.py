@@ -34,26 +34,28 @@ def pack_program(model: Any, name: Any, sections: dict[str, Any], version: int =
 
 
 def sequential_body(data: bytes) -> list:
-    """``[name, consts, names, steps, retries, regions, finish, code, srcmap]`` of a sequential program
-    (the plan's tables as rows with absolute offsets), and its section exprs last when it has one."""
+    """``[name, consts, names, steps, retries, regions, finish, code, srcmap, arms]`` of a sequential
+    program (the plan's tables as rows with absolute offsets and step indexes), and its section exprs
+    last when it has one."""
     _model, name, s = open_program(data)
-    steps, finish, retries, regions = plan_rows(s["plan"])
-    body = [name, s["consts"], s["names"], steps, retries, regions, finish, s["code"], s.get("srcmap")]
+    steps, finish, retries, regions, arms = plan_rows(s["plan"])
+    body = [name, s["consts"], s["names"], steps, retries, regions, finish, s["code"], s.get("srcmap"), arms]
     if "exprs" in s:
         body.append(s["exprs"])
     return body
 
 
 def pack_sequential(body: list, version: int = F.FORMAT_VERSION) -> bytes:
-    """The inverse of :func:`sequential_body` (any values, checksums valid)."""
+    """The inverse of :func:`sequential_body` (any values, checksums valid); a body of 9 has no arms."""
     name, consts, names, steps, retries, regions, finish, code, srcmap = body[:9]
+    arms = body[9] if len(body) > 9 else []
     try:
-        plan = flat_plan(steps, finish, retries, regions)
+        plan = flat_plan(steps, finish, retries, regions, arms)
     except (TypeError, ValueError):   # malformed tables go in as they are
-        plan = [steps, finish, retries, regions]
+        plan = [steps, finish, retries, regions, arms]
     sections = {"consts": consts, "names": names, "plan": plan, "code": code}
-    if len(body) > 9:
-        sections["exprs"] = body[9]
+    if len(body) > 10:
+        sections["exprs"] = body[10]
     if srcmap is not None:
         sections["srcmap"] = srcmap
     return pack_program("sequential", name, sections, version)

@@ -139,12 +139,12 @@ def test_rejects_code_mutations_with_a_valid_checksum(what, mutate):
     _rejected(_repack(body))
 
 
-def _assemble_custom(code_ops, consts=(), names=("x",), steps=(), regions=(), finish=0, retries=()):
+def _assemble_custom(code_ops, consts=(), names=("x",), steps=(), regions=(), finish=0, retries=(), arms=()):
     """A program of the instructions ``code_ops`` (offsets count
     instructions; targets from their function's start, steps from the
-    function's own step)."""
+    function's own step); ``arms`` rows ``(step, then steps, else steps)``."""
     body = ["t", list(consts), list(names), [list(s) for s in steps], [list(r) for r in retries],
-            [list(r) for r in regions], finish, F.split_code(code_ops), None]
+            [list(r) for r in regions], finish, F.split_code(code_ops), None, [list(a) for a in arms]]
     return _repack(body)
 
 
@@ -173,7 +173,7 @@ def test_minimal_program_runs():
     (_op("CONST", 0) + _op("JUMP_IF_NOT", 3) + _op("CONST", 0) + _op("OBJECT", 0) + _op("FINISH"), (True,),
      "depth"),
     (_op("ROOT", 7) + _op("FINISH"), (), "root"),
-    (_op("RUN", 0) + _op("OBJECT", 0) + _op("FINISH"), (), "step index"),
+    (_op("STEP", 0) + _op("OBJECT", 0) + _op("FINISH"), (), "step index"),
     (_op("OBJECT", 0) + _op("RET"), (), "RET"),
     (_op("OBJECT", 0) + _op("SHAPE", 0) + _op("FINISH"), (5,), "SHAPE"),
     (_op("OBJECT", 0) + _op("TEMPLATE", 0) + _op("FINISH"), (), "TEMPLATE"),
@@ -223,18 +223,6 @@ def test_declared_types_checks():
                                                          steps=[(0, 0, 2, 0)]))
 
 
-def test_rejects_step_calls_backwards():
-    # step 0 runs step 0 (its step operand counts from its own step): recursion is refused at load time
-    code = (_op("OBJECT", 0) + _op("FINISH")
-            + _op("RUN", 0) + _op("RET"))
-    assert "later steps" in _rejected(_assemble_custom(code, names=("a", "tool"), steps=[(0, 0, 2, 0)]))
-    # step 0 runs step 1 past the table's end
-    code = (_op("OBJECT", 0) + _op("FINISH")
-            + _op("RUN", 1) + _op("RET"))
-    assert "step index 1 out of range" in _rejected(_assemble_custom(code, names=("a", "tool"),
-                                                                      steps=[(0, 0, 2, 0)]))
-
-
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(st.data())
 def test_fuzz_structural_mutations_never_crash(data):
@@ -266,6 +254,33 @@ def test_fuzz_structural_mutations_never_crash(data):
         sections[key] = sections[key][:-1]
     else:
         del sections[key]
+    try:
+        prog = V.load(pack_program("sequential", name, sections))
+    except V.VerifyError:
+        return
+    record = prog.run(inputs, ScriptedHost(script), 100000, 10000)
+    json.dumps(record)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(st.data())
+def test_fuzz_arms_table_mutations_never_crash(data):
+    """Corpus programs with conditionals, their arms table's entries
+    rewritten, cut or lengthened: VerifyError or a clean run."""
+    armed = [p for p in corpus_programs() if open_program(p[1])[2]["plan"][4]]
+    _name, program, inputs, script = data.draw(st.sampled_from(armed))
+    _model, name, sections = open_program(program)
+    flat = sections["plan"][4]
+    for _ in range(data.draw(st.integers(1, 3))):
+        what = data.draw(st.integers(0, 3))
+        if what == 0 and flat:
+            flat[data.draw(st.integers(0, len(flat) - 1))] = data.draw(st.integers(-2, 12))
+        elif what == 1 and flat:
+            del flat[data.draw(st.integers(0, len(flat) - 1)):]
+        elif what == 2:
+            flat.insert(data.draw(st.integers(0, len(flat))), data.draw(st.integers(-1, 12)))
+        else:
+            flat.extend(data.draw(st.lists(st.integers(0, 6), max_size=5)))
     try:
         prog = V.load(pack_program("sequential", name, sections))
     except V.VerifyError:
@@ -329,7 +344,7 @@ def test_long_operands_decode_as_the_python_backend_runs():
     from flowc.backends.python import compile_workflow as python_compile
     from flowc.backends.python import load_module
 
-    wf = driver.compile_text(big_workflow(480), "big.yaml", "workflowskill").workflow
+    wf = driver.compile_text(big_workflow(600), "big.yaml", "workflowskill").workflow
     data = pack_file(assemble_body(wf), strip=True)
     program = V.load(data)
     assert program.instructions > 10000 and len(program.names) > 256
@@ -384,22 +399,26 @@ def test_functions_of_one_form_are_verified_once_but_each_where_it_lies(monkeypa
 def test_plan_tables_are_flat_and_relative():
     from flowc.backends.vm.assemble import flat_plan, plan_rows
 
-    steps, regions = [[0, 2, 5, 0], [1, 1, 9, 0]], [[2, 4, 7, 0], [3, 4, 4, 1]]
-    plan = flat_plan(steps, 1, [[2, 100, 2.0]], regions)
-    assert plan == [[0, 2, 5, 0, 1, 1, 4, 0], 1, [2, 100, 2.0], [2, 2, 3, 0, 1, 1, 0, 1]]
-    assert plan_rows(plan) == (steps, 1, [[2, 100, 2.0]], regions)
+    steps, regions = [[0, 1, 5, 0], [1, 0, 9, 0]], [[2, 4, 7, 0], [3, 4, 4, 1]]
+    arms = [[0, [1, 3], []], [2, [3], [4]]]   # targets counted from their conditional
+    plan = flat_plan(steps, 1, [[2, 100, 2.0]], regions, arms)
+    assert plan == [[0, 1, 5, 0, 1, 0, 4, 0], 1, [2, 100, 2.0], [2, 2, 3, 0, 1, 1, 0, 1],
+                    [0, 2, 0, 1, 3, 2, 1, 1, 1, 2]]
+    assert plan_rows(plan) == (steps, 1, [[2, 100, 2.0]], regions, arms)
 
 
 @pytest.mark.parametrize("plan,message", [
-    ([[], 0, []], "section plan must be"),
-    ([[0, 0, 1], 0, [], []], "rows of 4"),
-    ([[0, 0, "x", 0], 0, [], []], "only integers"),
-    ([[0, 0, 1.5, 0], 0, [], []], "only integers"),
-    ([[], 0, [1, 2], []], "rows of 3"),
-    ([[], 0, [], [0, 1, 1]], "rows of 4"),
-    ([[], 0, [], [0, 1, 1, None]], "only integers"),
-    ([[0, 0, 1, 0, 0, 0, 0, 0], 0, [], []], "strictly increasing"),
-    ([[], 0, [], [0, 2, -1, 0]], "start < end <= handler"),
+    ([[], 0, [], []], "section plan must be"),
+    ([[0, 0, 1], 0, [], [], []], "rows of 4"),
+    ([[0, 0, "x", 0], 0, [], [], []], "only integers"),
+    ([[0, 0, 1.5, 0], 0, [], [], []], "only integers"),
+    ([[], 0, [1, 2], [], []], "rows of 3"),
+    ([[], 0, [], [0, 1, 1], []], "rows of 4"),
+    ([[], 0, [], [0, 1, 1, None], []], "only integers"),
+    ([[0, 0, 1, 0, 0, 0, 0, 0], 0, [], [], []], "strictly increasing"),
+    ([[], 0, [], [0, 2, -1, 0], []], "start < end <= handler"),
+    ([[], 0, [], [], None], "arms table must be a flat array"),
+    ([[], 0, [], [], [0, 0, 1.0]], "arms table holds only integers"),
 ])
 def test_rejects_malformed_plan_tables(plan, message):
     good = _assemble_custom(_op("OBJECT", 0) + _op("FINISH"))
@@ -415,18 +434,18 @@ _WALKED = _op("WALK", 1) + _op("OBJECT", 0) + _op("FINISH") + _op("RET") + _op("
 
 
 def test_walk_runs_the_sequence_of_the_step_table():
-    data = _assemble_custom(_WALKED, names=("a", "b"), steps=[(0, 2, 3, 2), (1, 0, 4, 0)])
+    data = _assemble_custom(_WALKED, names=("a", "b"), steps=[(0, 1, 3, 2), (1, 0, 4, 0)])
     program = V.load(data)
     assert (program.first, program.after) == (0, [1, -1])
     assert program.run({}, ScriptedHost({}))["status"] == "success"
 
 
 @pytest.mark.parametrize("steps,message", [
-    ([(0, 2, 3, 2), (1, 0, 4, 1)], "loops"),        # 0 -> 1 -> 0
-    ([(0, 2, 3, 1), (1, 0, 4, 0)], "loops"),        # 0 -> 0
-    ([(0, 2, 3, 0), (1, 2, 4, 0)], "two steps"),    # two first steps
-    ([(0, 2, 3, 3), (1, 0, 4, 0)], "step next"),    # next past the table
-    ([(0, 4, 3, 0), (1, 0, 4, 0)], "step flags"),
+    ([(0, 1, 3, 2), (1, 0, 4, 1)], "loops"),        # 0 -> 1 -> 0
+    ([(0, 1, 3, 1), (1, 0, 4, 0)], "loops"),        # 0 -> 0
+    ([(0, 1, 3, 0), (1, 1, 4, 0)], "two steps"),    # two first steps
+    ([(0, 1, 3, 3), (1, 0, 4, 0)], "step next"),    # next past the table
+    ([(0, 2, 3, 0), (1, 0, 4, 0)], "step flags"),   # bit 1: no such flag
 ])
 def test_rejects_a_sequence_that_does_not_end(steps, message):
     assert message in _rejected(_assemble_custom(_WALKED, names=("a", "b"), steps=steps))
@@ -437,7 +456,7 @@ def test_walk_belongs_to_the_main_function_and_needs_an_empty_stack():
     code = _op("OBJECT", 0) + _op("FINISH") + _op("WALK", 1) + _op("RET")
     assert "outside the main function" in _rejected(_assemble_custom(code, names=("a",), steps=[(0, 0, 2, 0)]))
     code = _op("OBJECT", 0) + _op("WALK", 2) + _op("FINISH") + _op("RET")
-    assert "empty stack" in _rejected(_assemble_custom(code, names=("a",), steps=[(0, 2, 3, 0)]))
+    assert "empty stack" in _rejected(_assemble_custom(code, names=("a",), steps=[(0, 1, 3, 0)]))
 
 
 PIPE = """
@@ -457,7 +476,7 @@ steps:
 def test_the_vm_walks_the_plans_sequence_and_charges_it_as_before():
     """Redrawing the step table's sequence reorders the run (the order is read
     from the plan at run time, not from code); the instruction fuel a run
-    needs is what the RUN / HALTED / SET_FINAL chain cost: 3 per top-level
+    needs is what format 4's RUN / HALTED / SET_FINAL chain cost: 3 per top-level
     step over the steps' own code."""
     result = driver.compile_text("---\nname: pipe\n---\n```workflow" + PIPE + "```\n", "pipe.md")
     assert result.ok, [d.message for d in result.diagnostics if d.is_error]
@@ -466,9 +485,9 @@ def test_the_vm_walks_the_plans_sequence_and_charges_it_as_before():
     record = V.load(data).run({}, ScriptedHost(script))
     assert [s["id"] for s in record["steps"]] == ["first", "second", "third"]
     body = _body(data)
-    assert [row[1:] for row in body[3]] == [[2, body[3][0][2], 2], [0, body[3][1][2], 3], [0, body[3][2][2], 0]]
+    assert [row[1:] for row in body[3]] == [[1, body[3][0][2], 2], [0, body[3][1][2], 3], [0, body[3][2][2], 0]]
     body[3][0][1], body[3][0][3] = 0, 0       # first: off the top level
-    body[3][2][1], body[3][2][3] = 2, 2       # third, then second
+    body[3][2][1], body[3][2][3] = 1, 2       # third, then second
     body[3][1][3] = 0
     redrawn = V.load(_repack(body)).run({}, ScriptedHost(script))
     assert [(s["id"], s["status"]) for s in redrawn["steps"]] == [
@@ -480,3 +499,103 @@ def test_the_vm_walks_the_plans_sequence_and_charges_it_as_before():
     assert program.run({}, ScriptedHost(script), 26)["status"] == "success"
     short = program.run({}, ScriptedHost(script), 25)
     assert short["error"]["message"].startswith("fuel exhausted") and len(short["calls"]) == 3
+
+
+# ------------------------------------------------------------------ the conditionals' arms
+
+# main: WALK finish; finish: OBJECT 0; FINISH. Step 0 (c), at 3, a conditional:
+# STEP 0; CONST #0; ARM. Steps 1 (a) and 2 (b), at 6 and 10: STEP 0; OBJECT 0; DONE; RET.
+_STEP_BODY = _op("STEP", 0) + _op("OBJECT", 0) + _op("DONE") + _op("RET")
+_ARMED = (_op("WALK", 1) + _op("OBJECT", 0) + _op("FINISH") + _op("STEP", 0) + _op("CONST", 0) + _op("ARM")
+          + _STEP_BODY + _STEP_BODY)
+_ARMED_STEPS = [(0, 1, 3, 0), (1, 0, 6, 0), (2, 0, 10, 0)]
+
+
+def _armed(arms, condition=True, code=_ARMED, steps=_ARMED_STEPS):
+    return _assemble_custom(code, consts=(condition,), names=("c", "a", "b"), steps=steps, finish=1, arms=arms)
+
+
+def _statuses(record):
+    return [(s["id"], s["status"], s.get("reason")) for s in record["steps"]]
+
+
+def test_arm_runs_the_chosen_arm_from_the_arms_table():
+    record = V.load(_armed([(0, [1], [2])])).run({}, ScriptedHost({}))
+    assert _statuses(record) == [("c", "success", None), ("a", "success", None),
+                                 ("b", "skipped", "Branch not selected")]
+    record = V.load(_armed([(0, [1], [2])], condition=0)).run({}, ScriptedHost({}))
+    assert _statuses(record) == [("c", "success", None), ("b", "success", None),
+                                 ("a", "skipped", "Branch not selected")]
+    # redrawn: the arm is read from the table at run time, not from code
+    record = V.load(_armed([(0, [2, 1], [])])).run({}, ScriptedHost({}))
+    assert _statuses(record)[:3] == [("c", "success", None), ("b", "success", None), ("a", "success", None)]
+    record = V.load(_armed([(0, [], [1, 2])])).run({}, ScriptedHost({}))
+    assert _statuses(record) == [("c", "success", None), ("a", "skipped", "Branch not selected"),
+                                 ("b", "skipped", "Branch not selected")]
+
+
+def test_arm_is_charged_as_the_code_it_replaced():
+    """WALK 1; STEP, CONST, ARM (as JUMP_IF_NOT) 3; RECORD 1; RUN 1; a's 4; ROOT, FIELD,
+    FIELD, COALESCE, SET_OUTPUT, RET 6; WALK's HALTED and SET_FINAL 2; OBJECT, FINISH 2: 20."""
+    program = V.load(_armed([(0, [1], [2])]))
+    assert program.run({}, ScriptedHost({}), 20)["status"] == "success"
+    short = program.run({}, ScriptedHost({}), 19)
+    assert short["error"]["message"] == "fuel exhausted: more than 19 instructions"
+    # an empty arm: WALK 1; STEP, CONST, ARM 3; RECORD 1; CONST, SET_OUTPUT, RET 3; WALK 2; main 2: 12
+    program = V.load(_armed([(0, [], [1])]))
+    assert program.run({}, ScriptedHost({}), 12)["status"] == "success"
+    assert program.run({}, ScriptedHost({}), 11)["status"] == "failed"
+
+
+@pytest.mark.parametrize("arms,message", [
+    ([], "step 0 has an ARM but no arms"),
+    ([(0, [1], []), (1, [2], [])], "step 1 has arms but no ARM"),
+    ([(0, [0], [])], "must name later steps"),         # its own conditional: it would never end
+    ([(0, [1], [3])], "must name later steps"),        # past the table
+    ([(3, [], [])], "no such step"),
+    ([(0, [1], []), (0, [2], [])], "each conditional once"),
+])
+def test_rejects_bad_arms(arms, message):
+    assert message in _rejected(_armed(arms))
+
+
+@pytest.mark.parametrize("flat,message", [
+    ([0, 1], "ends inside a row"),
+    ([0, 2, 0, 1], "past the table's end"),
+    ([0, -1, 0], "past the table's end"),
+    ([0, 1, 0, -1], "must name later steps"),
+])
+def test_rejects_a_malformed_arms_table(flat, message):
+    _model, name, sections = open_program(_armed([(0, [1], [2])]))
+    sections["plan"][4] = flat
+    assert message in _rejected(pack_program("sequential", name, sections))
+
+
+@pytest.mark.parametrize("body,message", [
+    (_op("ARM"), "stack underflow"),
+    (_op("CONST", 0) + _op("CONST", 0) + _op("ARM"), "ARM needs exactly its condition"),
+    (_op("CONST", 1) + _op("ITER") + _op("ARM"), "ARM needs exactly its condition"),   # an iterator
+])
+def test_arm_ends_a_conditional_with_its_condition_alone_on_the_stack(body, message):
+    code = _op("WALK", 1) + _op("OBJECT", 0) + _op("FINISH") + _op("STEP", 0) + body + _STEP_BODY + _STEP_BODY
+    at = 3 + 1 + len(body)
+    steps = [(0, 1, 3, 0), (1, 0, at, 0), (2, 0, at + 4, 0)]
+    data = _assemble_custom(code, consts=(True, []), names=("c", "a", "b"), steps=steps, finish=1,
+                            arms=[(0, [1], [2])])
+    assert message in _rejected(data)
+
+
+def test_arm_belongs_to_a_step_function():
+    code = _op("CONST", 0) + _op("ARM") + _op("OBJECT", 0) + _op("FINISH")
+    assert "ARM in the main function" in _rejected(_assemble_custom(code, consts=(True,)))
+
+
+def test_disasm_lists_each_conditionals_arms():
+    result = driver.compile_file(str(Path(__file__).resolve().parent / "data" / "workflowskill" / "fixtures"
+                                     / "branch.md"))
+    from flowc.backends.vm.disasm import disassemble
+
+    text = disassemble(pack_file(assemble_body(result.workflow), strip=True))
+    assert "  s1    branch                   entry 0013\n        arms: then [s2 exit_success]; else [s3 exit_failed]\n" in text
+    assert "s2    exit_success             entry 0018  branch target" in text
+    assert "  ARM\n" in text and "RUN" not in text

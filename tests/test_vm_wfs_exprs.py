@@ -101,7 +101,7 @@ def test_guards_and_templates_give_the_inline_records():
 def _body():
     wf = driver.compile_text(textwrap.dedent(GUARDED), "guarded.yaml", "workflowskill").workflow
     body = sequential_body(pack_file(assemble_body(wf)))
-    assert len(body) == 10
+    assert len(body) == 11
     return body
 
 
@@ -135,42 +135,42 @@ def _encoded(block) -> bytes:
 
 def test_an_expr_without_its_block_is_rejected():
     body = _body()
-    keys = body[9][0]
-    body[9] = _section(keys, join_blocks(body[9][1:])[:1])
+    keys = body[10][0]
+    body[10] = _section(keys, join_blocks(body[10][1:])[:1])
     assert "block" in _rejected(body) and "out of range" in _rejected(body)
-    del body[9]
+    del body[10]
     assert "out of range" in _rejected(body)
 
 
 def test_the_blocks_are_verified_with_workflowskills_rules():
     body = _body()
-    keys, ops, lengths, shape, forms, names = body[9]
+    keys, ops, lengths, shape, forms, names = body[10]
     # a CEL builtin is no builtin of a WorkflowSkill program
-    body[9] = [[*keys[:-1], "cel.size"] if keys else ["cel.size"], ops, lengths, shape, forms, names]
+    body[10] = [[*keys[:-1], "cel.size"] if keys else ["cel.size"], ops, lengths, shape, forms, names]
     if keys:
         assert "no builtin of this program" in _rejected(body)
     # a form that does not end in RETURN, one that is empty, opcodes not bin, a section of another shape
-    body[9] = [keys, ops, [lengths[0] - 1, lengths[1] + 1, *lengths[2:]], shape, forms, names]
+    body[10] = [keys, ops, [lengths[0] - 1, lengths[1] + 1, *lengths[2:]], shape, forms, names]
     assert _rejected(body)
-    body[9] = [keys, ops, [0, *lengths[1:]], shape, forms, names]
+    body[10] = [keys, ops, [0, *lengths[1:]], shape, forms, names]
     assert "empty" in _rejected(body)
-    body[9] = [keys, list(ops), lengths, shape, forms, names]
+    body[10] = [keys, list(ops), lengths, shape, forms, names]
     assert "msgpack bin" in _rejected(body)
-    body[9] = [keys]
+    body[10] = [keys]
     assert "section exprs must be [keys, ops, lengths, shape, forms, names]" in _rejected(body)
     # a block's form past the forms, a form no block has, names too many or too few
-    body[9] = [keys, ops, lengths, shape, [*forms[:-1], len(lengths)], names]
+    body[10] = [keys, ops, lengths, shape, [*forms[:-1], len(lengths)], names]
     assert "names form" in _rejected(body)
-    body[9] = [keys, ops, lengths, shape, [0 for _ in forms], names]
+    body[10] = [keys, ops, lengths, shape, [0 for _ in forms], names]
     assert "no block has" in _rejected(body)
-    body[9] = [keys, ops, lengths, shape, forms, [*names, 0]]
+    body[10] = [keys, ops, lengths, shape, forms, [*names, 0]]
     assert "name operands" in _rejected(body)
-    body[9] = [keys, ops, lengths, shape, forms, names[:-1]]
+    body[10] = [keys, ops, lengths, shape, forms, names[:-1]]
     assert "name operands" in _rejected(body)
     # LOAD, FIELD and INDEX carry their access rule in the opcode byte: only wfs (3) here
     load = ops.index(X.LOAD + 3 * V.ACCESS_STEP)
     for byte in (X.LOAD, X.LOAD + V.ACCESS_STEP, X.LOAD + 4 * V.ACCESS_STEP, X.RETURN + V.ACCESS_STEP):
-        body[9] = [keys, ops[:load] + bytes([byte]) + ops[load + 1:], lengths, shape, forms, names]
+        body[10] = [keys, ops[:load] + bytes([byte]) + ops[load + 1:], lengths, shape, forms, names]
         assert _rejected(body)
 
 
@@ -178,19 +178,19 @@ def test_blocks_of_one_form_are_kept_and_verified_once(monkeypatch):
     """Blocks that differ only in their names share their form, checked once;
     each name is in range."""
     body = _body()
-    keys = body[9][0]
-    blocks = join_blocks(body[9][1:])
+    keys = body[10][0]
+    blocks = join_blocks(body[10][1:])
     twin = [(k, op, [o[0], len(body[2]) - 1] if op in X.PACKED_OPS else o) for k, op, o in blocks[0]]
-    body[9] = _section(keys, [*blocks, twin])
-    assert body[9][4][-1] == body[9][4][0] and len(body[9][2]) < len(blocks) + 1
+    body[10] = _section(keys, [*blocks, twin])
+    assert body[10][4][-1] == body[10][4][0] and len(body[10][2]) < len(blocks) + 1
     checked = []
     check = X.verify_decoded
     monkeypatch.setattr(X, "verify_decoded", lambda *args: checked.append(args[0]) or check(*args))
     V.load(pack_sequential(body))
-    assert checked == list(range(len(body[9][2])))     # each form once
+    assert checked == list(range(len(body[10][2])))     # each form once
     monkeypatch.undo()
     if any(op in X.PACKED_OPS for _k, op, _o in twin):
-        body[9][5][-1] = len(body[2])
+        body[10][5][-1] = len(body[2])
         assert "name index" in _rejected(body)
 
 

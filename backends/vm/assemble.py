@@ -6,11 +6,13 @@ same IR always gives byte-identical bytecode.
 
 Layout: the main function (input defaults, a ``WALK`` of the top-level
 steps, then the finish block that builds the workflow outputs), then one
-function per step in declaration order. The top-level order is the plan's:
-the step table flags the sequence's first step and gives each top-level
+function per step in declaration order. The order of the steps is no
+code: it is the plan's (flowc.plan.sequential), written into section plan.
+The step table flags the sequence's first step and gives each top-level
 step the one after it (its ``sequence`` edge), which ``WALK`` follows at
-run time. Branch steps are called with ``RUN`` from their conditional's
-function; error policies are regions.
+run time; the arms table gives each conditional's arms (its ``branch``
+edges, by label), and a conditional's function ends with ``ARM``, which
+runs the arm it chose from that table. Error policies are regions.
 """
 
 from __future__ import annotations
@@ -244,7 +246,7 @@ class Assembler:
         return self.encode(nodes)
 
     def control_flow(self) -> list[str]:
-        """The conditionals' arms (self.arms, self.targets) and the chain of
+        """The conditionals' arms (self.arms) and the chain of
         top-level steps from the entry, from the workflow's sequential plan
         (flowc.plan: its sequence and branch edges)."""
         try:
@@ -253,7 +255,6 @@ class Assembler:
         except PlanError as exc:
             raise AssembleError(str(exc)) from None
         self.arms = plan_arms(plan)
-        self.targets = {t for a in self.arms.values() for ts in a.values() for t in ts}
         self.chain = chain
         return chain
 
@@ -530,32 +531,9 @@ class Assembler:
         self.emit("RET")
 
     def branch(self, node: Node) -> None:
-        """After the condition: record the conditional, run the chosen arm's
-        steps until one halts the run, then set the conditional's output."""
-        other = self.label("else")
-        self.emit("JUMP_IF_NOT", other)
-        arms = self.arms.get(node.id, {})
-        for arm, label in (("then", None), ("else", other)):
-            if label is not None:
-                self.place(label)
-                self.depth = 0
-            self.emit("RECORD")
-            ids = arms.get(arm, [])
-            out = self.label("arm_end")
-            for k, tid in enumerate(ids):
-                self.emit("RUN", self.step_index[tid])
-                if k < len(ids) - 1:
-                    self.emit("HALTED", out)
-            self.place(out)
-            if ids:
-                self.emit("ROOT", _ROOTS["steps"])
-                self.emit("FIELD", self.name(ids[-1]))
-                self.emit("FIELD", self.name("output"))
-                self.emit("COALESCE")
-            else:
-                self.emit("CONST", self.const(None))
-            self.emit("SET_OUTPUT")
-            self.emit("RET")
+        """After the condition: ARM records the conditional and runs the arm
+        it chose from the plan's arms table (the steps are no code here)."""
+        self.emit("ARM")
 
     # ------------------------------------------------------------ encoding
     @staticmethod
@@ -604,10 +582,12 @@ class Assembler:
         steps = []
         for node in nodes:
             idx = self.step_index[node.id]
-            flags = F.STEP_BRANCH_TARGET if node.id in self.targets else 0
-            if self.chain and node.id == self.chain[0]:
-                flags |= F.STEP_ENTRY
+            flags = F.STEP_ENTRY if self.chain and node.id == self.chain[0] else 0
             steps.append([self.name(node.id), flags, fn_offsets[idx + 1], after.get(node.id, 0)])
+        # each conditional's arms, by step index (the plan's branch edges per label, in arm order)
+        arms = [[self.step_index[node.id], *([self.step_index[t] for t in self.arms[node.id][label]]
+                                             for label in ("then", "else"))]
+                for node in nodes if node.op == "branch"]
         # by start; of two with the same start, the one around the other first (docs/bytecode.md section 1)
         regions = sorted([[s.offset, e.offset, h.offset, d] for s, e, h, d in self.regions],
                          key=lambda r: (r[0], -r[1], r[2], r[3]))
@@ -615,7 +595,7 @@ class Assembler:
         # bytes however the path was spelled (docs/bytecode.md).
         file = os.path.basename(self.wf.span.file) if self.wf.span.file else ""
         body = [self.wf.name, self.consts, self.names, steps, self.retries, regions,
-                self.finish_label.offset, code, [file, srcmap]]
+                self.finish_label.offset, code, [file, srcmap], arms]
         if self.exprs.blocks:
             body.append([self.exprs.keys, *split_blocks(self.exprs.blocks)])
         return body
@@ -693,25 +673,27 @@ def _plain(value: Any) -> Any:
 
 def pack_file(body: list, strip: bool = False) -> bytes:
     """The container of a sequential program for a body
-    ``[name, consts, names, steps, retries, regions, finish, code, srcmap]``
+    ``[name, consts, names, steps, retries, regions, finish, code, srcmap, arms]``
     and, when it has expression blocks, ``[keys, blocks]`` (section exprs);
     ``strip`` leaves the source map section out."""
-    name, consts, names, steps, retries, regions, finish, code, srcmap = body[:9]
-    sections = [("consts", consts), ("names", names), ("plan", flat_plan(steps, finish, retries, regions)),
-                ("code", code)]
-    if len(body) > 9:
-        sections.append(("exprs", body[9]))
+    name, consts, names, steps, retries, regions, finish, code, srcmap, arms = body[:10]
+    sections = [("consts", consts), ("names", names),
+                ("plan", flat_plan(steps, finish, retries, regions, arms)), ("code", code)]
+    if len(body) > 10:
+        sections.append(("exprs", body[10]))
     if not strip and srcmap is not None:
         sections.append(("srcmap", srcmap))
     return F.pack_container("sequential", name, sections)
 
 
-def flat_plan(steps: list, finish: Any, retries: list, regions: list) -> list:
-    """Section plan, ``[steps, finish, retries, regions]``: each table one
-    flat array, offsets relative to the row before (small numbers take one
-    byte): a step ``id, flags, entry - the previous entry, next``; a retry
-    ``max, delay_ms, backoff``; a region ``start - the previous start, end -
-    start, handler - end, depth`` (docs/bytecode.md section 1)."""
+def flat_plan(steps: list, finish: Any, retries: list, regions: list, arms: list) -> list:
+    """Section plan, ``[steps, finish, retries, regions, arms]``: each
+    table one flat array, offsets relative to the row before (small numbers
+    take one byte): a step ``id, flags, entry - the previous entry, next``;
+    a retry ``max, delay_ms, backoff``; a region ``start - the previous
+    start, end - start, handler - end, depth``; a conditional's arms ``step,
+    then length, else length`` and the arms' steps, each as its index minus
+    the conditional's (docs/bytecode.md section 1)."""
     flat_steps: list = []
     last = 0
     for sid, flags, entry, after in steps:
@@ -722,7 +704,10 @@ def flat_plan(steps: list, finish: Any, retries: list, regions: list) -> list:
     for start, end, handler, depth in regions:
         flat_regions += [start - last, end - start, handler - end, depth]
         last = start
-    return [flat_steps, finish, [v for row in retries for v in row], flat_regions]
+    flat_arms: list = []
+    for step, then, otherwise in arms:
+        flat_arms += [step, len(then), len(otherwise), *[t - step for t in then], *[t - step for t in otherwise]]
+    return [flat_steps, finish, [v for row in retries for v in row], flat_regions, flat_arms]
 
 
 def split_blocks(blocks: list[bytes]) -> list:
@@ -782,12 +767,13 @@ def join_blocks(streams: list) -> list[list[tuple[int, int, list[int]]]]:
     return out
 
 
-def plan_rows(plan: list) -> tuple[list, Any, list, list]:
+def plan_rows(plan: list) -> tuple[list, Any, list, list, list]:
     """The inverse of :func:`flat_plan` for a verified program's section
-    plan: ``(steps, finish, retries, regions)`` as rows with absolute
-    offsets, steps ``[id, flags, entry, next]``, retries ``[max, delay_ms,
-    backoff]``, regions ``[start, end, handler, depth]``."""
-    flat_steps, finish, flat_retries, flat_regions = plan
+    plan: ``(steps, finish, retries, regions, arms)`` as rows with absolute
+    offsets and step indexes, steps ``[id, flags, entry, next]``, retries
+    ``[max, delay_ms, backoff]``, regions ``[start, end, handler, depth]``,
+    arms ``[step, then steps, else steps]``."""
+    flat_steps, finish, flat_retries, flat_regions, flat_arms = plan
     steps = [flat_steps[i:i + 4] for i in range(0, len(flat_steps), 4)]
     entry = 0
     for row in steps:       # entry deltas, each from the previous entry
@@ -800,7 +786,14 @@ def plan_rows(plan: list) -> tuple[list, Any, list, list]:
         row[0] = start
         row[1] += start
         row[2] += row[1]
-    return steps, finish, [flat_retries[i:i + 3] for i in range(0, len(flat_retries), 3)], regions
+    arms = []
+    i = 0
+    while i < len(flat_arms):   # step, then length, else length, the steps counted from the conditional
+        step, nthen, nelse = flat_arms[i:i + 3]
+        targets = [step + d for d in flat_arms[i + 3:i + 3 + nthen + nelse]]
+        arms.append([step, targets[:nthen], targets[nthen:]])
+        i += 3 + nthen + nelse
+    return steps, finish, [flat_retries[i:i + 3] for i in range(0, len(flat_retries), 3)], regions, arms
 
 
 def assemble_body(workflow: Workflow, shared_expressions: bool = True) -> list:

@@ -1,8 +1,9 @@
 """A readable listing of any flowc program (``flowc disasm``): the
 container's header and section table, then the program's plan and code.
 
-A sequential program lists its constants, names, steps (the plan), retry
-policies, regions and the code with offsets and source lines; a kernel
+A sequential program lists its constants, names, steps (the plan: the
+top-level sequence and the conditionals' arms), retry policies, regions
+and the code with offsets and source lines; a kernel
 program its roles and steps with the block of each parameter, then every
 block; a dataflow program its graphs with each node's expressions, then
 every CEL block.
@@ -110,7 +111,9 @@ def disassemble(data: bytes, source_root: str | None = None) -> str:
 
 def _sequential(program, sec: dict, source_root: str | None) -> list[str]:
     consts, names, code = (sec[k] for k in ("consts", "names", "code"))
-    steps, finish, retries, regions = plan_rows(sec["plan"])
+    steps, finish, retries, regions, arms = plan_rows(sec["plan"])
+    arms_of = {step: (then, otherwise) for step, then, otherwise in arms}
+    targets = {t for _step, then, otherwise in arms for t in then + otherwise}
     srcmap = sec.get("srcmap")
     lines = [
         f"code: {len(code[0])} instructions, max stack depth {program.max_stack}",
@@ -123,10 +126,14 @@ def _sequential(program, sec: dict, source_root: str | None) -> list[str]:
     lines += [f"  @{i:<4} {_show(n, 90)}" for i, n in enumerate(names)]
     lines += ["", f"steps ({len(steps)}):"]
     for i, (sid, flags, entry, after) in enumerate(steps):
-        extra = "  branch target" if flags & F.STEP_BRANCH_TARGET else ""
+        extra = "  branch target" if i in targets else ""
         extra += "  first top-level step" if flags & F.STEP_ENTRY else ""
         extra += f"  then s{after - 1}" if after else ""
         lines.append(f"  s{i:<4} {shown(names[sid]):<24} entry {entry:04x}{extra}")
+        if i in arms_of:    # a conditional: the steps of its arms, in order
+            lines.append("        arms: " + "; ".join(
+                f"{label} [{', '.join(f's{t} {shown(names[steps[t][0]])}' for t in arm)}]"
+                for label, arm in zip(("then", "else"), arms_of[i])))
     lines += ["", f"retry policies ({len(retries)}):"]
     for i, (mx, delay, backoff) in enumerate(retries):
         lines.append(f"  r{i + 1:<4} max {mx}, delay {delay} ms, backoff {backoff}")

@@ -47,9 +47,9 @@ from flowc.ir.limits import (  # noqa: F401 - the VM's fuel defaults, re-exporte
 
 # The container every program kind shares (docs/bytecode.md section 1).
 MAGIC = b"FLWC"
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 # Versions this VM runs (a VM refuses every other).
-SUPPORTED_VERSIONS = (4,)
+SUPPORTED_VERSIONS = (5,)
 # Scheduling models, as DialectProfile.scheduling names them; the header holds the index.
 MODELS = ("sequential", "kernel", "dataflow")
 # Section names; the index is the section's id, its bit in the header's
@@ -66,8 +66,7 @@ MODEL_SECTIONS = {
 STRING_REF = 0
 
 # Step flags (bit field in each step table row).
-STEP_BRANCH_TARGET = 1
-STEP_ENTRY = 2      # the first top-level step: WALK starts there
+STEP_ENTRY = 1      # the first top-level step: WALK starts there
 
 # A dataflow program's plan (docs/bytecode.md section 9): a node row names
 # its operation by index into DATAFLOW_OPS and an edge its kind by index
@@ -111,7 +110,7 @@ LIMITS = {
     "header_bytes": 65535,   # the container header (model, name, section table)
     "nesting": 100,          # msgpack container nesting in the constant pool
     "stack": 131072,         # the value stack's maximum depth, as verified
-    "call_depth": 256,       # nested RUN frames at run time
+    "call_depth": 256,       # nested step frames at run time (WALK's, then an arm's per level)
 }
 
 # Fuel defaults (per run; configurable) are flowc.ir.limits' figures, imported above.
@@ -274,14 +273,8 @@ OPCODES: tuple[Opcode, ...] = (
     _op(0x21, "JUMP_IF_NOT", "target", 1, 0, "branch",
         doc="pop v; continue at target when js_boolean(v) is false"),
     _op(0x22, "EXITED", "target", 0, 0, "branch", doc="continue at target when an exit step ended the run"),
-    _op(0x23, "RUN", "step", 0, 0,
-        doc="call step s's function (stack must be empty) with $item, $index and $result missing; "
-            "RET comes back here"),
     _op(0x24, "RET", "", 0, 0, "return", doc="return from a step function (stack must be empty)"),
     _op(0x25, "FINISH", "", 1, 0, "stop", doc="pop the workflow outputs; the run ends"),
-    _op(0x26, "HALTED", "target", 0, 0, "branch",
-        doc="continue at target when the run has halted (a step failed under on_error fail, an "
-            "exit step fired, or CHECK_INPUTS failed)"),
     _op(0x27, "OUTPUTS_FAILED", "", 1, 1,
         doc="pop message: the workflow outputs failed; the run fails (its error, unless it already "
             "has one, is 'workflow outputs: ' + message with step null); push {}"),
@@ -292,18 +285,23 @@ OPCODES: tuple[Opcode, ...] = (
             "<type>' with step null) and continues at target"),
     _op(0x29, "WALK", "target", 0, 0, "branch",
         doc="run the top-level steps by the plan (stack must be empty): from the step flagged first "
-            "along each step's next (section 1), each as RUN runs it, RET coming back to this WALK; "
-            "after each, continue at target when the run has halted, else the final output is the "
-            "step's output ?? null and its next runs; after the last, continue with the next "
-            "instruction. Costs what RUN, HALTED and SET_FINAL of each step would"),
+            "along each step's next (section 1), each called with $item, $index and $result missing, "
+            "its RET coming back to this WALK; after each, continue at target when the run has "
+            "halted, else the final output is the step's output ?? null and its next runs; after the "
+            "last, continue with the next instruction. Costs 3 per step run, 2 for one that halts the "
+            "run (section 6)"),
+    _op(0x2A, "ARM", "", 1, 0, "return",
+        doc="end a conditional's function, v the only value on the stack: pop v; record the "
+            "conditional (the step whose function this is) succeeded; run its then arm when "
+            "js_boolean(v), else its else arm (the plan's arms, section 1): the arm's steps in order, "
+            "each called as WALK calls a step, until one halts the run; then the conditional's output "
+            "is the output of the arm's last listed step ?? null, and the function returns. Costs 2, "
+            "then 2 per arm step run (1 for the arm's last), then 6 (3 for an empty arm; section 6)"),
     # ---- steps
-    _op(0x30, "STEP", "step", 0, 0, doc="the current step is s (RUN saves and RET restores it)"),
+    _op(0x30, "STEP", "step", 0, 0, doc="the current step is s (a step's call saves it, RET restores it)"),
     _op(0x31, "SKIP", "", 0, 0,
         doc="record the current step skipped ('Guard condition evaluated to false'); its output is null"),
-    _op(0x32, "RECORD", "", 0, 0, doc="record the current step as succeeded (output unchanged)"),
-    _op(0x33, "SET_OUTPUT", "", 1, 0,
-        doc="pop v; the current step's output is v ($steps.id is {} when v is missing)"),
-    _op(0x34, "DONE", "", 1, 0, doc="SET_OUTPUT, then record the current step succeeded"),
+    _op(0x34, "DONE", "", 1, 0, doc="pop v; the current step's output is v ($steps.id is {} when v is missing); record the step succeeded"),
     _op(0x35, "FAIL", "flag", 1, 0,
         doc="pop message; the current step failed with output null. flag 0 (on_error fail): the run "
             "fails and halts; flag 1 (ignore): the run goes on"),
@@ -312,7 +310,6 @@ OPCODES: tuple[Opcode, ...] = (
     _op(0x37, "EXIT", "flag", 1, 0,
         doc="pop output; the current step's output is it; record the step succeeded; the run halts "
             "with status success (0) or failed (1) and that exit output"),
-    _op(0x38, "SET_FINAL", "step", 0, 0, doc="the final output is step s's output ?? null"),
     _op(0x39, "DEFAULT", "name const", 0, 0,
         doc="inputs[name] = a fresh copy of const unless the key is present"),
     _op(0x3A, "SET_RESULT", "", 1, 0, doc="pop v; $result is v"),

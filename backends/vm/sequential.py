@@ -89,8 +89,8 @@ _Obj = _OrderedDict if _MICRO else dict
 
 # The container (docs/bytecode.md section 1): must equal flowc.backends.vm.format's (a test checks).
 MAGIC = b"FLWC"
-FORMAT_VERSION = 4
-SUPPORTED_VERSIONS = (4,)
+FORMAT_VERSION = 5
+SUPPORTED_VERSIONS = (5,)
 MODELS = ("sequential", "kernel", "dataflow")
 SECTIONS = ("consts", "names", "keys", "exprs", "plan", "code", "srcmap")
 STRING_REF = 0
@@ -100,8 +100,7 @@ MODEL_SECTIONS = {
     "kernel": (("consts", "names", "plan", "code"), ()),
     "dataflow": (("consts", "names", "keys", "exprs", "plan", "code"), ()),
 }
-BRANCH_TARGET = 1
-ENTRY = 2  # step flag: the first top-level step (WALK starts there)
+ENTRY = 1  # step flag: the first top-level step (WALK starts there)
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_HEADER_BYTES = 65535
@@ -142,22 +141,18 @@ EXPR = 0x1A
 JUMP = 0x20
 JUMP_IF_NOT = 0x21
 EXITED = 0x22
-RUN = 0x23
 RET = 0x24
 FINISH = 0x25
-HALTED = 0x26
 OUTPUTS_FAILED = 0x27
 CHECK_INPUTS = 0x28
 WALK = 0x29
+ARM = 0x2A
 STEP = 0x30
 SKIP = 0x31
-RECORD = 0x32
-SET_OUTPUT = 0x33
 DONE = 0x34
 FAIL = 0x35
 FAIL_PARTIAL = 0x36
 EXIT = 0x37
-SET_FINAL = 0x38
 DEFAULT = 0x39
 SET_RESULT = 0x3A
 CHECK_OUTPUT = 0x3B
@@ -209,22 +204,18 @@ OPS = {
     JUMP: ("JUMP", "t", 0, 0, 1, -1),
     JUMP_IF_NOT: ("JUMP_IF_NOT", "t", 1, 0, 2, -1),
     EXITED: ("EXITED", "t", 0, 0, 2, -1),
-    RUN: ("RUN", "s", 0, 0, 0, -1),
     RET: ("RET", "", 0, 0, 3, -1),
     FINISH: ("FINISH", "", 1, 0, 4, -1),
-    HALTED: ("HALTED", "t", 0, 0, 2, -1),
     OUTPUTS_FAILED: ("OUTPUTS_FAILED", "", 1, 1, 0, -1),
     CHECK_INPUTS: ("CHECK_INPUTS", "tc", 0, 0, 2, -1),
     WALK: ("WALK", "t", 0, 0, 2, -1),
+    ARM: ("ARM", "", 1, 0, 3, -1),
     STEP: ("STEP", "s", 0, 0, 0, -1),
     SKIP: ("SKIP", "", 0, 0, 0, -1),
-    RECORD: ("RECORD", "", 0, 0, 0, -1),
-    SET_OUTPUT: ("SET_OUTPUT", "", 1, 0, 0, -1),
     DONE: ("DONE", "", 1, 0, 0, -1),
     FAIL: ("FAIL", "f", 1, 0, 0, -1),
     FAIL_PARTIAL: ("FAIL_PARTIAL", "f", 2, 0, 0, -1),
     EXIT: ("EXIT", "f", 1, 0, 0, -1),
-    SET_FINAL: ("SET_FINAL", "s", 0, 0, 0, -1),
     DEFAULT: ("DEFAULT", "nc", 0, 0, 0, -1),
     SET_RESULT: ("SET_RESULT", "", 1, 0, 0, -1),
     CHECK_OUTPUT: ("CHECK_OUTPUT", "c", 1, 1, 0, -1),
@@ -710,8 +701,8 @@ def _verify(name, consts, names, plan, code, exprs):
     machine = _expression_machine(exprs, consts, names)
     ops, shape, name_refs, block_refs = _code_streams(code)
     ncode = len(ops)
-    if type(plan) is not list or len(plan) != 4:
-        raise VerifyError("section plan must be [steps, finish, retries, regions]")
+    if type(plan) is not list or len(plan) != 5:
+        raise VerifyError("section plan must be [steps, finish, retries, regions, arms]")
     step_rows, entries, sequence = _step_rows(plan[0], names, ncode)
     _check_sequence(sequence)
     retry_rows = _retry_rows(plan[2])
@@ -725,7 +716,8 @@ def _verify(name, consts, names, plan, code, exprs):
         raise VerifyError("the finish offset must be inside the main function")
     nblocks = len(machine.code) if machine is not None else 0
     tables = (consts, names, retry_rows, len(step_rows))
-    max_depth, funcs, counts = _check_functions(ops, shape, bounds, finish, regions, starts, tables)
+    max_depth, funcs, counts, conditionals = _check_functions(ops, shape, bounds, finish, regions, starts, tables)
+    arms = _arm_rows(plan[4], len(step_rows), conditionals)
     # the name and block operands: as many as the code has, each in range
     for refs, count, bound, what in ((name_refs, counts[1], len(names), "name"),
                                      (block_refs, counts[2], nblocks, "block")):
@@ -737,6 +729,8 @@ def _verify(name, consts, names, plan, code, exprs):
                       (ops, shape, name_refs, block_refs, bounds, funcs, regions, starts))
     program.machine = machine
     program.first, program.after = sequence
+    program.arms = arms
+    program.arm_table = plan[4]
     return program
 
 
@@ -784,22 +778,21 @@ def _step_rows(flat, names, ncode):
     ids, flags, deltas, nexts = flat[0::4], flat[1::4], flat[2::4], flat[3::4]
     entries = _running_sum(deltas)
     # the columns' ranges at once; row by row for the message when one is out
-    if not (min(ids) >= 0 and max(ids) < len(names) and min(flags) >= 0 and max(flags) <= 3
+    if not (min(ids) >= 0 and max(ids) < len(names) and min(flags) >= 0 and max(flags) <= ENTRY
             and min(deltas) > 0 and entries[-1] < ncode and min(nexts) >= 0 and max(nexts) <= nsteps):
         last = 0
         for i in range(nsteps):
             _int(ids[i], "step id name", 0, len(names) - 1)
-            _int(flags[i], "step flags", 0, 3)
+            _int(flags[i], "step flags", 0, ENTRY)
             _int(entries[i], "step entry", 1, ncode - 1)
             _int(nexts[i], "step next", 0, nsteps)
             if entries[i] <= last:
                 raise VerifyError("step entries must be strictly increasing")
             last = entries[i]
-    first = [i for i in (flags.index(2) if 2 in flags else -1, flags.index(3) if 3 in flags else -1) if i >= 0]
-    if flags.count(2) + flags.count(3) > 1:
+    if flags.count(ENTRY) > 1:
         raise VerifyError("two steps are flagged the first top-level step")
     step_rows = list(zip([names[i] for i in ids], flags, entries))
-    return step_rows, entries, (first[0] if first else -1, [n - 1 for n in nexts])
+    return step_rows, entries, (flags.index(ENTRY) if ENTRY in flags else -1, [n - 1 for n in nexts])
 
 
 def _check_sequence(sequence):
@@ -813,6 +806,64 @@ def _check_sequence(sequence):
         if seen > len(after):
             raise VerifyError("the top-level sequence loops")
         i = after[i]
+
+
+def _arm_rows(flat, nsteps, conditionals):
+    """The arms table (flat: per conditional ``step, then length, else
+    length``, then the arms' steps, each as its index minus the
+    conditional's), checked: rows listed by step, each step once, none
+    running past the table; exactly the conditionals (``conditionals``:
+    the steps whose function has an ARM) have arms; every arm's step a
+    later step than its conditional (so an arm never runs its conditional,
+    and arms nest at most as deep as there are steps) and in the table.
+    Per step None, or where its row's arms lie in ``flat``: ``(then
+    start, else start, end)`` (:func:`arm_steps` reads them)."""
+    if type(flat) is not list:
+        raise VerifyError("the arms table must be a flat array")
+    if flat and list(map(type, flat)).count(int) != len(flat):
+        raise VerifyError("the arms table holds only integers")
+    arms = [None] * nsteps
+    n = len(flat)
+    rows = 0
+    last = -1
+    i = 0
+    while i < n:
+        if i + 3 > n:
+            raise VerifyError("the arms table ends inside a row")
+        step = flat[i]
+        j = i + 3
+        m = j + flat[i + 1]
+        k = m + flat[i + 2]
+        if step <= last or step >= nsteps or m < j or k < m or k > n:
+            if not 0 <= step < nsteps:
+                raise VerifyError("arms of step %d: no such step" % step)
+            if step <= last:
+                raise VerifyError("the arms table must list each conditional once, by step (step %d)" % step)
+            raise VerifyError("the arms of step %d run past the table's end" % step)
+        if k > j:
+            seg = flat[j:k]
+            if min(seg) < 1 or step + max(seg) >= nsteps:
+                raise VerifyError("the arms of step %d must name later steps of the table" % step)
+        arms[step] = (j, m, k)
+        rows += 1
+        last = step
+        i = k
+    if rows != len(conditionals) or None in [arms[c] for c in conditionals]:
+        for step in conditionals:
+            if arms[step] is None:
+                raise VerifyError("step %d has an ARM but no arms" % step)
+        for step in range(nsteps):
+            if arms[step] is not None and step not in conditionals:
+                raise VerifyError("step %d has arms but no ARM: it is no conditional" % step)
+    return arms
+
+
+def arm_steps(program, step, label):
+    """The steps of conditional ``step``'s arm ``label`` (0 then, 1 else),
+    by index, from the verified arms table."""
+    j, m, k = program.arms[step]
+    table = program.arm_table
+    return [step + d for d in (table[j:m] if label == 0 else table[m:k])]
 
 
 def _retry_rows(flat):
@@ -878,13 +929,15 @@ def _check_functions(ops, shape, bounds, finish, regions, starts, tables):
     function lies (which its step operands depend on: checked here for
     each). Each form is verified once. Returns the deepest stack, per
     function where its operands and regions start ``(shape, names, blocks,
-    first region, end region)``, and the operand counts of the streams."""
+    first region, end region)``, the operand counts of the streams and the
+    conditionals (the steps whose function has an ARM), by index."""
     nsteps = tables[3]
     nregions = len(starts)
     layouts = {}    # opcodes -> operand counts per stream (shape, names, blocks)
     forms = {}      # a function's form -> its largest step operand (-1: none)
     depths = [0]    # the deepest stack of each form
     funcs = []
+    conditionals = []
     s0 = n0 = b0 = r0 = e0 = 0
     main_finish = finish    # part of the main function's form only
     for f, e1 in enumerate(bounds[1:]):
@@ -916,6 +969,8 @@ def _check_functions(ops, shape, bounds, finish, regions, starts, tables):
         if top_step > nsteps - (f or 1):
             raise VerifyError("step index %d out of range in function %d" % ((f - 1 if f else 0) + top_step, f))
         funcs.append((s0, n0, b0, r0, r1))
+        if counts[3]:   # an ARM: a conditional (the main function's would have been refused)
+            conditionals.append(f - 1)
         s0 = s1
         n0 += counts[1]
         b0 += counts[2]
@@ -926,12 +981,13 @@ def _check_functions(ops, shape, bounds, finish, regions, starts, tables):
         raise VerifyError("the code has %d shape operands, its stream %d" % (s0, len(shape)))
     if r0 != nregions:
         raise VerifyError("a region starts past the end of the code")
-    return max(depths), funcs, (s0, n0, b0)
+    return max(depths), funcs, (s0, n0, b0), conditionals
 
 
 def _operand_counts(fops, base):
-    """How many operands of each stream (shape, names, blocks) the opcodes take."""
-    counts = [0, 0, 0]
+    """How many operands of each stream (shape, names, blocks) the opcodes
+    take, and whether one of them is an ARM (the function is a conditional's)."""
+    counts = [0, 0, 0, _ARM_BYTE in fops]
     for i in range(len(fops)):
         spec = _SPEC_LIST[fops[i]]
         if spec[6] == 4:
@@ -1032,9 +1088,6 @@ def _check_function(ops, args, rows, f, finish, base, tables):
             if v < 0:
                 raise VerifyError("operand %d out of range at offset %d" % (v, at))
             if k == 4:
-                if f > 0 and op == RUN and v < 1:
-                    raise VerifyError("step %d runs step %d: a step may only run later steps (offset %d)"
-                                      % (f - 1, f - 1 + v, at))
                 top_step = max(top_step, v)
             elif v >= limit[k]:
                 raise VerifyError(_operand_error(k, v, at))
@@ -1102,11 +1155,14 @@ def _operand_error(kind, a, at):
 def _special(op, special, vals, at, depth, pop, iters, low, f, consts, names):
     """The checks of an instruction with checks of its own (_SPECIAL),
     ``vals`` its shape operands: the iterator slots after it ``(iters, low)``."""
-    if special == 3:    # RUN, RET, WALK (an empty stack has no iterators)
-        if depth != 0:
+    if special == 3:    # RET, WALK, ARM (an empty stack has no iterators; ARM's one value is none)
+        if op == ARM:
+            if depth != 1 or iters:
+                raise VerifyError("ARM needs exactly its condition on the stack at offset %d" % at)
+        elif depth != 0:
             raise VerifyError("%s needs an empty stack at offset %d" % (OPS[op][0], at))
-        if op == RET and f == 0:
-            raise VerifyError("RET in the main function at offset %d" % at)
+        if (op == RET or op == ARM) and f == 0:
+            raise VerifyError("%s in the main function at offset %d" % (OPS[op][0], at))
         if op == WALK and f != 0:
             raise VerifyError("WALK outside the main function at offset %d" % at)
         return iters, low
@@ -1372,6 +1428,8 @@ def decode_function(program, f):
             a = _declared_types(a, i, names)
         elif op == CHECK_INPUTS:
             b = _declared_types(b, i, names)
+        elif op == ARM:
+            a = base_step   # the conditional: the step whose function this is
         code[i] = (op, a, b, c, i + 1)
     handlers = program.handlers
     for r in range(r0, r1):     # listed by start: an inner region after the ones around it
@@ -1401,8 +1459,8 @@ _EMPTY = (0, ())
 _KIND_CODES = {"c": 1, "n": 2, "t": 3, "s": 4, "r": 5, "o": 6, "a": 7, "f": 7, "k": 8, "x": 9}
 # kind code -> the stream of section code holding such operands: 0 shape, 1 names, 2 blocks
 _STREAM = (0, 0, 1, 0, 0, 0, 0, 0, 0, 2)
-# Opcodes with checks of their own: 1 the iterator's, 3 RUN, RET and WALK, 2 the others (4: unknown opcodes).
-_SPECIAL = {ITER: 1, COLLECT: 1, END_EACH: 1, NEXT: 1, APPEND: 1, KEEP: 1, ITEM_FAILED: 1, RUN: 3, RET: 3, WALK: 3,
+# Opcodes with checks of their own: 1 the iterator's, 3 RET, WALK and ARM, 2 the others (4: unknown opcodes).
+_SPECIAL = {ITER: 1, COLLECT: 1, END_EACH: 1, NEXT: 1, APPEND: 1, KEEP: 1, ITEM_FAILED: 1, RET: 3, WALK: 3, ARM: 3,
             TEMPLATE: 2, FINISH: 2, EXITED: 2, STATE: 2, OUTPUTS_FAILED: 2, SHAPE: 2, SORT: 2, CHECK_INPUTS: 2,
             CHECK_OUTPUT: 2}
 # opcode -> (operand count, first operand's kind code, pop, push, flow, branch push, needs special
@@ -1412,6 +1470,8 @@ for _code, _i in OPS.items():
     _kinds = tuple([_KIND_CODES[_k] for _k in _i[1]])
     _SPEC_LIST[_code] = (len(_kinds), _kinds[0] if _kinds else 0, _i[2], _i[3], _i[4], _i[5],
                          _SPECIAL.get(_code, 0), _kinds)
+# A conditional's function has an ARM: the opcode byte, to find it in a function's opcodes.
+_ARM_BYTE = bytes([ARM])
 # Opcodes that use the iterator: how deep it must be (1 = the top).
 _ITER_AT = {NEXT: 1, APPEND: 2, KEEP: 2, ITEM_FAILED: 2, COLLECT: 1, END_EACH: 1}
 
@@ -1452,6 +1512,16 @@ class Program(object):
         self.machine = None         # the shared expression machine of section exprs, if any
         self.first = -1             # the first top-level step (WALK starts there), -1: none
         self.after = []             # per step: the top-level step after it, -1: none
+        self.arms = []              # per step: None, or where a conditional's arms lie in arm_table
+        self.arm_table = []         # the plan's arms table (_arm_rows, arm_steps)
+        self._targets = None        # the steps some arm lists (branch_targets)
+
+    def branch_targets(self):
+        """The steps some arm lists (a run that skips one skips a branch)."""
+        if self._targets is None:
+            self._targets = {t for step in range(len(self.arms)) if self.arms[step] is not None
+                             for label in (0, 1) for t in arm_steps(self, step, label)}
+        return self._targets
 
     @property
     def instructions(self):
@@ -2303,12 +2373,13 @@ class SkillVMRun(Kernel):
             self.outcome()
         steps = list(self.records)
         recorded = {r["id"] for r in steps}
-        for row in self.p.steps:
+        targets = self.p.branch_targets()
+        for i, row in enumerate(self.p.steps):
             if row[0] not in recorded:
                 r = _Obj()
                 r["id"] = row[0]
                 r["status"] = "skipped"
-                r["reason"] = "Branch not selected" if row[1] & BRANCH_TARGET else "Workflow halted"
+                r["reason"] = "Branch not selected" if i in targets else "Workflow halted"
                 steps.append(r)
         rec = _Obj()
         rec["status"] = self.status
@@ -2337,6 +2408,9 @@ class SkillVMRun(Kernel):
         cur = -1
         walking = -1    # the top-level step WALK runs (its RET comes back to the WALK), -1: none
         after = p.after
+        # the arms running, innermost last: [conditional, its arm's steps, the next one's index,
+        # the conditional's frame depth] (its steps' RETs come back to its ARM)
+        armed = []
         fuel = self.fuel.instructions_left
         iters = self.fuel.iterations_left
         pc = 0
@@ -2510,21 +2584,13 @@ class SkillVMRun(Kernel):
                             self.began = self.now
                         if self.events is not None:  # observed (a trace)
                             self.events.append(("step_start", self.p.steps[a][0]))
-                    elif op == RUN:
-                        if len(frames) >= MAX_CALL_DEPTH:
-                            raise OutOfFuel("call depth exceeds %d" % MAX_CALL_DEPTH)
-                        frames.append((pc, cur, item, index, result))
-                        item = index = result = MISSING
-                        pc = entries[a]
-                        if code[pc] is None:
-                            decode_function(p, a + 1)
                     elif op == RET:
                         pc, cur, item, index, result = frames.pop()
                         self.cur = cur
                     elif op == WALK:
                         # The plan's top level, charged as the RUN, HALTED and SET_FINAL of
-                        # each step would be: this instruction is the first step's RUN, and
-                        # each return here is its HALTED, then its SET_FINAL and the next RUN.
+                        # each step were (format 4): this instruction is the first step's RUN,
+                        # and each return here is its HALTED, then its SET_FINAL and the next RUN.
                         if walking < 0:
                             s = p.first
                         elif self.halted:
@@ -2552,9 +2618,65 @@ class SkillVMRun(Kernel):
                             pc = entries[s]
                             if code[pc] is None:
                                 decode_function(p, s + 1)
-                    elif op == HALTED:
-                        if self.halted:
-                            pc = a
+                    elif op == ARM:
+                        # A conditional's arm, run from the plan's arms table and charged as
+                        # the code that held it was (format 4): this instruction is the test's
+                        # JUMP_IF_NOT, then RECORD; per step a RUN and, after its RET comes
+                        # back here, a HALTED (not after the arm's last step); then ROOT,
+                        # FIELD, FIELD, COALESCE, SET_OUTPUT (CONST, SET_OUTPUT for an empty
+                        # arm) and the conditional's RET.
+                        if armed and armed[-1][3] == len(frames):
+                            arm = armed[-1]     # a step of this conditional's arm came back
+                            steps_of = arm[1]
+                            k = arm[2]
+                            if k < len(steps_of) and not self.halted:
+                                s = steps_of[k]     # this was its HALTED; the next step's RUN
+                                arm[2] = k + 1
+                                fuel -= 1
+                            else:               # the arm ends: this was its HALTED or ROOT
+                                armed.pop()
+                                fuel -= 4 if k == len(steps_of) else 5
+                                s = -1
+                            if fuel < 0:
+                                raise self.fuel.out_of_instructions()
+                        else:
+                            v = pop()
+                            steps_of = arm_steps(p, a, 0 if v is True or (v is not False and js_boolean(v)) else 1)
+                            fuel -= 1
+                            if fuel < 0:
+                                raise self.fuel.out_of_instructions()
+                            rec = self.add_record(steps[a][0], "success", None)
+                            if self.began is not None:  # on a clock it ends when its arm does
+                                if self.branch_records is None:
+                                    self.branch_records = {}
+                                self.branch_records[a] = rec
+                            if steps_of:
+                                s = steps_of[0]
+                                armed.append([a, steps_of, 1, len(frames)])
+                                fuel -= 1
+                            else:
+                                s = -1
+                                fuel -= 2
+                            if fuel < 0:
+                                raise self.fuel.out_of_instructions()
+                        if s >= 0:  # the arm's next step, called as WALK calls one
+                            if len(frames) >= MAX_CALL_DEPTH:
+                                raise OutOfFuel("call depth exceeds %d" % MAX_CALL_DEPTH)
+                            frames.append((at, cur, item, index, result))
+                            item = index = result = MISSING
+                            pc = entries[s]
+                            if code[pc] is None:
+                                decode_function(p, s + 1)
+                        else:       # the conditional's output, then its RET
+                            self.set_output(steps[a][0], None if not steps_of
+                                            else self.output_or_null(steps[steps_of[-1]][0]))
+                            if self.branch_records is not None and a in self.branch_records:
+                                self.branch_records.pop(a)["end_ms"] = self.now
+                            fuel -= 1
+                            if fuel < 0:
+                                raise self.fuel.out_of_instructions()
+                            pc, cur, item, index, result = frames.pop()
+                            self.cur = cur
                     elif op == DONE:
                         sid = steps[cur][0]
                         self.set_output(sid, pop())
@@ -2583,18 +2705,6 @@ class SkillVMRun(Kernel):
                         sid = steps[cur][0]
                         self.set_output(sid, None)
                         self.add_record(sid, "skipped", _GUARD_FALSE)
-                    elif op == RECORD:  # a conditional chose its arm
-                        rec = self.add_record(steps[cur][0], "success", None)
-                        if self.began is not None:  # on a clock it ends when its arm does
-                            if self.branch_records is None:
-                                self.branch_records = {}
-                            self.branch_records[cur] = rec
-                    elif op == SET_OUTPUT:  # after the arm: the conditional's output
-                        self.set_output(steps[cur][0], pop())
-                        if self.branch_records is not None and cur in self.branch_records:
-                            self.branch_records.pop(cur)["end_ms"] = self.now
-                    elif op == SET_FINAL:
-                        self.last = self.output_or_null(steps[a][0])
                     elif op == FAIL:
                         self.fail(pop(), None, a)
                     elif op == FAIL_PARTIAL:
