@@ -274,7 +274,7 @@ NOT_IN_BUNDLE = {"workflowskill": ("cel", "aevatar_text", "nfa", "dataflow_run",
 def test_a_bundle_of_one_dialect_holds_no_other_runtime(dialect):
     shorts = {m.rsplit(".", 1)[-1] for m in B.build_bundle(B.DIALECT_ENTRIES[dialect]).modules}
     assert not shorts & set(NOT_IN_BUNDLE[dialect]), shorts
-    assert {"expr_vm", "sequential", "wfs_values"} <= shorts
+    assert {"expr_vm", "sequential", "wfs", "errors"} <= shorts
 
 
 def test_a_name_reexported_through_another_module_is_followed(tmp_path, monkeypatch):

@@ -471,9 +471,9 @@ def test_the_kernel_runs_on_micropython(tmp_path):
     """kernel.py, dataflow_run.py and drivers.py, copied unmodified into MicroPython:
     a concurrent race on virtual time and answers given in reverse order
     give the records CPython gives."""
-    from flowc.backends.vm import dataflow, expr_cel, expr_vm, expr_wfs, wfs_values
+    from flowc.backends.vm import dataflow, errors, expr_cel, expr_vm, expr_wfs
     from flowc.backends.vm import sequential as vm
-    from flowc.runtime import aevatar_text, cel, dataflow_run, nfa
+    from flowc.runtime import aevatar_text, cel, dataflow_run, nfa, wfs
 
     node = shutil.which("node")
     assert node, "node is not installed: the MicroPython test needs node (v18+)"
@@ -487,7 +487,7 @@ def test_the_kernel_runs_on_micropython(tmp_path):
     driver_file = tmp_path / "mp_kernel.py"
     driver_file.write_text(MP_DRIVER, encoding="utf-8")
     modules = [cel.__file__, nfa.__file__, dataflow_run.__file__, aevatar_text.__file__, vm.__file__,
-               expr_vm.__file__, expr_cel.__file__, expr_wfs.__file__, wfs_values.__file__, dataflow.__file__, kernel.__file__,
+               expr_vm.__file__, expr_cel.__file__, expr_wfs.__file__, errors.__file__, wfs.__file__, dataflow.__file__, kernel.__file__,
                drivers.__file__, fuel.__file__, edges.__file__]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(driver_file), str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=300, cwd=MP_DIR)
