@@ -106,14 +106,23 @@ def test_the_bundle_holds_the_closure_of_the_device_entry(bundle_dir):
                  "flowc.runtime.kernel"):
         assert name in modules
     assert built.text.splitlines()[0].endswith(", ".join(m.removeprefix("flowc.") for m in modules))
-    # every top-level function and class of every module is in the bundle, under its name or its new one
+    # every top-level function and class of every module is in the bundle, under its name or its new one,
+    # unless no code of the bundle reaches it (and then the bundle names nowhere)
     tree = ast.parse(built.text)
     defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    mentioned = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     for mod in closure:
         renamed = built.renamed.get(mod.name, {})
         for node in mod.tree.body:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                assert renamed.get(node.name, node.name) in defined, (mod.name, node.name)
+                flat = renamed.get(node.name, node.name)
+                if flat in built.dropped.get(mod.name, []):
+                    assert flat not in mentioned, (mod.name, node.name)
+                else:
+                    assert flat in defined, (mod.name, node.name)
+    # what a host uses is there
+    for name in ("load", "VMError", "VerifyError", "unpackb", "copy_json", "to_json", "to_json_text", "json_dumps"):
+        assert name in defined or name in mentioned, name
     # no import of flowc is left, and no docstring
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
@@ -231,7 +240,7 @@ def test_collisions_and_scopes_are_resolved(tmp_path, monkeypatch):
     (package / "dev" / "entry.py").write_text(
         "try:\n    from flowc.dev import a as _a\n    from flowc.dev.a import helper\n"
         "except ImportError:\n    import a as _a\n    from a import helper\n\n"
-        "LIMIT = 2\n\ndef load(data):\n    return [_a.load(data), helper(), len(data), LIMIT]\n",
+        "LIMIT = 2\n\ndef load(data):\n    return [_a.load(data), helper(), len(data), LIMIT, _a.K.x, _a.K().f()]\n",
         encoding="utf-8")
     (package / "dev" / "a.py").write_text(
         "LIMIT = 10\n\nlen = 3\n\n"
@@ -243,8 +252,36 @@ def test_collisions_and_scopes_are_resolved(tmp_path, monkeypatch):
     assert built.renamed == {"flowc.dev.a": {"LIMIT": "LIMIT_a", "len": "len_a", "load": "load_a"}}
     namespace: dict = {}
     exec(compile(built.text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
-    assert namespace["load"]("xy") == [[10, "xy", [1], 3], 11, 2, 2]
-    assert namespace["K"].x == 5 and namespace["K"]().f() == 11
+    assert namespace["load"]("xy") == [[10, "xy", [1], 3], 11, 2, 2, 5, 11]
+
+
+def test_what_no_code_reaches_is_dropped(tmp_path, monkeypatch):
+    """A top-level definition that neither the entry's public names, the
+    host's names (EXPORTS) nor any statement that must run reaches is not
+    written; a statement that must run (a call, a try) is, with all it
+    mentions, and so is every binding of a name that is kept."""
+    package = tmp_path / "flowc"
+    (package / "dev").mkdir(parents=True)
+    (package / "dev" / "entry.py").write_text(
+        "try:\n    from flowc.dev import a as _a\nexcept ImportError:\n    import a as _a\n\n"
+        "def load(data):\n    return _a.used(data)\n\ndef _private():\n    return 0\n", encoding="utf-8")
+    (package / "dev" / "a.py").write_text(
+        "TABLE = {'k': 1}\nUNUSED = (1, 2)\nREGISTRY = []\n\n"
+        "def used(x):\n    return [x, TABLE['k'], _fast(x), REGISTRY]\n\n"
+        "def _fast(x):\n    return 'slow'\n\n"
+        "try:\n    from json import dumps as _fast\nexcept ImportError:\n    pass\n\n"
+        "def unused():\n    return only_unused()\n\n"
+        "def only_unused():\n    return UNUSED\n\n"
+        "def register(f):\n    REGISTRY.append(f.__name__)\n\n"
+        "def hook():\n    pass\n\nregister(hook)\n\n"
+        "def copy_json(v):\n    return v\n", encoding="utf-8")
+    monkeypatch.setattr(B, "PACKAGE_ROOT", package)
+    built = B.build_bundle("flowc.dev.entry")
+    assert built.dropped == {"flowc.dev.a": ["UNUSED", "unused", "only_unused"], "flowc.dev.entry": ["_private"]}
+    namespace: dict = {}
+    exec(compile(built.text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
+    assert namespace["load"](1) == [1, 1, "1", ["hook"]]
+    assert namespace["copy_json"]([2]) == [2]   # a host's name (EXPORTS)
 
 
 @pytest.mark.parametrize("dialect", sorted(B.DIALECT_ENTRIES))

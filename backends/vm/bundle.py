@@ -33,14 +33,17 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["DEVICE_STDLIB", "DIALECT_ENTRIES", "ENTRY", "Bundle", "BundleError", "build_bundle", "closure",
-           "write_bundle"]
+__all__ = ["DEVICE_STDLIB", "DIALECT_ENTRIES", "ENTRY", "EXPORTS", "Bundle", "BundleError", "build_bundle",
+           "closure", "write_bundle"]
 
 ENTRY = "flowc.backends.vm.device"
 # A device that runs one dialect only needs that loader's closure (smaller:
 # the WorkflowSkill VM alone is one module); the API is the same.
 DIALECT_ENTRIES = {"workflowskill": "flowc.backends.vm.sequential", "aevatar": "flowc.backends.vm.aevatar_vm",
                    "instruction": "flowc.backends.vm.dataflow"}
+# What a host may use besides the entry module's public names (docs/embedding.md):
+# kept whenever a module of the closure defines them.
+EXPORTS = ("load", "VMError", "VerifyError", "unpackb", "copy_json", "to_json", "to_json_text", "json_dumps")
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 # Standard modules a MicroPython build provides (a module may import others
 # only under a try with an ImportError fallback).
@@ -80,6 +83,7 @@ class Bundle:
     renamed: dict[str, dict[str, str]]   # module -> {name: new name}
     source_bytes: int                # raw size of the modules' files
     parts: list[tuple[str, int, int]]    # (module, raw bytes, bytes in the bundle)
+    dropped: dict[str, list[str]] = field(default_factory=dict)   # module -> top-level names no code reaches
 
     @property
     def size(self) -> int:
@@ -606,6 +610,107 @@ def _rename_builtin_shadows(modules: list[Module], flat: dict[tuple[str, str], s
     return changed
 
 
+# ------------------------------------------------------------------ shaking
+
+# Builtins whose call at import only builds a value (no side effect a later
+# statement could depend on).
+_PURE_CALLS = frozenset({"float", "int", "str", "bytes", "bytearray", "tuple", "list", "dict", "set", "frozenset",
+                         "type", "object", "range", "len", "chr", "ord"})
+
+
+def _is_pure(node: ast.AST) -> bool:
+    """Whether evaluating ``node`` at import only computes a value: dropping
+    its statement, when no code reads the name it binds, changes nothing."""
+    if isinstance(node, (ast.Constant, ast.Name, ast.Lambda)):
+        return True
+    if isinstance(node, ast.Attribute):
+        return _is_pure(node.value)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(_is_pure(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is None or _is_pure(k) for k in node.keys) and all(_is_pure(v) for v in node.values)
+    if isinstance(node, ast.BinOp):
+        return _is_pure(node.left) and _is_pure(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _is_pure(node.operand)
+    if isinstance(node, (ast.BoolOp, ast.Compare)):
+        return all(_is_pure(e) for e in ast.iter_child_nodes(node) if isinstance(e, ast.expr))
+    if isinstance(node, ast.IfExp):
+        return _is_pure(node.test) and _is_pure(node.body) and _is_pure(node.orelse)
+    if isinstance(node, ast.Subscript):
+        return _is_pure(node.value) and _is_pure(node.slice)
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Name) and node.func.id in _PURE_CALLS and not node.keywords \
+            and all(_is_pure(a) for a in node.args)
+    return False
+
+
+def _definition(stmt: ast.stmt) -> set[str] | None:
+    """The names a top-level statement binds when binding them is all it
+    does (a def, a class, an assignment of a pure value); None for a
+    statement that must run (a call, an if, a try, an import ...)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and not stmt.decorator_list:
+        return {stmt.name}
+    if isinstance(stmt, ast.ClassDef) and not stmt.decorator_list and not stmt.keywords \
+            and all(_is_pure(b) for b in stmt.bases):
+        return {stmt.name}
+    if isinstance(stmt, ast.Assign) and _is_pure(stmt.value):
+        names = [t for t in stmt.targets if isinstance(t, ast.Name)]
+        if len(names) == len(stmt.targets):
+            return {t.id for t in names}
+    return None
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    """Every name ``node`` mentions, read, written or declared global (a
+    local of the same name counts too: more is kept, never less)."""
+    out: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            out.add(sub.id)
+        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
+            out.update(sub.names)
+    return out
+
+
+def _shake(trees: list[ast.Module], roots: set[str]) -> dict[int, list[str]]:
+    """Drop the top-level definitions no code of the bundle reaches from the
+    statements that must run and the ``roots`` names; returns, per tree
+    index, the names dropped. Any name a kept statement mentions keeps every
+    statement that binds it."""
+    entries = []   # (tree index, stmt, names it binds or None, names it mentions)
+    for i, tree in enumerate(trees):
+        for stmt in tree.body:
+            binds = _definition(stmt)
+            entries.append((i, stmt, binds, _names_in(stmt)))
+    binders: dict[str, list[int]] = {}
+    for k, (_, _, binds, _) in enumerate(entries):
+        for name in binds or ():
+            binders.setdefault(name, []).append(k)
+    kept = [binds is None for _, _, binds, _ in entries]
+    todo = set(roots)
+    for k, (_, _, binds, mentions) in enumerate(entries):
+        if binds is None:
+            todo |= mentions
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for k in binders.get(name, ()):
+            if not kept[k]:
+                kept[k] = True
+                todo |= entries[k][3] - seen
+    dropped: dict[int, list[str]] = {}
+    for i, tree in enumerate(trees):
+        tree.body = [stmt for k, (j, stmt, _, _) in enumerate(entries) if j == i and kept[k]]
+    for k, (i, _, binds, _) in enumerate(entries):
+        if not kept[k]:
+            dropped.setdefault(i, []).extend(sorted(binds or ()))
+    return dropped
+
+
 # ------------------------------------------------------------------ writing
 
 
@@ -655,30 +760,33 @@ def build_bundle(entry: str = ENTRY) -> Bundle:
         mod.bindings = _top_level_bindings(mod)
     flat = _flat_names(modules, entry)
     by_name = {m.name: m for m in modules}
-    texts: list[str] = []
+    trees: list[ast.Module] = []
     for _ in range(3):   # renaming a builtin shadow may reveal no new one; two passes settle it
-        texts = []
+        trees = []
         for mod in modules:
             tree = ast.parse(mod.path.read_text(encoding="utf-8"), str(mod.path))
             _strip_docstring(tree)
             mod.free = set()
             rewriter = _Rewriter(mod, flat, by_name)
             tree.body = rewriter._visit_body(tree.body)
-            texts.append(ast.unparse(ast.fix_missing_locations(tree)))
+            trees.append(ast.fix_missing_locations(tree))
         if not _rename_builtin_shadows(modules, flat):
             break
     else:
         raise BundleError("builtin names keep colliding with top-level names")
+    roots = {flat[(entry, n)] for n in modules[-1].bindings if not n.startswith("_")} | set(EXPORTS)
+    dropped = _shake(trees, roots)
     names = ", ".join(m.name.removeprefix("flowc.") for m in modules)
     header = f"# flowc VM bundle (flowc bundle DIR): {names}\n"
-    bodies = [_compact(t) for t in texts]
-    text = header + "\n".join(bodies) + "\n"
+    bodies = [_compact(ast.unparse(t)) for t in trees]
+    text = header + "\n".join(b for b in bodies if b) + "\n"
     renamed: dict[str, dict[str, str]] = {}
     for (mod_name, name), new in sorted(flat.items()):
         if new != name:
             renamed.setdefault(mod_name, {})[name] = new
     parts = [(m.name, m.path.stat().st_size, len(b.encode("utf-8")) + 1) for m, b in zip(modules, bodies, strict=True)]
-    return Bundle(text, [m.name for m in modules], renamed, sum(p[1] for p in parts), parts)
+    return Bundle(text, [m.name for m in modules], renamed, sum(p[1] for p in parts), parts,
+                  {modules[i].name: gone for i, gone in sorted(dropped.items())})
 
 
 def write_bundle(directory: str | Path, dialect: str | None = None) -> tuple[Path, Bundle]:
