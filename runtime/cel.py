@@ -1845,21 +1845,19 @@ def _json_key(k):
     return str(k)
 
 
+_JSON_CONTROL = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+
+
 def _json_string(s):
-    out = ['"']
-    for ch in s:
-        o = ord(ch)
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif o < 0x20:
-            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}.get(
-                ch, "\\u" + _pad(hex(o)[2:], 4)))
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    # whole-string replaces, not a list of characters: a device's heap needs
+    # room for the result only (a long text's list of characters took tens of KiB)
+    if '"' in s or "\\" in s:
+        s = s.replace("\\", "\\\\").replace('"', '\\"')
+    if s and min(s) < " ":
+        for ch in sorted(set(s)):
+            if ch < " ":
+                s = s.replace(ch, _JSON_CONTROL.get(ch) or "\\u" + _pad(hex(ord(ch))[2:], 4))
+    return '"' + s + '"'
 
 
 def to_json_text(v):
