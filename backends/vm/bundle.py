@@ -28,10 +28,18 @@ is ``ast.unparse``'s). See docs/embedding.md.
 from __future__ import annotations
 
 import ast
+import builtins
 import io
+import itertools
+import keyword
+import string
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 __all__ = ["DEVICE_STDLIB", "DIALECT_ENTRIES", "ENTRY", "EXPORTS", "Bundle", "BundleError", "build_bundle",
            "closure", "write_bundle"]
@@ -711,6 +719,228 @@ def _shake(trees: list[ast.Module], roots: set[str]) -> dict[int, list[str]]:
     return dropped
 
 
+# ------------------------------------------------------------------ short names
+
+# A function that calls one of these reads its variables by name: its names stay.
+_DYNAMIC = frozenset({"locals", "globals", "vars", "eval", "exec", "dir"})
+
+
+def _short_names(prefix: str = "") -> Iterator[str]:
+    """a, b, ... Z, aa, ab, ...: identifiers that are no keyword."""
+    for length in itertools.count(1):
+        for letters in itertools.product(string.ascii_letters, repeat=length):
+            name = prefix + "".join(letters)
+            if not keyword.iskeyword(name):
+                yield name
+
+
+def _identifiers(node: ast.AST) -> set[str]:
+    """Every identifier ``node`` binds or reads as a variable (not attribute
+    names): a new name taken from outside this set captures nothing."""
+    out: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            out.add(sub.id)
+        elif isinstance(sub, ast.arg):
+            out.add(sub.arg)
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(sub.name)
+        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
+            out.update(sub.names)
+        elif isinstance(sub, ast.alias):
+            out.add(sub.asname or sub.name.split(".")[0])
+        elif isinstance(sub, ast.ExceptHandler) and sub.name:
+            out.add(sub.name)
+    return out
+
+
+def _scope_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> tuple[set[str], set[str]]:
+    """The names a function's scope binds for itself (parameters, locals,
+    not nonlocals), and those it declares global."""
+    body = node.body if isinstance(node.body, list) else [node.body]
+    b = _Binder().scan(body)
+    return _args_of(node.args) | (b.local - b.nonlocal_ - b.declared_global), b.declared_global
+
+
+_Stack = list[tuple[str, set[str], set[str]]]   # (kind, names bound, names declared global) per nested scope
+
+
+class _ScopedRenamer:
+    """Renames the names ``mapping`` holds where they mean the binding of
+    one scope: the scope the walk starts in (``stack`` empty: the module
+    when ``module`` is true, else a function), and any nested scope that
+    does not bind the name itself (a class body's names are not seen by its
+    methods, as in Python; a name declared global is the module's)."""
+
+    def __init__(self, mapping: dict[str, str], module: bool):
+        self.mapping, self.module = mapping, module
+
+    def resolves(self, name: str, stack: _Stack) -> bool:
+        for i in range(len(stack) - 1, -1, -1):
+            kind, bound, declared_global = stack[i]
+            if kind == "class" and i != len(stack) - 1:
+                continue
+            if name in declared_global:
+                return self.module
+            if name in bound:
+                return False
+        return True
+
+    def new(self, name: str, stack: _Stack) -> str:
+        if name in self.mapping and self.resolves(name, stack):
+            return self.mapping[name]
+        return name
+
+    def body(self, stmts: list[ast.stmt], stack: _Stack) -> None:
+        for stmt in stmts:
+            self.visit(stmt, stack)
+
+    def visit(self, node: ast.AST, stack: _Stack) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            node.name = self.new(node.name, stack)
+            self._signature(node, stack)
+            self.body(node.body, [*stack, ("function", *_scope_names(node))])
+        elif isinstance(node, ast.Lambda):
+            self._signature(node, stack)
+            self.visit(node.body, [*stack, ("function", *_scope_names(node))])
+        elif isinstance(node, ast.ClassDef):
+            node.name = self.new(node.name, stack)
+            for sub in [*node.decorator_list, *node.bases, *node.keywords]:
+                self.visit(sub, stack)
+            b = _Binder().scan(node.body)
+            self.body(node.body, [*stack, ("class", b.local - b.nonlocal_ - b.declared_global, b.declared_global)])
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            gens = node.generators
+            self.visit(gens[0].iter, stack)
+            targets = {n.id for g in gens for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+            inner = [*stack, ("function", targets, set())]
+            for i, g in enumerate(gens):
+                self.visit(g.target, inner)
+                if i:
+                    self.visit(g.iter, inner)
+                for cond in g.ifs:
+                    self.visit(cond, inner)
+            for part in (getattr(node, "elt", None), getattr(node, "key", None), getattr(node, "value", None)):
+                if part is not None:
+                    self.visit(part, inner)
+        elif isinstance(node, ast.Name):
+            node.id = self.new(node.id, stack)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            node.names = [self.new(n, stack) for n in node.names]
+        elif isinstance(node, ast.ExceptHandler):
+            if node.name:
+                node.name = self.new(node.name, stack)
+            if node.type is not None:
+                self.visit(node.type, stack)
+            self.body(node.body, stack)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                local = a.asname or a.name
+                new = self.new(local, stack)
+                if new != local:
+                    a.asname = new
+        else:
+            for child in ast.iter_child_nodes(node):
+                self.visit(child, stack)
+
+    def _signature(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
+                   stack: _Stack) -> None:
+        """Decorators, defaults and annotations: evaluated where the function is defined."""
+        args = node.args
+        parts: list[ast.AST] = [*args.defaults, *[d for d in args.kw_defaults if d is not None]]
+        every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+        parts += [a.annotation for a in every if a is not None and a.annotation is not None]
+        if not isinstance(node, ast.Lambda):
+            parts += node.decorator_list + ([node.returns] if node.returns else [])
+        for part in parts:
+            self.visit(part, stack)
+
+
+def _rename_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    """Give ``fn``'s local variables (not its parameters: a caller may pass
+    them by keyword) short names, the most used the shortest, then do the
+    same in the functions nested in it. A function that reads its variables
+    by name (locals(), eval ...) keeps its names and its nested functions'."""
+    if any(isinstance(n, ast.Name) and n.id in _DYNAMIC for n in ast.walk(fn)):
+        return
+    b = _Binder().scan(fn.body)
+    dotted = {a.name.split(".")[0] for n in ast.walk(fn) if isinstance(n, ast.Import)
+              for a in n.names if "." in a.name and a.asname is None}
+    candidates = b.local - _args_of(fn.args) - b.declared_global - b.nonlocal_ - dotted
+    if candidates:
+        uses: dict[str, int] = {}
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Name) and n.id in candidates:
+                uses[n.id] = uses.get(n.id, 0) + 1
+        taken = _identifiers(fn)
+        fresh = (n for n in _short_names() if n not in taken)
+        order = sorted(candidates, key=lambda n: (-uses.get(n, 0), n))
+        mapping = {old: new for old, new in zip(order, fresh) if len(new) < len(old)}
+        if mapping:
+            _ScopedRenamer(mapping, module=False).body(fn.body, [])
+    for inner in _outermost_functions(fn.body):
+        _rename_locals(inner)
+
+
+def _outermost_functions(body: list[ast.stmt]) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The functions defined in ``body``, in classes and blocks too, not in other functions."""
+    out: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+
+    def walk(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.append(child)
+            else:
+                walk(child)
+
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append(stmt)
+        else:
+            walk(stmt)
+    return out
+
+
+def _rename_private_globals(trees: list[ast.Module], keep: set[str]) -> dict[str, str]:
+    """Short names for the bundle's private top-level names (a leading
+    underscore, not a dunder, not a class: a class's name shows in messages
+    through ``type(x).__name__``; not in ``keep``); returns old -> new."""
+    classes = {n.name for t in trees for n in ast.walk(t) if isinstance(n, ast.ClassDef)}
+    bound: set[str] = set()
+    for tree in trees:
+        for stmt in tree.body:
+            binds = _definition(stmt)
+            bound |= binds if binds is not None else _Binder().scan([stmt]).local
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Global):
+                bound.update(n.names)
+    private = sorted(n for n in bound if n.startswith("_") and not n.startswith("__") and n not in classes
+                     and n not in keep)
+    taken = set().union(*(_identifiers(t) for t in trees)) | set(dir(builtins))
+    uses: dict[str, int] = {}
+    for tree in trees:
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Name) and n.id in private:
+                uses[n.id] = uses.get(n.id, 0) + 1
+    fresh = (n for n in _short_names("_") if n not in taken)
+    order = sorted(private, key=lambda n: (-uses.get(n, 0), n))
+    mapping = {old: new for old, new in zip(order, fresh) if len(new) < len(old)}
+    renamer = _ScopedRenamer(mapping, module=True)
+    for tree in trees:
+        renamer.body(tree.body, [])
+    return mapping
+
+
+def _minify(trees: list[ast.Module], keep: set[str]) -> dict[str, str]:
+    """Shorter names where no code can tell: private top-level names (old
+    -> new is returned), then every function's locals."""
+    renamed = _rename_private_globals(trees, keep)
+    for tree in trees:
+        for fn in _outermost_functions(tree.body):
+            _rename_locals(fn)
+    return renamed
+
+
 # ------------------------------------------------------------------ writing
 
 
@@ -776,12 +1006,14 @@ def build_bundle(entry: str = ENTRY) -> Bundle:
         raise BundleError("builtin names keep colliding with top-level names")
     roots = {flat[(entry, n)] for n in modules[-1].bindings if not n.startswith("_")} | set(EXPORTS)
     dropped = _shake(trees, roots)
+    shorter = _minify(trees, roots)
     names = ", ".join(m.name.removeprefix("flowc.") for m in modules)
     header = f"# flowc VM bundle (flowc bundle DIR): {names}\n"
     bodies = [_compact(ast.unparse(t)) for t in trees]
     text = header + "\n".join(b for b in bodies if b) + "\n"
     renamed: dict[str, dict[str, str]] = {}
     for (mod_name, name), new in sorted(flat.items()):
+        new = shorter.get(new, new)
         if new != name:
             renamed.setdefault(mod_name, {})[name] = new
     parts = [(m.name, m.path.stat().st_size, len(b.encode("utf-8")) + 1) for m, b in zip(modules, bodies, strict=True)]
