@@ -699,7 +699,7 @@ def type_name(v):
         return "array"
     if isinstance(v, dict):
         return "object"
-    return t.__name__
+    return type(v).__name__
 
 
 def type_mismatch(v, kind):

@@ -856,17 +856,28 @@ class _ScopedRenamer:
             self.visit(part, stack)
 
 
-def _rename_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-    """Give ``fn``'s local variables (not its parameters: a caller may pass
-    them by keyword) short names, the most used the shortest, then do the
-    same in the functions nested in it. A function that reads its variables
-    by name (locals(), eval ...) keeps its names and its nested functions'."""
+def _rename_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, private: bool,
+                   keywords: set[str] | None) -> None:
+    """Give ``fn``'s local variables short names, the most used the
+    shortest, then do the same in the functions nested in it. A parameter
+    is renamed where no caller can pass it by keyword: a method's ``self``,
+    and the parameters of a private function (nested in a function, or
+    named with one leading underscore) that no call of the bundle names
+    (``keywords``; None when a call passes ``**`` and any might be). A
+    function that reads its variables by name (locals(), eval ...) keeps its
+    names and its nested functions'."""
     if any(isinstance(n, ast.Name) and n.id in _DYNAMIC for n in ast.walk(fn)):
         return
     b = _Binder().scan(fn.body)
     dotted = {a.name.split(".")[0] for n in ast.walk(fn) if isinstance(n, ast.Import)
               for a in n.names if "." in a.name and a.asname is None}
-    candidates = b.local - _args_of(fn.args) - b.declared_global - b.nonlocal_ - dotted
+    params = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs, fn.args.vararg, fn.args.kwarg]
+    movable = set()
+    if method and fn.args.args and fn.args.args[0].arg in ("self", "cls"):
+        movable.add(fn.args.args[0].arg)
+    if private and keywords is not None:
+        movable |= {a.arg for a in params if a is not None and a.arg not in keywords}
+    candidates = (b.local - _args_of(fn.args) - b.declared_global - b.nonlocal_ - dotted) | movable
     if candidates:
         uses: dict[str, int] = {}
         for n in ast.walk(fn):
@@ -877,35 +888,56 @@ def _rename_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         order = sorted(candidates, key=lambda n: (-uses.get(n, 0), n))
         mapping = {old: new for old, new in zip(order, fresh) if len(new) < len(old)}
         if mapping:
+            for a in params:
+                if a is not None and a.arg in mapping:
+                    a.arg = mapping[a.arg]
             _ScopedRenamer(mapping, module=False).body(fn.body, [])
-    for inner in _outermost_functions(fn.body):
-        _rename_locals(inner)
+    for inner, inner_method, inner_private in _functions(fn.body, nested=True):
+        _rename_locals(inner, inner_method, inner_private, keywords)
 
 
-def _outermost_functions(body: list[ast.stmt]) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    """The functions defined in ``body``, in classes and blocks too, not in other functions."""
-    out: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+def _functions(body: list[ast.stmt], nested: bool) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool, bool]]:
+    """The functions defined in ``body`` (in classes and blocks too, not in
+    other functions), each with whether it is a method (in a class body)
+    and whether it is private (nested in a function, or named with one
+    leading underscore)."""
+    out: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool, bool]] = []
 
-    def walk(node: ast.AST) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                out.append(child)
+    def walk(nodes: list[ast.AST], in_class: bool) -> None:
+        for node in nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                private = (nested and not in_class) or (node.name.startswith("_") and not node.name.startswith("__"))
+                out.append((node, in_class, private))
+            elif isinstance(node, ast.ClassDef):
+                walk(node.body, True)
             else:
-                walk(child)
+                walk(list(ast.iter_child_nodes(node)), False)
 
-    for stmt in body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            out.append(stmt)
-        else:
-            walk(stmt)
+    walk(list(body), False)
     return out
 
 
-def _rename_private_globals(trees: list[ast.Module], keep: set[str]) -> dict[str, str]:
-    """Short names for the bundle's private top-level names (a leading
-    underscore, not a dunder, not a class: a class's name shows in messages
-    through ``type(x).__name__``; not in ``keep``); returns old -> new."""
-    classes = {n.name for t in trees for n in ast.walk(t) if isinstance(n, ast.ClassDef)}
+def _reads_names_of_objects(trees: list[ast.Module]) -> bool:
+    """Whether some code reads ``__name__`` or ``__qualname__`` of anything
+    but ``type(...)`` (a class's name is kept anyway)."""
+    for tree in trees:
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Attribute) and n.attr in ("__name__", "__qualname__"):
+                value = n.value
+                if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "type"):
+                    return True
+    return False
+
+
+def _rename_globals(trees: list[ast.Module], keep: set[str]) -> dict[str, str]:
+    """Short names for the bundle's top-level names but ``keep`` (what a host
+    reads: the entry's public names, EXPORTS), dunders and classes (a
+    class's name shows in messages through ``type(x).__name__``; functions
+    too when code reads the ``__name__`` of other things); returns old ->
+    new."""
+    named = {n.name for t in trees for n in ast.walk(t) if isinstance(n, ast.ClassDef)}
+    if _reads_names_of_objects(trees):   # a function's __name__ may show too: keep them
+        named |= {n.name for t in trees for n in ast.walk(t) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     bound: set[str] = set()
     for tree in trees:
         for stmt in tree.body:
@@ -914,8 +946,7 @@ def _rename_private_globals(trees: list[ast.Module], keep: set[str]) -> dict[str
         for n in ast.walk(tree):
             if isinstance(n, ast.Global):
                 bound.update(n.names)
-    private = sorted(n for n in bound if n.startswith("_") and not n.startswith("__") and n not in classes
-                     and n not in keep)
+    private = sorted(n for n in bound if not n.startswith("__") and n not in named and n not in keep)
     taken = set().union(*(_identifiers(t) for t in trees)) | set(dir(builtins))
     uses: dict[str, int] = {}
     for tree in trees:
@@ -932,12 +963,17 @@ def _rename_private_globals(trees: list[ast.Module], keep: set[str]) -> dict[str
 
 
 def _minify(trees: list[ast.Module], keep: set[str]) -> dict[str, str]:
-    """Shorter names where no code can tell: private top-level names (old
-    -> new is returned), then every function's locals."""
-    renamed = _rename_private_globals(trees, keep)
+    """Shorter names where no code can tell: top-level names no host reads
+    (old -> new is returned), then every function's locals and the
+    parameters no caller names."""
+    renamed = _rename_globals(trees, keep)
+    calls = [n for t in trees for n in ast.walk(t) if isinstance(n, ast.Call)]
+    keywords: set[str] | None = {k.arg for c in calls for k in c.keywords if k.arg is not None}
+    if any(k.arg is None for c in calls for k in c.keywords):
+        keywords = None
     for tree in trees:
-        for fn in _outermost_functions(tree.body):
-            _rename_locals(fn)
+        for fn, method, private in _functions(tree.body, nested=False):
+            _rename_locals(fn, method, private, keywords)
     return renamed
 
 
@@ -981,8 +1017,10 @@ def _compact(text: str) -> str:
     return "\n".join(out)
 
 
-def build_bundle(entry: str = ENTRY) -> Bundle:
-    """The bundle of ``entry``'s closure; raises BundleError when it cannot be built."""
+def build_bundle(entry: str = ENTRY, minify: bool = True) -> Bundle:
+    """The bundle of ``entry``'s closure; raises BundleError when it cannot
+    be built. ``minify=False`` keeps the modules' own names (flat names
+    aside): a bundle to read, larger."""
     modules = closure(entry)
     for mod in modules:
         if any(isinstance(s, ast.ImportFrom) and s.module == "__future__" for s in mod.tree.body):
@@ -1006,7 +1044,7 @@ def build_bundle(entry: str = ENTRY) -> Bundle:
         raise BundleError("builtin names keep colliding with top-level names")
     roots = {flat[(entry, n)] for n in modules[-1].bindings if not n.startswith("_")} | set(EXPORTS)
     dropped = _shake(trees, roots)
-    shorter = _minify(trees, roots)
+    shorter = _minify(trees, roots) if minify else {}
     names = ", ".join(m.name.removeprefix("flowc.") for m in modules)
     header = f"# flowc VM bundle (flowc bundle DIR): {names}\n"
     bodies = [_compact(ast.unparse(t)) for t in trees]
