@@ -983,11 +983,18 @@ def _minify(trees: list[ast.Module], keep: set[str]) -> dict[str, str]:
 _WORDS = (tokenize.NAME, tokenize.NUMBER, tokenize.STRING)
 
 
-def _compact(text: str) -> str:
+# A line that starts with one of these opens (or continues) a compound statement.
+_COMPOUND = frozenset({"if", "elif", "else", "for", "while", "try", "except", "finally", "with", "def", "class",
+                       "async", "@"})
+
+
+def _compact(text: str, join: bool = False) -> str:
     """Each line rebuilt from its tokens: a block indented by one space
     instead of four, a space only between two words (names, numbers,
     strings). ast.unparse writes every statement on its own line and no
-    token over two lines; both are checked."""
+    token over two lines; both are checked. With ``join``, simple
+    statements that follow each other share a line (``a=1;b=2``), and a
+    block of simple statements goes on its header's line (``if x:return``)."""
     lines: dict[int, list[tokenize.TokenInfo]] = {}
     depth = 0
     indents: dict[int, int] = {}
@@ -1005,16 +1012,45 @@ def _compact(text: str) -> str:
             if not row:
                 indents[tok.start[0]] = depth
             row.append(tok)
-    out = []
+    rows: list[tuple[int, str, str]] = []   # (depth, text, "simple" | "header" | "other")
     for number in sorted(lines):
-        parts, prev = [" " * indents[number]], None
+        parts, prev = [], None
         for tok in lines[number]:
             if prev is not None and prev.type in _WORDS and tok.type in _WORDS:
                 parts.append(" ")
             parts.append(tok.string)
             prev = tok
-        out.append("".join(parts))
-    return "\n".join(out)
+        first, last = lines[number][0].string, lines[number][-1].string
+        kind = "simple" if first not in _COMPOUND else ("header" if last == ":" else "other")
+        rows.append((indents[number], "".join(parts), kind))
+    if join:
+        rows = _join_rows(rows)
+    return "\n".join(" " * d + t for d, t, _ in rows)
+
+
+def _join_rows(rows: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
+    """Simple statements of one block on one line; a header whose block is
+    one such line takes it (a compound statement cannot follow a ``;``)."""
+    runs: list[tuple[int, str, str]] = []
+    for depth, text, kind in rows:
+        if kind == "simple" and runs and runs[-1][2] == "simple" and runs[-1][0] == depth:
+            runs[-1] = (depth, runs[-1][1] + ";" + text, "simple")
+        else:
+            runs.append((depth, text, kind))
+    out: list[tuple[int, str, str]] = []
+    i = 0
+    while i < len(runs):
+        depth, text, kind = runs[i]
+        body = runs[i + 1] if i + 1 < len(runs) else None
+        after = runs[i + 2] if i + 2 < len(runs) else None
+        if kind == "header" and body is not None and body[2] == "simple" and body[0] == depth + 1 \
+                and (after is None or after[0] <= depth):
+            out.append((depth, text + body[1], "other"))
+            i += 2
+        else:
+            out.append((depth, text, kind))
+            i += 1
+    return out
 
 
 def build_bundle(entry: str = ENTRY, minify: bool = True) -> Bundle:
@@ -1047,7 +1083,7 @@ def build_bundle(entry: str = ENTRY, minify: bool = True) -> Bundle:
     shorter = _minify(trees, roots) if minify else {}
     names = ", ".join(m.name.removeprefix("flowc.") for m in modules)
     header = f"# flowc VM bundle (flowc bundle DIR): {names}\n"
-    bodies = [_compact(ast.unparse(t)) for t in trees]
+    bodies = [_compact(ast.unparse(t), join=minify) for t in trees]
     text = header + "\n".join(b for b in bodies if b) + "\n"
     renamed: dict[str, dict[str, str]] = {}
     for (mod_name, name), new in sorted(flat.items()):
