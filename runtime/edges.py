@@ -16,6 +16,8 @@ or f-strings).
 # MicroPython style: %-formatting reads the same on both interpreters.
 # ruff: noqa: UP031
 
+import sys
+
 SEQUENCE = "sequence"
 FALLTHROUGH = "fallthrough"
 BRANCH = "branch"
@@ -74,9 +76,13 @@ def _append(index, key, value):
 
 
 # id(graph) -> (graph, its Edges). The graph is held, so its id is not
-# reused while the entry lives; bounded, so plans come and go.
+# reused while the entry lives; bounded, so plans come and go. A memo holds
+# the plans of programs no longer loaded too: on MicroPython (a small heap,
+# a device that runs one program) it keeps a few graphs only, the ones of
+# the program that runs (its plan and regions), not every program's since
+# the start (a dozen programs kept 70 KB of heap alive).
 _MEMO = {}
-MEMO_SIZE = 256
+MEMO_SIZE = 4 if sys.implementation.name == "micropython" else 256
 
 
 def edges_of(graph):
