@@ -135,6 +135,24 @@ def test_the_bundle_holds_the_closure_of_the_device_entry(bundle_dir):
     assert built.size < built.source_bytes
 
 
+def test_the_same_tree_gives_the_same_bytes_whatever_the_hash_seed():
+    """Dropping and short names follow no set's order: two interpreters with
+    other string hashes write the same bundles."""
+    import os
+
+    code = ("import hashlib; from flowc.backends.vm import bundle as B\n"
+            "print([hashlib.sha256(B.build_bundle(e).text.encode()).hexdigest()"
+            " for e in [B.ENTRY, *B.DIALECT_ENTRIES.values()]])")
+    outputs = set()
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300,
+                              check=False)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        outputs.add(proc.stdout)
+    assert len(outputs) == 1
+
+
 def test_the_command_prints_the_sizes(tmp_path, capsys):
     assert flowc_main(["bundle", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
