@@ -1862,29 +1862,46 @@ def _json_string(s):
 
 def to_json_text(v):
     """Compact JSON text of a CEL value (keys in insertion order)."""
-    j = to_json(v)
-    return _dump(j)
+    out = []
+    _dump(to_json(v), out)
+    return "".join(out)
 
 
-def _dump(j):
+def _dump(j, out):
+    # one flat list of pieces joined once: nested joins held a copy of the
+    # text per level, which a device's fragmented heap had no room for
+    # (an aevatar record of 4 KB of text needed 100 KiB of heap)
     t = type(j)
     if j is None:
-        return "null"
-    if t is bool:
-        return "true" if j else "false"
-    if t is int:
-        return str(j)
-    if t is float:
-        if j == int(j) and abs(j) < 1e16:
-            return str(int(j)) + ".0"
-        return repr(j)
-    if t is str:
-        return _json_string(j)
-    if t is list:
-        return "[" + ",".join(_dump(x) for x in j) + "]"
-    if isinstance(j, dict):
-        return "{" + ",".join(_json_string(k) + ":" + _dump(j[k]) for k in j) + "}"
-    return _json_string(str(j))
+        out.append("null")
+    elif t is bool:
+        out.append("true" if j else "false")
+    elif t is int:
+        out.append(str(j))
+    elif t is float:
+        out.append(str(int(j)) + ".0" if j == int(j) and abs(j) < 1e16 else repr(j))
+    elif t is str:
+        out.append(_json_string(j))
+    elif t is list:
+        out.append("[")
+        for i, x in enumerate(j):
+            if i:
+                out.append(",")
+            _dump(x, out)
+        out.append("]")
+    elif isinstance(j, dict):
+        out.append("{")
+        first = True
+        for k in j:
+            if not first:
+                out.append(",")
+            first = False
+            out.append(_json_string(k))
+            out.append(":")
+            _dump(j[k], out)
+        out.append("}")
+    else:
+        out.append(_json_string(str(j)))
 
 
 def to_text(v):
