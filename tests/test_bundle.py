@@ -358,6 +358,86 @@ def test_what_no_code_reaches_is_dropped(tmp_path, monkeypatch):
     assert namespace["copy_json"]([2]) == [2]   # a host's name (EXPORTS)
 
 
+SCOPES = """
+COUNT = 0
+_table = {"k": 3}
+
+
+def _helper(value, scale=2):
+    return value * scale
+
+
+def _by_keyword(value, limit):
+    return value + limit
+
+
+def counter(start):
+    total = start
+    history = []
+
+    def bump(step=total):
+        nonlocal total
+        total += step
+        history.append(total)
+        return total
+
+    class Box:
+        kind = total
+        size = len(history)
+
+        def read(self, extra=kind):
+            return (total, extra, self.size)
+
+    bump()
+    bump(1)
+    squares = [total * n for n in range(3) if (last := n) >= 0]
+    inner = {n: [n + m for m in range(n)] for n in range(3)}
+    fn = lambda n, total=total: n + total
+    try:
+        raise KeyError("x")
+    except KeyError as problem:
+        caught = type(problem).__name__
+    return [total, history, squares, last, inner, fn(1), Box().read(), Box.__name__, bump.__name__, caught,
+            _helper(2), _helper(value=3), _by_keyword(1, limit=2), _table["k"], dynamic(5)]
+
+
+def dynamic(value):
+    doubled = value * 2
+    return sorted(locals())
+
+
+def bump_global():
+    global COUNT
+    COUNT += 1
+    return COUNT
+
+
+def load(data):
+    return [counter(data), bump_global(), bump_global()]
+"""
+
+
+def test_short_names_keep_what_every_scope_means(tmp_path, monkeypatch):
+    """Closures, nonlocal and global, class bodies in functions, defaults
+    evaluated outside, comprehensions and a walrus, lambdas, except-as,
+    keywords passed to private functions, locals(): the minified bundle
+    computes what the plain one does, and it is shorter."""
+    package = tmp_path / "flowc"
+    (package / "dev").mkdir(parents=True)
+    (package / "dev" / "entry.py").write_text(SCOPES, encoding="utf-8")
+    monkeypatch.setattr(B, "PACKAGE_ROOT", package)
+    plain, small = B.build_bundle("flowc.dev.entry", minify=False), B.build_bundle("flowc.dev.entry")
+    results = []
+    for text in (plain.text, small.text):
+        namespace: dict = {}
+        exec(compile(text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
+        results.append(namespace["load"](10))
+    assert results[0] == results[1]
+    assert results[0][0][7:10] == ["Box", "bump", "KeyError"] and results[0][0][-1] == ["doubled", "value"]
+    assert small.size < plain.size
+    assert "history" not in small.text and "limit" in small.text and "value" in small.text
+
+
 @pytest.mark.parametrize("dialect", sorted(B.DIALECT_ENTRIES))
 def test_a_bundle_of_one_dialect_runs_that_dialect(dialect, tmp_path):
     import importlib.util

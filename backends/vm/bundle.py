@@ -15,9 +15,14 @@ source file, dependencies first:
   entry (``load`` of dataflow.py becomes ``load_dataflow``), as is a name
   one module binds and another uses as a builtin; only identical plain
   imports (``import math``) are shared;
+- a top-level definition no code reaches (from the statements that must
+  run at import, the entry's public names and :data:`EXPORTS`) is dropped;
+- names get short where no code can tell: top-level names no host reads
+  (not classes), locals, a method's ``self`` and the parameters of private
+  functions no call passes by keyword (``minify=False`` keeps them);
 - docstrings, comments and ``__all__`` go (the source is rebuilt from its
-  syntax tree), a block is indented by one space and a space is left only
-  between two words;
+  syntax tree), a block is indented by one space, a space is left only
+  between two words and simple statements share lines;
 - an import of a flowc module inside a function (a CPython convenience:
   the asyncio driver, the command line) becomes ``raise ImportError``.
 
@@ -877,7 +882,9 @@ def _rename_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, pri
         movable.add(fn.args.args[0].arg)
     if private and keywords is not None:
         movable |= {a.arg for a in params if a is not None and a.arg not in keywords}
-    candidates = (b.local - _args_of(fn.args) - b.declared_global - b.nonlocal_ - dotted) | movable
+    # a nested function or class keeps its name: its __name__ may show (type(x).__name__)
+    defined = {n.name for n in ast.walk(fn) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    candidates = (b.local - _args_of(fn.args) - b.declared_global - b.nonlocal_ - dotted - defined) | movable
     if candidates:
         uses: dict[str, int] = {}
         for n in ast.walk(fn):
