@@ -2,9 +2,10 @@
 
 Generated code imports this module as ``_rt``: the run state (:class:`Run`)
 and its kernel (:class:`SkillRun`), the step helpers (host calls with their
-retry loop, sleeps, step records, the transform and ``each`` input rules,
-the sort, the workflow outputs) and, imported from :mod:`flowc.runtime.wfs`,
-WorkflowSkill's values, so a module reaches everything as ``_rt.<name>``.
+retry loop, sleeps, step records, the ``each`` input rule, the workflow
+outputs) and, imported from :mod:`flowc.runtime.wfs`, WorkflowSkill's
+values (with the sort, the declared types and the transform input: the VM
+runs the same functions), so a module reaches everything as ``_rt.<name>``.
 
 The scheduler is :meth:`Run.walk`: it reads the module's sequential plan
 (``PLAN``, flowc.plan.sequential) and runs the top-level steps from its
@@ -48,10 +49,11 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
 # =============================================================================
 #
 # The helpers generated modules call to run steps and build the run record:
-# the host calls with their retry loop, sleeps, step records, the transform
-# and `each` input rules, the sort comparator, and the workflow outputs.
-# The VM restates them for MicroPython; tests check that the two backends
-# give the same records. See docs/host.md for the record's shape.
+# the host calls with their retry loop, sleeps, step records, the `each`
+# input rule and the workflow outputs (the value rules, the sort and the
+# transform input among them, are flowc.runtime.wfs's, which the VM runs
+# too). The VM restates the rest for MicroPython; tests check that the two
+# backends give the same records. See docs/host.md for the record's shape.
 #
 # Invariant: MISSING is never stored inside a list or dict that a run
 # builds, except at the top level of a step's argument dict (the transform
