@@ -801,52 +801,73 @@ class _ScopedRenamer:
             self.visit(stmt, stack)
 
     def visit(self, node: ast.AST, stack: _Stack) -> None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        handler = getattr(self, "visit_" + type(node).__name__, None)
+        if handler is not None:
+            handler(node, stack)
+            return
+        for child in ast.iter_child_nodes(node):
+            self.visit(child, stack)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef, stack: _Stack) -> None:
+        node.name = self.new(node.name, stack)
+        self._signature(node, stack)
+        self.body(node.body, [*stack, ("function", *_scope_names(node))])
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda, stack: _Stack) -> None:
+        self._signature(node, stack)
+        self.visit(node.body, [*stack, ("function", *_scope_names(node))])
+
+    def visit_ClassDef(self, node: ast.ClassDef, stack: _Stack) -> None:
+        node.name = self.new(node.name, stack)
+        for sub in [*node.decorator_list, *node.bases, *node.keywords]:
+            self.visit(sub, stack)
+        b = _Binder().scan(node.body)
+        self.body(node.body, [*stack, ("class", b.local - b.nonlocal_ - b.declared_global, b.declared_global)])
+
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
+                       stack: _Stack) -> None:
+        """The first iterable is evaluated outside; the rest sees the targets."""
+        gens = node.generators
+        self.visit(gens[0].iter, stack)
+        targets = {n.id for g in gens for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        inner: _Stack = [*stack, ("function", targets, set())]
+        for i, g in enumerate(gens):
+            self.visit(g.target, inner)
+            if i:
+                self.visit(g.iter, inner)
+            for cond in g.ifs:
+                self.visit(cond, inner)
+        for part in (getattr(node, "elt", None), getattr(node, "key", None), getattr(node, "value", None)):
+            if part is not None:
+                self.visit(part, inner)
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    def visit_Name(self, node: ast.Name, stack: _Stack) -> None:
+        node.id = self.new(node.id, stack)
+
+    def visit_Global(self, node: ast.Global | ast.Nonlocal, stack: _Stack) -> None:
+        node.names = [self.new(n, stack) for n in node.names]
+
+    visit_Nonlocal = visit_Global
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler, stack: _Stack) -> None:
+        if node.name:
             node.name = self.new(node.name, stack)
-            self._signature(node, stack)
-            self.body(node.body, [*stack, ("function", *_scope_names(node))])
-        elif isinstance(node, ast.Lambda):
-            self._signature(node, stack)
-            self.visit(node.body, [*stack, ("function", *_scope_names(node))])
-        elif isinstance(node, ast.ClassDef):
-            node.name = self.new(node.name, stack)
-            for sub in [*node.decorator_list, *node.bases, *node.keywords]:
-                self.visit(sub, stack)
-            b = _Binder().scan(node.body)
-            self.body(node.body, [*stack, ("class", b.local - b.nonlocal_ - b.declared_global, b.declared_global)])
-        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            gens = node.generators
-            self.visit(gens[0].iter, stack)
-            targets = {n.id for g in gens for n in ast.walk(g.target) if isinstance(n, ast.Name)}
-            inner = [*stack, ("function", targets, set())]
-            for i, g in enumerate(gens):
-                self.visit(g.target, inner)
-                if i:
-                    self.visit(g.iter, inner)
-                for cond in g.ifs:
-                    self.visit(cond, inner)
-            for part in (getattr(node, "elt", None), getattr(node, "key", None), getattr(node, "value", None)):
-                if part is not None:
-                    self.visit(part, inner)
-        elif isinstance(node, ast.Name):
-            node.id = self.new(node.id, stack)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            node.names = [self.new(n, stack) for n in node.names]
-        elif isinstance(node, ast.ExceptHandler):
-            if node.name:
-                node.name = self.new(node.name, stack)
-            if node.type is not None:
-                self.visit(node.type, stack)
-            self.body(node.body, stack)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for a in node.names:
-                local = a.asname or a.name
-                new = self.new(local, stack)
-                if new != local:
-                    a.asname = new
-        else:
-            for child in ast.iter_child_nodes(node):
-                self.visit(child, stack)
+        if node.type is not None:
+            self.visit(node.type, stack)
+        self.body(node.body, stack)
+
+    def visit_Import(self, node: ast.Import | ast.ImportFrom, stack: _Stack) -> None:
+        for a in node.names:
+            local = a.asname or a.name
+            new = self.new(local, stack)
+            if new != local:
+                a.asname = new
+
+    visit_ImportFrom = visit_Import
 
     def _signature(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
                    stack: _Stack) -> None:
