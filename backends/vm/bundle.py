@@ -924,17 +924,20 @@ def _rename_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, pri
         _rename_locals(inner, inner_method, inner_private, keywords)
 
 
-def _functions(body: list[ast.stmt], nested: bool) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool, bool]]:
+def _functions(body: list[ast.stmt], nested: bool, hidden: frozenset[str] = frozenset()
+               ) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool, bool]]:
     """The functions defined in ``body`` (in classes and blocks too, not in
     other functions), each with whether it is a method (in a class body)
-    and whether it is private (nested in a function, or named with one
-    leading underscore)."""
+    and whether it is private: nested in a function, named with one
+    leading underscore, or a top-level function no host can name (its name
+    is in ``hidden``: the bundle gave it a short one)."""
     out: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool, bool]] = []
 
     def walk(nodes: list[ast.AST], in_class: bool) -> None:
         for node in nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                private = (nested and not in_class) or (node.name.startswith("_") and not node.name.startswith("__"))
+                private = (nested and not in_class) or (node.name.startswith("_") and not node.name.startswith("__")) \
+                    or (not in_class and node.name in hidden)
                 out.append((node, in_class, private))
             elif isinstance(node, ast.ClassDef):
                 walk(node.body, True)
@@ -993,14 +996,16 @@ def _rename_globals(trees: list[ast.Module], keep: set[str]) -> dict[str, str]:
 def _minify(trees: list[ast.Module], keep: set[str]) -> dict[str, str]:
     """Shorter names where no code can tell: top-level names no host reads
     (old -> new is returned), then every function's locals and the
-    parameters no caller names."""
+    parameters no caller names (a function no host can name is called by
+    the bundle only, or by what the bundle hands it, positionally)."""
     renamed = _rename_globals(trees, keep)
     calls = [n for t in trees for n in ast.walk(t) if isinstance(n, ast.Call)]
     keywords: set[str] | None = {k.arg for c in calls for k in c.keywords if k.arg is not None}
     if any(k.arg is None for c in calls for k in c.keywords):
         keywords = None
+    hidden = frozenset(renamed.values())
     for tree in trees:
-        for fn, method, private in _functions(tree.body, nested=False):
+        for fn, method, private in _functions(tree.body, nested=False, hidden=hidden):
             _rename_locals(fn, method, private, keywords)
     return renamed
 
