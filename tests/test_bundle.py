@@ -165,6 +165,8 @@ def test_the_command_prints_the_sizes(tmp_path, capsys):
 
 
 def test_the_command_writes_one_dialect_and_reports_a_directory_it_cannot_make(tmp_path, capsys):
+    assert flowc_main(["bundle", str(tmp_path / "plain"), "--readable"]) == 0
+    assert (tmp_path / "plain" / "flowc_vm.py").read_text(encoding="utf-8") == B.build_bundle(minify=False).text
     assert flowc_main(["bundle", str(tmp_path / "wfs"), "--dialect", "workflowskill"]) == 0
     path, _ = B.write_bundle(tmp_path / "again", "workflowskill")
     assert (tmp_path / "wfs" / "flowc_vm.py").read_bytes() == path.read_bytes()

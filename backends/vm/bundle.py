@@ -1128,10 +1128,11 @@ def build_bundle(entry: str = ENTRY, minify: bool = True) -> Bundle:
                   {modules[i].name: gone for i, gone in sorted(dropped.items())})
 
 
-def write_bundle(directory: str | Path, dialect: str | None = None) -> tuple[Path, Bundle]:
+def write_bundle(directory: str | Path, dialect: str | None = None, minify: bool = True) -> tuple[Path, Bundle]:
     """Write ``flowc_vm.py`` into ``directory`` (created when missing): for
-    every dialect, or for ``dialect`` only."""
-    bundle = build_bundle(DIALECT_ENTRIES[dialect] if dialect else ENTRY)
+    every dialect, or for ``dialect`` only; ``minify=False``: with the
+    modules' own names (a bundle to read, larger)."""
+    bundle = build_bundle(DIALECT_ENTRIES[dialect] if dialect else ENTRY, minify)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "flowc_vm.py"
