@@ -8,7 +8,7 @@
   the engine's parser and validator rules, lowering to the IR, the engine-rule
   checks) and analyze, through flowc.pipeline.driver.compile_text on text in memory.
 - **compile** is what `flowc compile` does: check, then the Python module
-  (backends/python/aevatar_codegen.py) for every workflow without errors.
+  (backends/python/plan_codegen.py) for every workflow without errors.
 - **IR** is check plus the IR in its serialised form (flowc.ir.serialize,
   then JSON), the artefact translators and other backends start from.
 - **expressions** is one lowering + Python compilation + evaluation of each

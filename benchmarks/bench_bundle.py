@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT))
 from flowc.backends.python import compile_workflow as python_compile
 from flowc.backends.python import load_module
 from flowc.backends.vm import compile_workflow, load
-from flowc.backends.vm.bundle import DIALECT_ENTRIES, ENTRY, build_bundle, write_bundle
+from flowc.backends.vm.bundle import build_bundle, models_of, write_bundle
 from flowc.pipeline import driver
 
 MP_DIR = ROOT / "tests" / "micropython"
@@ -68,8 +68,8 @@ def bench_size(out_dir: Path, mpy_cross: str | None = None) -> tuple[Path, list[
         lines.append(f"  {name.removeprefix('flowc.'):<38} {raw:>9,} {bundled:>10,}")
     lines.append("  bundle            modules  dropped defs  unminified    minified" + ("   .mpy" if mpy_cross else ""))
     for dialect in (None, "workflowskill", "aevatar", "instruction"):
-        entry = DIALECT_ENTRIES[dialect] if dialect else ENTRY
-        small, plain = build_bundle(entry), build_bundle(entry, minify=False)
+        models = models_of(dialect) if dialect else None
+        small, plain = build_bundle(None, models), build_bundle(None, models, minify=False)
         row = (f"  {dialect or 'all dialects':<17} {len(small.modules):>7} {sum(map(len, small.dropped.values())):>13} "
                f"{plain.size:>11,} {small.size:>11,}")
         if mpy_cross:

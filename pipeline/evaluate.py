@@ -195,13 +195,13 @@ def _evaluate_cel(expr_text: Any, vars: Any, mode: str, backend: str,
         vars = {}
     if not isinstance(vars, dict):
         return "error", "vars must be a JSON object"
-    from flowc.backends.vm import dataflow
-    from flowc.backends.vm.dataflow_assemble import DataflowAssembleError, assemble_expressions
+    from flowc.backends.vm import device
+    from flowc.backends.vm.plan_assemble import PlanAssembleError, assemble_expressions
 
     try:
         expr = parse_cel(expr_text, _ORIGIN)
         if backend == "vm":   # compiled to expression code, loaded (verified) and run by the expression machine
-            value = _evaluate_with_fuel(dataflow.load(assemble_expressions([expr])).evaluate, 0, dict(vars))
+            value = _evaluate_with_fuel(device.load(assemble_expressions([expr])).evaluate, 0, dict(vars))
         else:
             from flowc.backends.python.cel_expr import evaluate_cel
 
@@ -213,7 +213,7 @@ def _evaluate_cel(expr_text: Any, vars: Any, mode: str, backend: str,
         return "error", f"syntax error: {e.message}"
     except cel.CelError as e:
         return "error", e.message
-    except (CelCompileError, DataflowAssembleError) as e:
+    except (CelCompileError, PlanAssembleError) as e:
         return "error", str(e)
 
 

@@ -12,9 +12,9 @@ The step's bodies (guard, arguments, the list ``each`` walks, output
 mapping) are its generated code, which both backends name by the step: a
 Python function or a bytecode step block. The Python module holds this
 plan (its ``PLAN``) and flowc.runtime.sequence_run walks its top level at
-run time; the assembler writes the top-level sequence into the program's
-step table, which the VM's ``WALK`` follows. The branch arms are laid out
-as code by it on both backends.
+run time, and runs the arm a conditional chose by its ``branch`` edges;
+the assembler writes the top-level sequence into the program's step
+table, which the VM's ``WALK`` follows, and lays the arms out as code.
 
 Activation is edges: a node's ``sequence`` edge names the step after it
 at the top level (:func:`top_level`); a branch's ``branch`` edges, labelled

@@ -235,7 +235,7 @@ class DataflowRun(Kernel):
         Kernel.__init__(self)
         self.limits = plan.get("limits") or {}  # the workflow's limits {steps, deadline_ms}
         # iterations: items, iterations, retries and what CEL's comprehensions visit;
-        # instructions: the VM's CEL machine draws on them (dataflow.py)
+        # instructions: the VM's CEL machine draws on them (plan_vm.py)
         self.fuel = Fuel(max_iterations, max_host_calls, max_instructions, self.limits.get("steps"), STEP_BUDGET)
         self.concurrent = concurrent
         self.plan = plan
@@ -253,6 +253,7 @@ class DataflowRun(Kernel):
         self.halting = False  # the step being run ends the run when done (finish)
         self._outer_fuel = None
         self._boards = {}  # id(state) -> _Board, one per graph running
+        self._indexes = {}  # the edges of each graph run so far (edges_of), for this run only
         values = {}
         for key in plan["defaults"]:
             values[key] = plan["defaults"][key]
@@ -354,7 +355,7 @@ class DataflowRun(Kernel):
         state = {}
         forced = []
         order = [node["id"] for node in nodes]
-        self._boards[id(state)] = _Board(nodes, edges_of(graph))
+        self._boards[id(state)] = _Board(nodes, edges_of(graph, self._indexes))
         try:
             return (yield from self._run_graph(graph, env, prefix, trigger, payload, by_id, state, forced, order))
         finally:
@@ -678,7 +679,7 @@ class DataflowRun(Kernel):
         for k in extra:
             inner[k] = extra[k]
         _state, inner_env = yield from self.run_graph(region, inner, prefix)
-        sinks = edges_of(region).sinks
+        sinks = edges_of(region, self._indexes).sinks
         steps = inner_env["steps"]
         if len(sinks) == 1:
             return steps[sinks[0]]["output"]

@@ -4,10 +4,12 @@ A plan (flowc.plan) lists each graph's edges as ``[source, target, kind,
 label]`` rows. A scheduler asks :func:`edges_of` for a graph's index and
 then finds a node's successors and predecessors by kind in constant time:
 scheduling stays linear in the number of steps. The index of a graph is
-built when a run first loads it and kept for the next runs of the same
-plan (a plan is never changed once built), so a run of a loaded plan pays
-nothing for it. :func:`unpack` reads the bytecode's flat edge arrays
-(docs/bytecode.md sections 8.3 and 9.1) into such rows.
+built when a run first meets it and kept for the rest of that run (a
+body run once per item is indexed once), never beyond it: a run already
+pays time linear in its plan to start, and an index kept for the next
+runs would keep every plan ever run in memory. :func:`unpack` reads the
+bytecode's flat edge arrays (docs/bytecode.md sections 8.3 and 9.1) into
+such rows.
 
 The standard library only; MicroPython-compatible (no typing, dataclasses
 or f-strings).
@@ -15,8 +17,6 @@ or f-strings).
 
 # MicroPython style: %-formatting reads the same on both interpreters.
 # ruff: noqa: UP031
-
-import sys
 
 SEQUENCE = "sequence"
 FALLTHROUGH = "fallthrough"
@@ -75,26 +75,17 @@ def _append(index, key, value):
         index[key] = [value]
 
 
-# id(graph) -> (graph, its Edges). The graph is held, so its id is not
-# reused while the entry lives; bounded, so plans come and go. A memo holds
-# the plans of programs no longer loaded too: on MicroPython (a small heap,
-# a device that runs one program) it keeps a few graphs only, the ones of
-# the program that runs (its plan and regions), not every program's since
-# the start (a dozen programs kept 70 KB of heap alive).
-_MEMO = {}
-MEMO_SIZE = 4 if sys.implementation.name == "micropython" else 256
-
-
-def edges_of(graph):
+def edges_of(graph, memo):
     """The :class:`Edges` of ``graph`` (a plan or one of its bodies),
-    indexed once per graph."""
-    entry = _MEMO.get(id(graph))
+    indexed once per run: ``memo`` is the run's own dict (id -> (graph,
+    Edges)), so an index lives as long as the run that built it. A device
+    that loads and runs program after program keeps none of their plans
+    alive (a module-wide memo did, until it filled)."""
+    entry = memo.get(id(graph))
     if entry is not None and entry[0] is graph:
         return entry[1]
-    if len(_MEMO) >= MEMO_SIZE:
-        _MEMO.clear()
     edges = Edges(graph)
-    _MEMO[id(graph)] = (graph, edges)
+    memo[id(graph)] = (graph, edges)
     return edges
 
 

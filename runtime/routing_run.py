@@ -1,6 +1,6 @@
 """The routing run: aevatar's step loop (the engine's kernel) and its primitives.
 
-A generated module (backends/python/aevatar_codegen.py) holds a PLAN: the
+A generated module (backends/python/plan_codegen.py) holds a PLAN: the
 steps as plain data (flowc.plan: nodes and edges by kind), with one
 compiled function per step that evaluates the step's parameters from the
 run's variables. :func:`run` executes the plan the
@@ -59,12 +59,12 @@ except ImportError:  # copies side by side (MicroPython)
 
 try:
     from flowc.runtime import drivers as _drivers
-    from flowc.runtime.edges import edges_of as _edges_of
+    from flowc.runtime.edges import Edges as _Edges
     from flowc.runtime.fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel
     from flowc.runtime.kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
 except ImportError:  # copies side by side (MicroPython)
     import drivers as _drivers
-    from edges import edges_of as _edges_of
+    from edges import Edges as _Edges
     from fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel  # noqa: F401
     from kernel import Call, Cancel, Kernel, Sleep, Spawn, Wait, with_deadline
 
@@ -464,7 +464,7 @@ class Run(Kernel):
     run as sibling tasks (at most ``max_concurrent_workers`` at a time); off,
     they run one after the other, which is the reference order.
     ``max_instructions``: the VM's expression machine draws on them
-    (aevatar_vm.py); a run out of any fuel fails at the top-level step."""
+    (plan_vm.py); a run out of any fuel fails at the top-level step."""
 
     def __init__(self, plan, inputs, host=None, max_steps=MAX_STEPS, max_iterations=None, max_host_calls=None,
                  concurrent=False, max_instructions=None):
@@ -477,7 +477,7 @@ class Run(Kernel):
         self.index = {}
         for i, step in enumerate(self.steps):
             self.index.setdefault(step["id"], i)
-        self.edges = _edges_of(plan)  # the routes by kind, indexed once per plan
+        self.edges = _Edges(plan)  # the routes by kind, indexed once per run
         self.vars = _Obj()
         self.current = None  # the top-level step being dispatched
         self.records = []
@@ -1259,6 +1259,14 @@ _ALIASES = {
 def _canonical(raw):
     t = _rta.lower(_rta.trim(raw or ""))
     return _ALIASES.get(t, t)
+
+
+def new_run(plan, inputs, trigger=None, payload=None, max_iterations=None, max_host_calls=None, concurrent=False,
+            max_instructions=None):
+    """The run of ``plan``, not started, in the form the plan schedulers
+    share (dataflow_run.new_run), by which the VM starts a run of either;
+    a kernel run has no trigger, so ``trigger`` and ``payload`` go unused."""
+    return Run(plan, inputs, None, MAX_STEPS, max_iterations, max_host_calls, concurrent, max_instructions)
 
 
 def run(plan, inputs, host, max_steps=MAX_STEPS, max_iterations=None, max_host_calls=None):

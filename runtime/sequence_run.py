@@ -23,7 +23,7 @@ import math
 
 try:
     from flowc.runtime import drivers as _drivers
-    from flowc.runtime.edges import edges_of
+    from flowc.runtime.edges import Edges
     from flowc.runtime.fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel
     from flowc.runtime.kernel import Call, Kernel, Sleep
     from flowc.runtime.wfs import *  # the values generated code reaches as _rt.<name>
@@ -38,7 +38,7 @@ try:
     )
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import drivers as _drivers
-    from edges import edges_of
+    from edges import Edges
     from fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel  # noqa: F401
     from kernel import Call, Kernel, Sleep
     from wfs import *
@@ -217,6 +217,7 @@ class Run:
         self.kernel = None  # the SkillRun running this (its clock: kernel.now)
         self.began = None   # virtual time the current step began at (a clock only)
         self.branch_records = None  # a clock only: a conditional's record, to end after its arm
+        self.chosen = None  # (conditional, label): the arm a conditional just chose, for walk to run
 
     def main(self, plan, steps):
         """:meth:`walk` the plan; a run out of fuel stops there and fails,
@@ -234,8 +235,11 @@ class Run:
         ``sequence`` edges to its ``terminal``, run each step by ``steps``
         (id -> ``(function, generator)``: ``yield from`` a generator, call
         a plain function) until one returns a true signal (it halted or
-        exited the run); each step that does not is settled, the last value."""
-        successor = edges_of(plan).successor
+        exited the run); each step that does not is settled, the last value.
+        A conditional that chose an arm has it run in place (:meth:`arm`)."""
+        edges = Edges(plan)
+        successor = edges.successor
+        branches = edges.branches
         terminal = plan["terminal"]
         step_id = plan["entry"]
         while step_id is not None and step_id != terminal:
@@ -244,10 +248,42 @@ class Run:
                 signal = yield from function(self)
             else:
                 signal = function(self)
+            if not signal and self.chosen is not None:
+                signal = yield from self.arm(branches, steps)
             if signal:
                 return
             self.settle(step_id)
             step_id = successor.get(step_id)
+
+    def arm(self, branches, steps):
+        """Run the arm a conditional chose (``chosen``): the targets of its
+        ``branch`` edges with that label, in plan order, each as the walk
+        runs a step but not settled, and in place the arms their own
+        conditionals choose. A true signal ends every arm it is in. Each
+        conditional's output is set when its arm ends (:meth:`branch_output`).
+        An explicit stack: arms nest as deep as the workflow does. The
+        signal of the last step run, or NEXT."""
+        frames = []  # [conditional, its arm's targets, the next one's index]
+        signal = NEXT
+        while True:
+            if self.chosen is not None:
+                step_id, label = self.chosen
+                self.chosen = None
+                frames.append([step_id, [t for lab, t in branches.get(step_id, ()) if lab == label], 0])
+            frame = frames[-1]
+            targets = frame[1]
+            if signal or frame[2] == len(targets):
+                frames.pop()
+                self.branch_output(frame[0], targets[-1] if targets else None)
+                if not frames:
+                    return signal
+                continue
+            function, generator = steps[targets[frame[2]]]
+            frame[2] += 1
+            if generator:
+                signal = yield from function(self)
+            else:
+                signal = function(self)
 
     def begin(self, step_id):
         """A step starts: it is the one a run out of fuel names; on a
@@ -381,14 +417,17 @@ class Run:
             self.status = "failed"  # a chosen outcome, not an error: error stays null
         return EXIT
 
-    def branch(self, step_id):
-        """A conditional chose its arm: its record comes before the arm's
-        (on a virtual clock it ends when the arm does)."""
+    def branch(self, step_id, label):
+        """A conditional chose its arm ``label`` (then or else), which the
+        walk runs next: its record comes before the arm's (on a virtual
+        clock it ends when the arm does)."""
         entry = self._record({"id": step_id, "status": "success"})
         if self.began is not None:
             if self.branch_records is None:
                 self.branch_records = {}
             self.branch_records[step_id] = entry
+        self.chosen = (step_id, label)
+        return NEXT
 
     def branch_output(self, step_id, last_listed):
         """After the arm: the conditional's output is that of the arm's last

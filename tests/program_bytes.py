@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowc.backends.vm import aevatar_vm
+from flowc.backends.vm import device
 from flowc.backends.vm import format as F
 from flowc.backends.vm import sequential as V
-from flowc.backends.vm.assemble import flat_plan
-from flowc.backends.vm.disasm import _step_fields
+from flowc.backends.vm.assemble import flat_plan, plan_rows
 
 
 def open_program(data: bytes) -> tuple[str, str | None, dict[str, Any]]:
@@ -38,7 +37,7 @@ def sequential_body(data: bytes) -> list:
     """``[name, consts, names, steps, retries, regions, finish, code, srcmap]`` of a sequential program
     (the plan's tables as rows with absolute offsets), and its section exprs last when it has one."""
     _model, name, s = open_program(data)
-    steps, finish, retries, regions = V.plan_rows(s["plan"])
+    steps, finish, retries, regions = plan_rows(s["plan"])
     body = [name, s["consts"], s["names"], steps, retries, regions, finish, s["code"], s.get("srcmap")]
     if "exprs" in s:
         body.append(s["exprs"])
@@ -77,7 +76,31 @@ def kernel_body(data: bytes) -> list:
             region[2] = [[ids[flat[i]], ids[flat[i + 1]], F.EDGE_KINDS[flat[i + 2]], flat[i + 3]]
                          for i in range(0, len(flat), 4)]
         rows.append(row)
-    return [name, s["consts"], s["names"], s["code"], roles, rows, aevatar_vm.load(data).plan["edges"]]
+    return [name, s["consts"], s["names"], s["code"], roles, rows, device.load(data).plan["edges"]]
+
+
+def _step_fields(row: list) -> list:
+    """A step row of section plan as ``[id, type, role, params, capability,
+    name, on_error, retry, default_output, condition, regions, timeout_ms]``
+    (params and regions as pairs and triples; absent fields nil)."""
+    fields: dict = dict.fromkeys(F.KERNEL_STEP_FIELDS)
+    at = 8
+    for bit, key in enumerate(F.KERNEL_STEP_FIELDS):
+        if row[7] & (1 << bit):
+            size = 3 if key == "retry" else 1
+            fields[key] = row[at:at + size] if key == "retry" else row[at]
+            at += size
+    regions = fields["regions"]
+    if regions is not None:
+        regions = [[regions[i], [_sub_fields(sub) for sub in regions[i + 1]], regions[i + 2]]
+                   for i in range(0, len(regions), 3)]
+    return _sub_fields(row) + [F.KERNEL_ON_ERROR[row[6]], fields["retry"], fields["default_output"],
+                               fields["condition"], regions, fields["timeout_ms"]]
+
+
+def _sub_fields(row: list) -> list:
+    params = row[3]
+    return row[:3] + [[params[i:i + 2] for i in range(0, len(params), 2)]] + row[4:6]
 
 
 def pack_kernel(body: list) -> bytes:

@@ -225,7 +225,7 @@ def test_flowc_compile_run_and_disasm(tmp_path, capsys):
     out = tmp_path / "b.wfav"
     assert cli.main(["compile", "--target", "bytecode", str(path), "-o", str(out)]) == 0
     data = out.read_bytes()
-    assert data[:5] == b"FLWC\x03" and open_program(data)[0] == "kernel"
+    assert data[:5] == b"FLWC" + bytes([F.FORMAT_VERSION]) and open_program(data)[0] == "kernel"
     inputs, script, expected = SCRIPTS["B"]
     (tmp_path / "in.json").write_text(json.dumps(inputs))
     (tmp_path / "host.json").write_text(json.dumps(script))
@@ -237,7 +237,7 @@ def test_flowc_compile_run_and_disasm(tmp_path, capsys):
     assert record == json.loads(json.dumps(vm.load(data).run(inputs, ScriptedHost(script))))
     assert cli.main(["disasm", str(out)]) == 0
     listing = capsys.readouterr().out
-    assert listing.startswith("flowc program, format version 3, scheduling model kernel\n"
+    assert listing.startswith("flowc program, format version 4, scheduling model kernel\n"
                               'workflow: "fetch_and_route"\n')
     for text in ("route: switch", "branch '_default' -> handle_normal", "block 0:", "RETURN"):
         assert text in listing
@@ -581,13 +581,11 @@ def test_the_plan_section_is_roles_step_rows_and_flat_edges():
 
 
 def test_the_loader_and_the_format_agree_on_the_step_row():
-    from flowc.backends.vm import aevatar_vm as A
+    from flowc.backends.vm import plan_vm
 
-    assert A.ON_ERROR_ACTIONS == F.KERNEL_ON_ERROR
-    masks = (A.RETRY, A.DEFAULT_OUTPUT, A.CONDITION, A.REGIONS, A.TIMEOUT)
-    assert [1 << F.KERNEL_STEP_FIELDS.index(k) for k in ("retry", "default_output", "condition", "regions",
-                                                         "timeout_ms")] == list(masks)
-    assert A._FIELD_COUNTS == tuple(3 if k == "retry" else 1 for k in F.KERNEL_STEP_FIELDS)
+    assert plan_vm.KERNEL_ON_ERROR == F.KERNEL_ON_ERROR
+    optional = plan_vm.LAYOUTS["kernel"]["step"]["optional"]
+    assert [count for count, _field in optional] == [3 if k == "retry" else 1 for k in F.KERNEL_STEP_FIELDS]
 
 
 def test_edges_listed_out_of_step_order_or_fallthrough_edges_are_refused():
@@ -747,10 +745,10 @@ def test_corrupted_code_with_valid_checksums_is_refused_or_runs(data):
 # ---------------------------------------------------------------- the loaded plan is the Python backend's
 
 def _same_plan(workflow) -> None:
-    from flowc.backends.vm.aevatar_assemble import _Bodies, _Tables
+    from flowc.backends.vm.plan_assemble import bodies
     from flowc.plan import build_plan
 
-    built = build_plan(workflow, _Bodies(_Tables()), "kernel")
+    built = build_plan(workflow, bodies("kernel"), "kernel")
     loaded = vm.load(vm.compile_workflow(workflow)).plan
     assert loaded["edges"] == built["edges"]   # the fallthrough edges added back, in place
     plain = ("id", "type", "role", "capability", "name", "on_error", "retry", "default_output", "timeout_ms")

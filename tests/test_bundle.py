@@ -36,6 +36,7 @@ MP_PACKAGE = MP_DIR / "node_modules" / "@micropython" / "micropython-webassembly
 # runs the sample is measured on MicroPython's unix port by
 # benchmarks/bench_bundle.py (docs/embedding.md gives the figures).
 MP_HEAP = 256 * 1024
+DIALECTS = ("aevatar", "instruction", "workflowskill")
 
 
 @functools.cache
@@ -102,24 +103,23 @@ def test_the_bundle_holds_the_closure_of_the_device_entry(bundle_dir):
     modules = [m.name for m in closure]
     assert built.modules == modules and modules[-1] == B.ENTRY
     # what a device runs: the VM, each dialect's loader, the kernel
-    for name in ("flowc.backends.vm.sequential", "flowc.backends.vm.dataflow", "flowc.backends.vm.aevatar_vm",
-                 "flowc.runtime.kernel"):
+    for name in ("flowc.backends.vm.sequential", "flowc.backends.vm.plan_vm", "flowc.runtime.kernel"):
         assert name in modules
     assert built.text.splitlines()[0].endswith(", ".join(m.removeprefix("flowc.") for m in modules))
     # every top-level function and class of every module is in the bundle, under its name or its new one,
-    # unless no code of the bundle reaches it (and then the bundle names nowhere)
+    # unless no code of the bundle reaches it (and then no code kept of its module names it)
     tree = ast.parse(built.text)
     defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     mentioned = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     for mod in closure:
         renamed = built.renamed.get(mod.name, {})
-        for node in mod.tree.body:
+        kept = {n.id for n in ast.walk(mod.tree) if isinstance(n, ast.Name)}
+        for node in ast.parse(mod.path.read_text(encoding="utf-8")).body:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                flat = renamed.get(node.name, node.name)
-                if flat in built.dropped.get(mod.name, []):
-                    assert flat not in mentioned, (mod.name, node.name)
+                if node.name in built.dropped.get(mod.name, []):
+                    assert node.name not in kept, (mod.name, node.name)
                 else:
-                    assert flat in defined, (mod.name, node.name)
+                    assert renamed.get(node.name, node.name) in defined, (mod.name, node.name)
     # what a host uses is there
     for name in ("load", "VMError", "VerifyError", "unpackb", "copy_json", "to_json", "to_json_text", "json_dumps"):
         assert name in defined or name in mentioned, name
@@ -141,8 +141,8 @@ def test_the_same_tree_gives_the_same_bytes_whatever_the_hash_seed():
     import os
 
     code = ("import hashlib; from flowc.backends.vm import bundle as B\n"
-            "print([hashlib.sha256(B.build_bundle(e).text.encode()).hexdigest()"
-            " for e in [B.ENTRY, *B.DIALECT_ENTRIES.values()]])")
+            "print([hashlib.sha256(B.build_bundle(None, m).text.encode()).hexdigest()"
+            " for m in [None, *(B.models_of(d) for d in ('aevatar', 'instruction', 'workflowskill'))]])")
     outputs = set()
     for seed in ("1", "2"):
         env = dict(os.environ, PYTHONHASHSEED=seed)
@@ -243,7 +243,7 @@ def _outcome(run, *args) -> object:
         return [type(exc).__name__, str(exc)]
 
 
-@pytest.mark.parametrize("dialect", [None, *sorted(B.DIALECT_ENTRIES)])
+@pytest.mark.parametrize("dialect", [None, *DIALECTS])
 def test_the_bundled_code_behaves_as_the_package_on_the_whole_corpus(dialect, tmp_path):
     """What the bundler rewrites (flat names, dropped definitions, short
     names) changes no behaviour: the bundle, imported by CPython, gives the
@@ -332,8 +332,8 @@ def test_collisions_and_scopes_are_resolved(tmp_path, monkeypatch):
 
 
 def test_what_no_code_reaches_is_dropped(tmp_path, monkeypatch):
-    """A top-level definition that neither the entry's public names, the
-    host's names (EXPORTS) nor any statement that must run reaches is not
+    """A top-level definition that neither the entry's load and __all__, the
+    host API (HOST_API) nor any statement that must run reaches is not
     written; a statement that must run (a call, a try) is, with all it
     mentions, and so is every binding of a name that is kept."""
     package = tmp_path / "flowc"
@@ -357,7 +357,7 @@ def test_what_no_code_reaches_is_dropped(tmp_path, monkeypatch):
     namespace: dict = {}
     exec(compile(built.text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
     assert namespace["load"](1) == [1, 1, "1", ["hook"]]
-    assert namespace["copy_json"]([2]) == [2]   # a host's name (EXPORTS)
+    assert namespace["copy_json"]([2]) == [2]   # a host's name (HOST_API)
 
 
 SCOPES = """
@@ -440,12 +440,12 @@ def test_short_names_keep_what_every_scope_means(tmp_path, monkeypatch):
     assert "history" not in small.text and "limit" in small.text and "value" in small.text
 
 
-@pytest.mark.parametrize("dialect", sorted(B.DIALECT_ENTRIES))
+@pytest.mark.parametrize("dialect", DIALECTS)
 def test_a_bundle_of_one_dialect_runs_that_dialect(dialect, tmp_path):
     import importlib.util
 
     path, built = B.write_bundle(tmp_path, dialect)
-    assert built.modules[-1] == B.DIALECT_ENTRIES[dialect]
+    assert built.modules[-1] == B.entry_of(B.models_of(dialect))
     assert set(built.modules) < {m.name for m in B.closure()}
     spec = importlib.util.spec_from_file_location(f"flowc_vm_{dialect}", path)
     bundled = importlib.util.module_from_spec(spec)
@@ -465,9 +465,85 @@ NOT_IN_BUNDLE = {"workflowskill": ("cel", "aevatar_text", "nfa", "dataflow_run",
 
 @pytest.mark.parametrize("dialect", sorted(NOT_IN_BUNDLE))
 def test_a_bundle_of_one_dialect_holds_no_other_runtime(dialect):
-    shorts = {m.rsplit(".", 1)[-1] for m in B.build_bundle(B.DIALECT_ENTRIES[dialect]).modules}
+    models = B.models_of(dialect)
+    built = B.build_bundle(None, models)
+    shorts = {m.rsplit(".", 1)[-1] for m in built.modules}
     assert not shorts & set(NOT_IN_BUNDLE[dialect]), shorts
     assert {"expr_vm", "sequential", "wfs", "errors"} <= shorts
+    # the other models' rows and the code only they use are not in it
+    namespace: dict = {}
+    exec(compile(built.text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
+    if built.modules[-1] == B.ENTRY:
+        assert set(namespace["LOADERS"]) == set(models)
+    else:   # a model whose VM is its own loader
+        assert built.modules[-1] == B.OWN_ENTRIES[models[0]] and "LOADERS" not in namespace
+
+
+def test_the_models_of_a_dialect_are_its_profiles_scheduling():
+    assert [B.models_of(d) for d in DIALECTS] == [("kernel",), ("dataflow",), ("sequential",)]
+    with pytest.raises(B.BundleError, match="no dialect"):
+        B.models_of("nope")
+
+
+def test_a_bundle_of_some_models_keeps_their_rows_and_the_code_they_use(tmp_path, monkeypatch):
+    package = tmp_path / "flowc"
+    (package / "dev").mkdir(parents=True)
+    (package / "dev" / "entry.py").write_text(
+        "try:\n    from flowc.dev import a as _a\n    from flowc.dev import b as _b\n"
+        "except ImportError:\n    import a as _a\n    import b as _b\n\n"
+        "__all__ = ['load']\nBY_MODEL = ('ROWS',)\n\n"
+        "def _only_b(x):\n    return _b.f(x)\n\n"
+        "ROWS = {'kernel': _a.f, 'dataflow': _only_b}\n\n"
+        "def load(model, x):\n    return ROWS[model](x)\n", encoding="utf-8")
+    (package / "dev" / "a.py").write_text("def f(x):\n    return ['a', x]\n", encoding="utf-8")
+    (package / "dev" / "b.py").write_text("def f(x):\n    return ['b', x]\n", encoding="utf-8")
+    monkeypatch.setattr(B, "PACKAGE_ROOT", package)
+    assert B.build_bundle("flowc.dev.entry").modules == ["flowc.dev.a", "flowc.dev.b", "flowc.dev.entry"]
+    built = B.build_bundle("flowc.dev.entry", ("kernel",))
+    assert built.modules == ["flowc.dev.a", "flowc.dev.entry"]
+    assert "_only_b" not in built.text
+    namespace: dict = {}
+    exec(compile(built.text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
+    assert namespace["load"]("kernel", 1) == ["a", 1]
+    (package / "dev" / "entry.py").write_text("BY_MODEL = ('MISSING',)\n", encoding="utf-8")
+    with pytest.raises(B.BundleError, match="not there: MISSING"):
+        B.build_bundle("flowc.dev.entry", ("kernel",))
+
+
+def test_a_bundle_of_some_models_keeps_only_what_the_entry_reaches(tmp_path, monkeypatch):
+    """The rows of the other models go first, then what only they reached:
+    one pass of reachability for every bundle."""
+    package = tmp_path / "flowc"
+    (package / "dev").mkdir(parents=True)
+    (package / "dev" / "entry.py").write_text(
+        "try:\n    from flowc.dev import a as _a\n    from flowc.dev.a import shared\n"
+        "except ImportError:\n    import a as _a\n    from a import shared\n\n"
+        "__all__ = ['BY_MODEL', 'ROWS']\nBY_MODEL = ('ROWS',)\nROWS = {'kernel': _a.f, 'dataflow': _a.g}\n\n"
+        "def load(x):\n    return shared(ROWS['kernel'](x))\n", encoding="utf-8")
+    (package / "dev" / "a.py").write_text(
+        "try:\n    from flowc.dev import c as _c\nexcept ImportError:\n    import c as _c\n\n"
+        "REGISTERED = []\nREGISTERED.append('a')\n\n"
+        "def f(x):\n    return ['f', x]\n\ndef g(x):\n    return _c.h(x)\n\n"
+        "def shared(x):\n    return x + REGISTERED\n\nclass VMError(Exception):\n    pass\n", encoding="utf-8")
+    (package / "dev" / "c.py").write_text("def h(x):\n    return x\n", encoding="utf-8")
+    monkeypatch.setattr(B, "PACKAGE_ROOT", package)
+    assert [m.rsplit(".", 1)[-1] for m in B.build_bundle("flowc.dev.entry").modules] == ["c", "a", "entry"]
+    built = B.build_bundle("flowc.dev.entry", ("kernel",))
+    # g, only reader of c, is left out with c; the registration, f, shared and the host's VMError stay
+    assert built.modules == ["flowc.dev.a", "flowc.dev.entry"] and built.dropped == {"flowc.dev.a": ["g"]}
+    namespace: dict = {}
+    exec(compile(built.text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
+    assert "g" not in namespace and issubclass(namespace["VMError"], Exception)
+    assert namespace["load"](1) == ["f", 1, "a"]
+
+
+def test_a_one_dialect_bundle_of_a_plan_model_holds_only_the_container_reader_of_the_sequential_vm():
+    full = {name: size for name, _raw, size in B.build_bundle().parts}
+    for dialect in ("aevatar", "instruction"):
+        built = B.build_bundle(None, B.models_of(dialect))
+        parts = {name: size for name, _raw, size in built.parts}
+        assert parts["flowc.backends.vm.sequential"] < full["flowc.backends.vm.sequential"] // 3
+        assert "flowc.backends.vm.expr_wfs" not in parts
 
 
 def test_a_name_reexported_through_another_module_is_followed(tmp_path, monkeypatch):

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 from flowc.backends.python.cel_expr import evaluate_cel
-from flowc.backends.vm import dataflow
-from flowc.backends.vm.dataflow_assemble import assemble_expressions
+from flowc.backends.vm import device
+from flowc.backends.vm.plan_assemble import assemble_expressions
 from flowc.testing.cel_conformance import decode_value, exclusion, load_cases, run_file, same_value
 
 CEL_DIR = Path(__file__).resolve().parent / "data" / "cel"
@@ -63,7 +63,7 @@ MIN_RATE = {
 
 def evaluate_on_vm(expr, env):
     """Compile to expression code, load (decode and verify) and run on the VM's expression machine."""
-    return dataflow.load(assemble_expressions([expr])).evaluate(0, env)
+    return device.load(assemble_expressions([expr])).evaluate(0, env)
 
 
 EVALUATORS = {"python": evaluate_cel, "vm": evaluate_on_vm}

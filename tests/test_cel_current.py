@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 from flowc.backends.python.cel_expr import evaluate_cel
-from flowc.backends.vm import dataflow
+from flowc.backends.vm import device
 from flowc.backends.vm import expr_vm as V
-from flowc.backends.vm.dataflow_assemble import assemble_expressions
+from flowc.backends.vm.plan_assemble import assemble_expressions
 from flowc.backends.vm.sequential import VerifyError
 from flowc.compiler.instruction.cel import CelSyntaxError, check_names, parse_cel
 from flowc.ir import expr as E
@@ -24,7 +24,7 @@ from micropython_probe import assert_cel_probe_passes
 
 
 def on_vm(expr, env):
-    return dataflow.load(assemble_expressions([expr])).evaluate(0, env)
+    return device.load(assemble_expressions([expr])).evaluate(0, env)
 
 
 BACKENDS = {"python": evaluate_cel, "vm": on_vm}
@@ -157,7 +157,7 @@ def test_qualified_variable_names(backend):
 
 
 def test_the_vm_verifier_checks_the_second_variable_slot():
-    program = dataflow.load(assemble_expressions([parse_cel("[1].all(i, v, v > i)")]))
+    program = device.load(assemble_expressions([parse_cel("[1].all(i, v, v > i)")]))
     assert program is not None
     sizes = (1, 0, 1, 2)
     code = bytes([V.CONST, 0, V.LAMBDA, 1, 0, 2, V.CALL, 0, 2, V.RETURN])

@@ -22,12 +22,12 @@ import pytest
 from flowc.backends.python import aevatar_expr
 from flowc.backends.python import expr as python_expr
 from flowc.backends.python.cel_expr import evaluate_cel
-from flowc.backends.vm import dataflow, expr_aevatar, expr_cel, expr_wfs
+from flowc.backends.vm import device, expr_aevatar, expr_cel, expr_wfs
 from flowc.backends.vm import expr_vm as X
 from flowc.backends.vm import sequential as vm_module
-from flowc.backends.vm.dataflow_assemble import assemble_expressions
 from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression
 from flowc.backends.vm.expr_disasm import doc_table
+from flowc.backends.vm.plan_assemble import assemble_expressions
 from flowc.backends.vm.sequential import VerifyError
 from flowc.compiler.instruction.cel import parse_cel
 from flowc.ir import expr as E
@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # ------------------------------------------------------------------ helpers
 
 def on_vm(expr: E.Expr, env: dict):
-    return dataflow.load(assemble_expressions([expr])).evaluate(0, env)
+    return device.load(assemble_expressions([expr])).evaluate(0, env)
 
 
 def outcome(evaluate, *args):
@@ -299,7 +299,7 @@ def wfs_on_vm(expr: E.Expr, env: dict):
     tables = Tables()
     block, _params, slots = assemble_expression(tables, expr, "wfs")
     decoded = X.verify(tables.blocks, len(tables.consts), tables.names, tables.keys, slots, "wfs")
-    consts = [dataflow._const(c) for c in tables.consts]
+    consts = [expr_cel.decode_const(c) for c in tables.consts]
     return X.Machine(consts, tables.names, tables.keys, decoded).evaluate(block, slots, env, ())
 
 
@@ -415,12 +415,12 @@ def test_lambda_bodies_are_later_blocks_named_once():
 
 def test_every_block_of_a_loaded_program_is_verified():
     data = assemble_expressions([parse_cel("[1, 2].all(x, x > 0)")])
-    assert dataflow.load(data).evaluate(0, {}) is True
+    assert device.load(data).evaluate(0, {}) is True
     model, name, sections = open_program(data)
     sections["code"][1] = _code((X.RETURN,))
     bad = pack_program(model, name, sections)
     with pytest.raises(VerifyError, match="block 1 at 0: RETURN with 0 values"):
-        dataflow.load(bad)
+        device.load(bad)
 
 
 # ------------------------------------------------------------------ fuel
@@ -439,7 +439,7 @@ def test_fuel_is_one_unit_per_instruction_executed():
 
 
 def test_a_try_never_catches_running_out_of_fuel():
-    program = dataflow.load(assemble_expressions([parse_cel("[1, 2, 3].map(x, x * 2).size() > 0 || true")]))
+    program = device.load(assemble_expressions([parse_cel("[1, 2, 3].map(x, x * 2).size() > 0 || true")]))
     assert program.evaluate(0, {}) is True
     program.machine.fuel = 12
     with pytest.raises(X.OutOfFuel):
@@ -447,7 +447,7 @@ def test_a_try_never_catches_running_out_of_fuel():
 
 
 def test_run_fuel_is_shared_and_ends_with_the_run():
-    program = dataflow.load(assemble_expressions([parse_cel("1 + 2")]))   # CONST, CONST, CALL, RETURN
+    program = device.load(assemble_expressions([parse_cel("1 + 2")]))   # CONST, CONST, CALL, RETURN
     machine = program.machine
     machine.start_run(Fuel(instructions=8))
     assert program.evaluate(0, {}) == 3 and program.evaluate(0, {}) == 3
@@ -533,7 +533,7 @@ def test_corrupted_blocks_are_refused_or_evaluate_cleanly(data):
         at = data.draw(st.integers(0, len(code) - 1))
         code[at] = data.draw(st.integers(0, 255))
         blocks[b] = bytes(code)
-    consts = [dataflow._const(c) for c in table.consts]
+    consts = [expr_cel.decode_const(c) for c in table.consts]
     try:
         decoded = X.verify(blocks, len(consts), table.names, table.keys, 4, "cel")
     except VerifyError:
@@ -667,19 +667,51 @@ def test_dataflow_constants_are_tagged_only_when_they_must_be(value, kind, poole
     tables = Tables()
     assert tables.const(value, kind) == 0 and tables.consts == [pooled]
     assert tables.const(value, kind) == 0   # one entry per constant
-    loaded = dataflow._const(tables.consts[0])
+    loaded = expr_cel.decode_const(tables.consts[0])
     assert loaded == (C.UInt(7) if kind == "uint" else pooled[1] if type(pooled) is list else pooled)
 
 
 @pytest.mark.parametrize("text", ['"abc"', "{'k': [1]}", "b'xy'", "7u", "2.5", "null"])
 def test_dataflow_constants_round_trip_through_a_program(text):
-    program = dataflow.load(assemble_expressions([parse_cel(text)]))
+    program = device.load(assemble_expressions([parse_cel(text)]))
     assert program.evaluate(0, {}) == evaluate_cel(parse_cel(text), {})
 
 
 def test_dataflow_constants_of_an_unknown_tag_are_refused():
-    assert dataflow._const({"a": 1}) == {"a": 1} and dataflow._const(None) is None
-    assert dataflow._const(["u", 3]) == C.UInt(3)
+    assert expr_cel.decode_const({"a": 1}) == {"a": 1} and expr_cel.decode_const(None) is None
+    assert expr_cel.decode_const(["u", 3]) == C.UInt(3)
     for bad in (["x", 1], ["u", -1], ["b", "text"], [1, 2, 3]):
         with pytest.raises(VerifyError):
-            dataflow._const(bad)
+            expr_cel.decode_const(bad)
+
+
+# ------------------------------------------------------------------ blocks in streams
+
+def test_blocks_in_streams_verify_and_run_as_the_blocks_do():
+    """Blocks as a sequential program's section exprs holds them (forms and
+    names, split_blocks) verify under any profile as the blocks themselves
+    do, and evaluate alike; a LAMBDA names a later block, so a form with one
+    is a single block's: two blocks of it are refused."""
+    from flowc.backends.vm.assemble import split_blocks
+
+    tables = Tables(tagged=False)
+    tables.const = lambda value, kind="auto": tables.consts.append(value) or len(tables.consts) - 1
+    exprs = [parse_cel(text) for text in ("[1, 2, 3].map(x, x * 2)", "[1, 2].exists(y, y > 1)", "a.b.c", "d.e.f")]
+    roots = [assemble_expression(tables, e, "cel")[0] for e in exprs]
+    consts = tables.consts
+    plain = X.verify(tables.blocks, len(consts), tables.names, tables.keys, 2, "cel")
+    streams = split_blocks(tables.blocks)
+    blocks = vm_module.verify_streams(streams, len(consts), tables.names, tables.keys, 2, "cel")
+    assert len(blocks) == len(plain) and streams[3] != list(range(len(plain)))
+    machine = X.Machine(consts, tables.names, tables.keys, blocks)
+    reference = X.Machine(consts, tables.names, tables.keys, plain)
+    env = {"a": {"b": {"c": 7}}, "d": {"e": {"f": [8]}}}
+    for root in roots:
+        assert C.to_json_text(machine.evaluate(root, 2, env, ())) == C.to_json_text(reference.evaluate(root, 2, env, ()))
+    # the first map's body block named by a second block of the same LAMBDA form
+    ops, lengths, shape, forms, names = streams
+    lambda_form = forms[roots[0]]
+    twice = [ops, lengths, shape, [*forms, lambda_form], names]
+    with pytest.raises(VerifyError, match="LAMBDA"):
+        vm_module.verify_streams(twice, len(consts), tables.names, tables.keys, 2, "cel")
+

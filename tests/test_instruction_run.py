@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from flowc import cli
 from flowc.backends.python import compile_workflow, load_module
-from flowc.backends.vm import VerifyError, dataflow
+from flowc.backends.vm import VerifyError, device, plan_vm
 from flowc.backends.vm import compile_workflow as compile_bytecode
 from flowc.backends.vm import load as load_program
 from flowc.host import ScriptedHost, ToolError
@@ -423,7 +423,7 @@ def test_dataflow_programs_are_verified():
     wf = driver.compile_file(str(DATA / "03-agentd-e2e-control-flow.yaml")).workflow
     data = compile_bytecode(wf)
     assert open_program(data)[0] == "dataflow"
-    assert isinstance(load_program(data), dataflow.Program)
+    assert isinstance(load_program(data), plan_vm.Program)
     with pytest.raises(VerifyError):
         load_program(data[: len(data) // 2])
     flipped = bytearray(data)
@@ -449,10 +449,10 @@ def test_bad_expression_blocks_are_refused():
 
 def test_fuel_bounds_expressions():
     from flowc.backends.vm import expr_vm as V
-    from flowc.backends.vm.dataflow_assemble import assemble_expressions
+    from flowc.backends.vm.plan_assemble import assemble_expressions
     from flowc.compiler.instruction.cel import parse_cel
 
-    program = dataflow.load(assemble_expressions([parse_cel("[1, 2, 3].map(x, [1, 2, 3].map(y, x * y))")]))
+    program = device.load(assemble_expressions([parse_cel("[1, 2, 3].map(x, [1, 2, 3].map(y, x * y))")]))
     program.machine.fuel = 20
     with pytest.raises(V.OutOfFuel):
         program.evaluate(0, {})
@@ -542,7 +542,7 @@ def test_flowc_disasm_lists_a_dataflow_program(tmp_path, capsys):
                      "-o", str(program)]) == 0
     assert cli.main(["disasm", str(program)]) == 0
     text = capsys.readouterr().out
-    assert text.startswith('flowc program, format version 3, scheduling model dataflow\nworkflow: "pipe"\n')
+    assert text.startswith('flowc program, format version 4, scheduling model dataflow\nworkflow: "pipe"\n')
     assert "route: switch (switch) after race" in text and "case '$default' -> took_default" in text
     assert "region c (sinks: z2)" in text and "LOAD" not in text.split("\nexpressions (")[0]
     # the blocks: expression code with the access rule and the builtin keys named

@@ -233,7 +233,7 @@ def test_backends_do_not_import_the_compiler():
 def test_the_plan_imports_only_the_ir_and_itself():
     # both backends build the plan; it knows neither of them, nor the front ends
     assert _violations("flowc.plan", lambda dst: _in(dst, "flowc.ir") or _in(dst, "flowc.plan")) == []
-    assert GRAPH.has_edge("flowc.backends.vm.aevatar_assemble", "flowc.plan")
+    assert GRAPH.has_edge("flowc.backends.vm.plan_assemble", "flowc.plan")
 
 
 def test_the_diagrams_read_only_the_ir():
@@ -286,13 +286,14 @@ def test_the_runtime_imports_only_itself():
     # counting imports inside functions (the asyncio driver's, a command line's)
     assert _violations("flowc.runtime", lambda dst: _in(dst, "flowc.runtime")) == []
     assert GRAPH.has_edge("flowc.runtime.dataflow_run", "flowc.runtime.cel")
-    assert GRAPH.has_edge("flowc.backends.vm.dataflow", "flowc.runtime.dataflow_run")
+    assert GRAPH.has_edge("flowc.backends.vm.plan_vm", "flowc.runtime.dataflow_run")
+    assert GRAPH.has_edge("flowc.backends.vm.plan_vm", "flowc.runtime.routing_run")
 
 
 def test_generated_modules_and_the_vm_import_the_runtime_not_a_backend():
     # the run-time modules live in flowc.runtime: nothing of a backend package runs inside a run
     users = {src for src, dst in GRAPH.edges if _in(dst, "flowc.runtime") and not _in(src, "flowc.runtime")}
-    assert {"flowc.backends.vm.sequential", "flowc.backends.vm.aevatar_vm", "flowc.backends.vm.dataflow"} <= users
+    assert {"flowc.backends.vm.sequential", "flowc.backends.vm.plan_vm"} <= users
     python_backend = [m for m in GRAPH.nodes if _in(m, "flowc.backends.python")]
     assert not [m for m in python_backend if m.rsplit(".", 1)[-1].startswith("rt_") or m.endswith(".runtime")]
 
@@ -314,8 +315,8 @@ def _top_names(path: Path) -> set[str]:
 
 def _device_runtime_modules() -> dict[str, Path]:
     names = set()
-    for entry in (bundle.ENTRY, *bundle.DIALECT_ENTRIES.values()):
-        names.update(m.name for m in bundle.closure(entry) if _in(m.name, "flowc.runtime"))
+    for models in (None, ("sequential",), ("kernel",), ("dataflow",)):
+        names.update(m.name for m in bundle.closure(bundle.entry_of(models), models) if _in(m.name, "flowc.runtime"))
     modules = package_modules()
     return {name: modules[name] for name in sorted(names)}
 

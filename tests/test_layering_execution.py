@@ -42,16 +42,13 @@ DIALECTS = frozenset({"workflowskill", "aevatar", "instruction"})
 ALLOWED_ATTRIBUTE_READS: dict[tuple[str, str, str], str] = {
     ("backends/python/codegen.py", "_prologue", "dialect"):
         "the generated module's header comment names the source's dialect",
-    ("backends/python/aevatar_codegen.py", "generate", "dialect"):
-        "the generated module's header comment names the source's dialect",
-    ("backends/python/dag_codegen.py", "generate", "dialect"):
+    ("backends/python/plan_codegen.py", "_module", "dialect"):
         "the generated module's header comment names the source's dialect",
 }
 # Reads of a plan node's "kind" (the display field) in execution code:
 # (file, enclosing function) -> why it is allowed.
 ALLOWED_PLAN_KIND_READS: dict[tuple[str, str], str] = {
     ("backends/vm/disasm.py", "_graph"): "the listing shows each node's source spelling",
-    ("backends/vm/dataflow_assemble.py", "_node_row"): "the assembler copies the display field into the node row",
 }
 # Reads of Node.kind from execution code: (module, function) -> why.
 ALLOWED_KIND_READS: dict[tuple[str, str], str] = {

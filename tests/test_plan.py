@@ -217,21 +217,6 @@ def test_the_sequential_plan_refuses_loops_and_second_successors():
         build_plan(attrs.evolve(wf, edges=loop), NO_BODIES)
 
 
-def test_a_plans_index_is_built_once_and_the_memo_stays_bounded():
-    from flowc.runtime import edges as E
-
-    result = driver.compile_text(WFS, "SKILL.md", "workflowskill")
-    plan = build_plan(result.workflow, NO_BODIES)
-    first = E.edges_of(plan)
-    assert E.edges_of(plan) is first   # a run of a loaded plan pays nothing for the index
-    twin = json.loads(json.dumps(plan))
-    assert E.edges_of(twin) is not first and E.edges_of(twin).successor == first.successor == {"a": "b", "b": "z", "z": "$end"}
-    graphs = [{"nodes": [], "edges": []} for _ in range(E.MEMO_SIZE + 5)]
-    for graph in graphs:
-        E.edges_of(graph)
-    assert len(E._MEMO) <= E.MEMO_SIZE
-
-
 def _routes(graph: dict) -> list:
     """A graph's node ids and edges, its regions' too (what routes a run, without the bodies)."""
     out = [[n["id"] for n in graph["nodes"]], [list(e) for e in graph["edges"]]]

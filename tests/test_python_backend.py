@@ -87,8 +87,11 @@ def test_each_step_is_a_function_preceded_by_a_comment_with_its_line(corpus_sour
         if line.startswith("def _step_"):
             comments = [c for c in lines[max(0, i - 2):i] if c.startswith("# step ")]
             assert comments and "source line " in comments[0], line
-    assert "def _arm_7_route_by_severity_then(ctx):" in source
-    assert "if test:" in source and "for item in ctx.each(over):" in source
+    # a conditional names the arm it chose; the scheduler runs it by the plan's branch edges
+    assert "def _arm_" not in source
+    assert "return ctx.branch('route_by_severity', 'then' if test else 'else')" in source
+    assert "['route_by_severity', 'auto_remove', 'branch', 'then']," in source
+    assert "for item in ctx.each(over):" in source
     # no interpreter loop: no table of steps dispatched by name
     assert "getattr(" not in source and "eval(" not in source
 

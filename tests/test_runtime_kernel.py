@@ -434,7 +434,7 @@ def test_the_kernel_imports_only_the_standard_library():
     assert _imports(ROOT / "runtime" / "dataflow_run.py") - {"json"} == {
         "flowc.runtime", "flowc.runtime.kernel", "cel", "drivers", "kernel", "flowc.runtime.fuel", "fuel",
         "flowc.runtime.edges", "edges", "flowc.runtime.aio"}
-    assert _imports(ROOT / "runtime" / "edges.py") == {"sys"}   # which interpreter: the memo's size
+    assert _imports(ROOT / "runtime" / "edges.py") == set()
     for name in ("fuel.py", "kernel.py", "drivers.py", "dataflow_run.py", "edges.py"):
         assert "asyncio" not in (ROOT / "runtime" / name).read_text(encoding="utf-8").split('"""', 2)[2]
 
@@ -443,9 +443,9 @@ MP_DRIVER = '''
 import json
 
 import dataflow_run
-import dataflow
 import drivers
 import kernel
+import device
 from sequential import unpackb
 
 
@@ -453,7 +453,7 @@ def main(path):
     with open(path, "rb") as f:
         jobs = unpackb(f.read())
     for name, program, script, order in jobs:
-        plan = dataflow.load(program).plan
+        plan = device.load(program).plan
         if order is None:
             rec = drivers.drive_virtual(dataflow_run.new_run(plan, {}, concurrent=True), drivers.VirtualHost(script))
         else:
@@ -471,9 +471,9 @@ def test_the_kernel_runs_on_micropython(tmp_path):
     """kernel.py, dataflow_run.py and drivers.py, copied unmodified into MicroPython:
     a concurrent race on virtual time and answers given in reverse order
     give the records CPython gives."""
-    from flowc.backends.vm import dataflow, errors, expr_cel, expr_vm, expr_wfs
+    from flowc.backends.vm import device, errors, expr_aevatar, expr_cel, expr_vm, expr_wfs, plan_vm
     from flowc.backends.vm import sequential as vm
-    from flowc.runtime import aevatar_text, cel, dataflow_run, nfa, wfs
+    from flowc.runtime import aevatar_text, cel, dataflow_run, json_text, nfa, routing_run, wfs
 
     node = shutil.which("node")
     assert node, "node is not installed: the MicroPython test needs node (v18+)"
@@ -487,8 +487,9 @@ def test_the_kernel_runs_on_micropython(tmp_path):
     driver_file = tmp_path / "mp_kernel.py"
     driver_file.write_text(MP_DRIVER, encoding="utf-8")
     modules = [cel.__file__, nfa.__file__, dataflow_run.__file__, aevatar_text.__file__, vm.__file__,
-               expr_vm.__file__, expr_cel.__file__, expr_wfs.__file__, errors.__file__, wfs.__file__, dataflow.__file__, kernel.__file__,
-               drivers.__file__, fuel.__file__, edges.__file__]
+               expr_vm.__file__, expr_cel.__file__, expr_aevatar.__file__, expr_wfs.__file__, errors.__file__, wfs.__file__,
+               plan_vm.__file__, device.__file__, routing_run.__file__, json_text.__file__, kernel.__file__, drivers.__file__,
+               fuel.__file__, edges.__file__]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(driver_file), str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=300, cwd=MP_DIR)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -514,12 +514,10 @@ MP_DIR = Path(__file__).resolve().parent / "micropython"
 MP_DRIVER = '''
 import json
 
-import aevatar_vm
 import dataflow_run
-import dataflow
 import drivers
 import json_text
-import routing_run
+import device
 from sequential import unpackb
 
 
@@ -528,10 +526,10 @@ def main(path):
         jobs = unpackb(f.read())
     for kind, program, inputs, script in jobs:
         if kind == "dataflow":
-            run = dataflow_run.new_run(dataflow.load(program).plan, inputs, concurrent=True)
+            run = dataflow_run.new_run(device.load(program).plan, inputs, concurrent=True)
             print(json.dumps(drivers.drive_virtual(run, drivers.VirtualHost(script))))
         else:
-            print(json_text.json_dumps(aevatar_vm.load(program).run_virtual(inputs, script)))
+            print(json_text.json_dumps(device.load(program).run_virtual(inputs, script)))
 '''
 
 
@@ -539,7 +537,7 @@ def test_deadlines_fire_the_same_on_micropython(tmp_path):
     """kernel.py, drivers.py, dataflow_run.py, edges.py and routing_run.py copied unmodified
     into MicroPython: a race past its timeout and an aevatar step past its
     timeout_ms give the virtual records CPython gives."""
-    from flowc.backends.vm import aevatar_vm, dataflow, errors, expr_aevatar, expr_cel, expr_vm, expr_wfs
+    from flowc.backends.vm import device, errors, expr_aevatar, expr_cel, expr_vm, expr_wfs, plan_vm
     from flowc.backends.vm import sequential as vm_module
     from flowc.runtime import aevatar_text, cel, dataflow_run, edges, json_text, kernel, nfa, wfs
 
@@ -558,8 +556,8 @@ def test_deadlines_fire_the_same_on_micropython(tmp_path):
     driver_file.write_text(MP_DRIVER, encoding="utf-8")
     modules = [cel.__file__, nfa.__file__, dataflow_run.__file__, vm_module.__file__, expr_vm.__file__,
                expr_cel.__file__, expr_aevatar.__file__, expr_wfs.__file__,
-               dataflow.__file__, kernel.__file__, drivers.__file__, aevatar_text.__file__,
-               routing_run.__file__, json_text.__file__, aevatar_vm.__file__, errors.__file__, wfs.__file__, fuel.__file__,
+               plan_vm.__file__, device.__file__, kernel.__file__, drivers.__file__, aevatar_text.__file__,
+               routing_run.__file__, json_text.__file__, errors.__file__, wfs.__file__, fuel.__file__,
                edges.__file__]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(driver_file), str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=300, cwd=MP_DIR)

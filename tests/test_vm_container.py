@@ -87,8 +87,9 @@ def _container(header: list, body: bytes, version: int = F.FORMAT_VERSION) -> by
 
 def test_header_and_table_limits():
     model, name, sections = open_program(PROGRAMS["sequential"])
-    for version in (1, 2, F.FORMAT_VERSION + 1):   # versions 1 and 2 had other layouts: refused
-        assert "version" in _rejected(pack_program(model, name, sections, version=version))
+    for version in (1, 2, 3, F.FORMAT_VERSION + 1):   # versions 1 to 3 had other layouts: refused
+        assert f"unsupported format version {version} (this VM runs 4)" in _rejected(
+            pack_program(model, name, sections, version=version))
     assert "scheduling model" in _rejected(pack_program("parallel", name, sections))
     assert "needs a section code" in _rejected(pack_program(model, name, {k: v for k, v in sections.items()
                                                                           if k != "code"}))

@@ -9,11 +9,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from flowc.backends.vm import VerifyError, dataflow
+from flowc.backends.vm import VerifyError, plan_vm
 from flowc.backends.vm import compile_workflow as compile_bytecode
 from flowc.backends.vm import format as F
 from flowc.backends.vm import load as load_program
-from flowc.backends.vm.dataflow_assemble import _Exprs, plan_section
+from flowc.backends.vm.plan_assemble import bodies, plan_section
 from flowc.pipeline import driver
 from flowc.plan import build_plan
 from flowc.plan.dataflow import SUPPORTED_OPS
@@ -84,28 +84,33 @@ def _as_loaded(graph: dict) -> dict:
     return out
 
 
+class _References:
+    """The plan's expressions as their indexes (what the assembler wrote)."""
+
+    def function(self, ref):
+        return ref
+
+
 def _round_trip(workflow) -> None:
-    plan = build_plan(workflow, _Exprs(), "dataflow")
+    plan = build_plan(workflow, bodies("dataflow"), "dataflow")
     decoded = {"model": plan["model"], "name": plan["name"],
-               **dict(dataflow.plan_fields(plan_section(plan), lambda index: index))}
+               **dict(plan_vm.plan_fields("dataflow", plan_section(plan), _References()))}
     # repr: the same values and the same key order, level by level
     assert repr(decoded) == repr(_as_loaded(plan))
 
 
 def test_the_code_tables_agree():
-    assert F.DATAFLOW_OPS == dataflow.OPS and set(F.DATAFLOW_OPS) == SUPPORTED_OPS == set(dataflow_run._OPS)
+    assert F.DATAFLOW_OPS == plan_vm.DATAFLOW_OPS and set(F.DATAFLOW_OPS) == SUPPORTED_OPS == set(dataflow_run._OPS)
     assert F.EDGE_KINDS == edges.KINDS
-    assert [bit for bit, _keys in F.NODE_FIELDS] == list(range(len(dataflow._FIELD_COUNTS)))
+    optional = plan_vm.LAYOUTS["dataflow"]["node"]["optional"]
+    assert [bit for bit, _keys in F.NODE_FIELDS] == list(range(len(optional)))
     counts = [{"inputs": 1, "retry": 4}.get(keys[0], len(keys)) for _bit, keys in F.NODE_FIELDS]
-    assert counts == list(dataflow._FIELD_COUNTS)
-    masks = (dataflow.GUARD, dataflow.INPUTS, dataflow.CALL, dataflow.RETRY, dataflow.ITERATION,
-             dataflow.ITEM_POLICY, dataflow.REGIONS)
-    assert masks == tuple(1 << bit for bit, _keys in F.NODE_FIELDS)
+    assert counts == [count for count, _field in optional]
 
 
 def test_every_field_decodes_back_to_the_plan():
     wf = _workflow(RICH)
-    plan = build_plan(wf, _Exprs(), "dataflow")
+    plan = build_plan(wf, bodies("dataflow"), "dataflow")
     keys = {k for node in plan["nodes"] for k in node} | set(plan)
     assert {"inputs", "input_order", "retry", "guard", "over", "item_name", "item_policy", "batch_size",
             "regions", "capability", "call_name", "limits"} <= keys
@@ -196,11 +201,16 @@ def test_malformed_plans_are_refused(change, message):
         load_program(_with_plan(change))
 
 
+# the mask bits of a node row's item_policy and regions
+_ITEM_POLICY, _REGIONS = (1 << next(bit for bit, keys in F.NODE_FIELDS if keys[0] == key)
+                          for key in ("item_policy", "regions"))
+
+
 def _nested(levels: int):
     def change(plan):
         region = _node(plan, "groups")[7]   # ["body", nodes, edges]: depth 1
         for _ in range(levels):
-            region[1] = [["g", F.DATAFLOW_OPS.index("batch"), "batch", None, [], dataflow.ITEM_POLICY | dataflow.REGIONS,
+            region[1] = [["g", F.DATAFLOW_OPS.index("batch"), "batch", None, [], _ITEM_POLICY | _REGIONS,
                           "fail", ["body", region[1], []]]]
     return change
 

@@ -118,9 +118,17 @@ def test_rejects_huge_lengths_quickly():
 
 
 CODE_MUTATIONS = [
-    ("unknown opcode", lambda code: code[:3] + b"\xff" + code[4:]),
-    ("truncated", lambda code: code[:-1]),
-    ("trailing garbage", lambda code: code + b"\x01"),
+    ("unknown opcode", lambda code: [code[0][:3] + b"\xff" + code[0][4:], *code[1:]]),
+    ("truncated", lambda code: [code[0][:-1], *code[1:]]),
+    ("trailing garbage", lambda code: [code[0] + b"\x01", *code[1:]]),
+    ("a shape operand too many", lambda code: [code[0], code[1] + [0], *code[2:]]),
+    ("a shape operand too few", lambda code: [code[0], code[1][:-1], *code[2:]]),
+    ("a name operand too many", lambda code: [*code[:2], code[2] + [0], code[3]]),
+    ("a negative operand", lambda code: [code[0], [-1, *code[1][1:]], *code[2:]]),
+    ("a bool operand", lambda code: [code[0], [True, *code[1][1:]], *code[2:]]),
+    ("a float operand", lambda code: [code[0], [float(code[1][0]), *code[1][1:]], *code[2:]]),
+    ("not four streams", lambda code: code[:3]),
+    ("ops not bin", lambda code: [list(code[0]), *code[1:]]),
 ]
 
 
@@ -132,21 +140,17 @@ def test_rejects_code_mutations_with_a_valid_checksum(what, mutate):
 
 
 def _assemble_custom(code_ops, consts=(), names=("x",), steps=(), regions=(), finish=0, retries=()):
+    """A program of the instructions ``code_ops`` (offsets count
+    instructions; targets from their function's start, steps from the
+    function's own step)."""
     body = ["t", list(consts), list(names), [list(s) for s in steps], [list(r) for r in retries],
-            [list(r) for r in regions], finish, bytes(code_ops), None]
+            [list(r) for r in regions], finish, F.split_code(code_ops), None]
     return _repack(body)
 
 
 def _op(name, *operands):
-    out = bytearray([F.op(name)])
-    for v in operands:
-        while True:
-            b = v & 0x7F
-            v >>= 7
-            out.append(b | 0x80 if v else b)
-            if not v:
-                break
-    return bytes(out)
+    """One instruction, as a list (instructions concatenate with +)."""
+    return [(F.op(name), list(operands))]
 
 
 def test_minimal_program_runs():
@@ -161,27 +165,29 @@ def test_minimal_program_runs():
     (_op("CONST", 3) + _op("FINISH"), (1,), "constant index"),
     (_op("FIELD", 0) + _op("FINISH"), (), "underflow"),
     (_op("OBJECT", 0) + _op("FIELD", 9) + _op("FINISH"), (), "name index"),
-    (_op("JUMP", 1) + _op("OBJECT", 0) + _op("FINISH"), (), "unreachable"),
+    (_op("JUMP", 2) + _op("OBJECT", 0) + _op("FINISH"), (), "unreachable"),
     (_op("JUMP", 99) + _op("OBJECT", 0) + _op("FINISH"), (), "outside"),
     (_op("OBJECT", 0) + _op("OBJECT", 0) + _op("FINISH"), (), "FINISH needs"),
     (_op("OBJECT", 0) + _op("FINISH") + _op("OBJECT", 0), (), "unreachable"),
     (_op("OBJECT", 0) + _op("FINISH") + _op("OBJECT", 0) + _op("FINISH"), (), "unreachable"),
-    (_op("CONST", 0) + _op("JUMP_IF_NOT", 6) + _op("CONST", 0) + _op("OBJECT", 0) + _op("FINISH"), (True,),
+    (_op("CONST", 0) + _op("JUMP_IF_NOT", 3) + _op("CONST", 0) + _op("OBJECT", 0) + _op("FINISH"), (True,),
      "depth"),
     (_op("ROOT", 7) + _op("FINISH"), (), "root"),
-    (_op("OBJECT", 0) + _op("RUN", 0) + _op("FINISH"), (), "step index"),
+    (_op("RUN", 0) + _op("OBJECT", 0) + _op("FINISH"), (), "step index"),
     (_op("OBJECT", 0) + _op("RET"), (), "RET"),
     (_op("OBJECT", 0) + _op("SHAPE", 0) + _op("FINISH"), (5,), "SHAPE"),
     (_op("OBJECT", 0) + _op("TEMPLATE", 0) + _op("FINISH"), (), "TEMPLATE"),
-    (bytes([F.op("CONST"), 0x80, 0x80, 0x80, 0x80, 0x80, 0x01]) + _op("FINISH"), (), "varint"),
+    (_op("OBJECT", 0) + _op("FAIL", 2) + _op("FINISH"), (), "operand 2 out of range"),
+    (_op("OBJECT", 0) + _op("CALL", 0, 0, 1) + _op("FINISH"), (), "retry index 1 out of range"),
+    (_op("OBJECT", 0) + _op("TEMPLATE", 131073) + _op("FINISH"), (), "count 131073 too large"),
     (_op("OBJECT", 0) + _op("JUMP", 0), (), "depth"),
-    (_op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("FINISH"), (5,), "declared types"),
-    (_op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("FINISH"), ([0, 6],), "declared types"),
-    (_op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("FINISH"), ([0, 1, 0],), "declared types"),
-    (_op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("FINISH"), ([1, 1],), "declared types"),
-    (_op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("FINISH"), (["x", 1],), "declared types"),
-    (_op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("FINISH"), ([[0, 1]],), "declared types"),
-    (_op("CHECK_INPUTS", 2, 0) + _op("OBJECT", 0) + _op("FINISH"), ([],), "boundary"),
+    (_op("CHECK_INPUTS", 1, 0) + _op("OBJECT", 0) + _op("FINISH"), (5,), "declared types"),
+    (_op("CHECK_INPUTS", 1, 0) + _op("OBJECT", 0) + _op("FINISH"), ([0, 6],), "declared types"),
+    (_op("CHECK_INPUTS", 1, 0) + _op("OBJECT", 0) + _op("FINISH"), ([0, 1, 0],), "declared types"),
+    (_op("CHECK_INPUTS", 1, 0) + _op("OBJECT", 0) + _op("FINISH"), ([1, 1],), "declared types"),
+    (_op("CHECK_INPUTS", 1, 0) + _op("OBJECT", 0) + _op("FINISH"), (["x", 1],), "declared types"),
+    (_op("CHECK_INPUTS", 1, 0) + _op("OBJECT", 0) + _op("FINISH"), ([[0, 1]],), "declared types"),
+    (_op("CHECK_INPUTS", 2, 0) + _op("OBJECT", 0) + _op("FINISH"), ([],), "depth"),
     (_op("OBJECT", 0) + _op("CHECK_OUTPUT", 0) + _op("FINISH"), ({"n": 1},), "declared types"),
     (_op("CHECK_OUTPUT", 0) + _op("FINISH"), ([],), "underflow"),
 ])
@@ -191,35 +197,42 @@ def test_rejects_bad_code(code, consts, message):
 
 def test_rejects_bad_regions():
     code = _op("CONST", 0) + _op("FINISH") + _op("OUTPUTS_FAILED") + _op("FINISH")
-    ok = _assemble_custom(code, consts=(1,), regions=[(0, 2, 3, 0)])
+    ok = _assemble_custom(code, consts=(1,), regions=[(0, 1, 2, 0)])
     V.load(ok)
+    V.load(_assemble_custom(code, consts=(1,), regions=[(0, 2, 2, 0), (0, 1, 2, 0)]))  # nested, the outer first
     for regions, message in [
-        ([(0, 2, 1, 0)], "start < end <= handler"),
-        ([(0, 1, 3, 0)], "inside an instruction"),
-        ([(0, 2, 3, 5)], "depth"),
-        ([(0, 3, 3, 0), (0, 2, 3, 0)], "nested"),
-        ([(0, 2, 4, 0)], "unreachable"),
+        ([(0, 1, 0, 0)], "start < end <= handler"),
+        ([(0, 1, 2, 5)], "depth"),
+        ([(0, 1, 2, 0), (0, 2, 2, 0)], "nested"),
+        ([(0, 1, 3, 0)], "unreachable"),
+        ([(0, 1, 4, 0)], "leaves its function"),
+        ([(0, 1, 2, 0), (4, 5, 5, 0)], "past the end of the code"),
     ]:
         assert message in _rejected(_assemble_custom(code, consts=(1,), regions=regions))
 
 
 def test_declared_types_checks():
-    ok = _op("CHECK_INPUTS", 3, 0) + _op("OBJECT", 0) + _op("CHECK_OUTPUT", 0) + _op("FINISH")
+    ok = _op("CHECK_INPUTS", 1, 0) + _op("OBJECT", 0) + _op("CHECK_OUTPUT", 0) + _op("FINISH")
     prog = V.load(_assemble_custom(ok, consts=([0, 1, 1, 2],), names=("n", "f")))
     assert prog.run({"n": 2.0, "f": 1}, ScriptedHost({}))["status"] == "success"
     record = prog.run({"n": 2.5}, ScriptedHost({}))
     assert record["error"] == {"message": 'workflow input "n": expected int, got float', "step": None}
     # CHECK_INPUTS belongs to the main function
-    code = _op("OBJECT", 0) + _op("FINISH") + _op("CHECK_INPUTS", 6, 0) + _op("RET")
+    code = _op("OBJECT", 0) + _op("FINISH") + _op("CHECK_INPUTS", 1, 0) + _op("RET")
     assert "main function" in _rejected(_assemble_custom(code, consts=([],), names=("a",),
-                                                         steps=[(0, 0, 3, 0)]))
+                                                         steps=[(0, 0, 2, 0)]))
 
 
 def test_rejects_step_calls_backwards():
-    # step 0 runs step 0: recursion is refused at load time
+    # step 0 runs step 0 (its step operand counts from its own step): recursion is refused at load time
     code = (_op("OBJECT", 0) + _op("FINISH")
             + _op("RUN", 0) + _op("RET"))
-    assert "later steps" in _rejected(_assemble_custom(code, names=("a", "tool"), steps=[(0, 0, 3, 0)]))
+    assert "later steps" in _rejected(_assemble_custom(code, names=("a", "tool"), steps=[(0, 0, 2, 0)]))
+    # step 0 runs step 1 past the table's end
+    code = (_op("OBJECT", 0) + _op("FINISH")
+            + _op("RUN", 1) + _op("RET"))
+    assert "step index 1 out of range" in _rejected(_assemble_custom(code, names=("a", "tool"),
+                                                                      steps=[(0, 0, 2, 0)]))
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
@@ -230,12 +243,18 @@ def test_fuzz_structural_mutations_never_crash(data):
     _model, name, sections = open_program(program)
     key = data.draw(st.sampled_from(sorted(sections)))
     choice = data.draw(st.integers(0, 3))
-    if key == "code":
-        code = bytearray(sections["code"])
+    if key in ("code", "exprs") and choice < 2:
+        streams = sections[key]
+        at = 0 if key == "code" else 1     # the opcodes (bin), then the operand streams
+        ops = bytearray(streams[at])
         for _ in range(data.draw(st.integers(1, 4))):
-            i = data.draw(st.integers(0, len(code) - 1))
-            code[i] = data.draw(st.integers(0, 255))
-        sections["code"] = bytes(code)
+            i = data.draw(st.integers(0, len(ops) - 1))
+            ops[i] = data.draw(st.integers(0, 255))
+        streams[at] = bytes(ops)
+        for _ in range(data.draw(st.integers(0, 3))):
+            stream = streams[data.draw(st.integers(at + 1, len(streams) - 1))]
+            if stream:
+                stream[data.draw(st.integers(0, len(stream) - 1))] = data.draw(st.integers(0, 300))
     elif choice == 0:
         sections[key] = data.draw(st.one_of(st.none(), st.integers(-5, 2**40), st.text(max_size=3),
                                             st.binary(max_size=5), st.lists(st.integers(0, 3), max_size=3)))
@@ -301,8 +320,8 @@ def test_stripped_and_unstripped_run_alike():
 # ------------------------------------------------------------------ operands
 
 def test_long_operands_decode_as_the_python_backend_runs():
-    """A program big enough for two- and three-byte operands (names past 127,
-    jump targets past 16383) runs as the generated module does."""
+    """A program big enough for two- and three-byte operands (names past 255,
+    offsets past 65535) runs as the generated module does."""
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -313,7 +332,7 @@ def test_long_operands_decode_as_the_python_backend_runs():
     wf = driver.compile_text(big_workflow(480), "big.yaml", "workflowskill").workflow
     data = pack_file(assemble_body(wf), strip=True)
     program = V.load(data)
-    assert program.code_size > 16384 and program.instructions > 10000
+    assert program.instructions > 10000 and len(program.names) > 256
     rows = [{"id": i, "score": 20 + i, "region": "eu", "name": f"n{i}", "address": {"city": "c", "zip": "1"}}
             for i in range(3)]
     script = {"*": {"output": {"rows": rows, "total": 3}}}
@@ -321,29 +340,54 @@ def test_long_operands_decode_as_the_python_backend_runs():
     assert program.run({}, ScriptedHost(script)) == want
 
 
-@pytest.mark.parametrize("encoded", [b"\x81\x00", b"\x81\x80\x00", b"\x81\x80\x80\x00", b"\x81\x80\x80\x80\x00"])
-def test_operands_may_take_up_to_five_bytes(encoded):
-    # CONST 1 with its operand in 2..5 bytes (not the shortest form: still valid)
-    code = bytes([F.op("CONST")]) + encoded + _op("FINISH")
-    record = V.load(_assemble_custom(code, consts=(None, {"k": 1}))).run({}, ScriptedHost({}))
-    assert record["outputs"] == {"k": 1}
+def test_operands_may_take_any_msgpack_int_width():
+    # CONST 1 with its operand written as a uint 8, 16, 32 and 64 (not the shortest form: still valid)
+    good = _assemble_custom(_op("CONST", 1) + _op("FINISH"), consts=(None, {"k": 1}))
+    short = msgpack.packb([b"\x01%", [1], [], []], use_bin_type=True)
+    assert short in good
+    for width in (b"\xcc", b"\xcd\x00", b"\xce\x00\x00\x00", b"\xcf\x00\x00\x00\x00\x00\x00\x00"):
+        wide = short.replace(b"\x91\x01", b"\x91" + width + b"\x01")
+        _model, name, sections = open_program(good)
+        data = pack_program("sequential", name, {**sections, "code": msgpack.unpackb(wide)})
+        record = V.load(data).run({}, ScriptedHost({}))
+        assert record["outputs"] == {"k": 1}
 
 
-def test_operands_end_inside_their_function():
-    # main is OBJECT 0; CONST <0x81 ...>: the operand would run on into step 0's RET
-    code = _op("OBJECT", 0) + bytes([F.op("CONST"), 0x81]) + _op("RET")
-    assert "truncated" in _rejected(_assemble_custom(code, consts=(1,), names=("a", "tool"), steps=[(0, 0, 4, 0)]))
+def test_functions_of_one_form_are_verified_once_but_each_where_it_lies(monkeypatch):
+    """Two step functions of the same form (opcodes, shape operands,
+    regions) share their check; what depends on where a function lies is
+    checked for each: its step operands, the regions it holds."""
+    main = _op("OBJECT", 0) + _op("FINISH")
+    step = _op("STEP", 0) + _op("RET")
+    steps = [(0, 0, 2, 0), (1, 0, 4, 0)]
+    checked = []
+    check = V._check_function
+    monkeypatch.setattr(V, "_check_function", lambda *args: checked.append(args[3]) or check(*args))
+    V.load(_assemble_custom(main + step + step, names=("a", "b"), steps=steps))
+    assert checked == [0, 1]     # main, then the form of both steps
+    monkeypatch.undo()
+    # STEP 1 in step 0 names step 1, in step 1 step 2: past the table
+    run_next = _op("STEP", 1) + _op("RET")
+    assert "step index 2 out of range" in _rejected(
+        _assemble_custom(main + run_next + run_next, names=("a", "b"), steps=steps))
+    # the second function's region leaves it (the first's is inside)
+    guarded = _op("STEP", 0) + _op("RET") + _op("FAIL", 0) + _op("RET")
+    steps = [(0, 0, 2, 0), (1, 0, 6, 0)]
+    V.load(_assemble_custom(main + guarded + guarded, names=("a", "b"), steps=steps,
+                            regions=[(2, 3, 4, 0), (6, 7, 8, 0)]))
+    assert "leaves its function" in _rejected(_assemble_custom(
+        main + guarded + guarded, names=("a", "b"), steps=steps, regions=[(2, 3, 4, 0), (6, 7, 10, 0)]))
 
 
 # ------------------------------------------------------------------ the plan's flat tables
 
 def test_plan_tables_are_flat_and_relative():
-    from flowc.backends.vm.assemble import flat_plan
+    from flowc.backends.vm.assemble import flat_plan, plan_rows
 
     steps, regions = [[0, 2, 5, 0], [1, 1, 9, 0]], [[2, 4, 7, 0], [3, 4, 4, 1]]
     plan = flat_plan(steps, 1, [[2, 100, 2.0]], regions)
     assert plan == [[0, 2, 5, 0, 1, 1, 4, 0], 1, [2, 100, 2.0], [2, 2, 3, 0, 1, 1, 0, 1]]
-    assert V.plan_rows(plan) == (steps, 1, [[2, 100, 2.0]], regions)
+    assert plan_rows(plan) == (steps, 1, [[2, 100, 2.0]], regions)
 
 
 @pytest.mark.parametrize("plan,message", [
@@ -354,7 +398,7 @@ def test_plan_tables_are_flat_and_relative():
     ([[], 0, [1, 2], []], "rows of 3"),
     ([[], 0, [], [0, 1, 1]], "rows of 4"),
     ([[], 0, [], [0, 1, 1, None]], "only integers"),
-    ([[0, 0, 2, 0, 0, 0, -1, 0], 0, [], []], "strictly increasing"),
+    ([[0, 0, 1, 0, 0, 0, 0, 0], 0, [], []], "strictly increasing"),
     ([[], 0, [], [0, 2, -1, 0]], "start < end <= handler"),
 ])
 def test_rejects_malformed_plan_tables(plan, message):
@@ -367,22 +411,22 @@ def test_rejects_malformed_plan_tables(plan, message):
 # ------------------------------------------------------------------ the top-level sequence
 
 # main: WALK finish; finish: OBJECT 0; FINISH. Steps 0 and 1 at 5 and 6: each a RET.
-_WALKED = _op("WALK", 2) + _op("OBJECT", 0) + _op("FINISH") + _op("RET") + _op("RET")
+_WALKED = _op("WALK", 1) + _op("OBJECT", 0) + _op("FINISH") + _op("RET") + _op("RET")
 
 
 def test_walk_runs_the_sequence_of_the_step_table():
-    data = _assemble_custom(_WALKED, names=("a", "b"), steps=[(0, 2, 5, 2), (1, 0, 6, 0)])
+    data = _assemble_custom(_WALKED, names=("a", "b"), steps=[(0, 2, 3, 2), (1, 0, 4, 0)])
     program = V.load(data)
     assert (program.first, program.after) == (0, [1, -1])
     assert program.run({}, ScriptedHost({}))["status"] == "success"
 
 
 @pytest.mark.parametrize("steps,message", [
-    ([(0, 2, 5, 2), (1, 0, 6, 1)], "loops"),        # 0 -> 1 -> 0
-    ([(0, 2, 5, 1), (1, 0, 6, 0)], "loops"),        # 0 -> 0
-    ([(0, 2, 5, 0), (1, 2, 6, 0)], "two steps"),    # two first steps
-    ([(0, 2, 5, 3), (1, 0, 6, 0)], "step next"),    # next past the table
-    ([(0, 4, 5, 0), (1, 0, 6, 0)], "step flags"),
+    ([(0, 2, 3, 2), (1, 0, 4, 1)], "loops"),        # 0 -> 1 -> 0
+    ([(0, 2, 3, 1), (1, 0, 4, 0)], "loops"),        # 0 -> 0
+    ([(0, 2, 3, 0), (1, 2, 4, 0)], "two steps"),    # two first steps
+    ([(0, 2, 3, 3), (1, 0, 4, 0)], "step next"),    # next past the table
+    ([(0, 4, 3, 0), (1, 0, 4, 0)], "step flags"),
 ])
 def test_rejects_a_sequence_that_does_not_end(steps, message):
     assert message in _rejected(_assemble_custom(_WALKED, names=("a", "b"), steps=steps))
@@ -390,10 +434,10 @@ def test_rejects_a_sequence_that_does_not_end(steps, message):
 
 def test_walk_belongs_to_the_main_function_and_needs_an_empty_stack():
     # step 0 holds the WALK
-    code = _op("OBJECT", 0) + _op("FINISH") + _op("WALK", 5) + _op("RET")
-    assert "outside the main function" in _rejected(_assemble_custom(code, names=("a",), steps=[(0, 0, 3, 0)]))
-    code = _op("OBJECT", 0) + _op("WALK", 4) + _op("FINISH") + _op("RET")
-    assert "empty stack" in _rejected(_assemble_custom(code, names=("a",), steps=[(0, 2, 5, 0)]))
+    code = _op("OBJECT", 0) + _op("FINISH") + _op("WALK", 1) + _op("RET")
+    assert "outside the main function" in _rejected(_assemble_custom(code, names=("a",), steps=[(0, 0, 2, 0)]))
+    code = _op("OBJECT", 0) + _op("WALK", 2) + _op("FINISH") + _op("RET")
+    assert "empty stack" in _rejected(_assemble_custom(code, names=("a",), steps=[(0, 2, 3, 0)]))
 
 
 PIPE = """

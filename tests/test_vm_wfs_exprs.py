@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from flowc.backends.vm import expr_vm as X
 from flowc.backends.vm import sequential as V
-from flowc.backends.vm.assemble import assemble_body, pack_file
-from flowc.backends.vm.expr_assemble import Tables, assemble_expression
+from flowc.backends.vm.assemble import assemble_body, join_blocks, pack_file, split_blocks
+from flowc.backends.vm.expr_assemble import Tables, assemble_expression, varint
 from flowc.host import ScriptedHost
 from flowc.ir import expr as E
 from flowc.pipeline import driver
@@ -49,7 +49,7 @@ def _programs(workflow):
 
 
 def _exprs(program) -> int:
-    return sum(1 for ins in program.code if ins is not None and ins[0] == V.EXPR)
+    return sum(1 for ins in program.decoded() if ins[0] == V.EXPR)
 
 
 def _case_workflows():
@@ -111,10 +111,32 @@ def _rejected(body) -> str:
     return str(info.value)
 
 
+def _section(keys, decoded) -> list:
+    """Section exprs of decoded blocks (targets are instruction indexes: 1-byte offsets here)."""
+    return [keys, *split_blocks([_encoded(block) for block in decoded])]
+
+
+def _encoded(block) -> bytes:
+    """A decoded block's bytes (section 10): every operand below 128 here."""
+    pcs, pc = [], 0
+    for _k, op, _operands in block:
+        pcs.append(pc)
+        pc += 1 + len(X.OPCODES[op][1]) - (op in X.PACKED_OPS)
+    out = bytearray()
+    for _k, op, operands in block:
+        out.append(op)
+        if op in X.PACKED_OPS:
+            out += varint(operands[1] << X.ACCESS_BITS | operands[0])
+            continue
+        for kind, v in zip(X.OPCODES[op][1], operands, strict=True):
+            out += varint(pcs[v] if kind == "t" else v)
+    return bytes(out)
+
+
 def test_an_expr_without_its_block_is_rejected():
     body = _body()
-    keys, blocks = body[9]
-    body[9] = [keys, blocks[:1]]
+    keys = body[9][0]
+    body[9] = _section(keys, join_blocks(body[9][1:])[:1])
     assert "block" in _rejected(body) and "out of range" in _rejected(body)
     del body[9]
     assert "out of range" in _rejected(body)
@@ -122,18 +144,54 @@ def test_an_expr_without_its_block_is_rejected():
 
 def test_the_blocks_are_verified_with_workflowskills_rules():
     body = _body()
-    keys, blocks = body[9]
+    keys, ops, lengths, shape, forms, names = body[9]
     # a CEL builtin is no builtin of a WorkflowSkill program
-    body[9] = [[*keys[:-1], "cel.size"] if keys else ["cel.size"], blocks]
+    body[9] = [[*keys[:-1], "cel.size"] if keys else ["cel.size"], ops, lengths, shape, forms, names]
     if keys:
         assert "no builtin of this program" in _rejected(body)
-    # a block that does not end in RETURN, one that is not bin, a section of another shape
-    body[9] = [keys, [blocks[0][:-1], *blocks[1:]]]
+    # a form that does not end in RETURN, one that is empty, opcodes not bin, a section of another shape
+    body[9] = [keys, ops, [lengths[0] - 1, lengths[1] + 1, *lengths[2:]], shape, forms, names]
     assert _rejected(body)
-    body[9] = [keys, ["text", *blocks[1:]]]
+    body[9] = [keys, ops, [0, *lengths[1:]], shape, forms, names]
+    assert "empty" in _rejected(body)
+    body[9] = [keys, list(ops), lengths, shape, forms, names]
     assert "msgpack bin" in _rejected(body)
     body[9] = [keys]
-    assert "section exprs must be [keys, blocks]" in _rejected(body)
+    assert "section exprs must be [keys, ops, lengths, shape, forms, names]" in _rejected(body)
+    # a block's form past the forms, a form no block has, names too many or too few
+    body[9] = [keys, ops, lengths, shape, [*forms[:-1], len(lengths)], names]
+    assert "names form" in _rejected(body)
+    body[9] = [keys, ops, lengths, shape, [0 for _ in forms], names]
+    assert "no block has" in _rejected(body)
+    body[9] = [keys, ops, lengths, shape, forms, [*names, 0]]
+    assert "name operands" in _rejected(body)
+    body[9] = [keys, ops, lengths, shape, forms, names[:-1]]
+    assert "name operands" in _rejected(body)
+    # LOAD, FIELD and INDEX carry their access rule in the opcode byte: only wfs (3) here
+    load = ops.index(X.LOAD + 3 * V.ACCESS_STEP)
+    for byte in (X.LOAD, X.LOAD + V.ACCESS_STEP, X.LOAD + 4 * V.ACCESS_STEP, X.RETURN + V.ACCESS_STEP):
+        body[9] = [keys, ops[:load] + bytes([byte]) + ops[load + 1:], lengths, shape, forms, names]
+        assert _rejected(body)
+
+
+def test_blocks_of_one_form_are_kept_and_verified_once(monkeypatch):
+    """Blocks that differ only in their names share their form, checked once;
+    each name is in range."""
+    body = _body()
+    keys = body[9][0]
+    blocks = join_blocks(body[9][1:])
+    twin = [(k, op, [o[0], len(body[2]) - 1] if op in X.PACKED_OPS else o) for k, op, o in blocks[0]]
+    body[9] = _section(keys, [*blocks, twin])
+    assert body[9][4][-1] == body[9][4][0] and len(body[9][2]) < len(blocks) + 1
+    checked = []
+    check = X.verify_decoded
+    monkeypatch.setattr(X, "verify_decoded", lambda *args: checked.append(args[0]) or check(*args))
+    V.load(pack_sequential(body))
+    assert checked == list(range(len(body[9][2])))     # each form once
+    monkeypatch.undo()
+    if any(op in X.PACKED_OPS for _k, op, _o in twin):
+        body[9][5][-1] = len(body[2])
+        assert "name index" in _rejected(body)
 
 
 def test_constant_arrays_and_objects_are_fresh_copies_on_every_evaluation():

@@ -25,19 +25,16 @@ def compile_workflow(workflow: Workflow) -> str:
     workflow always gives the same text. Raises :class:`BackendError` for
     constructs this backend does not implement."""
     from flowc.backends.python.codegen import BackendError, generate
-    from flowc.backends.python.dag_codegen import generate as generate_dataflow
+    from flowc.backends.python.plan_codegen import MODELS as PLAN_MODELS
+    from flowc.backends.python.plan_codegen import generate as generate_from_plan
     from flowc.plan import ExecutionModelError, execution_model
 
     try:
         scheduling = execution_model(workflow)   # the profile's flags, never the dialect
     except ExecutionModelError as exc:
         raise BackendError(str(exc)) from None
-    if scheduling == "dataflow":   # plan + the runtime/dataflow_run.py scheduler
-        return generate_dataflow(workflow)
-    if scheduling == "kernel":   # plan + the runtime/routing_run.py step loop
-        from flowc.backends.python.aevatar_codegen import generate as generate_aevatar
-
-        return generate_aevatar(workflow)
+    if scheduling in PLAN_MODELS:   # the plan + its model's scheduler (kernel routing, dataflow)
+        return generate_from_plan(workflow)
     return generate(workflow)
 
 

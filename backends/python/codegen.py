@@ -3,19 +3,20 @@ part of flowc, none of its dependencies).
 
 The module is the workflow's sequential plan as data (``PLAN``,
 :mod:`flowc.plan.sequential`), a table of its step functions (``STEPS``)
-and structured code, one function per step and per branch arm: a
-conditional is an ``if``/``else`` over its arm functions, ``each`` is a
-``for`` loop, filter and map are comprehensions, and the workflow outputs
-are ``_end``. The top-level order is no code: the scheduler of
+and structured code, one function per step: a conditional evaluates its
+condition and names the arm it chose, ``each`` is a ``for`` loop, filter
+and map are comprehensions, and the workflow outputs are ``_end``. The
+order of the steps is no code: the scheduler of
 :mod:`flowc.runtime.sequence_run` (imported as ``_rt``) walks the plan's
-``sequence`` edges at run time. Semantics that differ from Python's are
+``sequence`` edges at run time, and runs a chosen arm by its ``branch``
+edges. Semantics that differ from Python's are
 calls into ``_rt`` too: expressions via :mod:`flowc.backends.python.expr`,
 and the run orchestration (host calls with retries, records, outputs).
 
 The steps that call the host or sleep are generators, tasks of the
 sans-I/O kernel (flowc.runtime.kernel): ``yield from ctx.call(...)`` yields
-the request and receives the driver's answer; the scheduler and the branch
-arms ``yield from`` them (``STEPS`` says which steps are generators).
+the request and receives the driver's answer; the scheduler ``yield from``s
+them (``STEPS`` says which steps are generators).
 Transforms and exits stay plain functions, so their loops run as plain
 Python. ``run``, ``run_async`` and ``run_virtual`` bind
 the run to the sync, asyncio and virtual-time drivers (docs/runtime.md).
@@ -647,7 +648,6 @@ class _Generator:
         self.nodes: dict[str, Node] = {}
         self.out: list[str] = []
         self.fn_names: dict[str, str] = {}
-        self.arm_names: dict[tuple[str, str], str] = {}
         self.arms: dict[str, dict[str, list[str]]] = {}
         self.plan: dict = {}  # the sequential plan (_check): the module holds it, the arms come from it
         self.effects: set[str] = set()  # steps whose function is a generator (see _find_effects)
@@ -672,47 +672,16 @@ class _Generator:
         except PlanError as exc:
             raise BackendError(str(exc)) from None
         self.arms = plan_arms(self.plan)
-        for index, node in enumerate(wf.nodes):
-            if node.op == "branch":
-                for label in ("then", "else"):
-                    self.arm_names[(node.id, label)] = _ident("_arm", index, node.id, label)
         self._check_acyclic()
-        self._find_effects()
-
-    def _find_effects(self) -> None:
-        """The steps whose function is a generator (a kernel task): those
-        that call the host or sleep, and the conditionals whose arms hold
-        one. The others (transforms, exits) stay plain functions, so their
-        loops run as plain Python."""
-        def arm_steps(node_id: str) -> list[str]:
-            arms = self.arms.get(node_id, {})
-            return [*arms.get("then", []), *arms.get("else", [])]
-
-        # each step once, its arms' steps before it (the arms are acyclic:
-        # _check_acyclic), without recursion: conditionals may nest deeply
-        known: dict[str, bool] = {}
-        for start in self.nodes:
-            stack = [(start, False)]
-            while stack:
-                node_id, expanded = stack.pop()
-                if node_id in known:
-                    continue
-                if not expanded:
-                    stack.append((node_id, True))
-                    stack.extend((t, False) for t in arm_steps(node_id) if t not in known)
-                    continue
-                node = self.nodes[node_id]
-                known[node_id] = (node.op == "call" or (node.iteration is not None and node.iteration.delay_ms > 0)
-                                  or any(known[t] for t in arm_steps(node_id)))
-        self.effects = {node_id for node_id, effects in known.items() if effects and self.nodes[node_id].op != "end"}
-
-    def _invoke(self, node_id: str) -> str:
-        """The expression that runs step ``node_id`` (``yield from`` a generator)."""
-        call = f"{self.fn_names[node_id]}(ctx)"
-        return f"(yield from {call})" if node_id in self.effects else call
+        # The steps whose function is a generator (a kernel task): those that
+        # call the host or sleep. The others (transforms, exits, conditionals:
+        # the scheduler runs a conditional's arm) stay plain functions, so
+        # their loops run as plain Python.
+        self.effects = {node.id for node in wf.nodes
+                        if node.op == "call" or (node.iteration is not None and node.iteration.delay_ms > 0)}
 
     def _check_acyclic(self) -> None:
-        """Branch arms call step functions; a cycle would recurse forever."""
+        """A step in its own arm would run its arm forever."""
         state: dict[str, int] = {}
 
         def visit(node_id: str) -> None:
@@ -1061,36 +1030,8 @@ class _Generator:
         fn.emit(2, f"test = {self._test(fn, condition, truthiness, node)}")
         fn.emit(1, f"except {RT}.STEP_ERRORS as exc:")
         fn.emit(2, self._fail(node, "exc"))
-        fn.emit(1, f"ctx.branch({sid})")
-        arms = self.arms[node.id]
-        for keyword, label in (("if test:", "then"), ("else:", "else")):
-            fn.emit(1, keyword)
-            targets = arms[label]
-            if targets:
-                arm = f"{self.arm_names[(node.id, label)]}(ctx)"
-                effects = any(t in self.effects for t in targets)
-                fn.emit(2, f"signal = yield from {arm}" if effects else f"signal = {arm}")
-                fn.emit(2, f"ctx.branch_output({sid}, {_const(targets[-1])})")
-            else:
-                fn.emit(2, f"signal = {RT}.NEXT")
-                fn.emit(2, f"ctx.branch_output({sid}, None)")
-        fn.emit(1, "return signal")
-
-    def _arm(self, node: Node, label: str) -> None:
-        targets = self.arms[node.id][label]
-        if not targets:
-            return
-        self.out.append("")
-        self.out.append("")
-        self.out.append(pysource.comment(f"the {label} arm of step {node.id}: "
-                                         f"{len(targets)} step{'s' if len(targets) != 1 else ''} in order", 200))
-        self.out.append(f"def {self.arm_names[(node.id, label)]}(ctx):")
-        for target in targets[:-1]:
-            call = f"{self.fn_names[target]}(ctx)"
-            self.out.append(f"    signal = yield from {call}" if target in self.effects else f"    signal = {call}")
-            self.out.append("    if signal:")
-            self.out.append("        return signal")
-        self.out.append(f"    return {self._invoke(targets[-1])}")
+        # the scheduler runs the chosen arm: the plan's branch edges so labelled
+        fn.emit(1, f"return ctx.branch({sid}, {_const('then')} if test else {_const('else')})")
 
     # ------------------------------------------------------------- the module
     def _plan(self) -> None:
@@ -1162,9 +1103,6 @@ class _Generator:
             if node.op == "end":
                 continue
             self._step(node)
-            if node.op == "branch":
-                self._arm(node, "then")
-                self._arm(node, "else")
         self._steps()
         self._end()
         self._entry_points()

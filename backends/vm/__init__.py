@@ -35,14 +35,11 @@ def compile_workflow(workflow: Workflow, strip: bool = False) -> bytes:
         scheduling = execution_model(workflow)   # the profile's flags, never the dialect
     except ExecutionModelError as exc:
         raise AssembleError(str(exc)) from None
-    if scheduling == "dataflow":   # a dataflow program (backends/vm/dataflow.py)
-        from flowc.backends.vm.dataflow_assemble import assemble_dataflow
+    from flowc.backends.vm.plan_assemble import MODELS as PLAN_MODELS
+    from flowc.backends.vm.plan_assemble import assemble_plan
 
-        return assemble_dataflow(workflow)
-    if scheduling == "kernel":   # the plan + the routing_run kernel (aevatar_vm.py)
-        from flowc.backends.vm.aevatar_assemble import assemble_aevatar
-
-        return assemble_aevatar(workflow)
+    if scheduling in PLAN_MODELS:   # the plan + its model's scheduler (kernel routing, dataflow: plan_vm.py)
+        return assemble_plan(workflow)
     return assemble(workflow, strip=strip)
 
 

@@ -19,8 +19,10 @@ import os
 from typing import Any
 
 import msgpack
+from flowc.backends.vm import expr_vm as X
 from flowc.backends.vm import format as F
-from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression, varint
+from flowc.backends.vm import sequential as S
+from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression
 from flowc.ir import expr as E
 from flowc.ir.span import Span
 from flowc.ir.workflow import Node, Workflow
@@ -55,12 +57,6 @@ class Label:
 
     def __repr__(self) -> str:
         return f"Label({self.name}@{self.offset})"
-
-
-def _varint(v: int) -> bytes:
-    if v < 0:
-        raise AssembleError(f"negative operand {v}")
-    return varint(v)
 
 
 def _const_key(value: Any) -> bytes:
@@ -562,57 +558,47 @@ class Assembler:
             self.emit("RET")
 
     # ------------------------------------------------------------ encoding
-    def encode(self, nodes: list[Node]) -> bytes:
-        items = []
-        starts = []
+    @staticmethod
+    def _operand(kind: str, v: Any, fi: int, fn_start: int) -> int:
+        """An operand as the code holds it: a target counted from its
+        function's start, a step in step i's function (function i + 1) from step i."""
+        if kind == "target":
+            v = v.offset - fn_start
+        elif kind == "step" and fi > 0:
+            v -= fi - 1
+        if v < 0:
+            raise AssembleError(f"negative {kind} operand {v}")
+        return v
+
+    def encode(self, nodes: list[Node]) -> list:
+        # Offsets count instructions: a label is the index of the instruction after it.
+        fn_offsets = []
+        index = 0
         for fn in self.functions:
-            starts.append(len(items))
-            items.extend(fn.items)
-        # Lay out until stable: operand sizes depend on offsets, which only grow.
-        sizes: dict[int, int] = {}
-        while True:
-            offset = 0
-            fn_offsets = []
-            fi = 0
-            positions = []
-            for i, item in enumerate(items):
-                while fi < len(starts) and starts[fi] == i:
-                    fn_offsets.append(offset)
-                    fi += 1
+            fn_offsets.append(index)
+            for item in fn.items:
                 if item[0] == "label":
-                    item[1].offset = offset
-                    positions.append(offset)
-                    continue
-                positions.append(offset)
-                offset += sizes.get(i, 1 + len(item[2]))
-            code = bytearray()
-            changed = False
-            srcmap: list[int] = []
-            last_off = 0
-            last_pos = None
-            for i, item in enumerate(items):
+                    item[1].offset = index
+                else:
+                    index += 1
+        instructions: list[tuple[int, list[int]]] = []
+        srcmap: list[int] = []
+        last_off = 0
+        last_pos = None
+        for fi, fn in enumerate(self.functions):
+            for item in fn.items:
                 if item[0] == "label":
                     continue
                 _, opname, operands, span = item
                 spec = F.BY_NAME[opname]
-                enc = bytearray([spec.code])
-                for kind, v in zip(spec.operands, operands):
-                    if kind == "target":
-                        v = v.offset
-                    enc += _varint(v)
-                here = len(code)
-                if here != positions[i]:
-                    changed = True
-                if sizes.get(i, 1 + len(operands)) != len(enc):
-                    sizes[i] = len(enc)
-                    changed = True
+                here = len(instructions)
+                instructions.append((spec.code, [self._operand(kind, v, fi, fn_offsets[fi])
+                                                 for kind, v in zip(spec.operands, operands)]))
                 if span is not None and span.known and (span.line, span.col) != last_pos:
                     srcmap.extend((here - last_off, span.line, span.col))
                     last_off = here
                     last_pos = (span.line, span.col)
-                code += enc
-            if not changed:
-                break
+        code = F.split_code(instructions)
         # the plan's sequence: the first top-level step flagged, each one's next (index + 1; 0: none)
         after = {a: self.step_index[b] + 1 for a, b in zip(self.chain, self.chain[1:])}
         steps = []
@@ -622,14 +608,16 @@ class Assembler:
             if self.chain and node.id == self.chain[0]:
                 flags |= F.STEP_ENTRY
             steps.append([self.name(node.id), flags, fn_offsets[idx + 1], after.get(node.id, 0)])
-        regions = sorted([[s.offset, e.offset, h.offset, d] for s, e, h, d in self.regions])
+        # by start; of two with the same start, the one around the other first (docs/bytecode.md section 1)
+        regions = sorted([[s.offset, e.offset, h.offset, d] for s, e, h, d in self.regions],
+                         key=lambda r: (r[0], -r[1], r[2], r[3]))
         # The base name only: no machine path in the artifact, and the same
         # bytes however the path was spelled (docs/bytecode.md).
         file = os.path.basename(self.wf.span.file) if self.wf.span.file else ""
         body = [self.wf.name, self.consts, self.names, steps, self.retries, regions,
-                self.finish_label.offset, bytes(code), [file, srcmap]]
+                self.finish_label.offset, code, [file, srcmap]]
         if self.exprs.blocks:
-            body.append([self.exprs.keys, self.exprs.blocks])
+            body.append([self.exprs.keys, *split_blocks(self.exprs.blocks)])
         return body
 
 
@@ -735,6 +723,84 @@ def flat_plan(steps: list, finish: Any, retries: list, regions: list) -> list:
         flat_regions += [start - last, end - start, handler - end, depth]
         last = start
     return [flat_steps, finish, [v for row in retries for v in row], flat_regions]
+
+
+def split_blocks(blocks: list[bytes]) -> list:
+    """Blocks as a sequential program's section exprs holds them (docs/bytecode.md
+    section 1): ``[ops, lengths, shape, forms, names]``. A block's *form* is
+    its opcodes (LOAD, FIELD and INDEX with their access rule,
+    S.ACCESS_STEP) and its operands but names (targets as instruction
+    indexes); the distinct forms in order of first use are ``ops`` (their
+    opcodes back to back), ``lengths`` (their instruction counts) and
+    ``shape`` (their operands); ``forms`` gives each block's form and
+    ``names`` the blocks' name operands of LOAD and FIELD."""
+    ops = bytearray()
+    lengths: list[int] = []
+    shape: list[int] = []
+    forms: list[int] = []
+    names: list[int] = []
+    index_of: dict[tuple, int] = {}
+    for code in blocks:
+        ins = X.decode(code)
+        at = {pc: i for i, (pc, _op, _operands) in enumerate(ins)}
+        form_ops = bytearray()
+        form_shape: list[int] = []
+        for _pc, op, operands in ins:
+            kinds = X.OPCODES[op][1]
+            form_ops.append(op + S.ACCESS_STEP * operands[0] if kinds[:1] == "a" else op)
+            for kind, v in zip(kinds, operands, strict=True):
+                if kind == "n":
+                    names.append(v)
+                elif kind != "a":
+                    form_shape.append(at[v] if kind == "t" else v)
+        key = (bytes(form_ops), tuple(form_shape))
+        if key not in index_of:
+            index_of[key] = len(lengths)
+            ops += form_ops
+            lengths.append(len(ins))
+            shape += form_shape
+        forms.append(index_of[key])
+    return [bytes(ops), lengths, shape, forms, names]
+
+
+def join_blocks(streams: list) -> list[list[tuple[int, int, list[int]]]]:
+    """The blocks of :func:`split_blocks`' streams, decoded: per block
+    ``[(index, opcode, operands)]`` (targets are instruction indexes)."""
+    ops, lengths, shape, forms, names = streams
+    decoded = []
+    e0 = s0 = 0
+    for length in lengths:
+        form = S.StreamBlocks.form_of(ops[e0:e0 + length], shape[s0:])
+        decoded.append(form)
+        s0 += sum(1 for _k, op, _o in form for kind in X.OPCODES[op][1] if kind not in "an")
+        e0 += length
+    out = []
+    n0 = 0
+    for k in forms:
+        out.append(S.StreamBlocks.with_names(decoded[k], names, n0))
+        n0 += sum(1 for _k, op, _o in decoded[k] if op in X.PACKED_OPS)
+    return out
+
+
+def plan_rows(plan: list) -> tuple[list, Any, list, list]:
+    """The inverse of :func:`flat_plan` for a verified program's section
+    plan: ``(steps, finish, retries, regions)`` as rows with absolute
+    offsets, steps ``[id, flags, entry, next]``, retries ``[max, delay_ms,
+    backoff]``, regions ``[start, end, handler, depth]``."""
+    flat_steps, finish, flat_retries, flat_regions = plan
+    steps = [flat_steps[i:i + 4] for i in range(0, len(flat_steps), 4)]
+    entry = 0
+    for row in steps:       # entry deltas, each from the previous entry
+        entry += row[2]
+        row[2] = entry
+    regions = [flat_regions[i:i + 4] for i in range(0, len(flat_regions), 4)]
+    start = 0
+    for row in regions:     # start from the previous start; end from start; handler from end
+        start += row[0]
+        row[0] = start
+        row[1] += start
+        row[2] += row[1]
+    return steps, finish, [flat_retries[i:i + 3] for i in range(0, len(flat_retries), 3)], regions
 
 
 def assemble_body(workflow: Workflow, shared_expressions: bool = True) -> list:

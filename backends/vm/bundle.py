@@ -1,7 +1,6 @@
 """One file a device needs to load, verify and run flowc programs.
 
-``build_bundle()`` starts at the device entry (:mod:`flowc.backends.vm.device`,
-or one dialect's loader),
+``build_bundle()`` starts at the device entry (:mod:`flowc.backends.vm.device`),
 follows the module-level imports of flowc modules to their closure, checks
 that every module of it is device-safe (MicroPython: no typing, no attrs,
 no third-party import without a fallback) and writes the modules into one
@@ -12,11 +11,18 @@ source file, dependencies first:
   module alias's attributes (``_c.to_json``) and imported names become the
   flat names they stand for;
 - a top-level name bound by two modules is renamed in every module but the
-  entry (``load`` of dataflow.py becomes ``load_dataflow``), as is a name
+  entry (``Program`` of plan_vm.py becomes ``Program_plan_vm``), as is a name
   one module binds and another uses as a builtin; only identical plain
   imports (``import math``) are shared;
-- a top-level definition no code reaches (from the statements that must
-  run at import, the entry's public names and :data:`EXPORTS`) is dropped;
+- a bundle of some scheduling models only (``models``: the one model of a
+  dialect, ``flowc bundle --dialect``) keeps only their rows of the tables
+  a module keys by model (those its ``BY_MODEL`` names);
+- a top-level definition no code reaches is dropped: what the entry's
+  ``load`` and ``__all__``, the host API (:data:`HOST_API`) and the
+  statements that must run at import read, transitively across the
+  modules, is kept; the flowc imports no kept code reads go, and the
+  modules nothing needs then (a bundle of one model holds no other
+  model's schedulers, expression builtins or VM);
 - names get short where no code can tell: top-level names no host reads
   (not classes), locals, a method's ``self`` and the parameters of private
   functions no call passes by keyword (``minify=False`` keeps them);
@@ -24,7 +30,9 @@ source file, dependencies first:
   syntax tree), a block is indented by one space, a space is left only
   between two words and simple statements share lines;
 - an import of a flowc module inside a function (a CPython convenience:
-  the asyncio driver, the command line) becomes ``raise ImportError``.
+  the asyncio driver, the command line) becomes ``raise ImportError``, and
+  what follows it in that function goes where nothing else needs it (it
+  never runs).
 
 The same tree always gives the same bytes (on one Python version: the text
 is ``ast.unparse``'s). See docs/embedding.md.
@@ -34,6 +42,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import io
 import itertools
 import keyword
@@ -46,17 +55,20 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["DEVICE_STDLIB", "DIALECT_ENTRIES", "ENTRY", "EXPORTS", "Bundle", "BundleError", "build_bundle",
-           "closure", "write_bundle"]
+__all__ = ["DEVICE_STDLIB", "ENTRY", "HOST_API", "OWN_ENTRIES", "Bundle", "BundleError", "build_bundle", "closure",
+           "entry_of", "models_of", "write_bundle"]
 
 ENTRY = "flowc.backends.vm.device"
-# A device that runs one dialect only needs that loader's closure (smaller:
-# the WorkflowSkill VM alone is one module); the API is the same.
-DIALECT_ENTRIES = {"workflowskill": "flowc.backends.vm.sequential", "aevatar": "flowc.backends.vm.aevatar_vm",
-                   "instruction": "flowc.backends.vm.dataflow"}
-# What a host may use besides the entry module's public names (docs/embedding.md):
-# kept whenever a module of the closure defines them.
-EXPORTS = ("load", "VMError", "VerifyError", "unpackb", "copy_json", "to_json", "to_json_text", "json_dumps")
+# A model whose VM module loads its programs by itself (its load refuses
+# the other models'): a bundle of that model alone starts there, without
+# the device entry's dispatch by model.
+OWN_ENTRIES = {"sequential": "flowc.backends.vm.sequential"}
+# The name of a module's tuple that names its tables keyed by scheduling
+# model: a bundle of some models keeps only their rows.
+BY_MODEL = "BY_MODEL"
+# What a host may use besides the entry's load and __all__ (docs/embedding.md):
+# kept wherever a module of the bundle defines them, and never renamed.
+HOST_API = ("VMError", "VerifyError", "unpackb", "copy_json", "to_json", "to_json_text", "json_dumps")
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 # Standard modules a MicroPython build provides (a module may import others
 # only under a try with an ImportError fallback).
@@ -81,6 +93,7 @@ class Module:
     imported: dict[str, tuple[str, str]] = field(default_factory=dict)   # local name -> (module, name)
     bindings: dict[str, str] = field(default_factory=dict)   # top-level name -> how it is bound
     free: set[str] = field(default_factory=set)              # names it reads as builtins
+    dropped: list[str] = field(default_factory=list)         # top-level names no code reaches, in source order
 
     @property
     def short(self) -> str:
@@ -155,12 +168,86 @@ def _handles_import_error(node: ast.Try) -> bool:
     return False
 
 
-def _read(name: str) -> Module:
+def _read(name: str, models: tuple[str, ...] | None = None) -> Module:
     path = _module_path(name)
-    source = path.read_text(encoding="utf-8")
-    mod = Module(name, path, ast.parse(source, str(path)))
+    mod = Module(name, path, _parse(path, models))
     _scan_imports(mod, mod.tree.body, guarded=False)
     return mod
+
+
+def _parse(path: Path, models: tuple[str, ...] | None) -> ast.Module:
+    """The module's syntax tree; with ``models``, its tables keyed by model
+    keep only their rows (see :func:`_keep_models`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    if models is not None:
+        _keep_models(tree, models)
+    return tree
+
+
+def _by_model_tables(tree: ast.Module) -> set[str]:
+    """The names ``BY_MODEL`` lists: the module's tables keyed by model."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and [getattr(t, "id", None) for t in stmt.targets] == [BY_MODEL]:
+            if not isinstance(stmt.value, ast.Tuple) or not all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in stmt.value.elts):
+                raise BundleError(f"line {stmt.lineno}: {BY_MODEL} must be a tuple of table names")
+            return {e.value for e in stmt.value.elts}   # type: ignore[attr-defined]
+    return set()
+
+
+def _keep_models(tree: ast.Module, models: tuple[str, ...]) -> None:
+    """Drop the rows of other models from the tables ``BY_MODEL`` names
+    (module-level dicts whose keys are string constants), then the flowc
+    imports no code of the module uses any more."""
+    tables = _by_model_tables(tree)
+    found = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+                getattr(stmt.targets[0], "id", None) in tables:
+            table = stmt.value
+            if not isinstance(table, ast.Dict) or not all(
+                    isinstance(k, ast.Constant) and isinstance(k.value, str) for k in table.keys):
+                raise BundleError(f"line {stmt.lineno}: a table keyed by model must be a dict of string keys")
+            rows = [(k, v) for k, v in zip(table.keys, table.values) if k.value in models]  # type: ignore[union-attr]
+            table.keys, table.values = [k for k, _ in rows], [v for _, v in rows]
+            found.add(stmt.targets[0].id)   # type: ignore[attr-defined]
+    if found != tables:
+        raise BundleError(f"{BY_MODEL} names tables that are not there: {', '.join(sorted(tables - found))}")
+    if tables:
+        _drop_unused_imports(tree)
+
+
+def _exported(tree: ast.Module) -> set[str] | None:
+    """The names of the module's ``__all__``; None without one."""
+    for stmt in tree.body:
+        if _is_dunder_all(stmt) and isinstance(stmt.value, (ast.List, ast.Tuple)):   # type: ignore[attr-defined]
+            return {e.value for e in stmt.value.elts if isinstance(e, ast.Constant)}   # type: ignore[attr-defined]
+    return None
+
+
+def _drop_unused_imports(tree: ast.Module, reexported: set[str] | frozenset[str] = frozenset()) -> None:
+    """Drop the names of the module's flowc import blocks that no code reads
+    (and no other module reads through it: ``reexported``)."""
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | reexported
+    body = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Try) and any(_flowc_imports(s) for s in stmt.body):
+            stmt.body = _used_imports(stmt.body, used)
+            stmt.handlers[0].body = _used_imports(stmt.handlers[0].body, used)
+            if not stmt.body:
+                continue
+        body.append(stmt)
+    tree.body = body
+
+
+def _used_imports(stmts: list[ast.stmt], used: set[str]) -> list[ast.stmt]:
+    out = []
+    for stmt in stmts:
+        stmt.names = [a for a in stmt.names  # type: ignore[attr-defined]
+                      if (a.asname or a.name.split(".")[0]) in used]
+        if stmt.names:   # type: ignore[attr-defined]
+            out.append(stmt)
+    return out
 
 
 def _scan_imports(mod: Module, body: list[ast.stmt], guarded: bool) -> None:
@@ -221,8 +308,16 @@ def _check_device_import(mod: Module, stmt: ast.Import | ast.ImportFrom) -> None
                               "(MicroPython has no such module; import it under try/except ImportError)")
 
 
-def closure(entry: str = ENTRY) -> list[Module]:
-    """The modules the entry needs, dependencies first (the entry last)."""
+def closure(entry: str = ENTRY, models: tuple[str, ...] | None = None) -> list[Module]:
+    """The modules the entry needs, dependencies first (the entry last),
+    each with only the top-level definitions some code reaches
+    (:func:`_live_closure`); for ``models`` only, when given, with only
+    their rows of the tables keyed by model."""
+    return _live_closure(_import_closure(entry, models), entry)
+
+
+def _import_closure(entry: str, models: tuple[str, ...] | None) -> list[Module]:
+    """The modules the entry imports, transitively, dependencies first."""
     modules: dict[str, Module] = {}
     order: list[str] = []
     state: dict[str, str] = {}
@@ -233,7 +328,7 @@ def closure(entry: str = ENTRY) -> list[Module]:
         if state.get(name) == "open":
             raise BundleError("import cycle: " + " -> ".join([*chain, name]))
         state[name] = "open"
-        mod = modules[name] = _read(name)
+        mod = modules[name] = _read(name, models)
         for dep in mod.deps:
             visit(dep, [*chain, name])
         state[name] = "done"
@@ -241,6 +336,198 @@ def closure(entry: str = ENTRY) -> list[Module]:
 
     visit(entry, [])
     return [modules[n] for n in order]
+
+
+# ------------------------------------------------------------------ what a bundle keeps
+
+# Builtins whose call at import only builds a value (no side effect a later
+# statement could depend on).
+_PURE_CALLS = frozenset({"float", "int", "str", "bytes", "bytearray", "tuple", "list", "dict", "set", "frozenset",
+                         "type", "object", "range", "len", "chr", "ord"})
+
+
+def _is_pure(node: ast.AST, factories: frozenset[str] = frozenset()) -> bool:
+    """Whether evaluating ``node`` at import only computes a value: dropping
+    its statement, when no code reads the name it binds, changes nothing.
+    A call of one of ``factories`` (see :func:`_factories`) computes one."""
+    def pure(sub: ast.AST) -> bool:
+        return _is_pure(sub, factories)
+
+    if isinstance(node, (ast.Constant, ast.Name, ast.Lambda)):
+        return True
+    if isinstance(node, ast.Attribute):
+        return pure(node.value)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(pure(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is None or pure(k) for k in node.keys) and all(pure(v) for v in node.values)
+    if isinstance(node, ast.BinOp):
+        return pure(node.left) and pure(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return pure(node.operand)
+    if isinstance(node, (ast.BoolOp, ast.Compare)):
+        return all(pure(e) for e in ast.iter_child_nodes(node) if isinstance(e, ast.expr))
+    if isinstance(node, ast.IfExp):
+        return pure(node.test) and pure(node.body) and pure(node.orelse)
+    if isinstance(node, ast.Subscript):
+        return pure(node.value) and pure(node.slice)
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Name) and (node.func.id in _PURE_CALLS or node.func.id in factories) \
+            and not node.keywords and all(pure(a) for a in node.args)
+    return False
+
+
+def _factories(tree: ast.Module) -> frozenset[str]:
+    """The module's top-level functions whose call only makes a value: a
+    body (its docstring aside) of undecorated functions with plain
+    defaults and a ``return`` of a plain value (``_text_field("id")``
+    returns a closure). A name the module binds twice is none."""
+    counts: dict[str, int] = {}
+    for stmt in tree.body:
+        for name in _Binder().scan([stmt]).local:
+            counts[name] = counts.get(name, 0) + 1
+    out = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef) and not stmt.decorator_list and counts.get(stmt.name) == 1:
+            body = stmt.body[1:] if ast.get_docstring(stmt) is not None else stmt.body
+            *defs, last = body or [ast.Pass()]
+            if isinstance(last, ast.Return) and (last.value is None or _is_pure(last.value)) and all(
+                    isinstance(d, ast.FunctionDef) and not d.decorator_list
+                    and all(_is_pure(v) for v in [*d.args.defaults, *d.args.kw_defaults] if v is not None)
+                    for d in defs):
+                out.add(stmt.name)
+    return frozenset(out)
+
+
+def _definition(stmt: ast.stmt, factories: frozenset[str] = frozenset()) -> set[str] | None:
+    """The names a top-level statement binds when binding them is all it
+    does (a def, a class, an assignment of a pure value); None for a
+    statement that must run (a call, an if, a try, an import ...)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and not stmt.decorator_list:
+        return {stmt.name}
+    if isinstance(stmt, ast.ClassDef) and not stmt.decorator_list and not stmt.keywords \
+            and all(_is_pure(b) for b in stmt.bases):
+        return {stmt.name}
+    if isinstance(stmt, ast.Assign) and _is_pure(stmt.value, factories) and not _is_dunder_all(stmt):   # __all__ goes anyway
+        names = [t for t in stmt.targets if isinstance(t, ast.Name)]
+        if len(names) == len(stmt.targets):
+            return {t.id for t in names}
+    return None
+
+
+def _entry_names(tree: ast.Module) -> list[str]:
+    """The names a host reads from the entry module: its ``load`` and the
+    names of its ``__all__`` (besides :data:`HOST_API`, wherever defined)."""
+    return ["load", *sorted(_exported(tree) or ())]
+
+
+class _Liveness:
+    """Which top-level definitions of which modules the entry needs: from
+    the entry's load and ``__all__``, the host API and the statements that
+    must run in every module reached, the definitions their code mentions,
+    transitively, across the modules (a read of an imported name or of a
+    module alias's attribute is a read of the module that defines it). A
+    module is reached when kept code reads one of its names: its
+    statements that must run are kept then, not before. Any name a kept
+    statement mentions keeps every definition that binds it."""
+
+    def __init__(self, modules: list[Module]) -> None:
+        self.modules = {m.name: m for m in modules}
+        self.defs: dict[str, dict[str, list[ast.stmt]]] = {}
+        self.factories = {m.name: _factories(m.tree) for m in modules}
+        for m in modules:
+            table: dict[str, list[ast.stmt]] = {}
+            for stmt in m.tree.body:
+                for name in sorted(_definition(stmt, self.factories[m.name]) or ()):
+                    table.setdefault(name, []).append(stmt)
+            self.defs[m.name] = table
+        self.reached: list[str] = []
+        self.reexported: dict[str, set[str]] = {}   # module -> the imported names others read through it
+        self.live: set[int] = set()
+        self.work: list[tuple[Module, ast.stmt]] = []
+
+    def run(self, entry: str) -> None:
+        self.reach(entry)
+        for name in _entry_names(self.modules[entry].tree):
+            self.use(entry, name)
+        while self.work:
+            mod, stmt = self.work.pop()
+            for target, name in self.references(mod, stmt):
+                self.use(target, name)
+
+    def reach(self, name: str) -> None:
+        if name in self.reached:
+            return
+        self.reached.append(name)
+        mod = self.modules[name]
+        for stmt in mod.tree.body:
+            if _definition(stmt, self.factories[name]) is None:
+                self.mark(mod, stmt)
+        for api in HOST_API:
+            self.use(name, api)
+
+    def use(self, module: str, name: str) -> None:
+        """Top-level ``name`` of ``module`` is read by live code."""
+        self.reach(module)
+        for stmt in self.defs[module].get(name, ()):
+            self.mark(self.modules[module], stmt)
+
+    def mark(self, mod: Module, stmt: ast.stmt) -> None:
+        if id(stmt) not in self.live:
+            self.live.add(id(stmt))
+            self.work.append((mod, stmt))
+
+    def resolve(self, module: str, name: str) -> tuple[str, str]:
+        """The module that defines ``name`` as ``module`` sees it (following
+        re-exports: a module a name passes through is reached and keeps
+        that import)."""
+        seen = set()
+        while name not in self.defs[module] and name in self.modules[module].imported and (module, name) not in seen:
+            seen.add((module, name))
+            self.reach(module)
+            self.reexported.setdefault(module, set()).add(name)
+            module, name = self.modules[module].imported[name]
+        return module, name
+
+    def references(self, mod: Module, stmt: ast.stmt):
+        """(module, name) of every top-level name ``stmt`` may read."""
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in mod.aliases:
+                yield self.resolve(mod.aliases[node.value.id], node.attr)
+            elif isinstance(node, ast.Name):
+                if node.id in mod.imported:
+                    yield self.resolve(*mod.imported[node.id])
+                elif node.id in self.defs[mod.name]:
+                    yield mod.name, node.id
+
+
+def _live_closure(modules: list[Module], entry: str) -> list[Module]:
+    """The closure with only the definitions the entry needs (see
+    :class:`_Liveness`; each module's ``dropped`` names the others), the
+    flowc imports no kept code reads, and the modules still imported then."""
+    liveness = _Liveness(modules)
+    liveness.run(entry)
+    kept = []
+    for mod in modules:
+        if mod.name not in liveness.reached:
+            continue
+        body = []
+        for stmt in mod.tree.body:
+            binds = _definition(stmt, liveness.factories[mod.name])
+            if binds is None or id(stmt) in liveness.live:
+                body.append(stmt)
+            else:
+                mod.dropped.extend(sorted(binds))
+        mod.tree.body = body
+        _drop_unused_imports(mod.tree, liveness.reexported.get(mod.name, set()))
+        mod.deps, mod.aliases, mod.imported = [], {}, {}
+        _scan_imports(mod, mod.tree.body, guarded=False)
+        kept.append(mod)
+    needed = {entry}
+    for mod in reversed(kept):   # dependencies come first: walk from the entry back
+        if mod.name in needed:
+            needed.update(mod.deps)
+    return [m for m in kept if m.name in needed]
 
 
 # ------------------------------------------------------------------ scopes
@@ -453,7 +740,7 @@ class _Rewriter(ast.NodeTransformer):
         if self.scope.kind == "module":
             node.name = self.resolve(node.name) or node.name
         saved = self._enter("function", node.body, _args_of(node.args))
-        node.body = self._visit_body(node.body)
+        node.body = self._visit_body(node.body, function=True)
         self.scope = saved
         return node
 
@@ -502,13 +789,15 @@ class _Rewriter(ast.NodeTransformer):
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
-    def _visit_body(self, body: list[ast.stmt]) -> list[ast.stmt]:
+    def _visit_body(self, body: list[ast.stmt], function: bool = False) -> list[ast.stmt]:
         out: list[ast.stmt] = []
-        for stmt in body:
+        for i, stmt in enumerate(body):
             new = self.visit(stmt)
             if new is None:
                 continue
             out.extend(new if isinstance(new, list) else [new])
+            if function and new is not stmt and isinstance(new, ast.Raise) and _droppable(body[i + 1:], out):
+                break   # an import the bundle has not, now a raise: what follows it never runs
         return out or [ast.Pass()]
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
@@ -520,6 +809,16 @@ class _Rewriter(ast.NodeTransformer):
             elif isinstance(value, ast.AST):
                 setattr(node, name, self.visit(value))
         return node
+
+
+def _droppable(rest: list[ast.stmt], kept: list[ast.stmt]) -> bool:
+    """Whether the statements of a function body after a raise can go:
+    none makes the function a generator or declares a name global, and no
+    name they bind (a local of the function) is read by the kept code."""
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)) for s in rest for n in ast.walk(s)):
+        return False
+    read = {n.id for s in kept for n in ast.walk(s) if isinstance(n, ast.Name)}
+    return not _Binder().scan(rest).local & read
 
 
 def _is_dunder_all(stmt: ast.stmt) -> bool:
@@ -621,107 +920,6 @@ def _rename_builtin_shadows(modules: list[Module], flat: dict[tuple[str, str], s
             flat[key] = _unique(flat[key] + "_" + key[0].rsplit(".", 1)[-1], taken)
             changed = True
     return changed
-
-
-# ------------------------------------------------------------------ shaking
-
-# Builtins whose call at import only builds a value (no side effect a later
-# statement could depend on).
-_PURE_CALLS = frozenset({"float", "int", "str", "bytes", "bytearray", "tuple", "list", "dict", "set", "frozenset",
-                         "type", "object", "range", "len", "chr", "ord"})
-
-
-def _is_pure(node: ast.AST) -> bool:
-    """Whether evaluating ``node`` at import only computes a value: dropping
-    its statement, when no code reads the name it binds, changes nothing."""
-    if isinstance(node, (ast.Constant, ast.Name, ast.Lambda)):
-        return True
-    if isinstance(node, ast.Attribute):
-        return _is_pure(node.value)
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        return all(_is_pure(e) for e in node.elts)
-    if isinstance(node, ast.Dict):
-        return all(k is None or _is_pure(k) for k in node.keys) and all(_is_pure(v) for v in node.values)
-    if isinstance(node, ast.BinOp):
-        return _is_pure(node.left) and _is_pure(node.right)
-    if isinstance(node, ast.UnaryOp):
-        return _is_pure(node.operand)
-    if isinstance(node, (ast.BoolOp, ast.Compare)):
-        return all(_is_pure(e) for e in ast.iter_child_nodes(node) if isinstance(e, ast.expr))
-    if isinstance(node, ast.IfExp):
-        return _is_pure(node.test) and _is_pure(node.body) and _is_pure(node.orelse)
-    if isinstance(node, ast.Subscript):
-        return _is_pure(node.value) and _is_pure(node.slice)
-    if isinstance(node, ast.Call):
-        return isinstance(node.func, ast.Name) and node.func.id in _PURE_CALLS and not node.keywords \
-            and all(_is_pure(a) for a in node.args)
-    return False
-
-
-def _definition(stmt: ast.stmt) -> set[str] | None:
-    """The names a top-level statement binds when binding them is all it
-    does (a def, a class, an assignment of a pure value); None for a
-    statement that must run (a call, an if, a try, an import ...)."""
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and not stmt.decorator_list:
-        return {stmt.name}
-    if isinstance(stmt, ast.ClassDef) and not stmt.decorator_list and not stmt.keywords \
-            and all(_is_pure(b) for b in stmt.bases):
-        return {stmt.name}
-    if isinstance(stmt, ast.Assign) and _is_pure(stmt.value):
-        names = [t for t in stmt.targets if isinstance(t, ast.Name)]
-        if len(names) == len(stmt.targets):
-            return {t.id for t in names}
-    return None
-
-
-def _names_in(node: ast.AST) -> set[str]:
-    """Every name ``node`` mentions, read, written or declared global (a
-    local of the same name counts too: more is kept, never less)."""
-    out: set[str] = set()
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name):
-            out.add(sub.id)
-        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
-            out.update(sub.names)
-    return out
-
-
-def _shake(trees: list[ast.Module], roots: set[str]) -> dict[int, list[str]]:
-    """Drop the top-level definitions no code of the bundle reaches from the
-    statements that must run and the ``roots`` names; returns, per tree
-    index, the names dropped. Any name a kept statement mentions keeps every
-    statement that binds it."""
-    entries = []   # (tree index, stmt, names it binds or None, names it mentions)
-    for i, tree in enumerate(trees):
-        for stmt in tree.body:
-            binds = _definition(stmt)
-            entries.append((i, stmt, binds, _names_in(stmt)))
-    binders: dict[str, list[int]] = {}
-    for k, (_, _, binds, _) in enumerate(entries):
-        for name in binds or ():
-            binders.setdefault(name, []).append(k)
-    kept = [binds is None for _, _, binds, _ in entries]
-    todo = set(roots)
-    for k, (_, _, binds, mentions) in enumerate(entries):
-        if binds is None:
-            todo |= mentions
-    seen: set[str] = set()
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        for k in binders.get(name, ()):
-            if not kept[k]:
-                kept[k] = True
-                todo |= entries[k][3] - seen
-    dropped: dict[int, list[str]] = {}
-    for i, tree in enumerate(trees):
-        tree.body = [stmt for k, (j, stmt, _, _) in enumerate(entries) if j == i and kept[k]]
-    for k, (i, _, binds, _) in enumerate(entries):
-        if not kept[k]:
-            dropped.setdefault(i, []).extend(sorted(binds or ()))
-    return dropped
 
 
 # ------------------------------------------------------------------ short names
@@ -962,7 +1160,7 @@ def _reads_names_of_objects(trees: list[ast.Module]) -> bool:
 
 def _rename_globals(trees: list[ast.Module], keep: set[str]) -> dict[str, str]:
     """Short names for the bundle's top-level names but ``keep`` (what a host
-    reads: the entry's public names, EXPORTS), dunders and classes (a
+    reads: the entry's load and __all__, HOST_API), dunders and classes (a
     class's name shows in messages through ``type(x).__name__``; functions
     too when code reads the ``__name__`` of other things); returns old ->
     new."""
@@ -1086,11 +1284,21 @@ def _join_rows(rows: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
     return out
 
 
-def build_bundle(entry: str = ENTRY, minify: bool = True) -> Bundle:
-    """The bundle of ``entry``'s closure; raises BundleError when it cannot
-    be built. ``minify=False`` keeps the modules' own names (flat names
-    aside): a bundle to read, larger."""
-    modules = closure(entry)
+def entry_of(models: tuple[str, ...] | None) -> str:
+    """The module a bundle of ``models`` (None: every model) starts at."""
+    if models is not None and len(models) == 1 and models[0] in OWN_ENTRIES:
+        return OWN_ENTRIES[models[0]]
+    return ENTRY
+
+
+def build_bundle(entry: str | None = None, models: tuple[str, ...] | None = None, minify: bool = True) -> Bundle:
+    """The bundle of ``entry``'s closure (by default the entry of
+    ``models``), for every scheduling model or for ``models`` only; raises
+    BundleError when it cannot be built. ``minify=False`` keeps the
+    modules' own names (flat names aside): a bundle to read, larger."""
+    if entry is None:
+        entry = entry_of(models)
+    modules = closure(entry, models)
     for mod in modules:
         if any(isinstance(s, ast.ImportFrom) and s.module == "__future__" for s in mod.tree.body):
             raise BundleError(f"{mod.name} imports __future__: not a device module")
@@ -1101,7 +1309,7 @@ def build_bundle(entry: str = ENTRY, minify: bool = True) -> Bundle:
     for _ in range(3):   # renaming a builtin shadow may reveal no new one; two passes settle it
         trees = []
         for mod in modules:
-            tree = ast.parse(mod.path.read_text(encoding="utf-8"), str(mod.path))
+            tree = copy.deepcopy(mod.tree)
             _strip_docstring(tree)
             mod.free = set()
             rewriter = _Rewriter(mod, flat, by_name)
@@ -1111,9 +1319,8 @@ def build_bundle(entry: str = ENTRY, minify: bool = True) -> Bundle:
             break
     else:
         raise BundleError("builtin names keep colliding with top-level names")
-    roots = {flat[(entry, n)] for n in modules[-1].bindings if not n.startswith("_")} | set(EXPORTS)
-    dropped = _shake(trees, roots)
-    shorter = _minify(trees, roots) if minify else {}
+    host = {flat[(entry, n)] for n in _entry_names(modules[-1].tree) if (entry, n) in flat} | set(HOST_API)
+    shorter = _minify(trees, host) if minify else {}
     names = ", ".join(m.name.removeprefix("flowc.") for m in modules)
     header = f"# flowc VM bundle (flowc bundle DIR): {names}\n"
     bodies = [_compact(ast.unparse(t), join=minify) for t in trees]
@@ -1125,14 +1332,25 @@ def build_bundle(entry: str = ENTRY, minify: bool = True) -> Bundle:
             renamed.setdefault(mod_name, {})[name] = new
     parts = [(m.name, m.path.stat().st_size, len(b.encode("utf-8")) + 1) for m, b in zip(modules, bodies, strict=True)]
     return Bundle(text, [m.name for m in modules], renamed, sum(p[1] for p in parts), parts,
-                  {modules[i].name: gone for i, gone in sorted(dropped.items())})
+                  {m.name: m.dropped for m in modules if m.dropped})
+
+
+def models_of(dialect: str) -> tuple[str, ...]:
+    """The scheduling models a device needs for ``dialect``'s programs: its
+    profile's (the one flag it reads, never the dialect's name)."""
+    from flowc.ir.semantics import PROFILES
+
+    profile = PROFILES.get(dialect)
+    if profile is None:
+        raise BundleError(f"no dialect {dialect!r}")
+    return (profile.scheduling,)
 
 
 def write_bundle(directory: str | Path, dialect: str | None = None, minify: bool = True) -> tuple[Path, Bundle]:
     """Write ``flowc_vm.py`` into ``directory`` (created when missing): for
-    every dialect, or for ``dialect`` only; ``minify=False``: with the
-    modules' own names (a bundle to read, larger)."""
-    bundle = build_bundle(DIALECT_ENTRIES[dialect] if dialect else ENTRY, minify)
+    every dialect, or for the scheduling model of ``dialect`` only;
+    ``minify=False``: with the modules' own names (a bundle to read, larger)."""
+    bundle = build_bundle(None, models_of(dialect) if dialect else None, minify)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "flowc_vm.py"

@@ -2,23 +2,36 @@
 any scheduling model and returns it; ``program.run(inputs, host)`` gives
 the run record. The container's header names the model (sequential,
 kernel, dataflow: docs/bytecode.md); the model's loader verifies its
-sections. Whatever the bytes, the result is a program or a ``VerifyError``.
+sections: the sequential VM, or the one loader of the plan-run models.
+Whatever the bytes, the result is a program or a ``VerifyError``.
 
 This module is the root of what ``flowc bundle DIR`` writes
-into one file for a device (flowc.backends.vm.bundle follows its imports):
-MicroPython style, no typing, standard library only.
+into one file for a device (flowc.backends.vm.bundle follows its imports;
+a bundle of some models keeps only their rows of the tables keyed by
+model): MicroPython style, no typing, standard library only.
 """
 
+# MicroPython style: %-formatting reads the same on both interpreters.
+# ruff: noqa: UP031
+
 try:
-    from flowc.backends.vm import aevatar_vm as _aevatar
-    from flowc.backends.vm import dataflow as _dataflow
+    from flowc.backends.vm import plan_vm as _plan
     from flowc.backends.vm import sequential as _vm
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
-    import aevatar_vm as _aevatar
-    import dataflow as _dataflow
+    import plan_vm as _plan
     import sequential as _vm
 
-_LOADERS = {"sequential": _vm.load_sequential, "kernel": _aevatar.load_kernel, "dataflow": _dataflow.load_dataflow}
+__all__ = ["BY_MODEL", "LOADERS", "load"]
+
+
+def _load_sequential(model, data, name, table):
+    return _vm.load_sequential(data, name, table)
+
+
+# The tables keyed by model: a bundle of some models keeps only their rows.
+BY_MODEL = ("LOADERS",)
+# model -> its loader of an opened container: loader(model, data, name, table)
+LOADERS = {"sequential": _load_sequential, "kernel": _plan.load_plan, "dataflow": _plan.load_plan}
 
 
 def load(data):
@@ -28,4 +41,7 @@ def load(data):
 
 def _load(data):
     model, name, table = _vm.open_container(data)
-    return _LOADERS[model](data, name, table)
+    loader = LOADERS.get(model)
+    if loader is None:
+        raise _vm.VerifyError("a %s program: this device runs %s programs" % (model, ", ".join(LOADERS)))
+    return loader(model, data, name, table)

@@ -21,39 +21,33 @@ import os
 
 from flowc.backends.vm import format as F
 from flowc.backends.vm import sequential as V
-from flowc.backends.vm.dataflow import plan_fields
+from flowc.backends.vm.assemble import join_blocks, plan_rows
 from flowc.backends.vm.device import load
 from flowc.backends.vm.expr_disasm import disassemble_block
+from flowc.backends.vm.plan_vm import plan_fields
 from flowc.termtext import shown
 
 __all__ = ["decode_code", "disassemble"]
 
 
-def _varint(code: bytes, p: int) -> tuple[int, int]:
-    v = 0
-    shift = 0
-    while True:
-        b = code[p]
-        p += 1
-        v |= (b & 0x7F) << shift
-        if b < 0x80:
-            return v, p
-        shift += 7
-
-
-def decode_code(code: bytes) -> list[tuple[int, F.Opcode, list[int]]]:
-    """(offset, opcode, raw operands) for every instruction of verified code."""
+def decode_code(code: list, entries: list[int]) -> list[tuple[int, F.Opcode, list[int]]]:
+    """(offset, opcode, operands) for every instruction of verified section
+    code, ``entries`` the step functions' offsets: targets and steps as
+    offsets and step indices of the whole program, not of their function."""
+    bounds = [0, *entries]
     out = []
-    p = 0
-    while p < len(code):
-        at = p
-        spec = F.BY_CODE[code[p]]
-        p += 1
-        operands = []
-        for _ in spec.operands:
-            v, p = _varint(code, p)
-            operands.append(v)
-        out.append((at, spec, operands))
+    f = 0
+    for at, spec, operands in F.join_code(code):
+        while f + 1 < len(bounds) and at >= bounds[f + 1]:
+            f += 1
+        absolute = []
+        for kind, v in zip(spec.operands, operands):
+            if kind == "target":
+                v += bounds[f]
+            elif kind == "step" and f > 0:
+                v += f - 1
+            absolute.append(v)
+        out.append((at, spec, absolute))
     return out
 
 
@@ -110,16 +104,16 @@ def disassemble(data: bytes, source_root: str | None = None) -> str:
     for sname, where in table.items():
         start, end = where[0], where[1]
         lines.append(f"  {sname:<8} {end - start:9,d} bytes at {start:#06x}")
-    body = {"sequential": _sequential, "kernel": _kernel, "dataflow": _dataflow}[model]
+    body = _sequential if model == "sequential" else _plan_listing
     return "\n".join(lines + [""] + body(program, sections, source_root)) + "\n"
 
 
 def _sequential(program, sec: dict, source_root: str | None) -> list[str]:
     consts, names, code = (sec[k] for k in ("consts", "names", "code"))
-    steps, finish, retries, regions = V.plan_rows(sec["plan"])
+    steps, finish, retries, regions = plan_rows(sec["plan"])
     srcmap = sec.get("srcmap")
     lines = [
-        f"code: {len(code)} bytes, max stack depth {program.max_stack}",
+        f"code: {len(code[0])} instructions, max stack depth {program.max_stack}",
         f"source map: {_show(srcmap[0]) if srcmap else 'stripped'}",
         "",
         f"constants ({len(consts)}):",
@@ -144,7 +138,7 @@ def _sequential(program, sec: dict, source_root: str | None) -> list[str]:
     entry_names = {entry: f"step s{i} {shown(names[sid])}" for i, (sid, _f, entry, _n) in enumerate(steps)}
     lines += ["", "code:", "main:"]
     last_line = None
-    for at, spec, operands in decode_code(code):
+    for at, spec, operands in decode_code(code, [entry for _sid, _f, entry, _n in steps]):
         if at in entry_names:
             lines.append("")
             lines.append(entry_names[at] + ":")
@@ -162,7 +156,7 @@ def _sequential(program, sec: dict, source_root: str | None) -> list[str]:
         lines.append(f"  {at:04x}  {spec.name:<16} {', '.join(parts)}".rstrip())
     exprs = sec.get("exprs")
     if exprs is not None:
-        keys, blocks = exprs
+        keys, blocks = exprs[0], join_blocks(exprs[1:])
         lines += ["", f"expression blocks ({len(blocks)}):"]
         for i, block in enumerate(blocks):
             lines.append(f"  b{i}:")
@@ -195,70 +189,91 @@ def _operand(kind: str, v: int, spec: F.Opcode, consts: list, names: list, steps
     return str(v)
 
 
-# ---------------------------------------------------------------- kernel (aevatar)
+# ---------------------------------------------------------------- the plan-run models
 
-def _kernel(program, sec: dict, _source_root: str | None) -> list[str]:
-    roles, steps = sec["plan"][0], [_step_fields(row) for row in sec["plan"][1]]
-    edges = program.plan["edges"]   # the fallthrough edges included
-    out = []
-    if roles:
-        out.append("roles:")
-        for rid, config in roles.items():
-            out.append(f"  {shown(rid)}: {shown(json.dumps(config, ensure_ascii=False))}")
-        out.append("")
-    routes = _by_end(edges, 0)
-    out.append(f"steps ({len(steps)}):")
-    for row in steps:
-        out.append(_step_line(row, "  "))
-        _params(row[3], "      ", out)
-        if row[9] is not None:
-            out.append(f"      condition: b{row[9]}")
-        for _source, target, kind, label in routes.get(row[0], ()):
-            out.append(_route_line(kind, label, target, "      "))
-        if row[7] is not None:
-            count, delay, mode = row[7]
-            out.append(f"      retry {count} x {delay} ms{' (exponential)' if mode == 2 else ''}")
-        if row[6] != "fail":
-            default = f" default {_show(row[8], 48)}" if row[8] is not None else ""
-            out.append(f"      on_error {shown(row[6])}{default}")
-        if row[11] is not None:
-            out.append(f"      timeout {row[11]} ms")
-        for name, subs, _sub_edges in row[10] or ():
-            out.append(f"      region {shown(name)}:")
-            for sub in subs:
-                out.append(_step_line(sub, "        "))
-                _params(sub[3], "            ", out)
+class _References:
+    """Expressions named, not run: the plan of a listing holds each
+    expression's reference, and a kernel step's parameters as pairs."""
+
+    def function(self, ref):
+        return ref
+
+    def params(self, flat, what):
+        return [flat[i:i + 2] for i in range(0, len(flat), 2)]
+
+
+def _plan_listing(program, sec: dict, _source_root: str | None) -> list[str]:
+    """The plan (each expression named by its block or expression index),
+    the expression table when there is one, then every block."""
+    row = _PLAN_LISTINGS[program.model]
+    out: list[str] = []
+    if sec["plan"] is not None:   # the plan as plan_vm decodes it, expressions as their references
+        out += row["plan"](dict(plan_fields(program.model, sec["plan"], _References())))
+    flat = sec.get("exprs")
+    if flat is not None:
+        rows = [flat[i:i + 3] for i in range(0, len(flat), 3)]
+        out.append(f"expressions ({len(rows)}):")
+        for i, (block, params, slots) in enumerate(rows):
+            out.append(f"  e{i}: block {block}, {params} parameters, {slots} slots")
+    keys = sec.get("keys", sec["names"])
+    const = row["const"]
     for b, code in enumerate(sec["code"]):
         out.append("")
         out.append(f"block {b}:")
         out += ["  " + line for line in disassemble_block(
-            code, lambda c: _show(sec["consts"][c], 48), lambda n: shown(sec["names"][n]),
-            lambda k: shown(sec["names"][k]))]
+            code, lambda c: const(sec["consts"][c]), lambda n: shown(sec["names"][n]), lambda k: shown(keys[k]))]
     return out
 
 
-def _step_fields(row: list) -> list:
-    """A step row of section plan as ``[id, type, role, params, capability,
-    name, on_error, retry, default_output, condition, regions, timeout_ms]``
-    (params and regions as pairs and triples; absent fields nil)."""
-    fields: dict = dict.fromkeys(F.KERNEL_STEP_FIELDS)
-    at = 8
-    for bit, key in enumerate(F.KERNEL_STEP_FIELDS):
-        if row[7] & (1 << bit):
-            size = 3 if key == "retry" else 1
-            fields[key] = row[at:at + size] if key == "retry" else row[at]
-            at += size
-    regions = fields["regions"]
-    if regions is not None:
-        regions = [[regions[i], [_sub_fields(sub) for sub in regions[i + 1]], regions[i + 2]]
-                   for i in range(0, len(regions), 3)]
-    return _sub_fields(row) + [F.KERNEL_ON_ERROR[row[6]], fields["retry"], fields["default_output"],
-                               fields["condition"], regions, fields["timeout_ms"]]
+def _kernel_plan(plan: dict) -> list[str]:
+    out = []
+    if plan["roles"]:
+        out.append("roles:")
+        for rid, config in plan["roles"].items():
+            out.append(f"  {shown(rid)}: {shown(json.dumps(config, ensure_ascii=False))}")
+        out.append("")
+    routes = _by_end(plan["edges"], 0)   # the fallthrough edges included
+    out.append(f"steps ({len(plan['nodes'])}):")
+    for step in plan["nodes"]:
+        out.append(_step_line(step, "  "))
+        _params(step["params"], "      ", out)
+        if step.get("condition") is not None:
+            out.append(f"      condition: b{step['condition']}")
+        for _source, target, kind, label in routes.get(step["id"], ()):
+            out.append(_route_line(kind, label, target, "      "))
+        if step["retry"] is not None:
+            count, delay, mode = step["retry"]
+            out.append(f"      retry {count} x {delay} ms{' (exponential)' if mode == 2 else ''}")
+        if step["on_error"] != "fail":
+            default = f" default {_show(step['default_output'], 48)}" if step.get("default_output") is not None else ""
+            out.append(f"      on_error {shown(step['on_error'])}{default}")
+        if step.get("timeout_ms") is not None:
+            out.append(f"      timeout {step['timeout_ms']} ms")
+        for name, region in step.get("regions") or ():
+            out.append(f"      region {shown(name)}:")
+            for sub in region["nodes"]:
+                out.append(_step_line(sub, "        "))
+                _params(sub["params"], "            ", out)
+    return out
 
 
-def _sub_fields(row: list) -> list:
-    params = row[3]
-    return row[:3] + [[params[i:i + 2] for i in range(0, len(params), 2)]] + row[4:6]
+def _dataflow_plan(plan: dict) -> list[str]:
+    out = ["graph:"]
+    _graph(plan, "  ", out)
+    return [*out, ""]
+
+
+def _cel_const(entry) -> str:
+    tag, v = entry if type(entry) is list else ("b" if type(entry) is bytes else "v", entry)
+    shown_value = repr(v) if tag == "v" else (f"{v}u" if tag == "u" else f"b{v!r}")
+    return shown(shown_value[:40])
+
+
+# How each plan-run model's listing shows its plan and its constants.
+_PLAN_LISTINGS = {
+    "kernel": {"plan": _kernel_plan, "const": lambda c: _show(c, 48)},
+    "dataflow": {"plan": _dataflow_plan, "const": _cel_const},
+}
 
 
 def _by_end(edges: list, end: int) -> dict[str, list]:
@@ -287,41 +302,13 @@ def _params(params: list, indent: str, out: list[str]) -> None:
         out.append(f"{indent}{shown(name)} = b{block}")
 
 
-def _step_line(row: list, indent: str) -> str:
-    line = f"{indent}{shown(row[0])}: {shown(row[1])}"
-    if row[2] is not None:
-        line += f" (role {shown(row[2])})"
-    if row[4] is not None:
-        line += f" -> {shown(row[4])} {shown(row[5])}"
+def _step_line(step: dict, indent: str) -> str:
+    line = f"{indent}{shown(step['id'])}: {shown(step['type'])}"
+    if step["role"] is not None:
+        line += f" (role {shown(step['role'])})"
+    if step["capability"] is not None:
+        line += f" -> {shown(step['capability'])} {shown(step['name'])}"
     return line
-
-
-# ---------------------------------------------------------------- dataflow (instruction)
-
-def _dataflow(_program, sec: dict, _source_root: str | None) -> list[str]:
-    out = []
-    if sec["plan"] is not None:   # the node rows as plan maps, expressions as their indexes
-        out.append("graph:")
-        _graph(dict(plan_fields(sec["plan"], lambda index: index)), "  ", out)
-        out.append("")
-    flat = sec["exprs"]
-    rows = [flat[i:i + 3] for i in range(0, len(flat), 3)]
-    out.append(f"expressions ({len(rows)}):")
-    for i, (block, params, slots) in enumerate(rows):
-        out.append(f"  e{i}: block {block}, {params} parameters, {slots} slots")
-    for b, code in enumerate(sec["code"]):
-        out.append("")
-        out.append(f"block {b}:")
-        out += ["  " + line for line in disassemble_block(
-            code, lambda c: _cel_const(sec, c), lambda n: shown(sec["names"][n]), lambda k: shown(sec["keys"][k]))]
-    return out
-
-
-def _cel_const(sec: dict, value: int) -> str:
-    entry = sec["consts"][value]
-    tag, v = entry if type(entry) is list else ("b" if type(entry) is bytes else "v", entry)
-    shown_value = repr(v) if tag == "v" else (f"{v}u" if tag == "u" else f"b{v!r}")
-    return shown(shown_value[:40])
 
 
 def _graph(graph: dict, indent: str, out: list[str]) -> None:

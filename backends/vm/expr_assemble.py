@@ -410,3 +410,4 @@ def assemble_expression(tables: Tables, expr: E.Expr, access: str = "cel",
         return block, 0, asm.slots
     except RecursionError:
         raise ExprAssembleError("expression is nested too deeply to compile") from None
+

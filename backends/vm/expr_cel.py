@@ -16,6 +16,23 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
 PROFILE = "cel"
 
 
+def decode_const(encoded):
+    """A constant of a CEL program's pool: a value that is no array as it
+    is (bin: bytes), else [tag, value] (docs/bytecode.md section 9)."""
+    if type(encoded) is not list:
+        return encoded
+    if len(encoded) != 2 or encoded[0] not in ("v", "u", "b"):
+        raise _x.VerifyError("an array constant must be [tag, value]")
+    tag, value = encoded
+    if tag == "u":
+        if type(value) is not int or value < 0:
+            raise _x.VerifyError("a uint constant must be a non-negative integer")
+        return _c.UInt(value)
+    if tag == "b" and type(value) is not bytes:
+        raise _x.VerifyError("a bytes constant must be msgpack bin")
+    return value
+
+
 def _cel_map(target, fn, fn2=None):
     # map(x, f) or map(x, filter, f)
     if fn2 is None:

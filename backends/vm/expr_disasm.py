@@ -74,11 +74,14 @@ def builtin_table() -> str:
     return "\n".join(out) + "\n"
 
 
-def disassemble_block(code: bytes, const: Callable[[int], str], name: Callable[[int], str],
+def disassemble_block(code: bytes | list, const: Callable[[int], str], name: Callable[[int], str],
                       key: Callable[[int], str]) -> list[str]:
-    """One line per instruction: offset, opcode, operands shown with what they name."""
+    """One line per instruction: offset, opcode, operands shown with what
+    they name. ``code`` is a block's bytes or its decoded instructions
+    ``[(offset, opcode, operands)]`` (a sequential program's blocks, whose
+    offsets and targets count instructions)."""
     lines = []
-    for pc, op, operands in V.decode(code):
+    for pc, op, operands in V.decode(code) if isinstance(code, bytes) else code:
         opname, kinds = V.OPCODES[op]
         shown = []
         for kind, value in zip(kinds, operands, strict=True):

@@ -290,6 +290,12 @@ def verify_block(index, code, sizes, keys, nslots, profile):
     targets = {}
     for i in range(len(ins)):
         targets[ins[i][0]] = i
+    return verify_decoded(index, ins, targets, sizes, keys, nslots, profile)
+
+
+def verify_decoded(index, ins, targets, sizes, keys, nslots, profile):
+    """verify_block's checks of decoded instructions ``[(pc, opcode,
+    operands)]``, ``targets`` mapping each pc to its instruction's index."""
     _check_operands(index, ins, sizes, keys, nslots, targets, profile)
     inner = _lambda_groups(index, ins, keys)
     for _pc, op, operands in ins:
@@ -456,6 +462,12 @@ def verify(blocks, nconsts, names, keys, nslots, profile):
         # and any the one pass doubts, by the general verifier (which says what is wrong)
         ins = _straight_block(blocks[i], checks, keys, rules["builtins"])
         decoded.append(ins if ins is not None else verify_block(i, blocks[i], sizes, keys, nslots, rules))
+    check_lambdas(decoded)
+    return decoded
+
+
+def check_lambdas(decoded):
+    """No block is the body of two LAMBDAs; lambdas nest at most MAX_LAMBDA_DEPTH deep."""
     depth = [0] * len(decoded)
     named = [False] * len(decoded)
     for i in range(len(decoded) - 1, -1, -1):
@@ -470,7 +482,6 @@ def verify(blocks, nconsts, names, keys, nslots, profile):
         if d > MAX_LAMBDA_DEPTH:
             raise VerifyError("block %d nests lambdas deeper than %d" % (i, MAX_LAMBDA_DEPTH))
         depth[i] = d
-    return decoded
 
 
 # ================================================================ running

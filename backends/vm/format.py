@@ -5,13 +5,15 @@ read this module. The VM (:mod:`flowc.backends.vm.sequential`) imports nothing o
 flowc but the kernel and keeps its own copy of the numbers; ``tests/test_vm_format.py`` checks that
 the two agree.
 
-Operand kinds (each operand is one unsigned LEB128 varint in the code):
+Operand kinds (the code is one opcode byte per instruction and the
+operands in three streams, :func:`split_code`):
 
 ``const``   index into the constant pool
 ``name``    index into the name table
-``target``  a code offset (bytes from the start of the code) inside the same
-            function, on an instruction boundary
-``step``    index into the step table
+``target``  an instruction of the same function: its index counted from
+            the function's first instruction
+``step``    a step: in step i's function step i + operand, in the main
+            function step operand
 ``retry``   0 (no retry) or 1 + an index into the retry table
 ``root``    0 inputs, 1 steps, 2 item, 3 index, 4 result
 ``state``   0 the final output, 1 the exit output
@@ -45,9 +47,9 @@ from flowc.ir.limits import (  # noqa: F401 - the VM's fuel defaults, re-exporte
 
 # The container every program kind shares (docs/bytecode.md section 1).
 MAGIC = b"FLWC"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 # Versions this VM runs (a VM refuses every other).
-SUPPORTED_VERSIONS = (3,)
+SUPPORTED_VERSIONS = (4,)
 # Scheduling models, as DialectProfile.scheduling names them; the header holds the index.
 MODELS = ("sequential", "kernel", "dataflow")
 # Section names; the index is the section's id, its bit in the header's
@@ -70,7 +72,7 @@ STEP_ENTRY = 2      # the first top-level step: WALK starts there
 # A dataflow program's plan (docs/bytecode.md section 9): a node row names
 # its operation by index into DATAFLOW_OPS and an edge its kind by index
 # into EDGE_KINDS (runtime/edges.py KINDS); append only. The loader
-# (dataflow.py) keeps its own copies; tests/test_vm_dataflow_plan.py checks them.
+# (plan_vm.py) keeps its own copies; tests/test_plan_vm.py checks them.
 DATAFLOW_OPS = (
     "trigger", "call", "assign", "noop", "sleep", "assert", "fail", "finish", "switch", "transform.map",
     "transform.filter", "transform.reduce", "transform.sort", "transform.dedupe", "transform.chunk", "parse",
@@ -93,8 +95,8 @@ NODE_FIELDS = (
 # An aevatar (kernel) program's plan (docs/bytecode.md section 8.3): a step
 # row's on_error is an index into KERNEL_ON_ERROR; its mask's bit b set
 # when the step has field KERNEL_STEP_FIELDS[b], whose row values follow
-# (a retry is three: retries, delay_ms, backoff). aevatar_vm.py keeps its own
-# copies; tests/test_aevatar_vm.py checks them.
+# (a retry is three: retries, delay_ms, backoff). The loader (plan_vm.py) keeps its own
+# copies; tests/test_plan_vm.py checks them.
 KERNEL_ON_ERROR = ("fail", "skip", "fallback")
 KERNEL_STEP_FIELDS = ("retry", "default_output", "condition", "regions", "timeout_ms")
 
@@ -350,6 +352,43 @@ OPCODES: tuple[Opcode, ...] = (
 
 BY_CODE: dict[int, Opcode] = {op.code: op for op in OPCODES}
 BY_NAME: dict[str, Opcode] = {op.name: op for op in OPCODES}
+
+# The streams of section code (docs/bytecode.md section 2): every operand
+# is in the stream of its kind, in instruction order. Names and blocks
+# differ from step to step; the rest (the "shape" operands) repeat, so
+# that functions of the same form have the same opcodes and shape operands.
+CODE_STREAMS = ("shape", "names", "blocks")
+STREAM_OF_KIND = {"name": 1, "block": 2}   # any other kind: 0, the shape stream
+
+
+def split_code(instructions: list[tuple[int, list[int]]]) -> list:
+    """Section code, ``[ops, shape, names, blocks]``, of ``(opcode,
+    operands)`` pairs whose operands are already as the code holds them
+    (targets and steps relative to their function)."""
+    ops = bytearray()
+    streams: list[list[int]] = [[], [], []]
+    for code, operands in instructions:
+        ops.append(code)
+        for kind, v in zip(BY_CODE[code].operands, operands):
+            streams[STREAM_OF_KIND.get(kind, 0)].append(v)
+    return [bytes(ops), *streams]
+
+
+def join_code(code: list) -> list[tuple[int, Opcode, list[int]]]:
+    """``(index, opcode, operands)`` of every instruction of a verified
+    section code (the inverse of :func:`split_code`)."""
+    ops, *streams = code
+    at = [0, 0, 0]
+    out = []
+    for i, c in enumerate(ops):
+        spec = BY_CODE[c]
+        operands = []
+        for kind in spec.operands:
+            s = STREAM_OF_KIND.get(kind, 0)
+            operands.append(streams[s][at[s]])
+            at[s] += 1
+        out.append((i, spec, operands))
+    return out
 
 
 def op(name: str) -> int:

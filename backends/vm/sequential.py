@@ -88,8 +88,8 @@ _Obj = _OrderedDict if _MICRO else dict
 
 # The container (docs/bytecode.md section 1): must equal flowc.backends.vm.format's (a test checks).
 MAGIC = b"FLWC"
-FORMAT_VERSION = 3
-SUPPORTED_VERSIONS = (3,)
+FORMAT_VERSION = 4
+SUPPORTED_VERSIONS = (4,)
 MODELS = ("sequential", "kernel", "dataflow")
 SECTIONS = ("consts", "names", "keys", "exprs", "plan", "code", "srcmap")
 STRING_REF = 0
@@ -669,42 +669,9 @@ def _load(data):
 def load_sequential(data, name, table):
     """A :class:`Program` of an opened container (:func:`open_container`).
     The source map is not read: the VM has no use for it."""
-    steps, finish, retries, regions = plan_rows(read_section(data, table, "plan"))
-    return _verify([name, read_section(data, table, "consts"), read_section(data, table, "names"), steps,
-                    retries, regions, finish, read_section(data, table, "code"), None,
-                    read_section(data, table, "exprs")])
-
-
-def plan_rows(plan):
-    """Section plan of a sequential program, ``[steps, finish, retries,
-    regions]`` with its three tables flat and relative, as rows with
-    absolute offsets: steps ``[id, flags, entry, next]``, retries ``[max,
-    delay_ms, backoff]``, regions ``[start, end, handler, depth]``. Only
-    the shape is checked here; the ranges are the verifier's."""
-    if type(plan) is not list or len(plan) != 4:
-        raise VerifyError("section plan must be [steps, finish, retries, regions]")
-    steps = _chunks(plan[0], 4, "the step table", True)
-    entry = 0
-    for row in steps:       # entry deltas, each from the previous entry
-        entry += row[2]
-        row[2] = entry
-    regions = _chunks(plan[3], 4, "the region table", True)
-    start = 0
-    for row in regions:     # start from the previous start; end from start; handler from end
-        start += row[0]
-        row[0] = start
-        row[1] += start
-        row[2] += row[1]
-    return steps, plan[1], _chunks(plan[2], 3, "the retry table", False), regions
-
-
-def _chunks(flat, width, what, ints):
-    """A flat array as rows of ``width`` (lists); ``ints``: every entry an int."""
-    if type(flat) is not list or len(flat) % width:
-        raise VerifyError("%s must be a flat array of rows of %d" % (what, width))
-    if ints and flat and set(map(type, flat)) != _INT_ONLY:
-        raise VerifyError("%s holds only integers" % what)
-    return [flat[i:i + width] for i in range(0, len(flat), width)]
+    return _verify(name, read_section(data, table, "consts"), read_section(data, table, "names"),
+                   read_section(data, table, "plan"), read_section(data, table, "code"),
+                   read_section(data, table, "exprs"))
 
 
 def _read_varint(code, p, end):
@@ -729,41 +696,63 @@ def _read_varint(code, p, end):
             raise VerifyError("operand varint longer than 5 bytes at offset %d" % p)
 
 
-def _verify(sec):
-    """The :class:`Program` of a sequential program's sections, ``[name,
-    consts, names, steps, retries, regions, finish, code, srcmap, exprs?]``
-    (the plan's tables as rows, :func:`plan_rows`), verified completely
-    (docs/bytecode.md section 5) in one pass over the code."""
-    if type(sec) is not list or len(sec) not in (9, 10):
-        raise VerifyError("the body must be an array of 9 or 10 sections")
-    name, consts, names, steps, retries, regions, finish, code, srcmap = sec[:9]
+def _verify(name, consts, names, plan, code, exprs):
+    """The :class:`Program` of a sequential program's sections (``plan``
+    as the section holds it, its tables flat and relative), verified
+    completely (docs/bytecode.md section 5): every function's form once
+    (functions of the same form share the result), every name and block
+    operand in range."""
     if type(name) is not str:
         raise VerifyError("section name must be a string")
     _check_pools(consts, names)
-    machine = _expression_machine(sec[9] if len(sec) == 10 else None, consts, names)
-    if type(code) is not bytes:
-        raise VerifyError("section code must be msgpack bin")
-    ncode = len(code)
-    step_rows, sequence = _step_rows(steps, names, ncode)
+    machine = _expression_machine(exprs, consts, names)
+    ops, shape, name_refs, block_refs = _code_streams(code)
+    ncode = len(ops)
+    if type(plan) is not list or len(plan) != 4:
+        raise VerifyError("section plan must be [steps, finish, retries, regions]")
+    step_rows, entries, sequence = _step_rows(plan[0], names, ncode)
     _check_sequence(sequence)
-    retry_rows = _retry_rows(retries)
-    region_rows = _region_rows(regions, ncode)
-    finish = _int(finish, "finish offset", 0, ncode - 1)
-    _check_srcmap(srcmap)
+    retry_rows = _retry_rows(plan[2])
+    regions, starts = _region_table(plan[3])
+    finish = _int(plan[1], "finish offset", 0, max(ncode - 1, 0))
     if ncode == 0:
         raise VerifyError("the code is empty")
     # Function boundaries: main is [0, first entry); step i is [entry i, entry i+1).
-    entries = [r[2] for r in step_rows]
     bounds = [0] + entries + [ncode]
     if not (finish < bounds[1]):
         raise VerifyError("the finish offset must be inside the main function")
     nblocks = len(machine.code) if machine is not None else 0
-    ins, handlers, max_depth = _walk(code, bounds, finish, region_rows, (consts, names, retry_rows, nblocks))
-    program = Program(name, step_rows, entries, finish, ins, handlers, consts, names, retry_rows, region_rows,
-                      srcmap, max_depth, ncode)
+    tables = (consts, names, retry_rows, len(step_rows))
+    max_depth, funcs, counts = _check_functions(ops, shape, bounds, finish, regions, starts, tables)
+    # the name and block operands: as many as the code has, each in range
+    for refs, count, bound, what in ((name_refs, counts[1], len(names), "name"),
+                                     (block_refs, counts[2], nblocks, "block")):
+        if len(refs) != count:
+            raise VerifyError("the code has %d %s operands, its stream %d" % (count, what, len(refs)))
+        if refs and max(refs) >= bound:
+            raise VerifyError("%s index %d out of range" % (what, max(refs)))
+    program = Program(name, step_rows, entries, finish, consts, names, retry_rows, max_depth,
+                      (ops, shape, name_refs, block_refs, bounds, funcs, regions, starts))
     program.machine = machine
     program.first, program.after = sequence
     return program
+
+
+def _code_streams(code):
+    """Section code, ``[ops, shape, names, blocks]``: the opcodes (bin) and
+    the three operand streams (arrays of ints >= 0); the shape stream as a
+    tuple (it keys the functions' forms)."""
+    if type(code) is not list or len(code) != 4 or type(code[0]) is not bytes:
+        raise VerifyError("section code must be [ops, shape, names, blocks], ops msgpack bin")
+    for i in (1, 2, 3):
+        stream = code[i]
+        if type(stream) is not list:
+            raise VerifyError("section code's operand streams must be arrays")
+        # bools and floats would compare equal to ints in a form's key: ints only; the
+        # functions' check finds a negative shape operand (a form's operands are checked once)
+        if stream and (list(map(type, stream)).count(int) != len(stream) or (i > 1 and min(stream) < 0)):
+            raise VerifyError("section code's operand streams hold only non-negative integers")
+    return code[0], tuple(code[1]), code[2], code[3]
 
 
 def _check_pools(consts, names):
@@ -779,39 +768,36 @@ def _check_pools(consts, names):
             raise VerifyError("the name table holds only strings")
 
 
-def _step_rows(steps, names, ncode):
-    """The step table as ``(id, flags, entry)`` tuples, checked, and the
-    top-level sequence ``(first step, each step's next)``: indices, -1 none."""
-    if type(steps) is not list:
-        raise VerifyError("section steps must be an array")
-    nnames = len(names)
-    nsteps = len(steps)
-    step_rows = []
-    after = []
-    first = -1
-    last_entry = 0
-    for i in range(nsteps):
-        row = steps[i]
-        if type(row) is not list or len(row) != 4:
-            raise VerifyError("step %d must be [id, flags, entry, next]" % i)
-        sid, flags, entry, nxt = row
-        # the common case in one test; _int says what is wrong otherwise
-        if not (type(sid) is int and type(flags) is int and type(entry) is int and type(nxt) is int
-                and 0 <= sid < nnames and 0 <= flags <= 3 and 1 <= entry < ncode and 0 <= nxt <= nsteps):
-            _int(sid, "step id name", 0, nnames - 1)
-            _int(flags, "step flags", 0, 3)
-            _int(entry, "step entry", 1, ncode - 1)
-            _int(nxt, "step next", 0, nsteps)
-        if entry <= last_entry:
-            raise VerifyError("step entries must be strictly increasing")
-        if flags & ENTRY:
-            if first >= 0:
-                raise VerifyError("two steps are flagged the first top-level step")
-            first = i
-        last_entry = entry
-        step_rows.append((names[sid], flags, entry))
-        after.append(nxt - 1)
-    return step_rows, (first, after)
+def _step_rows(flat, names, ncode):
+    """The step table (flat, entries as deltas) as ``(id, flags, entry)``
+    tuples, checked, and the top-level sequence ``(first step, each step's
+    next)``: indices, -1 none."""
+    if type(flat) is not list or len(flat) % 4:
+        raise VerifyError("the step table must be a flat array of rows of 4")
+    if not flat:
+        return [], [], (-1, [])
+    if list(map(type, flat)).count(int) != len(flat):
+        raise VerifyError("the step table holds only integers")
+    nsteps = len(flat) // 4
+    ids, flags, deltas, nexts = flat[0::4], flat[1::4], flat[2::4], flat[3::4]
+    entries = _running_sum(deltas)
+    # the columns' ranges at once; row by row for the message when one is out
+    if not (min(ids) >= 0 and max(ids) < len(names) and min(flags) >= 0 and max(flags) <= 3
+            and min(deltas) > 0 and entries[-1] < ncode and min(nexts) >= 0 and max(nexts) <= nsteps):
+        last = 0
+        for i in range(nsteps):
+            _int(ids[i], "step id name", 0, len(names) - 1)
+            _int(flags[i], "step flags", 0, 3)
+            _int(entries[i], "step entry", 1, ncode - 1)
+            _int(nexts[i], "step next", 0, nsteps)
+            if entries[i] <= last:
+                raise VerifyError("step entries must be strictly increasing")
+            last = entries[i]
+    first = [i for i in (flags.index(2) if 2 in flags else -1, flags.index(3) if 3 in flags else -1) if i >= 0]
+    if flags.count(2) + flags.count(3) > 1:
+        raise VerifyError("two steps are flagged the first top-level step")
+    step_rows = list(zip([names[i] for i in ids], flags, entries))
+    return step_rows, entries, (first[0] if first else -1, [n - 1 for n in nexts])
 
 
 def _check_sequence(sequence):
@@ -827,17 +813,15 @@ def _check_sequence(sequence):
         i = after[i]
 
 
-def _retry_rows(retries):
-    """The retry policies as ``(max, delay_ms, backoff)`` tuples, checked."""
-    if type(retries) is not list:
-        raise VerifyError("section retries must be an array")
+def _retry_rows(flat):
+    """The retry policies (flat triples) as ``(max, delay_ms, backoff)`` tuples, checked."""
+    if type(flat) is not list or len(flat) % 3:
+        raise VerifyError("the retry table must be a flat array of rows of 3")
     retry_rows = []
-    for row in retries:
-        if type(row) is not list or len(row) != 3:
-            raise VerifyError("a retry policy must be [max, delay_ms, backoff]")
-        mx = _int(row[0], "retry max", 0, 1000000)
-        delay = _int(row[1], "retry delay", 0, 0xFFFFFFFF)
-        backoff = row[2]
+    for i in range(0, len(flat), 3):
+        mx = _int(flat[i], "retry max", 0, 1000000)
+        delay = _int(flat[i + 1], "retry delay", 0, 0xFFFFFFFF)
+        backoff = flat[i + 2]
         if type(backoff) is not float and type(backoff) is not int:
             raise VerifyError("retry backoff must be a number")
         if not (0 <= backoff <= 1e6):
@@ -846,222 +830,227 @@ def _retry_rows(retries):
     return retry_rows
 
 
-def _region_rows(regions, ncode):
-    """The regions as ``(start, end, handler, depth)`` tuples sorted by
-    start, each checked alone (their nesting is the code pass's)."""
-    if type(regions) is not list:
-        raise VerifyError("section regions must be an array")
-    region_rows = []
-    for row in regions:
-        if type(row) is not list or len(row) != 4:
-            raise VerifyError("a region must be [start, end, handler, depth]")
-        start, end, handler, rdepth = row
-        if not (type(start) is int and type(end) is int and type(handler) is int and type(rdepth) is int
-                and 0 <= start < end <= handler < ncode and rdepth <= MAX_STACK):
-            _int(start, "region start", 0, ncode)
-            _int(end, "region end", 0, ncode)
-            _int(handler, "region handler", 0, ncode - 1)
-            _int(rdepth, "region depth", 0, MAX_STACK)
-            if not start < end <= handler:
-                raise VerifyError("region [%d, %d) with handler %d: need start < end <= handler"
-                                  % (start, end, handler))
-        if rdepth < 0:
-            _int(rdepth, "region depth", 0, MAX_STACK)
-        region_rows.append((start, end, handler, rdepth))
-    region_rows.sort()
-    return region_rows
+def _region_table(flat):
+    """The region table as the plan holds it (quadruples ``start delta,
+    end - start, handler - end, depth``, listed by start) as a tuple, and
+    every region's start. Checked here: the shape, start <= the next start,
+    start < end <= handler, the depth; where each lies, by the functions' check."""
+    if type(flat) is not list or len(flat) % 4:
+        raise VerifyError("the region table must be a flat array of rows of 4")
+    ints = list(map(type, flat)).count(int) == len(flat)
+    if flat and (not ints or min(flat[0::4]) < 0 or min(flat[1::4]) < 1
+                 or min(flat[2::4]) < 0 or min(flat[3::4]) < 0 or max(flat[3::4]) > MAX_STACK):
+        if not ints:
+            raise VerifyError("the region table holds only integers")
+        for i in range(0, len(flat), 4):
+            if flat[i] < 0:
+                raise VerifyError("regions must be listed by start (region %d)" % (i // 4))
+            if flat[i + 1] < 1 or flat[i + 2] < 0:
+                raise VerifyError("region %d: need start < end <= handler" % (i // 4))
+            _int(flat[i + 3], "region depth", 0, MAX_STACK)
+    return tuple(flat), _running_sum(flat[0::4])
 
 
-def _check_srcmap(srcmap):
-    """Section srcmap: nil or ``[file, [offset delta, line, col]...]``."""
-    if srcmap is None:
-        return
-    if type(srcmap) is not list or len(srcmap) != 2 or type(srcmap[0]) is not str \
-            or type(srcmap[1]) is not list or len(srcmap[1]) % 3:
-        raise VerifyError("section srcmap must be nil or [file, [offset delta, line, col]...]")
-    flat = srcmap[1]
-    # every entry an int in [0, 2**32): checked in bulk, then one by one for the message
-    if flat and not (set(map(type, flat)) == _INT_ONLY and min(flat) >= 0 and max(flat) <= 0xFFFFFFFF):
-        for v in flat:
-            _int(v, "source map entry", 0, 0xFFFFFFFF)
+def _running_sum(deltas):
+    """[d0, d0 + d1, ...]."""
+    try:
+        from itertools import accumulate
+    except ImportError:  # pragma: no cover - MicroPython
+        accumulate = None
+    if accumulate is not None:
+        return list(accumulate(deltas))
+    out = []
+    total = 0
+    for d in deltas:
+        total += d
+        out.append(total)
+    return out
 
 
-class _Pass(object):
-    """What the pass over the code keeps besides its hot locals: the
-    decoded program, indexed by code offset (None between instruction
-    starts), and the bookkeeping of jumps and regions."""
+def _check_functions(ops, shape, bounds, finish, regions, starts, tables):
+    """Verify every function (docs/bytecode.md section 5). A function's
+    *form* is its opcodes, its shape operands, its regions relative to its
+    start and, for the main function, the finish offset: everything the
+    checks of section 5 read but the name and block operands (whose ranges
+    :func:`_verify` checks for all functions at once) and where the
+    function lies (which its step operands depend on: checked here for
+    each). Each form is verified once. Returns the deepest stack, per
+    function where its operands and regions start ``(shape, names, blocks,
+    first region, end region)``, and the operand counts of the streams."""
+    nsteps = tables[3]
+    nregions = len(starts)
+    layouts = {}    # opcodes -> operand counts per stream (shape, names, blocks)
+    forms = {}      # a function's form -> its largest step operand (-1: none)
+    depths = [0]    # the deepest stack of each form
+    funcs = []
+    s0 = n0 = b0 = r0 = e0 = 0
+    main_finish = finish    # part of the main function's form only
+    for f, e1 in enumerate(bounds[1:]):
+        fops = ops[e0:e1]
+        counts = layouts.get(fops)
+        if counts is None:
+            counts = layouts[fops] = _operand_counts(fops, e0)
+        s1 = s0 + counts[0]
+        r1 = r0
+        while r1 < nregions and starts[r1] < e1:
+            r1 += 1
+        if r1 > r0:
+            form = (fops, shape[s0:s1], main_finish, starts[r0] - e0, regions[4 * r0 + 1:4 * r1])
+        else:
+            form = (fops, shape[s0:s1], main_finish)
+        top_step = forms.get(form)
+        if top_step is None:
+            if s1 > len(shape):
+                raise VerifyError("the shape stream ends inside function %d" % f)
+            rows = []   # the function's regions, counted from its start
+            for r in range(r0, r1):
+                start = starts[r] - e0
+                rows.append((start, start + regions[4 * r + 1], start + regions[4 * r + 1] + regions[4 * r + 2],
+                             regions[4 * r + 3]))
+            depth, top_step = _check_function(fops, form[1], rows, f, finish, e0, tables)
+            depths.append(depth)
+            forms[form] = top_step
+        # step operands count from the function's own step (f - 1), in main from 0
+        if top_step > nsteps - (f or 1):
+            raise VerifyError("step index %d out of range in function %d" % ((f - 1 if f else 0) + top_step, f))
+        funcs.append((s0, n0, b0, r0, r1))
+        s0 = s1
+        n0 += counts[1]
+        b0 += counts[2]
+        r0 = r1
+        e0 = e1
+        main_finish = -1
+    if s0 != len(shape):
+        raise VerifyError("the code has %d shape operands, its stream %d" % (s0, len(shape)))
+    if r0 != nregions:
+        raise VerifyError("a region starts past the end of the code")
+    return max(depths), funcs, (s0, n0, b0)
 
-    def __init__(self, ncode, finish, bounds, region_rows):
-        self.ins = [None] * ncode       # (op, a, b, c, offset of the next instruction)
-        self.handlers = [None] * ncode  # the innermost region: [handler offset, depth], or None
-        self.depth_at = [None] * ncode  # the stack depth before the instruction
-        self.iters_at = {}              # offset -> iterator slots before it, where there are any
-        # offset -> (stack depth, iterator slots) that a jump, handler or entry expects there
-        self.expect = {0: _EMPTY, finish: _EMPTY}
-        for entry in bounds[1:-1]:
-            self.expect[entry] = _EMPTY
-        self.bounds = bounds
-        self.regions = region_rows
-        self.ri = 0                     # next region (sorted by start)
-        self.open = []                  # (end, [handler, depth]) of the regions around p, innermost last
-        self.ncode = ncode
 
-    def next_function(self, p, reachable, func, limit):
-        """At the end of function ``func`` (offset p): the next one's index,
-        start and end (also its targets' bound, limit[3])."""
-        if reachable:
-            raise VerifyError("code falls through the end of a function at offset %d" % p)
-        func += 1
-        limit[3] = self.bounds[func + 1]
-        return func, p, limit[3]
+def _operand_counts(fops, base):
+    """How many operands of each stream (shape, names, blocks) the opcodes take."""
+    counts = [0, 0, 0]
+    for i in range(len(fops)):
+        spec = _SPEC_LIST[fops[i]]
+        if spec[6] == 4:
+            raise VerifyError("unknown opcode 0x%02x at offset %d" % (fops[i], base + i))
+        for k in spec[7]:
+            counts[_STREAM[k]] += 1
+    return counts
 
-    def arrive(self, p, reachable, depth, iters, low):
-        """At an offset a jump, handler or entry reaches: the stack state
-        there ``(depth, iterator slots, low)``, the same as the fall-through
-        one when control also falls through."""
-        d = self.expect.pop(p)
-        if reachable and (d[0] != depth or d[1] != iters):
-            raise VerifyError("stack depth %d at offset %d does not match %d from a jump"
-                              % (depth, p, d[0]) if d[0] != depth else
-                              "iterator slots at offset %d do not match those from a jump" % p)
-        if d[1] != iters:
-            iters = d[1]
-            low = iters[-1] + 1 if iters else 0
-        return d[0], iters, low
 
-    def at_event(self, p, depth, iters, fend):
-        """Close and open the regions at offset p (where one starts or
-        ends); the next such offset, the innermost open region and its depth."""
+class _Regions(object):
+    """The regions around the instruction the function check is at."""
+
+    def __init__(self, rows, n):
+        self.rows = rows
+        self.ri = 0                     # next region (listed by start)
+        self.open = []                  # (end, [handler, depth]) of the regions around, innermost last
+        self.n = n
+
+    def at_event(self, i, depth, iters, expect):
+        """Close and open the regions at instruction i (where one starts or
+        ends); the next such instruction, the innermost open region's depth."""
         open_regions = self.open
-        rows = self.regions
+        rows = self.rows
         nrows = len(rows)
         ri = self.ri
-        while open_regions and open_regions[-1][0] <= p:
-            if open_regions[-1][0] != p:
-                raise VerifyError("a region ends inside an instruction at offset %d" % open_regions[-1][0])
+        while open_regions and open_regions[-1][0] <= i:
             open_regions.pop()
-        while ri < nrows and rows[ri][0] <= p:
+        while ri < nrows and rows[ri][0] <= i:
             start, end, handler, rdepth = rows[ri]
-            if start != p:
-                raise VerifyError("a region starts inside an instruction at offset %d" % start)
-            if end > fend or handler >= fend:
+            if end > self.n or handler >= self.n:
                 raise VerifyError("region at offset %d leaves its function" % start)
             if open_regions and end > open_regions[-1][0]:
                 raise VerifyError("regions at offset %d are not well nested" % start)
             if rdepth > depth:
                 raise VerifyError("region at offset %d declares depth %d, the stack has %d"
                                   % (start, rdepth, depth))
-            _expect(self.expect, handler, (rdepth + 1, tuple([i for i in iters if i < rdepth]) if iters else ()))
-            open_regions.append((end, [handler, rdepth]))
+            _expect(expect, handler, (rdepth + 1, tuple([k for k in iters if k < rdepth]) if iters else ()))
+            open_regions.append((end, rdepth))
             ri += 1
         self.ri = ri
         if open_regions:
-            inner = open_regions[-1][1]
             event = open_regions[-1][0]
             if ri < nrows and rows[ri][0] < event:
                 event = rows[ri][0]
-            return event, inner, inner[1]
-        return rows[ri][0] if ri < nrows else self.ncode + 1, None, 0
-
-    def jump(self, a, at, tdepth, iters):
-        """A jump or branch from ``at`` to ``a`` with ``tdepth`` values: a
-        forward one records what its target must see, a backward one must
-        land on an instruction already seen in that state."""
-        if a > at:
-            d = self.expect.get(a)
-            if d is None:
-                self.expect[a] = (tdepth, iters)
-            elif d[0] != tdepth or d[1] != iters:
-                _expect(self.expect, a, (tdepth, iters))  # raises
-            return
-        seen = self.depth_at[a]
-        if seen is None:
-            raise VerifyError("jump target %d is not an instruction boundary (offset %d)" % (a, at))
-        if seen != tdepth or self.iters_at.get(a, ()) != iters:
-            raise VerifyError("backward jump at offset %d reaches depth %d where %d was seen"
-                              % (at, tdepth, seen) if seen != tdepth else
-                              "backward jump at offset %d: iterator slots differ" % at)
-
-    def finish(self, reachable, func, nsteps):
-        """The checks after the last instruction."""
-        if reachable:
-            raise VerifyError("code falls through the end of the last function")
-        if self.open and self.open[-1][0] != self.ncode:
-            raise VerifyError("a region ends inside an instruction")
-        if self.ri < len(self.regions):
-            raise VerifyError("a region starts past the end of the code")
-        if self.expect:
-            raise VerifyError("jump target %d is not an instruction boundary" % min(self.expect))
-        if func != nsteps:
-            raise VerifyError("a step function is empty")
+            return event, open_regions[-1][1]
+        return rows[ri][0] if ri < nrows else self.n + 1, 0
 
 
-def _walk(code, bounds, finish, region_rows, tables):
-    """The pass over the code, every instruction decoded and checked (operands, stack depth,
-    iterator slots, regions, reachability): ``(ins, handlers, max stack depth)``."""
-    consts, names, retry_rows, nblocks = tables
-    ncode = len(code)
-    w = _Pass(ncode, finish, bounds, region_rows)
-    ins, handlers, depth_at, iters_at, expect = w.ins, w.handlers, w.depth_at, w.iters_at, w.expect
-    specs = _SPEC_LIST
-    # a first operand's bound by kind code (_KIND_CODES); a target's is its function's end
-    limit = [0, len(consts), len(names), bounds[1], len(bounds) - 2, 0, 5, 2, MAX_STACK + 1, nblocks]
-    # the innermost open region's [handler, depth], its depth (the floor), the next region event
-    inner, floor, event = None, 0, (region_rows[0][0] if region_rows else ncode + 1)
-    func, fstart, fend = 0, 0, bounds[1]                        # function index: 0 main, i+1 step i
-    # iters: the stack slots holding iterators (ITER .. COLLECT/END_EACH); low: the values above them
-    depth = max_depth = low = p = 0
+def _check_function(ops, args, rows, f, finish, base, tables):
+    """Verify function ``f`` (0 main, i + 1 step i): its opcodes, shape
+    operands and regions (``rows``), counted from its start ``base``, which
+    error messages add. Every instruction reachable with the same stack on
+    every path; operands, jumps and regions in range; the stack never below
+    its region's depth, nor taking an iterator as a value. Returns ``(the
+    deepest stack, the largest step operand or -1)``."""
+    consts, names, retry_rows, _nsteps = tables
+    n = len(ops)
+    # a shape operand's bound by kind code (_KIND_CODES); steps are checked by the caller
+    limit = [0, len(consts), 0, n, 0, len(retry_rows) + 1, 5, 2, MAX_STACK + 1, 0]
+    expect = {0: _EMPTY}
+    if f == 0:
+        _expect(expect, finish, _EMPTY)
+    depth_at = [None] * n
+    iters_at = {}
+    regions = _Regions(rows, n)
+    event = rows[0][0] if rows else n + 1
+    floor = depth = max_depth = low = j = 0
+    top_step = -1
     iters, reachable = (), True
-    while p < ncode:
-        if p == fend:
-            func, fstart, fend = w.next_function(p, reachable, func, limit)
-        if p in expect:
-            depth, iters, low = w.arrive(p, reachable, depth, iters, low)
+    for i in range(n):
+        at = base + i
+        if i in expect:
+            d = expect.pop(i)
+            if reachable and (d[0] != depth or d[1] != iters):
+                raise VerifyError("stack depth %d at offset %d does not match %d from a jump"
+                                  % (depth, at, d[0]) if d[0] != depth else
+                                  "iterator slots at offset %d do not match those from a jump" % at)
+            if d[1] != iters:
+                iters = d[1]
+                low = iters[-1] + 1 if iters else 0
+            depth = d[0]
             reachable = True
         elif not reachable:
-            raise VerifyError("unreachable code at offset %d" % p)
-        if p >= event:
-            event, inner, floor = w.at_event(p, depth, iters, fend)
+            raise VerifyError("unreachable code at offset %d" % at)
+        if i >= event:
+            event, floor = regions.at_event(i, depth, iters, expect)
         if depth < floor:
-            raise VerifyError("the stack drops below its region's depth at offset %d" % p)
-        op = code[p]
-        spec = specs[op]
-        at = p
-        p += 1
-        nops, k0, pop, push, flow, branch_push, special, _kinds = spec
-        a = b = c = 0
-        if nops:
-            a = code[p] if p < fend else 0x80     # the first operand, inline up to three bytes
-            if a < 0x80:
-                p += 1
-            elif p + 1 < fend and code[p + 1] < 0x80:
-                a = (a & 0x7F) | (code[p + 1] << 7)
-                p += 2
-            elif p + 2 < fend and code[p + 1] >= 0x80 and code[p + 2] < 0x80:
-                a = (a & 0x7F) | ((code[p + 1] & 0x7F) << 7) | (code[p + 2] << 14)
-                p += 3
-            else:
-                a, p = _read_varint(code, p, fend)
-            if a >= limit[k0] or (k0 == 3 and a < fstart):
-                raise VerifyError(_operand_error(k0, a, at))
-            if k0 == 2 or k0 == 1:  # a name, a constant
-                a = names[a] if k0 == 2 else consts[a]
-                if op == CONST and (type(a) is list or isinstance(a, dict)):
-                    op = _CONST_COPY    # pushed as a fresh copy
-            if nops > 1:
-                b, c, p = _operands(spec, code, p, fend, at, consts, names, retry_rows)
-            if pop < 0:
-                pop = a if pop == -1 else 2 * a
+            raise VerifyError("the stack drops below its region's depth at offset %d" % at)
+        op = ops[i]
+        _nops, _k0, pop, push, flow, branch_push, special, kinds = _SPEC_LIST[op]
+        vals = [0, 0]
+        m = 0
+        for k in kinds:
+            if k == 2 or k == 9:    # a name, a block: their streams are checked apart
+                continue
+            v = args[j]
+            j += 1
+            if v < 0:
+                raise VerifyError("operand %d out of range at offset %d" % (v, at))
+            if k == 4:
+                if f > 0 and op == RUN and v < 1:
+                    raise VerifyError("step %d runs step %d: a step may only run later steps (offset %d)"
+                                      % (f - 1, f - 1 + v, at))
+                top_step = max(top_step, v)
+            elif v >= limit[k]:
+                raise VerifyError(_operand_error(k, v, at))
+            vals[m] = v
+            m += 1
+        a = vals[0]
+        if pop < 0:
+            pop = a if pop == -1 else 2 * a
         if pop > depth:
             raise VerifyError(_underflow(op, at, pop, depth))
         if iters and special != 3:
-            iters_at[at] = iters
+            iters_at[i] = iters
         if not special:
             if depth - pop < low:
                 raise VerifyError("%s would take an iterator as a value at offset %d" % (OPS[op][0], at))
         else:
-            a, b, iters, low = _special(op, special, a, b, at, depth, pop, iters, low, func, names)
-        depth_at[at] = depth
+            iters, low = _special(op, special, vals, at, depth, pop, iters, low, f, consts, names)
+        depth_at[i] = depth
         depth = depth - pop + push
         if depth > max_depth:
             max_depth = depth
@@ -1069,12 +1058,28 @@ def _walk(code, bounds, finish, region_rows, tables):
                 raise VerifyError("stack deeper than %d at offset %d" % (MAX_STACK, at))
         if flow:
             if flow <= 2:   # jump, branch
-                w.jump(a, at, depth if branch_push < 0 else depth - push + branch_push, iters)
+                _jump(a, i, depth if branch_push < 0 else depth - push + branch_push, iters, expect, depth_at,
+                      iters_at, base)
             reachable = flow == 2
-        ins[at] = (op, a, b, c, p)
-        handlers[at] = inner
-    w.finish(reachable, func, len(bounds) - 2)
-    return ins, handlers, max_depth
+    if reachable:
+        raise VerifyError("code falls through the end of a function at offset %d" % (base + n))
+    if expect:   # pragma: no cover - every target is an instruction of the function
+        raise VerifyError("jump target %d is not an instruction" % (base + min(expect)))
+    return max_depth, top_step
+
+
+def _jump(a, i, tdepth, iters, expect, depth_at, iters_at, base):
+    """A jump or branch from instruction ``i`` to ``a`` with ``tdepth``
+    values: a forward one records what its target must see, a backward
+    one must land on an instruction already seen in that state."""
+    if a > i:
+        _expect(expect, a, (tdepth, iters))
+        return
+    seen = depth_at[a]
+    if seen != tdepth or iters_at.get(a, ()) != iters:
+        raise VerifyError("backward jump at offset %d reaches depth %d where %d was seen"
+                          % (base + i, tdepth, seen) if seen != tdepth else
+                          "backward jump at offset %d: iterator slots differ" % (base + i))
 
 
 def _underflow(op, at, pop, depth):
@@ -1083,34 +1088,26 @@ def _underflow(op, at, pop, depth):
 
 _OPERAND_ERRORS = {1: "constant index %d out of range", 2: "name index %d out of range",
                    3: "jump target %d outside its function", 4: "step index %d out of range",
-                   6: "root %d out of range", 7: "operand %d out of range", 8: "count %d too large",
-                   9: "block %d out of range"}
+                   5: "retry index %d out of range", 6: "root %d out of range", 7: "operand %d out of range",
+                   8: "count %d too large", 9: "block %d out of range"}
 
 
 def _operand_error(kind, a, at):
-    """The message of a first operand ``a`` of kind code ``kind`` out of range."""
+    """The message of an operand ``a`` of kind code ``kind`` out of range."""
     return (_OPERAND_ERRORS[kind] + " at offset %d") % (a, at)
 
 
-def _special(op, special, a, b, at, depth, pop, iters, low, func, names):
-    """The checks of an instruction with checks of its own (_SPECIAL):
-    ``(a, b, iters, low)``, the operands as the interpreter wants them and
-    the iterator slots after it."""
-    if special == 4:
-        raise VerifyError("unknown opcode 0x%02x at offset %d" % (op, at))
+def _special(op, special, vals, at, depth, pop, iters, low, f, consts, names):
+    """The checks of an instruction with checks of its own (_SPECIAL),
+    ``vals`` its shape operands: the iterator slots after it ``(iters, low)``."""
     if special == 3:    # RUN, RET, WALK (an empty stack has no iterators)
         if depth != 0:
             raise VerifyError("%s needs an empty stack at offset %d" % (OPS[op][0], at))
-        if op == RET:
-            if func == 0:
-                raise VerifyError("RET in the main function at offset %d" % at)
-        elif op == WALK:
-            if func != 0:
-                raise VerifyError("WALK outside the main function at offset %d" % at)
-        elif func > 0 and a <= func - 1:
-            raise VerifyError("step %d runs step %d: a step may only run later steps (offset %d)"
-                              % (func - 1, a, at))
-        return a, b, iters, low
+        if op == RET and f == 0:
+            raise VerifyError("RET in the main function at offset %d" % at)
+        if op == WALK and f != 0:
+            raise VerifyError("WALK outside the main function at offset %d" % at)
+        return iters, low
     if special == 1:    # the iterator's own instructions
         need = _ITER_AT.get(op)
         if need is not None:
@@ -1119,74 +1116,268 @@ def _special(op, special, a, b, at, depth, pop, iters, low, func, names):
         elif depth - pop < low:
             raise VerifyError("%s would take an iterator as a value at offset %d" % (OPS[op][0], at))
         if op == ITER:
-            return a, b, iters + (depth - 1,), depth
+            return iters + (depth - 1,), depth
         if op == COLLECT or op == END_EACH:
             iters = iters[:-1]
-            return a, b, iters, iters[-1] + 1 if iters else 0
-        return a, b, iters, low
+            return iters, iters[-1] + 1 if iters else 0
+        return iters, low
     if depth - pop < low:
         raise VerifyError("%s would take an iterator as a value at offset %d" % (OPS[op][0], at))
     if op == TEMPLATE:
-        if a < 1:
+        if vals[0] < 1:
             raise VerifyError("TEMPLATE needs at least one part at offset %d" % at)
-    elif op == SORT:
-        a = tuple(a.split("."))
     elif op == CHECK_OUTPUT:
-        a = _declared_types(a, at, names)
-    elif op == SHAPE and (type(a) is not list or [1 for x in a if type(x) is not str]):
-        raise VerifyError("SHAPE needs a constant list of strings at offset %d" % at)
+        _declared_types(consts[vals[0]], at, names)
+    elif op == SHAPE:
+        a = consts[vals[0]]
+        if type(a) is not list or [1 for x in a if type(x) is not str]:
+            raise VerifyError("SHAPE needs a constant list of strings at offset %d" % at)
     if op == FINISH and depth != 1:
         raise VerifyError("FINISH needs exactly the outputs on the stack at offset %d" % at)
-    if func != 0 and (op == FINISH or op == EXITED or op == STATE or op == OUTPUTS_FAILED or op == CHECK_INPUTS):
+    if f != 0 and (op == FINISH or op == EXITED or op == STATE or op == OUTPUTS_FAILED or op == CHECK_INPUTS):
         raise VerifyError("%s outside the main function at offset %d" % (OPS[op][0], at))
     if op == CHECK_INPUTS:
-        b = _declared_types(b, at, names)
-    return a, b, iters, low
+        _declared_types(consts[vals[1]], at, names)
+    return iters, low
 
 
 def _expression_machine(exprs, consts, names):
-    """The shared expression machine over section exprs, ``[keys, blocks]``
-    (the blocks index the program's consts and names), verified as
-    WorkflowSkill code; None when the program has no such section."""
+    """The shared expression machine over section exprs, ``[keys, ops,
+    lengths, shape, forms, names]`` (the blocks in streams; they index the
+    program's consts and names), verified as WorkflowSkill code; None when
+    the program has no such section."""
     if exprs is None:
         return None
-    if type(exprs) is not list or len(exprs) != 2 or type(exprs[0]) is not list or type(exprs[1]) is not list:
-        raise VerifyError("section exprs must be [keys, blocks]")
-    keys, blocks = exprs
-    decoded = _x.verify(blocks, len(consts), names, keys, 0, _xw.PROFILE)
-    return _x.Machine(consts, names, keys, decoded, copy=copy_json)
+    if type(exprs) is not list or len(exprs) != 6 or type(exprs[0]) is not list:
+        raise VerifyError("section exprs must be [keys, ops, lengths, shape, forms, names]")
+    keys = exprs[0]
+    blocks = verify_streams(exprs[1:], len(consts), names, keys, 0, _xw.PROFILE)
+    return _x.Machine(consts, names, keys, blocks, copy=copy_json)
 
 
-def _operands(spec, code, p, fend, at, consts, names, retry_rows):
-    """The second and third operands of an instruction: (b, c, next offset)."""
-    out = [0, 0]
-    kinds = spec[7]
-    for j in range(1, len(kinds)):
-        k = kinds[j]
-        if p < fend and code[p] < 0x80:
-            v = code[p]
-            p += 1
-        else:
-            v, p = _read_varint(code, p, fend)
-        if k == 1:      # const
-            if v >= len(consts):
-                raise VerifyError("constant index %d out of range at offset %d" % (v, at))
-            v = consts[v]
-        elif k == 2:    # name
-            if v >= len(names):
-                raise VerifyError("name index %d out of range at offset %d" % (v, at))
-            v = names[v]
-        elif k == 5:    # retry
-            if v > len(retry_rows):
-                raise VerifyError("retry index %d out of range at offset %d" % (v, at))
-            v = retry_rows[v - 1] if v else None
-        elif k == 7:    # flag
-            if v > 1:
-                raise VerifyError("operand %d out of range at offset %d" % (v, at))
-        elif v > MAX_STACK:  # count
-            raise VerifyError("count %d too large at offset %d" % (v, at))
-        out[j - 1] = v
-    return out[0], out[1], p
+# ---------------------------------------------------------------- expression blocks in streams
+# Section exprs holds the blocks' distinct forms (opcodes and operands but
+# the name operands of LOAD and FIELD) once each, then each block's form
+# and the blocks' names (docs/bytecode.md section 1); targets count
+# instructions. Each form is verified once: a block's names are only
+# indexes into the name table, checked for all blocks at once.
+
+# In the opcode stream, LOAD, FIELD and INDEX carry their access rule: the
+# byte is the opcode + ACCESS_STEP * the rule (so no operand holds it).
+ACCESS_STEP = 32
+
+
+class StreamBlocks(object):
+    """The blocks of section exprs as the expression machine reads them
+    (``blocks[i]``, ``len(blocks)``): block i's form with its names, made
+    when the machine first resolves it. Its static methods read and
+    verify the streams (kept in the class: a device bundle is one module
+    namespace, which they would grow)."""
+
+    def __init__(self, forms, refs, starts):
+        self.forms = forms      # per block its form (shared)
+        self.refs = refs        # the names stream
+        self.starts = starts    # per block where its names start
+
+    def __len__(self):
+        return len(self.forms)
+
+    def __getitem__(self, block):
+        return StreamBlocks.with_names(self.forms[block], self.refs, self.starts[block])
+
+    @staticmethod
+    def counts(ops, index):
+        """(shape operands, name operands, has a LAMBDA) of a form's opcode bytes."""
+        nshape = nnames = 0
+        for k in range(len(ops)):
+            op = ops[k]
+            spec = _x.OPCODES.get(op)
+            if spec is None:
+                spec = _x.OPCODES.get(op % ACCESS_STEP)
+                if spec is None or op % ACCESS_STEP not in (_x.LOAD, _x.FIELD, _x.INDEX) \
+                        or op >= ACCESS_STEP * len(_x.ACCESS):
+                    raise VerifyError("unknown opcode 0x%02x at %d of expression form %d" % (op, k, index))
+            for kind in spec[1]:
+                if kind == "n":
+                    nnames += 1
+                elif kind != "a":
+                    nshape += 1
+        return nshape, nnames, _x.LAMBDA in ops
+
+    @staticmethod
+    def form_of(ops, shape):
+        """The decoded instructions ``[(index, opcode, operands)]`` of a form's
+        opcode bytes and shape operands, each name operand 0 (a placeholder)."""
+        ins = []
+        j = 0
+        for k in range(len(ops)):
+            op = ops[k]
+            access = op // ACCESS_STEP
+            op = op % ACCESS_STEP
+            operands = []
+            for kind in _x.OPCODES[op][1]:
+                if kind == "n":
+                    operands.append(0)
+                elif kind == "a":
+                    operands.append(access)
+                else:
+                    operands.append(shape[j])
+                    j += 1
+            ins.append((k, op, operands))
+        return ins
+
+    @staticmethod
+    def with_names(form, refs, at):
+        """A block's form with its name operands, refs[at], refs[at + 1] ..."""
+        out = []
+        for k, op, operands in form:
+            if op == _x.LOAD or op == _x.FIELD:
+                operands = [operands[0], refs[at]]
+                at += 1
+            out.append((k, op, operands))
+        return out
+
+    @staticmethod
+    def verify_form(k, form, block_forms, has_lambda, sizes, keys, nslots, rules):
+        """The expression machine's checks of form k, as the block that has it
+        (the first one, in messages). A LAMBDA names a later block than its
+        own: a form with one is a single block's."""
+        targets = {}
+        for i in range(len(form)):
+            targets[i] = i
+        if has_lambda:
+            if block_forms.count(k) != 1:
+                raise VerifyError("expression form %d has a LAMBDA: it must be one block's" % k)
+            _x.verify_decoded(block_forms.index(k), form, targets, sizes, keys, nslots, rules)
+            return
+        try:
+            _x.verify_decoded(k, form, targets, sizes, keys, nslots, rules)
+        except VerifyError:     # again, for the message: it names the first block of the form
+            _x.verify_decoded(block_forms.index(k), form, targets, sizes, keys, nslots, rules)
+            raise
+
+    @staticmethod
+    def gather(table, indexes):
+        """[table[i] for i in indexes]."""
+        try:
+            return list(map(table.__getitem__, indexes))
+        except AttributeError:  # pragma: no cover - MicroPython
+            return [table[i] for i in indexes]
+
+
+def verify_streams(streams, nconsts, names, keys, nslots, profile):
+    """Verify expression blocks in streams, ``[ops, lengths, shape, forms,
+    names]`` (the distinct forms, then each block's form and the blocks'
+    names), with every check of the expression machine's verifier: each
+    form once, the blocks by their form's index and the name operands'
+    range all at once. Returns the blocks (:class:`StreamBlocks`)."""
+    if type(streams) is not list or len(streams) != 5 or type(streams[0]) is not bytes:
+        raise VerifyError("expression blocks must be [ops, lengths, shape, forms, names], ops msgpack bin")
+    ops = streams[0]
+    for stream in streams[1:]:
+        if type(stream) is not list:
+            raise VerifyError("the expression streams must be arrays")
+        if stream and (list(map(type, stream)).count(int) != len(stream) or min(stream) < 0):
+            raise VerifyError("the expression streams hold only non-negative integers")
+    lengths, shape, block_forms, refs = streams[1:]
+    for k in keys:
+        if type(k) is not str:
+            raise VerifyError("a key must be a string")
+    nforms = len(lengths)
+    sizes = (nconsts, len(names), len(keys), len(block_forms))
+    if block_forms and max(block_forms) >= nforms:
+        raise VerifyError("a block names form %d of %d" % (max(block_forms), nforms))
+    if len(set(block_forms)) != nforms:
+        raise VerifyError("an expression form no block has")
+    forms = []
+    form_names = []
+    lambdas = False
+    e0 = s0 = 0
+    for k in range(nforms):
+        e1 = e0 + lengths[k]
+        if e1 > len(ops) or e1 == e0:
+            raise VerifyError("expression form %d is empty or runs past the opcodes" % k)
+        nshape, nnames, has_lambda = StreamBlocks.counts(ops[e0:e1], k)
+        if s0 + nshape > len(shape):
+            raise VerifyError("the shape stream ends inside expression form %d" % k)
+        form = StreamBlocks.form_of(ops[e0:e1], shape[s0:s0 + nshape])
+        StreamBlocks.verify_form(k, form, block_forms, has_lambda, sizes, keys, nslots, _x.PROFILES[profile])
+        lambdas = lambdas or has_lambda
+        forms.append(form)
+        form_names.append(nnames)
+        e0 = e1
+        s0 += nshape
+    if e0 != len(ops) or s0 != len(shape):
+        raise VerifyError("the expression streams hold more than the forms")
+    counts = StreamBlocks.gather(form_names, block_forms)
+    if sum(counts) != len(refs):
+        raise VerifyError("the expression blocks have %d name operands, the stream %d" % (sum(counts), len(refs)))
+    if refs and max(refs) >= len(names):
+        raise VerifyError("name index %d out of range in an expression block" % max(refs))
+    starts = []     # where each block's names start
+    total = 0
+    for c in counts:
+        starts.append(total)
+        total += c
+    blocks = StreamBlocks(StreamBlocks.gather(forms, block_forms), refs, starts)
+    if lambdas:
+        _x.check_lambdas(blocks.forms)
+    return blocks
+
+
+def decode_function(program, f):
+    """Function ``f`` (0 main, i + 1 step i) of a verified program in the
+    interpreter's form, written into ``program.code`` (per instruction
+    ``(op, a, b, c, next)``, operands resolved: the constant, the name, the
+    retry policy, the absolute target and step) and ``program.handlers``
+    (per instruction its innermost region ``[handler, depth]``, or None).
+    The interpreter decodes a function when it first enters it: the
+    verifier has checked everything already."""
+    ops, shape, name_refs, block_refs, bounds, funcs, regions, starts = program.streams
+    consts, names, retry_rows = program.consts, program.names, program.retries
+    code = program.code
+    e0 = bounds[f]
+    s, nn, nb, r0, r1 = funcs[f]
+    base_step = f - 1 if f else 0
+    for i in range(e0, bounds[f + 1]):
+        op = ops[i]
+        vals = [0, 0, 0]
+        for m, k in enumerate(_SPEC_LIST[op][7]):
+            if k == 2:
+                v = names[name_refs[nn]]
+                nn += 1
+            elif k == 9:
+                v = block_refs[nb]
+                nb += 1
+            else:
+                v = shape[s]
+                s += 1
+                if k == 1:
+                    v = consts[v]
+                elif k == 3:
+                    v += e0
+                elif k == 4:
+                    v += base_step
+                elif k == 5:
+                    v = retry_rows[v - 1] if v else None
+            vals[m] = v
+        a, b, c = vals
+        if op == CONST and (type(a) is list or isinstance(a, dict)):
+            op = _CONST_COPY    # pushed as a fresh copy
+        elif op == SORT:
+            a = tuple(a.split("."))
+        elif op == CHECK_OUTPUT:
+            a = _declared_types(a, i, names)
+        elif op == CHECK_INPUTS:
+            b = _declared_types(b, i, names)
+        code[i] = (op, a, b, c, i + 1)
+    handlers = program.handlers
+    for r in range(r0, r1):     # listed by start: an inner region after the ones around it
+        start = starts[r]
+        end = start + regions[4 * r + 1]
+        h = [end + regions[4 * r + 2], regions[4 * r + 3]]
+        for i in range(start, end):
+            handlers[i] = h
 
 
 def _declared_types(v, at, names):
@@ -1205,8 +1396,9 @@ def _declared_types(v, at, names):
 
 
 _EMPTY = (0, ())
-_INT_ONLY = {int}
 _KIND_CODES = {"c": 1, "n": 2, "t": 3, "s": 4, "r": 5, "o": 6, "a": 7, "f": 7, "k": 8, "x": 9}
+# kind code -> the stream of section code holding such operands: 0 shape, 1 names, 2 blocks
+_STREAM = (0, 0, 1, 0, 0, 0, 0, 0, 0, 2)
 # Opcodes with checks of their own: 1 the iterator's, 3 RUN, RET and WALK, 2 the others (4: unknown opcodes).
 _SPECIAL = {ITER: 1, COLLECT: 1, END_EACH: 1, NEXT: 1, APPEND: 1, KEEP: 1, ITEM_FAILED: 1, RUN: 3, RET: 3, WALK: 3,
             TEMPLATE: 2, FINISH: 2, EXITED: 2, STATE: 2, OUTPUTS_FAILED: 2, SHAPE: 2, SORT: 2, CHECK_INPUTS: 2,
@@ -1236,24 +1428,24 @@ def _expect(expect, off, state):
 class Program(object):
     """A verified program. :meth:`run` may be called any number of times.
 
-    The code is decoded once, by the verifier, into lists indexed by code
-    offset (None between instruction starts), which the interpreter reads."""
+    The interpreter reads each function decoded into lists indexed by
+    instruction (None where a function not yet entered lies), decoded when
+    it first enters it (:func:`decode_function`)."""
 
-    def __init__(self, name, steps, entries, finish, code, handlers, consts, names, retries, regions, srcmap,
-                 max_stack, code_size):
+    def __init__(self, name, steps, entries, finish, consts, names, retries, max_stack, streams):
         self.name = name
         self.steps = steps          # (id, flags, entry offset)
         self.entries = entries      # code offset of each step function
         self.finish = finish
-        self.code = code            # per offset: (op, a, b, c, next offset), operands resolved
-        self.handlers = handlers    # per offset: None or [handler offset, depth] of the innermost region
         self.consts = consts
         self.names = names
         self.retries = retries
-        self.regions = regions
-        self.srcmap = srcmap
         self.max_stack = max_stack
-        self.code_size = code_size
+        # section code and where each function's operands and regions start (_check_functions)
+        self.streams = streams
+        self.code_size = len(streams[0])
+        self.code = None            # per offset: (op, a, b, c, next offset), operands resolved (prepare)
+        self.handlers = None        # per offset: None or [handler offset, depth] of the innermost region
         self.loops = {}             # NEXT offset -> its compiled loop (compile_loop) or None, as run
         self.machine = None         # the shared expression machine of section exprs, if any
         self.first = -1             # the first top-level step (WALK starts there), -1: none
@@ -1262,7 +1454,22 @@ class Program(object):
     @property
     def instructions(self):
         """The number of instructions."""
-        return len(self.code) - self.code.count(None)
+        return self.code_size
+
+    def prepare(self):
+        """The interpreter's lists, before the first run (functions are
+        decoded into them as they are first entered)."""
+        if self.code is None:
+            self.code = [None] * self.code_size
+            self.handlers = [None] * self.code_size
+
+    def decoded(self):
+        """The code with every function decoded (listings and tests)."""
+        self.prepare()
+        for f in range(len(self.entries) + 1):
+            if self.code[self.streams[4][f]] is None:
+                decode_function(self, f)
+        return self.code
 
     def new_run(self, inputs, max_instructions=None, max_iterations=None, max_host_calls=None):
         """The run on the sans-I/O kernel, not started: a driver (or a caller
@@ -2112,6 +2319,7 @@ class SkillVMRun(Kernel):
 
     def execute(self, inputs):
         p = self.p
+        p.prepare()
         code = p.code
         handlers = p.handlers
         steps = p.steps
@@ -2130,6 +2338,8 @@ class SkillVMRun(Kernel):
         fuel = self.fuel.instructions_left
         iters = self.fuel.iterations_left
         pc = 0
+        if code[0] is None:
+            decode_function(p, 0)
         loops = p.loops if FAST_LOOPS else None
         machine = p.machine
         while True:
@@ -2304,6 +2514,8 @@ class SkillVMRun(Kernel):
                         frames.append((pc, cur, item, index, result))
                         item = index = result = MISSING
                         pc = entries[a]
+                        if code[pc] is None:
+                            decode_function(p, a + 1)
                     elif op == RET:
                         pc, cur, item, index, result = frames.pop()
                         self.cur = cur
@@ -2336,6 +2548,8 @@ class SkillVMRun(Kernel):
                             frames.append((at, cur, item, index, result))
                             item = index = result = MISSING
                             pc = entries[s]
+                            if code[pc] is None:
+                                decode_function(p, s + 1)
                     elif op == HALTED:
                         if self.halted:
                             pc = a

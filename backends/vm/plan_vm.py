@@ -1,0 +1,659 @@
+"""Programs of the plan-run models on the VM: load, verify and run
+(docs/bytecode.md sections 8 and 9).
+
+Two scheduling models run a workflow as plain data: kernel routing (the
+step loop of :mod:`routing_run`) and dataflow (the ready-node scheduler of
+:mod:`dataflow_run`). A program of either is the plan the Python backend
+generates (:mod:`flowc.plan`) as rows, with every expression of its nodes
+a block of the VM's expression machine (:mod:`expr_vm`). Loading checks
+the sections, verifies every block and the plan, and turns each
+expression into a closure over the machine; running hands the plan to the
+model's scheduler, which the Python backend uses too, so both backends
+give the same run record.
+
+What differs between the models is a row of :data:`MODELS`, keyed by the
+plan's model (the container's header names it): how expressions are held
+(:data:`EXPRESSIONS`: the constants, the key table, whether the plan names
+an expression by its index in section ``exprs`` or by its block), the
+layout of a node's row (:data:`LAYOUTS`: its fixed fields, the optional
+fields its mask names, the key order of the node), the run-wide fields
+around the graph, the scheduler and the run's options. A device that runs
+one model only holds that model's rows (``flowc bundle --dialect``).
+
+Standard library only (plus expr_vm, the schedulers, the kernel, drivers
+and edges of flowc.runtime, and the VM's container reader);
+MicroPython-compatible. ``run`` drives the scheduler with the sync driver;
+``run_async`` and ``run_virtual`` with asyncio and a virtual clock
+(docs/runtime.md).
+"""
+
+# MicroPython style: %-formatting reads the same on both interpreters.
+# ruff: noqa: UP031
+
+try:
+    from flowc.backends.vm import expr_aevatar as _xa
+    from flowc.backends.vm import expr_cel as _xc
+    from flowc.backends.vm import expr_vm as _x
+    from flowc.backends.vm import sequential as _vm
+    from flowc.backends.vm.sequential import VerifyError
+    from flowc.runtime import cel as _c
+    from flowc.runtime import dataflow_run as _d
+    from flowc.runtime import drivers as _drivers
+    from flowc.runtime import edges as _edges
+    from flowc.runtime import routing_run as _k
+except ImportError:  # pragma: no cover - copies side by side on MicroPython
+    import cel as _c
+    import dataflow_run as _d
+    import drivers as _drivers
+    import edges as _edges
+    import expr_aevatar as _xa
+    import expr_cel as _xc
+    import expr_vm as _x
+    import routing_run as _k
+    import sequential as _vm
+    from sequential import VerifyError
+
+__all__ = ["BY_MODEL", "EXPRESSIONS", "LAYOUTS", "MODELS", "Program", "load_plan", "plan_fields"]
+
+# The tables keyed by model: a bundle of some models keeps only their rows
+# (backends/vm/bundle.py), so a device holds only their schedulers and builtins.
+BY_MODEL = ("EXPRESSIONS", "LAYOUTS", "MODELS")
+
+MAX_DEPTH = 8        # regions nest at most this deep
+MAX_RETRIES = 1000   # a kernel step's retries
+
+# ================================================================ checking values
+
+
+def _str(v, what):
+    if type(v) is not str:
+        raise VerifyError("%s must be a string" % what)
+    return v
+
+
+def _list(v, what, size=None):
+    if type(v) is not list or (size is not None and len(v) != size):
+        raise VerifyError("%s must be an array%s" % (what, "" if size is None else " of %d" % size))
+    return v
+
+
+def _uint(v, what, high):
+    if type(v) is not int or v < 0 or v > high:
+        raise VerifyError("%s must be an integer in [0, %d]" % (what, high))
+    return v
+
+
+def _map(v, what):
+    """A map; nil is the empty map."""
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise VerifyError("%s must be a map" % what)
+    return v
+
+
+# ================================================================ expressions
+
+
+def _text_const(c):
+    """A pool constant of a program whose constants are strings."""
+    if type(c) is not str:
+        raise VerifyError("a constant must be a string")
+    return c
+
+
+def _block_exprs(sections, blocks):
+    """A model whose plan names an expression by its block: every block an
+    expression of no parameters, on no frame."""
+    return [(b, 0, 0) for b in range(len(blocks))], 0
+
+
+def _section_exprs(sections, blocks):
+    """Section exprs, ``block, params, slots`` triples, and the frame every
+    block is verified against (a macro body shares its caller's frame: the
+    largest)."""
+    flat = sections.get("exprs")
+    if type(flat) is not list or len(flat) % 3:
+        raise VerifyError("section exprs must be block, params, slots triples")
+    exprs = []
+    slots_of = [0] * len(blocks)
+    for i in range(0, len(flat), 3):
+        e = flat[i:i + 3]
+        if not all(type(x) is int and x >= 0 for x in e) or e[0] >= len(blocks) or e[1] > e[2]:
+            raise VerifyError("an expression must be block, params, slots")
+        exprs.append((e[0], e[1], e[2]))
+        slots_of[e[0]] = max(slots_of[e[0]], e[2])
+    return exprs, max(slots_of) if slots_of else 0
+
+
+# How a model's program holds its expressions: "profile" the builtins it
+# may call (expr_vm), "const" how a pool constant decodes, "keys" the
+# section of its builtin keys, "exprs" its expressions and their frame
+# (what the plan's references index), "arity" the error of a call with the
+# wrong number of arguments.
+EXPRESSIONS = {
+    "kernel": {"profile": _xa.PROFILE, "const": _text_const, "keys": "names", "exprs": _block_exprs,
+               "arity": VerifyError},
+    "dataflow": {"profile": _xc.PROFILE, "const": _xc.decode_const, "keys": "keys", "exprs": _section_exprs,
+                 "arity": _c.CelError},
+}
+
+
+class _Expressions:
+    """The verified expressions of a program, as closures over one machine."""
+
+    def __init__(self, row, sections):
+        for key in ("consts", "names", "code", row["keys"]):
+            if type(sections.get(key)) is not list:
+                raise VerifyError("section %s must be an array" % key)
+        const = row["const"]
+        self.consts = [const(c) for c in sections["consts"]]
+        self.names = sections["names"]
+        self.keys = sections[row["keys"]]
+        self.blocks = sections["code"]
+        for b in self.blocks:
+            if type(b) is not bytes:
+                raise VerifyError("a block must be msgpack bin")
+        for n in self.names + self.keys:
+            if type(n) is not str:
+                raise VerifyError("names and keys are strings")
+        self.arity = row["arity"]
+        self.exprs, self.frame = row["exprs"](sections, self.blocks)
+        decoded = _x.verify(self.blocks, len(self.consts), self.names, self.keys, self.frame, row["profile"])
+        self.machine = _x.Machine(self.consts, self.names, self.keys, decoded)
+
+    def function(self, ref):
+        """The expression the plan names by ``ref`` as a callable ``f(env, *args)``."""
+        if type(ref) is not int or not 0 <= ref < len(self.exprs):
+            raise VerifyError("an expression index is out of range")
+        block, params = self.exprs[ref][0], self.exprs[ref][1]
+        machine = self.machine
+        frame = self.frame
+        arity = self.arity
+
+        def f(env, *args):
+            if len(args) != params:
+                raise arity("expression expects %d arguments, got %d" % (params, len(args)))
+            return machine.evaluate(block, frame, env, args)
+        return f
+
+    def params(self, flat, what):
+        """A step's parameters, ``[name, block...]``: ``V -> [(name, value)...]``."""
+        _list(flat, what)
+        if len(flat) % 2:
+            raise VerifyError("%s must be name, block pairs" % what)
+        exprs = self.exprs
+        pairs = []
+        for i in range(0, len(flat), 2):
+            ref = flat[i + 1]
+            if type(ref) is not int or not 0 <= ref < len(exprs) or exprs[ref][1]:
+                raise VerifyError("%s: an expression index is out of range (or takes arguments)" % what)
+            pairs.append((_str(flat[i], what + " name"), exprs[ref][0]))
+        machine = self.machine
+        frame = self.frame
+
+        def params(variables):
+            return [(key, machine.evaluate(block, frame, variables, ())) for key, block in pairs]
+        return params
+
+
+# ================================================================ node rows
+#
+# A field decoder is f(exprs, node, row, at, depth): it checks the row
+# values of one field, from row[at], and sets the node's keys from them.
+# A message names the node by its id, row[0] (made only when one is raised).
+
+
+def _where(row):
+    return "node %r" % (row[0],)
+
+
+def _text_field(key, optional):
+    """A string (or nil when ``optional``) as it is."""
+    def field(exprs, node, row, at, depth):
+        v = row[at]
+        if type(v) is not str and (v is not None or not optional):
+            raise VerifyError("%s %s must be a string%s" % (_where(row), key, " or nil" if optional else ""))
+        node[key] = v
+    return field
+
+
+def _expression_field(key):
+    def field(exprs, node, row, at, depth):
+        node[key] = exprs.function(row[at])
+    return field
+
+
+def _params_field(exprs, node, row, at, depth):
+    node["params"] = exprs.params(row[at], _where(row) + " parameters")
+
+
+def _pairs_field(key, order, label):
+    """A map ``[name, expression...]``: the map at ``key``, its names in order at ``order``."""
+    def field(exprs, node, row, at, depth):
+        flat = row[at]
+        if type(flat) is not list or len(flat) % 2:
+            raise VerifyError(label + " must be an array of name, expression pairs")
+        mapping = {}
+        names = []
+        for i in range(0, len(flat), 2):
+            name = flat[i]
+            if type(name) is not str or name in mapping:
+                raise VerifyError(label + ": names must be unique strings")
+            mapping[name] = exprs.function(flat[i + 1])
+            names.append(name)
+        node[key] = mapping
+        node[order] = names
+    return field
+
+
+def _kernel_on_error(exprs, node, row, at, depth):
+    v = row[at]
+    if type(v) is not int or not 0 <= v < len(KERNEL_ON_ERROR):
+        raise VerifyError("%s on_error must be an index into %s" % (_where(row), ", ".join(KERNEL_ON_ERROR)))
+    node["on_error"] = KERNEL_ON_ERROR[v]
+    node["retry"] = None   # a loaded kernel step always has one (its row's mask may name it)
+
+
+def _kernel_retry(exprs, node, row, at, depth):
+    """[retries, delay_ms, 1 (fixed) or 2 (doubling delays)]."""
+    retry = row[at:at + 3]
+    what = _where(row)
+    _uint(retry[0], what + " retry count", MAX_RETRIES)
+    _uint(retry[1], what + " retry delay", 0x7FFFFFFF)
+    if type(retry[2]) is not int or retry[2] not in (1, 2):
+        raise VerifyError("%s retry backoff must be 1 (fixed) or 2 (exponential)" % what)
+    node["retry"] = retry
+
+
+def _timeout(exprs, node, row, at, depth):
+    v = row[at]
+    if type(v) is not int or v < 100 or v > 600000:
+        raise VerifyError("%s timeout_ms must be an integer in [100, 600000]" % _where(row))
+    node["timeout_ms"] = v
+
+
+def _dataflow_op(exprs, node, row, at, depth):
+    op = row[at]
+    if type(op) is not int or not 0 <= op < len(DATAFLOW_OPS):
+        raise VerifyError("unknown operation %r" % (op,))
+    node["op"] = DATAFLOW_OPS[op]
+
+
+def _display_kind(exprs, node, row, at, depth):
+    # the source's spelling of the node, for listings; nothing runs by it
+    if type(row[at]) is not str:
+        raise VerifyError("a node's kind and on_error must be strings")
+    node["kind"] = row[at]
+
+
+def _dataflow_on_error(exprs, node, row, at, depth):
+    on_error = row[at]
+    if on_error is not None and type(on_error) is not str:
+        raise VerifyError("a node's kind and on_error must be strings")
+    node["on_error"] = "fail" if on_error is None else on_error
+
+
+def _names(row, at, count):
+    """Check that row[at:at + count] are strings (names a node's fields hold)."""
+    for i in range(at, at + count):
+        if type(row[i]) is not str:
+            raise VerifyError("a node's names must be strings")
+
+
+def _call(exprs, node, row, at, depth):
+    _names(row, at, 2)
+    node["capability"], node["call_name"] = row[at], row[at + 1]
+
+
+def _item_policy(exprs, node, row, at, depth):
+    _names(row, at, 1)
+    node["item_policy"] = row[at]
+
+
+def _dataflow_retry(exprs, node, row, at, depth):
+    """(max, delay_ms, backoff, jitter)."""
+    for i in range(4):
+        v = row[at + i]
+        number = type(v) is int or (i >= 2 and type(v) is float)
+        if not number or v < 0:
+            raise VerifyError("retry must be max, delay_ms (non-negative integers), backoff, jitter (numbers)")
+    node["retry"] = (row[at], row[at + 1], row[at + 2], row[at + 3])
+
+
+def _iteration(exprs, node, row, at, depth):
+    node["over"] = exprs.function(row[at])
+    _names(row, at + 1, 1)
+    node["item_name"] = row[at + 1]
+    if type(row[at + 2]) is not int or row[at + 2] < 0:
+        raise VerifyError("batch_size must be a non-negative integer")
+    node["batch_size"] = row[at + 2]
+
+
+def _regions(layout, pair):
+    """The field ``regions``, ``[name, rows, edges...]``: ``pair(name, graph)``
+    each, the graphs' nodes of ``layout``."""
+    def field(exprs, node, row, at, depth):
+        flat = row[at]
+        what = _where(row)
+        if type(flat) is not list or len(flat) % 3:
+            raise VerifyError("%s regions must be an array of name, nodes, edges triples" % what)
+        regions = []
+        for i in range(0, len(flat), 3):
+            name = _str(flat[i], what + " region name")
+            nodes, edges = _graph(exprs, flat[i + 1], flat[i + 2], layout, "%s region %r" % (what, name), depth + 1)
+            regions.append(pair(name, {"nodes": nodes, "edges": edges}))
+        node["regions"] = regions
+    return field
+
+
+def _list_pair(name, graph):
+    return [name, graph]
+
+
+def _tuple_pair(name, graph):
+    return (name, graph)
+
+
+# Section plan's codes (format.py KERNEL_ON_ERROR, DATAFLOW_OPS; tests/test_plan_vm.py checks them).
+KERNEL_ON_ERROR = ("fail", "skip", "fallback")
+DATAFLOW_OPS = (
+    "trigger", "call", "assign", "noop", "sleep", "assert", "fail", "finish", "switch", "transform.map",
+    "transform.filter", "transform.reduce", "transform.sort", "transform.dedupe", "transform.chunk", "parse",
+    "validate", "foreach", "batch", "iterate", "subgraph", "parallel", "race",
+)
+
+# A node row's layout: "fixed" the decoders of its fixed fields (one value
+# each), in row order; "optional" None (no field mask) or, by mask bit, how
+# many row values a field takes and its decoder (the row: the fixed fields,
+# the mask, the values of its set bits in bit order); "order" the node's
+# keys in the order of flowc.plan when the row's order is not it.
+def _layout(fixed, optional, order):
+    counts = None if optional is None else tuple([count for count, _field in optional])
+    return {"fixed": fixed, "optional": optional, "order": order, "counts": counts,
+            "minimum": len(fixed) + (optional is not None),
+            "masks": 0 if optional is None else 1 << len(optional)}
+
+
+_SUB_STEP = (_text_field("id", False), _text_field("type", False), _text_field("role", True), _params_field,
+             _text_field("capability", True), _text_field("name", True))
+LAYOUTS = {
+    "kernel": {
+        "step": _layout(
+            _SUB_STEP + (_kernel_on_error,),
+            ((3, _kernel_retry), (1, _text_field("default_output", False)), (1, _expression_field("condition")),
+             (1, _regions("sub-step", _list_pair)), (1, _timeout)),
+            None),
+        "sub-step": _layout(_SUB_STEP, None, None)},
+    "dataflow": {
+        "node": _layout(
+            (_text_field("id", False), _dataflow_op, _display_kind, _dataflow_on_error,
+             _pairs_field("attrs", "attr_order", "attrs")),
+            ((1, _expression_field("guard")), (1, _pairs_field("inputs", "input_order", "a trigger's inputs")),
+             (2, _call), (4, _dataflow_retry), (3, _iteration), (1, _item_policy), (1, _regions("node", _tuple_pair))),
+            ("id", "op", "kind", "on_error", "guard", "inputs", "input_order", "attrs", "attr_order", "capability",
+             "call_name", "retry", "over", "item_name", "item_policy", "batch_size", "regions"))},
+}
+
+
+def _node(exprs, row, layout, depth):
+    """A node map from its row (see LAYOUTS)."""
+    fixed = layout["fixed"]
+    nfixed = len(fixed)
+    if type(row) is not list or len(row) < layout["minimum"]:
+        raise VerifyError("a node must be a row of at least %d fields" % layout["minimum"])
+    if type(row[0]) is not str:
+        raise VerifyError("node ids must be unique strings")
+    counts = layout["counts"]
+    mask = 0
+    size = nfixed
+    if counts is not None:
+        mask = row[nfixed]
+        if type(mask) is not int or not 0 <= mask < layout["masks"]:
+            raise VerifyError("%s field mask must be 0..%d" % (_where(row), layout["masks"] - 1))
+        size += 1
+        m = mask
+        bit = 0
+        while m:
+            if m & 1:
+                size += counts[bit]
+            m >>= 1
+            bit += 1
+    if len(row) != size:
+        masked = "" if counts is None else " of field mask %d" % mask
+        raise VerifyError("%s: a row%s has %d fields, not %d" % (_where(row), masked, size, len(row)))
+    node = {}
+    for i in range(nfixed):
+        fixed[i](exprs, node, row, i, depth)
+    if mask:
+        optional = layout["optional"]
+        at = nfixed + 1
+        bit = 0
+        while mask:
+            if mask & 1:
+                count, field = optional[bit]
+                field(exprs, node, row, at, depth)
+                at += count
+            mask >>= 1
+            bit += 1
+    order = layout["order"]
+    if order is None:
+        return node
+    return {key: node[key] for key in order if key in node}
+
+
+def _graph(exprs, rows, flat_edges, layout_name, what, depth):
+    """(nodes, edges) of a graph: node maps from their rows, its edges as
+    ``[source id, target id, kind, label]``."""
+    if depth > MAX_DEPTH:
+        raise VerifyError("regions nest more than %d deep" % MAX_DEPTH)
+    if type(rows) is not list:
+        raise VerifyError("%s: a graph's nodes must be an array" % what)
+    layout = exprs.layouts[layout_name]
+    nodes = []
+    ids = []
+    seen = set()
+    for row in rows:
+        node = _node(exprs, row, layout, depth)
+        if node["id"] in seen:
+            raise VerifyError("node ids must be unique strings: %r appears twice" % node["id"])
+        seen.add(node["id"])
+        ids.append(node["id"])
+        nodes.append(node)
+    edges, why = _edges.unpack(flat_edges, ids)
+    if why is not None:
+        raise VerifyError("%s: %s" % (what, why))
+    return nodes, edges
+
+
+# ================================================================ run-wide fields
+
+
+def _roles(roles):
+    if not isinstance(roles, dict):
+        raise VerifyError("roles must be a map")
+    for rid in roles:
+        _str(rid, "a role id")
+        config = roles[rid]
+        if not isinstance(config, dict):
+            raise VerifyError("role %r must be a map" % rid)
+        for key in config:
+            _str(key, "a setting name of role %r" % rid)
+            v = config[key]
+            for item in (v if type(v) is list else [v]):
+                _str(item, "role %r setting %r" % (rid, key))
+    return roles
+
+
+def _with_fallthrough(edges, ids):
+    """The plan's edges from a kernel plan's (listed step by step, without
+    ``fallthrough`` edges): each step's own edges, then, when none is a
+    ``sequence`` edge and a step follows, its ``fallthrough`` edge to that step."""
+    out = []
+    at = 0
+    for i in range(len(ids)):
+        sequenced = False
+        while at < len(edges) and edges[at][0] == ids[i]:
+            if edges[at][2] == _edges.FALLTHROUGH:
+                raise VerifyError("the plan: fallthrough edges are implied, not listed")
+            sequenced = sequenced or edges[at][2] == _edges.SEQUENCE
+            out.append(edges[at])
+            at += 1
+        if not sequenced and i + 1 < len(ids):
+            out.append([ids[i], ids[i + 1], _edges.FALLTHROUGH, None])
+    if at < len(edges):
+        raise VerifyError("the plan: edges must be listed step by step, by their source")
+    return out
+
+
+def _kernel_fields(section, exprs):
+    """``[roles, steps, edges]``: the edges without the implied fallthrough edges."""
+    section = _list(section, "section plan ([roles, steps, edges])", 3)
+    roles = _roles(section[0])
+    nodes, edges = _graph(exprs, section[1], section[2], "step", "the plan", 0)
+    return [("roles", roles), ("nodes", nodes), ("edges", _with_fallthrough(edges, [n["id"] for n in nodes]))]
+
+
+def _limits(v):
+    """The run's limits, from ``[steps, deadline_ms]``: {"steps": n or None, "deadline_ms": n or None}."""
+    if type(v) is not list or len(v) != 2:
+        raise VerifyError("limits must be [steps, deadline_ms]")
+    for n in v:
+        if n is not None and (type(n) is not int or n < 0):
+            raise VerifyError("a limit must be a non-negative integer or nil")
+    return {"steps": v[0], "deadline_ms": v[1]}
+
+
+def _dataflow_fields(section, exprs):
+    """``[defaults, reducers, input_schema, limits, nodes, edges]``."""
+    if type(section) is not list or len(section) != 6:
+        raise VerifyError("section plan must be [defaults, reducers, input_schema, limits, nodes, edges] or nil")
+    schema = section[2]
+    if schema is not None and not isinstance(schema, dict):
+        raise VerifyError("input_schema must be a map")
+    if type(section[4]) is not list:
+        raise VerifyError("a graph's nodes must be an array")
+    nodes, edges = _graph(exprs, section[4], section[5], "node", "the plan", 0)
+    fields = [("defaults", _map(section[0], "defaults")), ("reducers", _map(section[1], "reducers")),
+              ("input_schema", schema), ("nodes", nodes), ("edges", edges)]
+    if section[3] is not None:
+        fields.append(("limits", _limits(section[3])))
+    return fields
+
+
+# ================================================================ the models' rows
+
+# Each plan-run model, by the plan's model: "expressions" (EXPRESSIONS),
+# "plan" the decoder of section plan (its run-wide fields, nodes and
+# edges, as (key, value) pairs in the order of flowc.plan), "bare" whether
+# a program may hold expressions only (no plan: nil), "start" the
+# scheduler's new_run and "options" the run's options after inputs and
+# host, in the order the entry points take them positionally.
+MODELS = {
+    "kernel": {"expressions": EXPRESSIONS["kernel"], "plan": _kernel_fields, "bare": False, "start": _k.new_run,
+               "options": ("max_instructions", "max_iterations", "max_host_calls")},
+    "dataflow": {"expressions": EXPRESSIONS["dataflow"], "plan": _dataflow_fields, "bare": True,
+                 "start": _d.new_run,
+                 "options": ("trigger", "payload", "max_instructions", "max_iterations", "max_host_calls")},
+}
+
+
+def plan_fields(model, section, exprs):
+    """The plan's fields of ``model`` from section plan, verified, as (key,
+    value) pairs in the order of flowc.plan. ``exprs`` turns the plan's
+    expressions into what the plan holds: ``function(ref)`` an
+    expression, ``params(flat, what)`` a kernel step's parameters (the
+    loader: closures; a listing: their references)."""
+    exprs.layouts = LAYOUTS[model]
+    return MODELS[model]["plan"](section, exprs)
+
+
+class Program:
+    """A loaded, verified program of a plan-run model; ``run(inputs, host)``
+    gives the run record. A dataflow program may hold expressions only
+    (no plan): ``evaluate`` runs one."""
+
+    def __init__(self, model, name, sections):
+        row = MODELS[model]
+        self.model = model
+        self.row = row
+        self.name = name
+        self.expressions = _Expressions(row["expressions"], sections)
+        self.machine = self.expressions.machine
+        section = sections.get("plan")
+        self.plan = None
+        if section is None and row["bare"]:
+            return
+        if type(name) is not str:
+            raise VerifyError("a program with a plan names its workflow")
+        self.plan = {"model": model, "name": name}
+        for key, value in plan_fields(model, section, self.expressions):
+            self.plan[key] = value
+
+    def function(self, index):
+        """Expression ``index`` as a Python callable ``f(env, *args)``."""
+        return self.expressions.function(index)
+
+    def evaluate(self, index, env, args=()):
+        return self.function(index)(env, *args)
+
+    def new_run(self, inputs, *args, **options):
+        """The run on the kernel, not started (a driver answers its
+        requests); its expressions spend this run's fuel until the next
+        run starts. The options (after ``inputs``; after ``host`` for the
+        entry points below): kernel programs ``max_instructions,
+        max_iterations, max_host_calls, concurrent``; dataflow programs
+        ``trigger, payload`` first."""
+        return self._start(inputs, args, options, False)
+
+    def _start(self, inputs, args, options, concurrent):
+        if self.plan is None:
+            raise VerifyError("this program holds expressions only")
+        names = self.row["options"] + ("concurrent",)
+        o = {"trigger": None, "payload": None, "max_instructions": None, "max_iterations": None,
+             "max_host_calls": None, "concurrent": concurrent}
+        for i in range(len(args)):
+            o[names[i]] = args[i]
+        for key in options:
+            if key not in names:
+                raise TypeError("unexpected argument %r" % key)
+            o[key] = options[key]
+        r = self.row["start"](self.plan, inputs, o["trigger"], o["payload"], o["max_iterations"],
+                              o["max_host_calls"], o["concurrent"], o["max_instructions"])
+        self.machine.start_run(r.fuel)   # its expressions spend the run's instruction fuel
+        return r
+
+    def _drive(self, drive, r, host):
+        try:
+            return drive(r, host)
+        finally:
+            self.machine.end_run()
+
+    def run(self, inputs, host, *args, **options):
+        """The run record. Fuel: at most ``max_instructions`` expression
+        instructions in the whole run, ``max_iterations`` step dispatches
+        or loop iterations and ``max_host_calls`` host calls (None: the
+        defaults); past one the run fails with "fuel exhausted"."""
+        return self._drive(_drivers.drive_sync, self._start(inputs, args, options, False), host)
+
+    def run_virtual(self, inputs, script, *args, **options):
+        """The record of the run on a virtual clock (docs/runtime.md)."""
+        host = script if hasattr(script, "answer") else _drivers.VirtualHost(script)
+        return self._drive(_drivers.drive_virtual, self._start(inputs, args, options, True), host)
+
+    def run_async(self, inputs, host, *args, **options):
+        """A coroutine: the record of the run driven by asyncio (docs/runtime.md)."""
+        from flowc.runtime.aio import drive_async  # CPython only: MicroPython has no such asyncio
+
+        async def go():
+            r = self._start(inputs, args, options, True)
+            try:
+                return await drive_async(r, host)
+            finally:
+                self.machine.end_run()
+        return go()
+
+
+def load_plan(model, data, name, table):
+    """The :class:`Program` of an opened container (vm.open_container) of ``model``."""
+    return Program(model, name, {key: _vm.read_section(data, table, key) for key in table})
