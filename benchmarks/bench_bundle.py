@@ -3,7 +3,9 @@
     python benchmarks/bench_bundle.py [--micropython PATH] [--steps N]
 
 1. Size: ``flowc bundle``'s one file against the raw source
-   of the modules it came from, module by module (goal: <= 64 KB).
+   of the modules it came from, module by module (goal: <= 64 KB); each
+   dialect's bundle, without and with the bundler's short names, and
+   precompiled (``--mpy-cross``).
 2. MicroPython heap, on the corpus sample of tests/test_bundle.py (a
    handful of workflows of each dialect):
    - the WebAssembly port (tests/micropython, node): the heap the loaded
@@ -48,7 +50,7 @@ sys.path.insert(0, str(ROOT))
 from flowc.backends.python import compile_workflow as python_compile
 from flowc.backends.python import load_module
 from flowc.backends.vm import compile_workflow, load
-from flowc.backends.vm.bundle import write_bundle
+from flowc.backends.vm.bundle import build_bundle, models_of, write_bundle
 from flowc.pipeline import driver
 
 MP_DIR = ROOT / "tests" / "micropython"
@@ -57,13 +59,25 @@ MP_DIR = ROOT / "tests" / "micropython"
 # ------------------------------------------------------------------ size
 
 
-def bench_size(out_dir: Path) -> tuple[Path, list[str]]:
+def bench_size(out_dir: Path, mpy_cross: str | None = None) -> tuple[Path, list[str]]:
     path, bundle = write_bundle(out_dir)
     lines = [(f"bundle {bundle.size:,} bytes from {len(bundle.modules)} modules of {bundle.source_bytes:,} bytes "
               f"of source ({100 * bundle.size / bundle.source_bytes:.0f}%); goal <= 64 KB"),
              "  module                                   source    bundled"]
     for name, raw, bundled in sorted(bundle.parts, key=lambda p: -p[2]):
         lines.append(f"  {name.removeprefix('flowc.'):<38} {raw:>9,} {bundled:>10,}")
+    lines.append("  bundle            modules  dropped defs  unminified    minified" + ("   .mpy" if mpy_cross else ""))
+    for dialect in (None, "workflowskill", "aevatar", "instruction"):
+        models = models_of(dialect) if dialect else None
+        small, plain = build_bundle(None, models), build_bundle(None, models, minify=False)
+        row = (f"  {dialect or 'all dialects':<17} {len(small.modules):>7} {sum(map(len, small.dropped.values())):>13} "
+               f"{plain.size:>11,} {small.size:>11,}")
+        if mpy_cross:
+            where = Path(tempfile.mkdtemp())
+            (where / "flowc_vm.py").write_text(small.text, encoding="utf-8")
+            subprocess.run([mpy_cross, "-o", str(where / "flowc_vm.mpy"), str(where / "flowc_vm.py")], check=True)
+            row += f" {(where / 'flowc_vm.mpy').stat().st_size:>8,}"
+        lines.append(row)
     return path, lines
 
 
@@ -255,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=1000)
     args = parser.parse_args(argv)
     out_dir = Path(tempfile.mkdtemp())
-    bundle, lines = bench_size(out_dir)
+    bundle, lines = bench_size(out_dir, args.mpy_cross)
     print("\n".join(lines))
     jobs_file, jobs, want = _sample()
     print(f"\nMicroPython heap, corpus sample of {len(jobs)} workflows (3 dialects)")

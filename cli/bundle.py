@@ -13,6 +13,9 @@ def add_parser(sub) -> None:
     bundle.add_argument("directory", metavar="DIR", help="where to write flowc_vm.py (created when missing)")
     bundle.add_argument("--dialect", choices=DIALECTS,
                         help="the VM of this dialect's programs only (default: every dialect)")
+    bundle.add_argument("--readable", action="store_true",
+                        help="keep the modules' own names and one statement a line (larger; tracebacks name "
+                             "the source's functions and variables)")
     bundle.set_defaults(func=run)
 
 
@@ -20,7 +23,7 @@ def run(args) -> int:
     from flowc.backends.vm.bundle import BundleError, write_bundle
 
     try:
-        path, bundle = write_bundle(args.directory, args.dialect)
+        path, bundle = write_bundle(args.directory, args.dialect, minify=not args.readable)
     except (BundleError, OSError) as exc:
         print(f"flowc: error: {exc}", file=sys.stderr)
         return EXIT_FAILED

@@ -1845,48 +1845,63 @@ def _json_key(k):
     return str(k)
 
 
+_JSON_CONTROL = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+
+
 def _json_string(s):
-    out = ['"']
-    for ch in s:
-        o = ord(ch)
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif o < 0x20:
-            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}.get(
-                ch, "\\u" + _pad(hex(o)[2:], 4)))
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    # whole-string replaces, not a list of characters: a device's heap needs
+    # room for the result only (a long text's list of characters took tens of KiB)
+    if '"' in s or "\\" in s:
+        s = s.replace("\\", "\\\\").replace('"', '\\"')
+    if s and min(s) < " ":
+        for ch in sorted(set(s)):
+            if ch < " ":
+                s = s.replace(ch, _JSON_CONTROL.get(ch) or "\\u" + _pad(hex(ord(ch))[2:], 4))
+    return '"' + s + '"'
 
 
 def to_json_text(v):
     """Compact JSON text of a CEL value (keys in insertion order)."""
-    j = to_json(v)
-    return _dump(j)
+    out = []
+    _dump(to_json(v), out)
+    return "".join(out)
 
 
-def _dump(j):
+def _dump(j, out):
+    # one flat list of pieces joined once: nested joins held a copy of the
+    # text per level, which a device's fragmented heap had no room for
+    # (an aevatar record of 4 KB of text needed 100 KiB of heap)
     t = type(j)
     if j is None:
-        return "null"
-    if t is bool:
-        return "true" if j else "false"
-    if t is int:
-        return str(j)
-    if t is float:
-        if j == int(j) and abs(j) < 1e16:
-            return str(int(j)) + ".0"
-        return repr(j)
-    if t is str:
-        return _json_string(j)
-    if t is list:
-        return "[" + ",".join(_dump(x) for x in j) + "]"
-    if isinstance(j, dict):
-        return "{" + ",".join(_json_string(k) + ":" + _dump(j[k]) for k in j) + "}"
-    return _json_string(str(j))
+        out.append("null")
+    elif t is bool:
+        out.append("true" if j else "false")
+    elif t is int:
+        out.append(str(j))
+    elif t is float:
+        out.append(str(int(j)) + ".0" if j == int(j) and abs(j) < 1e16 else repr(j))
+    elif t is str:
+        out.append(_json_string(j))
+    elif t is list:
+        out.append("[")
+        for i, x in enumerate(j):
+            if i:
+                out.append(",")
+            _dump(x, out)
+        out.append("]")
+    elif isinstance(j, dict):
+        out.append("{")
+        first = True
+        for k in j:
+            if not first:
+                out.append(",")
+            first = False
+            out.append(_json_string(k))
+            out.append(":")
+            _dump(j[k], out)
+        out.append("}")
+    else:
+        out.append(_json_string(str(j)))
 
 
 def to_text(v):

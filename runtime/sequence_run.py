@@ -2,9 +2,10 @@
 
 Generated code imports this module as ``_rt``: the run state (:class:`Run`)
 and its kernel (:class:`SkillRun`), the step helpers (host calls with their
-retry loop, sleeps, step records, the transform and ``each`` input rules,
-the sort, the workflow outputs) and, imported from :mod:`flowc.runtime.wfs`,
-WorkflowSkill's values, so a module reaches everything as ``_rt.<name>``.
+retry loop, sleeps, step records, the ``each`` input rule, the workflow
+outputs) and, imported from :mod:`flowc.runtime.wfs`, WorkflowSkill's
+values (with the sort, the declared types and the transform input: the VM
+runs the same functions), so a module reaches everything as ``_rt.<name>``.
 
 The scheduler is :meth:`Run.walk`: it reads the module's sequential plan
 (``PLAN``, flowc.plan.sequential) and runs the top-level steps from its
@@ -30,11 +31,10 @@ try:
         MISSING,
         EvalError,
         _is_array,
-        _Missing,
-        _num,
-        js_to_number,
-        js_to_string,
-        wfs_get_fields,
+        js_typeof,
+        shape_outputs,
+        type_mismatch,
+        type_name,
     )
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import drivers as _drivers
@@ -42,17 +42,18 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
     from fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel  # noqa: F401
     from kernel import Call, Kernel, Sleep
     from wfs import *
-    from wfs import MISSING, EvalError, _is_array, _Missing, _num, js_to_number, js_to_string, wfs_get_fields
+    from wfs import MISSING, EvalError, _is_array, js_typeof, shape_outputs, type_mismatch, type_name
 
 # =============================================================================
 # Run orchestration
 # =============================================================================
 #
 # The helpers generated modules call to run steps and build the run record:
-# the host calls with their retry loop, sleeps, step records, the transform
-# and `each` input rules, the sort comparator, and the workflow outputs.
-# The VM restates them for MicroPython; tests check that the two backends
-# give the same records. See docs/host.md for the record's shape.
+# the host calls with their retry loop, sleeps, step records, the `each`
+# input rule and the workflow outputs (the value rules, the sort and the
+# transform input among them, are flowc.runtime.wfs's, which the VM runs
+# too). The VM restates the rest for MicroPython; tests check that the two
+# backends give the same records. See docs/host.md for the record's shape.
 #
 # Invariant: MISSING is never stored inside a list or dict that a run
 # builds, except at the top level of a step's argument dict (the transform
@@ -101,20 +102,6 @@ def error_message(exc):
     return message or type(exc).__name__
 
 
-def js_typeof(v):
-    """JavaScript ``typeof`` of a value (null is "object")."""
-    if v is MISSING:
-        return "undefined"
-    t = type(v)
-    if t is bool:
-        return "boolean"
-    if t is int or t is float:
-        return "number"
-    if t is str:
-        return "string"
-    return "object"
-
-
 def retry_sleep(delay, backoff, attempt):
     """The sleep before retry ``attempt`` (1-based): ``delay * backoff **
     (attempt - 1)``, at most MAX_SLEEP_MS. Both factors are within their
@@ -144,36 +131,9 @@ def _copy_json(v):
     return v
 
 
-# --- declared types (WorkflowSkill names) ---------------------------------------
-
-def type_name(v):
-    """The declared-type name a value has: string, boolean, int, float,
-    array, object or null (a whole float is an int: JSON can't tell)."""
-    if v is None or v is MISSING:
-        return "null"
-    t = type(v)
-    if t is str:
-        return "string"
-    if t is bool:
-        return "boolean"
-    if t is int:
-        return "int"
-    if t is float:
-        return "int" if (not math.isinf(v) and not math.isnan(v) and v == int(v)) else "float"
-    if _is_array(v):
-        return "array"
-    if isinstance(v, dict):
-        return "object"
-    return t.__name__
-
-
 def type_matches(v, kind):
-    """Does ``v`` fit the declared type ``kind``? Null and missing fit every
-    type (a skipped step's output, an absent field); an int fits float."""
-    if v is None or v is MISSING:
-        return True
-    name = type_name(v)
-    return name == kind or (kind == "float" and name == "int")
+    """Does ``v`` fit the declared type ``kind`` (wfs.type_mismatch)?"""
+    return type_mismatch(v, kind) is None
 
 
 def check_output(step_id, output, declared):
@@ -204,138 +164,11 @@ def key_or_null(obj, key):
     return None
 
 
-def transform_items(args):
-    """The array a transform works on: ``items`` if it is an array, else
-    the first array-valued input, else the first input wrapped in an array
-    when it is not null, else []."""
-    items = args.get("items", MISSING)
-    if _is_array(items):
-        return items
-    for v in args.values():
-        if _is_array(v):
-            return v
-    for v in args.values():
-        if v is None or v is MISSING:
-            return []
-        return [v]
-    return []
-
-
 def each_items(value):
     """The array an ``each`` iterates over; any other value fails the step."""
     if _is_array(value):
         return value
     raise StepFailure("each expression must resolve to an array, got " + js_typeof(value))
-
-
-# --- sort -----------------------------------------------------------------------
-
-def _js_primitive(v):
-    """ToPrimitive for the values a sort key can be (never null/missing)."""
-    if isinstance(v, dict):
-        return "[object Object]"
-    if _is_array(v):
-        return js_to_string(v)
-    return v
-
-
-def _js_less(a, b):
-    """JavaScript ``a < b`` for two values that are not null/missing."""
-    a = _js_primitive(a)
-    b = _js_primitive(b)
-    if type(a) is str and type(b) is str:
-        if a.isascii() and b.isascii():
-            return a < b
-        return _utf16(a) < _utf16(b)
-    x = js_to_number(a) if type(a) is str else _num(a)
-    y = js_to_number(b) if type(b) is str else _num(b)
-    return x < y  # NaN compares false both ways, as in JavaScript
-
-
-def _utf16(s):
-    """A key that orders strings by UTF-16 code units, as JavaScript does
-    (Python orders by code points: they differ above U+FFFF)."""
-    return s.encode("utf-16-be", "surrogatepass")
-
-
-class _JsOrder:
-    """A sort key ordering by the reference's comparator (``<`` then ``>``),
-    flipped for descending sorts."""
-
-    __slots__ = ("desc", "v")
-
-    def __init__(self, v, desc):
-        self.v = v
-        self.desc = desc
-
-    def __lt__(self, other):
-        if self.desc:
-            return _js_less(other.v, self.v)
-        return _js_less(self.v, other.v)
-
-
-_NUMBER_TYPES = frozenset((int, float, bool))
-
-
-def wfs_sort(items, path, descending=False):
-    """The sort transform: a stable sort of a copy of ``items`` by the value
-    at the dotted ``path`` (a tuple of names). Null and missing values go
-    last in both directions; numbers compare numerically, strings by UTF-16
-    code units, mixed values by JavaScript's ``<``."""
-    name = path[0] if len(path) == 1 else None
-    all_dicts = set(map(type, items)) == {dict}
-    keys = None
-    if name is not None and all_dicts:
-        try:  # every item holds the key: read them all in C
-            keys = list(map(_itemgetter(name), items))
-        except KeyError:
-            keys = None
-    if keys is None and name is not None:
-        keys = [item.get(name) if type(item) is dict else wfs_get_fields(item, path) for item in items]
-    elif keys is None:
-        keys = [wfs_get_fields(item, path) for item in items]
-    kinds = set(map(type, keys))
-    nulls = []
-    if type(None) in kinds or _Missing in kinds:
-        kept = []
-        kept_keys = []
-        for item, k in zip(items, keys):
-            if k is None or k is MISSING:
-                nulls.append(item)
-            else:
-                kept.append(item)
-                kept_keys.append(k)
-        items = kept
-        keys = kept_keys
-        kinds.discard(type(None))
-        kinds.discard(_Missing)
-    if kinds <= _NUMBER_TYPES and (float not in kinds or not any(math.isnan(k) for k in keys)):
-        direct = True  # Python orders these as JavaScript does
-    elif kinds == {str}:
-        direct = all(k.isascii() for k in keys)
-        if not direct:
-            keys = [_utf16(k) for k in keys]
-    else:
-        direct = False
-        keys = [_JsOrder(k, descending) for k in keys]
-        descending = False  # the order objects compare flipped already
-    if direct and name is not None and all_dicts:
-        out = sorted(items, key=_itemgetter(name), reverse=descending)
-    else:
-        order = sorted(range(len(keys)), key=keys.__getitem__, reverse=descending)
-        out = [items[i] for i in order]
-    out.extend(nulls)
-    return out
-
-
-def _itemgetter(name):
-    return lambda item: item[name]
-
-
-try:
-    from operator import itemgetter as _itemgetter  # the C version where there is one
-except ImportError:  # pragma: no cover - MicroPython
-    pass
 
 
 # --- the run ----------------------------------------------------------------------
@@ -704,13 +537,7 @@ def drive_virtual(run, script):
 def exit_outputs(keys, output):
     """Workflow outputs after an exit: an object output gives every declared
     key ``output[k] ?? null``; any other output goes to the first key."""
-    if not keys:
-        return {}
-    if isinstance(output, dict):
-        return {k: key_or_null(output, k) for k in keys}
-    if output is MISSING:
-        return {}
-    return {keys[0]: output}
+    return shape_outputs(output, keys)
 
 
 def match_outputs(keys, last):

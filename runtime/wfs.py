@@ -2,10 +2,14 @@
 
 Generated code reaches these functions as ``_rt.<name>`` through
 :mod:`flowc.runtime.sequence_run`, which imports them all; the expression
-compiler of the Python backend evaluates over this module. It uses the
-standard library only: plain functions over plain values (no classes beyond
-two small ones, no typing at run time), so a MicroPython-compatible VM can
-share them (the VM restates them in ``backends/vm/wfs_values.py``).
+compiler of the Python backend evaluates over this module, and the VM
+(:mod:`flowc.backends.vm.sequential`, the ``wfs.*`` builtins of
+:mod:`flowc.backends.vm.expr_wfs`) runs on it too: one set of rules for
+both backends. Plain functions over plain values, standard library only and
+MicroPython-compatible (no ``re``: MicroPython's lacks what the rules need;
+no typing at run time); where MicroPython differs (``repr`` of a float is
+not the shortest, the sort is not stable, no ``str.isascii``, no UTF-16
+codec) a branch says so.
 
 Values are JSON-shaped Python values: ``None`` (JavaScript null), ``bool``,
 ``int`` and ``float`` (both are JavaScript numbers: ``1 == 1.0``; ints beyond
@@ -17,8 +21,16 @@ Every rule below is the reference runtime's (WorkflowSkill 0.5.0,
 runtime/src/expression); the IR's operator keys (``wfs.eq`` ...) name them.
 """
 
-import math
-import re
+# MicroPython style on purpose: %-formatting, explicit `object` bases and
+# `x != x` NaN tests read the same on both interpreters.
+# ruff: noqa: UP004, UP031, PLR0124
+
+import sys
+
+try:
+    from collections import OrderedDict as _OrderedDict
+except ImportError:  # pragma: no cover
+    _OrderedDict = dict
 
 __all__ = [
     "INF",
@@ -31,8 +43,12 @@ __all__ = [
     "js_number_to_string",
     "js_to_number",
     "js_to_string",
+    "js_typeof",
     "to_json_value",
     "to_number",
+    "transform_items",
+    "type_mismatch",
+    "type_name",
     "unknown_ref",
     "wfs_all",
     "wfs_and",
@@ -49,13 +65,20 @@ __all__ = [
     "wfs_ne",
     "wfs_not",
     "wfs_or",
+    "wfs_sort",
     "wfs_stringify",
     "wfs_template",
     "wfs_truthy",
 ]
 
 
-class _Missing:
+_MICRO = sys.implementation.name == "micropython"
+# A JSON object the rules build: insertion order is JSON key order (and "the
+# first array input"); MicroPython's dict does not keep it.
+_Obj = _OrderedDict if _MICRO else dict
+
+
+class _Missing(object):
     """The type of :data:`MISSING` (JavaScript ``undefined``)."""
 
     __slots__ = ()
@@ -195,9 +218,43 @@ def wfs_get_index(value, idx):
 _JS_SPACE = ("\t\n\x0b\x0c\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
              "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
 
-_DECIMAL = re.compile(r"[+-]?(?:Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)$")
 _RADIX = {"x": 16, "X": 16, "o": 8, "O": 8, "b": 2, "B": 2}
 _RADIX_DIGITS = {16: "0123456789abcdefABCDEF", 8: "01234567", 2: "01"}
+_DIGITS = "0123456789"
+
+
+def _decimal(s):
+    """Does ``s`` match ``[+-]?(Infinity|([0-9]+.?[0-9]*|.[0-9]+)([eE][+-]?[0-9]+)?)``
+    in full? (By hand: MicroPython's ``re`` has no such matching.)"""
+    i = 0
+    n = len(s)
+    if i < n and s[i] in "+-":
+        i += 1
+    if s[i:] == "Infinity":
+        return True
+    ip = 0
+    while i < n and s[i] in _DIGITS:
+        i += 1
+        ip += 1
+    fp = 0
+    if i < n and s[i] == ".":
+        i += 1
+        while i < n and s[i] in _DIGITS:
+            i += 1
+            fp += 1
+    if ip == 0 and fp == 0:
+        return False
+    if i < n and s[i] in "eE":
+        i += 1
+        if i < n and s[i] in "+-":
+            i += 1
+        ed = 0
+        while i < n and s[i] in _DIGITS:
+            i += 1
+            ed += 1
+        if ed == 0:
+            return False
+    return i == n
 
 
 def js_to_number(s):
@@ -212,7 +269,7 @@ def js_to_number(s):
             if ch not in digits:
                 return NAN
         return float(int(s[2:], radix))
-    if _DECIMAL.match(s) is None:
+    if not _decimal(s):
         return NAN
     if s[-1] == "y":  # [+-]Infinity
         return -INF if s[0] == "-" else INF
@@ -231,7 +288,7 @@ def to_number(v):
         return 1 if v else 0
     if t is str:
         n = js_to_number(v)
-        if not math.isnan(n):
+        if n == n:  # not NaN
             return n
     return 0
 
@@ -246,7 +303,7 @@ def js_number_to_string(x):
         if -_MAX_SAFE <= x <= _MAX_SAFE:
             return str(x)
         x = float(x)
-    if math.isnan(x):
+    if x != x:
         return "NaN"
     if x == INF:
         return "Infinity"
@@ -254,7 +311,7 @@ def js_number_to_string(x):
         return "-Infinity"
     if x == 0:
         return "0"
-    r = repr(x)  # the shortest digits that round-trip, as JavaScript's
+    r = _shortest(x)
     sign = ""
     if r[0] == "-":
         sign = "-"
@@ -284,6 +341,27 @@ def js_number_to_string(x):
     if k == 1:
         return sign + digits + es
     return sign + digits[0] + "." + digits[1:] + es
+
+
+def _shortest(x):
+    """The shortest digits that round-trip a finite non-zero float, as
+    JavaScript's (CPython's repr; MicroPython's repr is not the shortest)."""
+    if not _MICRO:
+        return repr(x)
+    for p in range(17):
+        s = ("%." + str(p) + "e") % x
+        if float(s) == x:
+            return s
+        # a tie rounded to even may miss x where the digit above or below hits it
+        mantissa, e = s.split("e")
+        sign = "-" if mantissa[0] == "-" else ""
+        digits = mantissa.lstrip("-").replace(".", "")
+        for step in (1, -1):
+            t = str(int(digits) + step)
+            near = sign + t[0] + "." + t[1:] + "e" + str(int(e) + len(t) - len(digits))
+            if float(near) == x:
+                return near
+    return repr(x)
 
 
 # --- equality and comparison ---------------------------------------------------
@@ -363,7 +441,7 @@ def _same_value_zero(a, b):
         if tb is int or tb is float:
             a = _num(a)
             b = _num(b)
-            return a == b or (math.isnan(a) and math.isnan(b))
+            return a == b or (a != a and b != b)
         return False
     if ta is str:
         return tb is str and a == b
@@ -411,7 +489,7 @@ def js_boolean(v):
     if v is None or v is MISSING:
         return False
     if t is int or t is float:
-        return v != 0 and not math.isnan(v)
+        return v == v and v != 0
     if t is str:
         return len(v) > 0
     return True
@@ -466,7 +544,7 @@ def js_to_string(v):
     if v is MISSING:
         return "undefined"
     if _is_array(v):
-        return ",".join("" if e is None or e is MISSING else js_to_string(e) for e in v)
+        return ",".join(["" if e is None or e is MISSING else js_to_string(e) for e in v])
     return "[object Object]"
 
 
@@ -494,23 +572,27 @@ def wfs_template(parts):
 
 # --- JSON ----------------------------------------------------------------------
 
-_JSON_ESCAPE = re.compile('[\x00-\x1f"\\\\\ud800-\udfff]')
 _JSON_SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
                "\t": "\\t"}
 
 
-def _json_escape_char(m):
-    ch = m.group(0)
-    short = _JSON_SHORT.get(ch)
-    if short is not None:
-        return short
-    return "\\u" + f"{ord(ch):04x}"
+def _json_plain(s):
+    """Does ``s`` need no escape in JSON? (min and max run in C on both
+    interpreters; a character at or above U+D800 takes the slow path.)"""
+    return not s or (min(s) >= " " and max(s) < "\ud800" and '"' not in s and "\\" not in s)
 
 
 def _json_string(s):
-    if _JSON_ESCAPE.search(s) is None:
+    if _json_plain(s):
         return '"' + s + '"'
-    return '"' + _JSON_ESCAPE.sub(_json_escape_char, s) + '"'
+    out = []
+    for ch in s:
+        if ch < " " or ch == '"' or ch == "\\" or "\ud7ff" < ch < "\ue000":
+            short = _JSON_SHORT.get(ch)
+            out.append(short if short is not None else "\\u%04x" % ord(ch))
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
 
 
 def _js_keys(obj):
@@ -549,7 +631,7 @@ def _json(v):
     if t is bool:
         return "true" if v else "false"
     if t is int or t is float:
-        if t is float and (math.isnan(v) or math.isinf(v)):
+        if t is float and (v != v or v == INF or v == -INF):
             return "null"
         return js_number_to_string(v)
     if _is_array(v):
@@ -562,7 +644,7 @@ def _json(v):
                 continue
             out.append(_json_string(k if type(k) is str else js_to_string(k)) + ":" + _json(item))
         return "{" + ",".join(out) + "}"
-    raise TypeError("not a JSON value: " + type(v).__name__)
+    raise EvalError("not a JSON value: " + type(v).__name__)
 
 
 def to_json_value(v):
@@ -572,7 +654,7 @@ def to_json_value(v):
     if v is MISSING:
         return None
     if isinstance(v, dict):
-        out = {}
+        out = _Obj()
         for k in v:
             item = v[k]
             if item is not MISSING:
@@ -581,3 +663,269 @@ def to_json_value(v):
     if _is_array(v):
         return [to_json_value(e) for e in v]
     return v
+
+
+def js_typeof(v):
+    """JavaScript ``typeof`` of a value (null is "object")."""
+    if v is MISSING:
+        return "undefined"
+    t = type(v)
+    if t is bool:
+        return "boolean"
+    if t is int or t is float:
+        return "number"
+    if t is str:
+        return "string"
+    return "object"
+
+
+# --- declared types (WorkflowSkill names) ---------------------------------------
+
+def type_name(v):
+    """The declared-type name a value has: string, boolean, int, float,
+    array, object or null (a whole float is an int: JSON can't tell)."""
+    if v is None or v is MISSING:
+        return "null"
+    t = type(v)
+    if t is str:
+        return "string"
+    if t is bool:
+        return "boolean"
+    if t is int:
+        return "int"
+    if t is float:
+        return "int" if (v == v and v != INF and v != -INF and v == int(v)) else "float"
+    if _is_array(v):
+        return "array"
+    if isinstance(v, dict):
+        return "object"
+    return type(v).__name__
+
+
+def type_mismatch(v, kind):
+    """None when ``v`` fits the declared type ``kind``, else the name of its
+    type. Null and missing fit every type (a skipped step's output, an
+    absent field); an int fits float."""
+    if v is None or v is MISSING:
+        return None
+    name = type_name(v)
+    if name == kind or (kind == "float" and name == "int"):
+        return None
+    return name
+
+
+# --- transforms -------------------------------------------------------------------
+
+def transform_items(args):
+    """The array a transform works on: ``items`` if it is an array, else
+    the first array-valued input, else the first input wrapped in an array
+    when it is not null, else []."""
+    if not isinstance(args, dict):
+        return []
+    items = args.get("items", MISSING)
+    if _is_array(items):
+        return items
+    for v in args.values():
+        if _is_array(v):
+            return v
+    for v in args.values():
+        if v is None or v is MISSING:
+            return []
+        return [v]
+    return []
+
+
+def shape_outputs(value, keys):
+    """Workflow outputs from one value by the declared ``keys``: an object
+    gives every key ``value[k] ?? null``; missing gives {}; any other value
+    goes to the first key."""
+    out = _Obj()
+    if not keys:
+        return out
+    if isinstance(value, dict):
+        for k in keys:
+            v = value.get(k)
+            out[k] = None if v is MISSING else v
+        return out
+    if value is MISSING:
+        return out
+    out[keys[0]] = value
+    return out
+
+
+# --- sort -----------------------------------------------------------------------
+
+def _isascii(s):
+    for ch in s:
+        if ch > "\x7f":
+            return False
+    return True
+
+
+if hasattr(str, "isascii"):
+    _isascii = str.isascii  # the same test, in C (MicroPython has none)
+
+
+def _utf16(s):
+    """A key that orders strings by UTF-16 code units, as JavaScript does
+    (Python orders by code points: they differ above U+FFFF)."""
+    if not _MICRO:
+        return s.encode("utf-16-be", "surrogatepass")
+    units = []
+    for ch in s:
+        o = ord(ch)
+        if o < 0x10000:
+            units.append(o)
+        else:
+            o -= 0x10000
+            units.append(0xD800 + (o >> 10))
+            units.append(0xDC00 + (o & 0x3FF))
+    return units
+
+
+def _js_primitive(v):
+    """ToPrimitive for the values a sort key can be (never null/missing)."""
+    if isinstance(v, dict):
+        return "[object Object]"
+    if _is_array(v):
+        return js_to_string(v)
+    return v
+
+
+def _js_less(a, b):
+    """JavaScript ``a < b`` for two values that are not null/missing."""
+    a = _js_primitive(a)
+    b = _js_primitive(b)
+    if type(a) is str and type(b) is str:
+        if _isascii(a) and _isascii(b):
+            return a < b
+        return _utf16(a) < _utf16(b)
+    x = js_to_number(a) if type(a) is str else _num(a)
+    y = js_to_number(b) if type(b) is str else _num(b)
+    return x < y  # NaN compares false both ways, as in JavaScript
+
+
+class _JsOrder(object):
+    """A sort key ordering by the reference's comparator (``<`` then ``>``),
+    flipped for descending sorts."""
+
+    __slots__ = ("desc", "v")
+
+    def __init__(self, v, desc):
+        self.v = v
+        self.desc = desc
+
+    def __lt__(self, other):
+        if self.desc:
+            return _js_less(other.v, self.v)
+        return _js_less(self.v, other.v)
+
+
+_NUMBER_TYPES = {int, float, bool}
+_NONE_TYPE = type(None)
+
+
+def _itemgetter(name):
+    return lambda item: item[name]
+
+
+try:
+    from operator import itemgetter as _itemgetter  # the C version where there is one
+except ImportError:  # pragma: no cover - MicroPython
+    pass
+
+
+def wfs_sort(items, path, descending=False):
+    """The sort transform: a stable sort of a copy of ``items`` by the value
+    at the dotted ``path`` (a tuple of names). Null and missing values go
+    last in both directions; numbers compare numerically, strings by UTF-16
+    code units, mixed values by JavaScript's ``<``."""
+    if not _is_array(items):
+        raise EvalError("sort input is not an array")
+    name = path[0] if len(path) == 1 else None
+    all_dicts = set(map(type, items)) == {dict}
+    keys = None
+    if name is not None and all_dicts:
+        try:  # every item holds the key: read them all in C
+            keys = list(map(_itemgetter(name), items))
+        except KeyError:
+            keys = None
+    if keys is None and name is not None:
+        keys = [item.get(name) if type(item) is dict else wfs_get_fields(item, path) for item in items]
+    elif keys is None:
+        keys = [wfs_get_fields(item, path) for item in items]
+    kinds = set(map(type, keys))
+    nulls = []
+    if _NONE_TYPE in kinds or _Missing in kinds:
+        kept = []
+        kept_keys = []
+        for item, k in zip(items, keys):
+            if k is None or k is MISSING:
+                nulls.append(item)
+            else:
+                kept.append(item)
+                kept_keys.append(k)
+        items = kept
+        keys = kept_keys
+        kinds.discard(_NONE_TYPE)
+        kinds.discard(_Missing)
+    js_order = False  # True: the keys need JavaScript's comparator
+    if not kinds - _NUMBER_TYPES:  # Python orders numbers and booleans as JavaScript does, but NaN
+        js_order = float in kinds and not all(k == k for k in keys)
+    elif kinds == {str}:
+        if not all(_isascii(k) for k in keys):
+            keys = [_utf16(k) for k in keys]
+            name = None  # the items' own values are not the keys
+    else:
+        js_order = True
+    if _MICRO:  # MicroPython's sort is not stable
+        out = _stable_sort(items, keys, js_order, descending)
+    elif not js_order and name is not None and all_dicts:
+        out = sorted(items, key=_itemgetter(name), reverse=descending)
+    else:
+        if js_order:
+            keys = [_JsOrder(k, descending) for k in keys]
+            descending = False  # the order objects compare flipped already
+        order = sorted(range(len(keys)), key=keys.__getitem__, reverse=descending)
+        out = [items[i] for i in order]
+    out.extend(nulls)
+    return out
+
+
+def _stable_sort(items, keys, js_order, descending):
+    """``items`` in the order of their ``keys``, stable (a merge sort)."""
+    if js_order:
+        if descending:
+            def lt(x, y):
+                return _js_less(y[0], x[0])
+        else:
+            def lt(x, y):
+                return _js_less(x[0], y[0])
+    elif descending:
+        def lt(x, y):
+            return y[0] < x[0]
+    else:
+        def lt(x, y):
+            return x[0] < y[0]
+    return [pair[1] for pair in _msort(list(zip(keys, items)), lt)]
+
+
+def _msort(xs, lt):
+    """A stable merge sort by the strict order ``lt``."""
+    n = len(xs)
+    if n <= 1:
+        return list(xs)
+    left = _msort(xs[:n // 2], lt)
+    right = _msort(xs[n // 2:], lt)
+    out = []
+    i = j = 0
+    while i < len(left) and j < len(right):
+        if lt(right[j], left[i]):
+            out.append(right[j])
+            j += 1
+        else:
+            out.append(left[i])
+            i += 1
+    out.extend(left[i:])
+    out.extend(right[j:])
+    return out

@@ -36,6 +36,7 @@ MP_PACKAGE = MP_DIR / "node_modules" / "@micropython" / "micropython-webassembly
 # runs the sample is measured on MicroPython's unix port by
 # benchmarks/bench_bundle.py (docs/embedding.md gives the figures).
 MP_HEAP = 256 * 1024
+DIALECTS = ("aevatar", "instruction", "workflowskill")
 
 
 @functools.cache
@@ -105,14 +106,23 @@ def test_the_bundle_holds_the_closure_of_the_device_entry(bundle_dir):
     for name in ("flowc.backends.vm.sequential", "flowc.backends.vm.plan_vm", "flowc.runtime.kernel"):
         assert name in modules
     assert built.text.splitlines()[0].endswith(", ".join(m.removeprefix("flowc.") for m in modules))
-    # every top-level function and class of every module is in the bundle, under its name or its new one
+    # every top-level function and class of every module is in the bundle, under its name or its new one,
+    # unless no code of the bundle reaches it (and then no code kept of its module names it)
     tree = ast.parse(built.text)
     defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    mentioned = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     for mod in closure:
         renamed = built.renamed.get(mod.name, {})
-        for node in mod.tree.body:
+        kept = {n.id for n in ast.walk(mod.tree) if isinstance(n, ast.Name)}
+        for node in ast.parse(mod.path.read_text(encoding="utf-8")).body:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                assert renamed.get(node.name, node.name) in defined, (mod.name, node.name)
+                if node.name in built.dropped.get(mod.name, []):
+                    assert node.name not in kept, (mod.name, node.name)
+                else:
+                    assert renamed.get(node.name, node.name) in defined, (mod.name, node.name)
+    # what a host uses is there
+    for name in ("load", "VMError", "VerifyError", "unpackb", "copy_json", "to_json", "to_json_text", "json_dumps"):
+        assert name in defined or name in mentioned, name
     # no import of flowc is left, and no docstring
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
@@ -123,6 +133,24 @@ def test_the_bundle_holds_the_closure_of_the_device_entry(bundle_dir):
     # deterministic, and what the command wrote
     assert built.text == (bundle_dir / "flowc_vm.py").read_text(encoding="utf-8")
     assert built.size < built.source_bytes
+
+
+def test_the_same_tree_gives_the_same_bytes_whatever_the_hash_seed():
+    """Dropping and short names follow no set's order: two interpreters with
+    other string hashes write the same bundles."""
+    import os
+
+    code = ("import hashlib; from flowc.backends.vm import bundle as B\n"
+            "print([hashlib.sha256(B.build_bundle(None, m).text.encode()).hexdigest()"
+            " for m in [None, *(B.models_of(d) for d in ('aevatar', 'instruction', 'workflowskill'))]])")
+    outputs = set()
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300,
+                              check=False)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        outputs.add(proc.stdout)
+    assert len(outputs) == 1
 
 
 def test_the_command_prints_the_sizes(tmp_path, capsys):
@@ -137,6 +165,8 @@ def test_the_command_prints_the_sizes(tmp_path, capsys):
 
 
 def test_the_command_writes_one_dialect_and_reports_a_directory_it_cannot_make(tmp_path, capsys):
+    assert flowc_main(["bundle", str(tmp_path / "plain"), "--readable"]) == 0
+    assert (tmp_path / "plain" / "flowc_vm.py").read_text(encoding="utf-8") == B.build_bundle(minify=False).text
     assert flowc_main(["bundle", str(tmp_path / "wfs"), "--dialect", "workflowskill"]) == 0
     path, _ = B.write_bundle(tmp_path / "again", "workflowskill")
     assert (tmp_path / "wfs" / "flowc_vm.py").read_bytes() == path.read_bytes()
@@ -186,6 +216,61 @@ def test_the_bundle_api_in_process(bundle_dir):
         bundled.load(b"WFBC not a program")
 
 
+def _whole_corpus() -> list[tuple]:
+    """(name, bytecode, inputs, script) of every runnable corpus program of
+    the three dialects: the WorkflowSkill cases with their hosts, every
+    instruction workflow, every aevatar seed example."""
+    from tests.test_aevatar_run import SCRIPTS
+    from tests.test_vm_equivalence import corpus_programs
+
+    jobs = [("workflowskill " + n, d, i, s) for n, d, i, s in corpus_programs()]
+    for path in sorted((TESTS / "data" / "instruction").iterdir()):
+        result = driver.compile_file(str(path))
+        if result.ok:
+            jobs.append(("instruction " + path.name, compile_workflow(result.workflow), {}, {}))
+    for path in sorted((TESTS / "data" / "aevatar" / "seed_examples").glob("*.yaml")):
+        inputs, script, _ = SCRIPTS.get(path.name[0], ({}, {}, None))
+        jobs.append(("aevatar " + path.name, compile_workflow(driver.compile_file(str(path)).workflow), inputs,
+                     script))
+    return jobs
+
+
+def _outcome(run, *args) -> object:
+    """A run's record, or the name and message of what it raised."""
+    try:
+        return cel.to_json(run(*args))
+    except Exception as exc:   # noqa: BLE001 - the bundle must raise what the package raises
+        return [type(exc).__name__, str(exc)]
+
+
+@pytest.mark.parametrize("dialect", [None, *DIALECTS])
+def test_the_bundled_code_behaves_as_the_package_on_the_whole_corpus(dialect, tmp_path):
+    """What the bundler rewrites (flat names, dropped definitions, short
+    names) changes no behaviour: the bundle, imported by CPython, gives the
+    package's records on every program of the corpus, the package's errors
+    on every truncation and bit flip of a few programs, on a virtual clock
+    too where the program has one."""
+    import importlib.util
+
+    path, _ = B.write_bundle(tmp_path, dialect)
+    spec = importlib.util.spec_from_file_location(f"flowc_vm_corpus_{dialect}", path)
+    bundled = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bundled)
+    jobs = [j for j in _whole_corpus() if dialect is None or j[0].startswith(dialect)]
+    assert len(jobs) >= (4 if dialect else 30)
+    for name, data, inputs, script in jobs:
+        want = _outcome(lambda d=data, i=inputs, s=script: load(d).run(i, ScriptedHost(s)))
+        got = _outcome(lambda d=data, i=inputs, s=script: bundled.load(d).run(i, ScriptedHost(s)))
+        assert got == want, name
+        if hasattr(load(data), "run_virtual"):
+            assert _outcome(lambda d=data, i=inputs, s=script: bundled.load(d).run_virtual(i, s)) == \
+                _outcome(lambda d=data, i=inputs, s=script: load(d).run_virtual(i, s)), name
+    for _name, data, _inputs, _script in jobs[:: max(1, len(jobs) // 6)]:
+        for broken in [data[:n] for n in range(0, len(data), max(1, len(data) // 40))] + \
+                [data[:n] + bytes([data[n] ^ 0x5A]) + data[n + 1:] for n in range(0, len(data), 7)]:
+            assert _outcome(bundled.load, broken) == _outcome(load, broken)
+
+
 def test_the_bundle_runs_every_dialect_on_micropython(bundle_dir, tmp_path):
     node = shutil.which("node")
     assert node, "node is not installed: the MicroPython test needs node (v18+)"
@@ -230,7 +315,7 @@ def test_collisions_and_scopes_are_resolved(tmp_path, monkeypatch):
     (package / "dev" / "entry.py").write_text(
         "try:\n    from flowc.dev import a as _a\n    from flowc.dev.a import helper\n"
         "except ImportError:\n    import a as _a\n    from a import helper\n\n"
-        "LIMIT = 2\n\ndef load(data):\n    return [_a.load(data), helper(), len(data), LIMIT]\n",
+        "LIMIT = 2\n\ndef load(data):\n    return [_a.load(data), helper(), len(data), LIMIT, _a.K.x, _a.K().f()]\n",
         encoding="utf-8")
     (package / "dev" / "a.py").write_text(
         "LIMIT = 10\n\nlen = 3\n\n"
@@ -238,15 +323,121 @@ def test_collisions_and_scopes_are_resolved(tmp_path, monkeypatch):
         "def helper():\n    global LIMIT\n    LIMIT += 1\n    return LIMIT\n\n"
         "class K:\n    LIMIT = 5\n    x = LIMIT\n    def f(self):\n        return LIMIT\n", encoding="utf-8")
     monkeypatch.setattr(B, "PACKAGE_ROOT", package)
-    built = B.build_bundle("flowc.dev.entry")
+    built = B.build_bundle("flowc.dev.entry", minify=False)
     assert built.renamed == {"flowc.dev.a": {"LIMIT": "LIMIT_a", "len": "len_a", "load": "load_a"}}
+    for text in (built.text, B.build_bundle("flowc.dev.entry").text):
+        namespace: dict = {}
+        exec(compile(text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
+        assert namespace["load"]("xy") == [[10, "xy", [1], 3], 11, 2, 2, 5, 11]
+
+
+def test_what_no_code_reaches_is_dropped(tmp_path, monkeypatch):
+    """A top-level definition that neither the entry's load and __all__, the
+    host API (HOST_API) nor any statement that must run reaches is not
+    written; a statement that must run (a call, a try) is, with all it
+    mentions, and so is every binding of a name that is kept."""
+    package = tmp_path / "flowc"
+    (package / "dev").mkdir(parents=True)
+    (package / "dev" / "entry.py").write_text(
+        "try:\n    from flowc.dev import a as _a\nexcept ImportError:\n    import a as _a\n\n"
+        "def load(data):\n    return _a.used(data)\n\ndef _private():\n    return 0\n", encoding="utf-8")
+    (package / "dev" / "a.py").write_text(
+        "TABLE = {'k': 1}\nUNUSED = (1, 2)\nREGISTRY = []\n\n"
+        "def used(x):\n    return [x, TABLE['k'], _fast(x), REGISTRY]\n\n"
+        "def _fast(x):\n    return 'slow'\n\n"
+        "try:\n    from json import dumps as _fast\nexcept ImportError:\n    pass\n\n"
+        "def unused():\n    return only_unused()\n\n"
+        "def only_unused():\n    return UNUSED\n\n"
+        "def register(f):\n    REGISTRY.append(f.__name__)\n\n"
+        "def hook():\n    pass\n\nregister(hook)\n\n"
+        "def copy_json(v):\n    return v\n", encoding="utf-8")
+    monkeypatch.setattr(B, "PACKAGE_ROOT", package)
+    built = B.build_bundle("flowc.dev.entry")
+    assert built.dropped == {"flowc.dev.a": ["UNUSED", "unused", "only_unused"], "flowc.dev.entry": ["_private"]}
     namespace: dict = {}
     exec(compile(built.text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
-    assert namespace["load"]("xy") == [[10, "xy", [1], 3], 11, 2, 2]
-    assert namespace["K"].x == 5 and namespace["K"]().f() == 11
+    assert namespace["load"](1) == [1, 1, "1", ["hook"]]
+    assert namespace["copy_json"]([2]) == [2]   # a host's name (HOST_API)
 
 
-DIALECTS = ("aevatar", "instruction", "workflowskill")
+SCOPES = """
+COUNT = 0
+_table = {"k": 3}
+
+
+def _helper(value, scale=2):
+    return value * scale
+
+
+def _by_keyword(value, limit):
+    return value + limit
+
+
+def counter(start):
+    total = start
+    history = []
+
+    def bump(step=total):
+        nonlocal total
+        total += step
+        history.append(total)
+        return total
+
+    class Box:
+        kind = total
+        size = len(history)
+
+        def read(self, extra=kind):
+            return (total, extra, self.size)
+
+    bump()
+    bump(1)
+    squares = [total * n for n in range(3) if (last := n) >= 0]
+    inner = {n: [n + m for m in range(n)] for n in range(3)}
+    fn = lambda n, total=total: n + total
+    try:
+        raise KeyError("x")
+    except KeyError as problem:
+        caught = type(problem).__name__
+    return [total, history, squares, last, inner, fn(1), Box().read(), Box.__name__, bump.__name__, caught,
+            _helper(2), _helper(value=3), _by_keyword(1, limit=2), _table["k"], dynamic(5)]
+
+
+def dynamic(value):
+    doubled = value * 2
+    return sorted(locals())
+
+
+def bump_global():
+    global COUNT
+    COUNT += 1
+    return COUNT
+
+
+def load(data):
+    return [counter(data), bump_global(), bump_global()]
+"""
+
+
+def test_short_names_keep_what_every_scope_means(tmp_path, monkeypatch):
+    """Closures, nonlocal and global, class bodies in functions, defaults
+    evaluated outside, comprehensions and a walrus, lambdas, except-as,
+    keywords passed to private functions, locals(): the minified bundle
+    computes what the plain one does, and it is shorter."""
+    package = tmp_path / "flowc"
+    (package / "dev").mkdir(parents=True)
+    (package / "dev" / "entry.py").write_text(SCOPES, encoding="utf-8")
+    monkeypatch.setattr(B, "PACKAGE_ROOT", package)
+    plain, small = B.build_bundle("flowc.dev.entry", minify=False), B.build_bundle("flowc.dev.entry")
+    results = []
+    for text in (plain.text, small.text):
+        namespace: dict = {}
+        exec(compile(text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
+        results.append(namespace["load"](10))
+    assert results[0] == results[1]
+    assert results[0][0][7:10] == ["Box", "bump", "KeyError"] and results[0][0][-1] == ["doubled", "value"]
+    assert small.size < plain.size
+    assert "history" not in small.text and "limit" in small.text and "value" in small.text
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -278,7 +469,7 @@ def test_a_bundle_of_one_dialect_holds_no_other_runtime(dialect):
     built = B.build_bundle(None, models)
     shorts = {m.rsplit(".", 1)[-1] for m in built.modules}
     assert not shorts & set(NOT_IN_BUNDLE[dialect]), shorts
-    assert {"expr_vm", "sequential", "wfs_values"} <= shorts
+    assert {"expr_vm", "sequential", "wfs", "errors"} <= shorts
     # the other models' rows and the code only they use are not in it
     namespace: dict = {}
     exec(compile(built.text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
@@ -320,12 +511,14 @@ def test_a_bundle_of_some_models_keeps_their_rows_and_the_code_they_use(tmp_path
 
 
 def test_a_bundle_of_some_models_keeps_only_what_the_entry_reaches(tmp_path, monkeypatch):
+    """The rows of the other models go first, then what only they reached:
+    one pass of reachability for every bundle."""
     package = tmp_path / "flowc"
     (package / "dev").mkdir(parents=True)
     (package / "dev" / "entry.py").write_text(
         "try:\n    from flowc.dev import a as _a\n    from flowc.dev.a import shared\n"
         "except ImportError:\n    import a as _a\n    from a import shared\n\n"
-        "__all__ = ['BY_MODEL', 'ROWS']\nBY_MODEL = ('ROWS',)\nROWS = {'kernel': _a.f}\n\n"
+        "__all__ = ['BY_MODEL', 'ROWS']\nBY_MODEL = ('ROWS',)\nROWS = {'kernel': _a.f, 'dataflow': _a.g}\n\n"
         "def load(x):\n    return shared(ROWS['kernel'](x))\n", encoding="utf-8")
     (package / "dev" / "a.py").write_text(
         "try:\n    from flowc.dev import c as _c\nexcept ImportError:\n    import c as _c\n\n"
@@ -337,7 +530,7 @@ def test_a_bundle_of_some_models_keeps_only_what_the_entry_reaches(tmp_path, mon
     assert [m.rsplit(".", 1)[-1] for m in B.build_bundle("flowc.dev.entry").modules] == ["c", "a", "entry"]
     built = B.build_bundle("flowc.dev.entry", ("kernel",))
     # g, only reader of c, is left out with c; the registration, f, shared and the host's VMError stay
-    assert built.modules == ["flowc.dev.a", "flowc.dev.entry"]
+    assert built.modules == ["flowc.dev.a", "flowc.dev.entry"] and built.dropped == {"flowc.dev.a": ["g"]}
     namespace: dict = {}
     exec(compile(built.text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
     assert "g" not in namespace and issubclass(namespace["VMError"], Exception)

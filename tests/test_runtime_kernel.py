@@ -471,9 +471,9 @@ def test_the_kernel_runs_on_micropython(tmp_path):
     """kernel.py, dataflow_run.py and drivers.py, copied unmodified into MicroPython:
     a concurrent race on virtual time and answers given in reverse order
     give the records CPython gives."""
-    from flowc.backends.vm import device, expr_aevatar, expr_cel, expr_vm, expr_wfs, plan_vm, wfs_values
+    from flowc.backends.vm import device, errors, expr_aevatar, expr_cel, expr_vm, expr_wfs, plan_vm
     from flowc.backends.vm import sequential as vm
-    from flowc.runtime import aevatar_text, cel, dataflow_run, json_text, nfa, routing_run
+    from flowc.runtime import aevatar_text, cel, dataflow_run, json_text, nfa, routing_run, wfs
 
     node = shutil.which("node")
     assert node, "node is not installed: the MicroPython test needs node (v18+)"
@@ -487,7 +487,7 @@ def test_the_kernel_runs_on_micropython(tmp_path):
     driver_file = tmp_path / "mp_kernel.py"
     driver_file.write_text(MP_DRIVER, encoding="utf-8")
     modules = [cel.__file__, nfa.__file__, dataflow_run.__file__, aevatar_text.__file__, vm.__file__,
-               expr_vm.__file__, expr_cel.__file__, expr_aevatar.__file__, expr_wfs.__file__, wfs_values.__file__,
+               expr_vm.__file__, expr_cel.__file__, expr_aevatar.__file__, expr_wfs.__file__, errors.__file__, wfs.__file__,
                plan_vm.__file__, device.__file__, routing_run.__file__, json_text.__file__, kernel.__file__, drivers.__file__,
                fuel.__file__, edges.__file__]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(driver_file), str(jobs_file), *modules],

@@ -537,9 +537,9 @@ def test_deadlines_fire_the_same_on_micropython(tmp_path):
     """kernel.py, drivers.py, dataflow_run.py, edges.py and routing_run.py copied unmodified
     into MicroPython: a race past its timeout and an aevatar step past its
     timeout_ms give the virtual records CPython gives."""
-    from flowc.backends.vm import device, expr_aevatar, expr_cel, expr_vm, expr_wfs, plan_vm, wfs_values
+    from flowc.backends.vm import device, errors, expr_aevatar, expr_cel, expr_vm, expr_wfs, plan_vm
     from flowc.backends.vm import sequential as vm_module
-    from flowc.runtime import aevatar_text, cel, dataflow_run, edges, json_text, kernel, nfa
+    from flowc.runtime import aevatar_text, cel, dataflow_run, edges, json_text, kernel, nfa, wfs
 
     node = shutil.which("node")
     assert node, "node is needed to run MicroPython (tests/micropython)"
@@ -557,7 +557,7 @@ def test_deadlines_fire_the_same_on_micropython(tmp_path):
     modules = [cel.__file__, nfa.__file__, dataflow_run.__file__, vm_module.__file__, expr_vm.__file__,
                expr_cel.__file__, expr_aevatar.__file__, expr_wfs.__file__,
                plan_vm.__file__, device.__file__, kernel.__file__, drivers.__file__, aevatar_text.__file__,
-               routing_run.__file__, json_text.__file__, wfs_values.__file__, fuel.__file__,
+               routing_run.__file__, json_text.__file__, errors.__file__, wfs.__file__, fuel.__file__,
                edges.__file__]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(driver_file), str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=300, cwd=MP_DIR)

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import flowc.backends.vm.sequential as vm_module
 import msgpack
-from flowc.backends.vm import compile_workflow, expr_vm, expr_wfs, load, wfs_values
+from flowc.backends.vm import compile_workflow, errors, expr_vm, expr_wfs, load
 from flowc.backends.vm.bundle import write_bundle
 from flowc.host import ScriptedHost
 from flowc.pipeline import driver
-from flowc.runtime import drivers, fuel, kernel
+from flowc.runtime import drivers, fuel, kernel, wfs
 
 from tests.test_vm_equivalence import corpus_programs
 
@@ -162,17 +162,27 @@ def test_vm_module_needs_only_the_kernel():
         "from flowc.runtime import drivers as _drivers",
         "from flowc.runtime.fuel import (",
         "from flowc.runtime.kernel import Call, Kernel, Sleep",
-        "from flowc.backends.vm.wfs_values import (",
+        "from flowc.backends.vm.errors import StepError as _StepError",
+        "from flowc.backends.vm.errors import VerifyError, VMError",
+        "from flowc.runtime.wfs import (",
+        "from flowc.runtime.wfs import js_to_string as to_string",
+        "from flowc.runtime.wfs import js_typeof as _typeof",
+        "from flowc.runtime.wfs import to_number as _to_number",
+        "from flowc.runtime.wfs import transform_items as transform_input",
+        "from flowc.runtime.wfs import wfs_get_field as get_field",
+        "from flowc.runtime.wfs import wfs_get_index as get_index",
+        "from flowc.runtime.wfs import wfs_sort as sort_items",
+        "from flowc.runtime.wfs import wfs_stringify as stringify",
             # asyncio (run_async) is CPython's: imported when used
         "from flowc.runtime.aio import drive_async  # CPython only: MicroPython has no such asyncio",
     ]
     assert _flowc_imports(kernel) == ["from flowc.runtime.fuel import Fuel, OutOfFuel"]
     assert _flowc_imports(fuel) == []
-    assert _flowc_imports(wfs_values) == []
-    assert _flowc_imports(expr_vm) == ["from flowc.backends.vm.wfs_values import VerifyError",
+    assert _flowc_imports(wfs) == [] and _flowc_imports(errors) == []
+    assert _flowc_imports(expr_vm) == ["from flowc.backends.vm.errors import VerifyError",
                                        "from flowc.runtime.fuel import DEFAULT_MAX_INSTRUCTIONS, OutOfFuel, exhausted"]
     assert _flowc_imports(expr_wfs) == ["from flowc.backends.vm import expr_vm as _x",
-                                        "from flowc.backends.vm import wfs_values as _w"]
+                                        "from flowc.runtime import wfs as _w"]
     assert _flowc_imports(drivers) == [
         "from flowc.runtime.kernel import Error, KernelError, Result, Thrown, TimedOut, heappop, heappush"]
 

@@ -14,18 +14,25 @@ source file, dependencies first:
   entry (``Program`` of plan_vm.py becomes ``Program_plan_vm``), as is a name
   one module binds and another uses as a builtin; only identical plain
   imports (``import math``) are shared;
-- docstrings, comments and ``__all__`` go (the source is rebuilt from its
-  syntax tree), a block is indented by one space and a space is left only
-  between two words;
-- an import of a flowc module inside a function (a CPython convenience:
-  the asyncio driver, the command line) becomes ``raise ImportError``;
 - a bundle of some scheduling models only (``models``: the one model of a
   dialect, ``flowc bundle --dialect``) keeps only their rows of the tables
-  a module keys by model (those its ``BY_MODEL`` names), and of every
-  module the top-level definitions the entry's code can reach (with the
-  host API, :data:`HOST_API`); the flowc imports no kept code reads go,
-  and the modules nothing needs then, so the other models' schedulers,
-  expression builtins and VM are not in it.
+  a module keys by model (those its ``BY_MODEL`` names);
+- a top-level definition no code reaches is dropped: what the entry's
+  ``load`` and ``__all__``, the host API (:data:`HOST_API`) and the
+  statements that must run at import read, transitively across the
+  modules, is kept; the flowc imports no kept code reads go, and the
+  modules nothing needs then (a bundle of one model holds no other
+  model's schedulers, expression builtins or VM);
+- names get short where no code can tell: top-level names no host reads
+  (not classes), locals, a method's ``self`` and the parameters of private
+  functions no call passes by keyword (``minify=False`` keeps them);
+- docstrings, comments and ``__all__`` go (the source is rebuilt from its
+  syntax tree), a block is indented by one space, a space is left only
+  between two words and simple statements share lines;
+- an import of a flowc module inside a function (a CPython convenience:
+  the asyncio driver, the command line) becomes ``raise ImportError``, and
+  what follows it in that function goes where nothing else needs it (it
+  never runs).
 
 The same tree always gives the same bytes (on one Python version: the text
 is ``ast.unparse``'s). See docs/embedding.md.
@@ -34,13 +41,21 @@ is ``ast.unparse``'s). See docs/embedding.md.
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 import io
+import itertools
+import keyword
+import string
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["DEVICE_STDLIB", "ENTRY", "OWN_ENTRIES", "Bundle", "BundleError", "build_bundle", "closure",
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+__all__ = ["DEVICE_STDLIB", "ENTRY", "HOST_API", "OWN_ENTRIES", "Bundle", "BundleError", "build_bundle", "closure",
            "entry_of", "models_of", "write_bundle"]
 
 ENTRY = "flowc.backends.vm.device"
@@ -51,6 +66,9 @@ OWN_ENTRIES = {"sequential": "flowc.backends.vm.sequential"}
 # The name of a module's tuple that names its tables keyed by scheduling
 # model: a bundle of some models keeps only their rows.
 BY_MODEL = "BY_MODEL"
+# What a host may use besides the entry's load and __all__ (docs/embedding.md):
+# kept wherever a module of the bundle defines them, and never renamed.
+HOST_API = ("VMError", "VerifyError", "unpackb", "copy_json", "to_json", "to_json_text", "json_dumps")
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 # Standard modules a MicroPython build provides (a module may import others
 # only under a try with an ImportError fallback).
@@ -75,6 +93,7 @@ class Module:
     imported: dict[str, tuple[str, str]] = field(default_factory=dict)   # local name -> (module, name)
     bindings: dict[str, str] = field(default_factory=dict)   # top-level name -> how it is bound
     free: set[str] = field(default_factory=set)              # names it reads as builtins
+    dropped: list[str] = field(default_factory=list)         # top-level names no code reaches, in source order
 
     @property
     def short(self) -> str:
@@ -90,6 +109,7 @@ class Bundle:
     renamed: dict[str, dict[str, str]]   # module -> {name: new name}
     source_bytes: int                # raw size of the modules' files
     parts: list[tuple[str, int, int]]    # (module, raw bytes, bytes in the bundle)
+    dropped: dict[str, list[str]] = field(default_factory=dict)   # module -> top-level names no code reaches
 
     @property
     def size(self) -> int:
@@ -205,9 +225,10 @@ def _exported(tree: ast.Module) -> set[str] | None:
     return None
 
 
-def _drop_unused_imports(tree: ast.Module) -> None:
-    """Drop the names of the module's flowc import blocks that no code reads."""
-    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+def _drop_unused_imports(tree: ast.Module, reexported: set[str] | frozenset[str] = frozenset()) -> None:
+    """Drop the names of the module's flowc import blocks that no code reads
+    (and no other module reads through it: ``reexported``)."""
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | reexported
     body = []
     for stmt in tree.body:
         if isinstance(stmt, ast.Try) and any(_flowc_imports(s) for s in stmt.body):
@@ -288,12 +309,11 @@ def _check_device_import(mod: Module, stmt: ast.Import | ast.ImportFrom) -> None
 
 
 def closure(entry: str = ENTRY, models: tuple[str, ...] | None = None) -> list[Module]:
-    """The modules the entry needs, dependencies first (the entry last).
-    For ``models`` only, when given: their rows of the tables keyed by
-    model, and of every module only what the entry's code (and a host's
-    API, :data:`HOST_API`) can reach (:func:`_live_closure`)."""
-    modules = _import_closure(entry, models)
-    return modules if models is None else _live_closure(modules, entry)
+    """The modules the entry needs, dependencies first (the entry last),
+    each with only the top-level definitions some code reaches
+    (:func:`_live_closure`); for ``models`` only, when given, with only
+    their rows of the tables keyed by model."""
+    return _live_closure(_import_closure(entry, models), entry)
 
 
 def _import_closure(entry: str, models: tuple[str, ...] | None) -> list[Module]:
@@ -318,45 +338,117 @@ def _import_closure(entry: str, models: tuple[str, ...] | None) -> list[Module]:
     return [modules[n] for n in order]
 
 
-# ------------------------------------------------------------------ what a bundle of some models keeps
+# ------------------------------------------------------------------ what a bundle keeps
+
+# Builtins whose call at import only builds a value (no side effect a later
+# statement could depend on).
+_PURE_CALLS = frozenset({"float", "int", "str", "bytes", "bytearray", "tuple", "list", "dict", "set", "frozenset",
+                         "type", "object", "range", "len", "chr", "ord"})
 
 
-def _definition_name(stmt: ast.stmt) -> str | None:
-    """The name a top-level function, class or plain assignment defines
-    (what a bundle of some models may leave out); None for any other
-    statement (always kept: imports, registrations, loops ...)."""
-    if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
-        return stmt.name
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
-            and stmt.targets[0].id != "__all__":
-        return stmt.targets[0].id
+def _is_pure(node: ast.AST, factories: frozenset[str] = frozenset()) -> bool:
+    """Whether evaluating ``node`` at import only computes a value: dropping
+    its statement, when no code reads the name it binds, changes nothing.
+    A call of one of ``factories`` (see :func:`_factories`) computes one."""
+    def pure(sub: ast.AST) -> bool:
+        return _is_pure(sub, factories)
+
+    if isinstance(node, (ast.Constant, ast.Name, ast.Lambda)):
+        return True
+    if isinstance(node, ast.Attribute):
+        return pure(node.value)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(pure(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is None or pure(k) for k in node.keys) and all(pure(v) for v in node.values)
+    if isinstance(node, ast.BinOp):
+        return pure(node.left) and pure(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return pure(node.operand)
+    if isinstance(node, (ast.BoolOp, ast.Compare)):
+        return all(pure(e) for e in ast.iter_child_nodes(node) if isinstance(e, ast.expr))
+    if isinstance(node, ast.IfExp):
+        return pure(node.test) and pure(node.body) and pure(node.orelse)
+    if isinstance(node, ast.Subscript):
+        return pure(node.value) and pure(node.slice)
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Name) and (node.func.id in _PURE_CALLS or node.func.id in factories) \
+            and not node.keywords and all(pure(a) for a in node.args)
+    return False
+
+
+def _factories(tree: ast.Module) -> frozenset[str]:
+    """The module's top-level functions whose call only makes a value: a
+    body (its docstring aside) of undecorated functions with plain
+    defaults and a ``return`` of a plain value (``_text_field("id")``
+    returns a closure). A name the module binds twice is none."""
+    counts: dict[str, int] = {}
+    for stmt in tree.body:
+        for name in _Binder().scan([stmt]).local:
+            counts[name] = counts.get(name, 0) + 1
+    out = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef) and not stmt.decorator_list and counts.get(stmt.name) == 1:
+            body = stmt.body[1:] if ast.get_docstring(stmt) is not None else stmt.body
+            *defs, last = body or [ast.Pass()]
+            if isinstance(last, ast.Return) and (last.value is None or _is_pure(last.value)) and all(
+                    isinstance(d, ast.FunctionDef) and not d.decorator_list
+                    and all(_is_pure(v) for v in [*d.args.defaults, *d.args.kw_defaults] if v is not None)
+                    for d in defs):
+                out.add(stmt.name)
+    return frozenset(out)
+
+
+def _definition(stmt: ast.stmt, factories: frozenset[str] = frozenset()) -> set[str] | None:
+    """The names a top-level statement binds when binding them is all it
+    does (a def, a class, an assignment of a pure value); None for a
+    statement that must run (a call, an if, a try, an import ...)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and not stmt.decorator_list:
+        return {stmt.name}
+    if isinstance(stmt, ast.ClassDef) and not stmt.decorator_list and not stmt.keywords \
+            and all(_is_pure(b) for b in stmt.bases):
+        return {stmt.name}
+    if isinstance(stmt, ast.Assign) and _is_pure(stmt.value, factories) and not _is_dunder_all(stmt):   # __all__ goes anyway
+        names = [t for t in stmt.targets if isinstance(t, ast.Name)]
+        if len(names) == len(stmt.targets):
+            return {t.id for t in names}
     return None
+
+
+def _entry_names(tree: ast.Module) -> list[str]:
+    """The names a host reads from the entry module: its ``load`` and the
+    names of its ``__all__`` (besides :data:`HOST_API`, wherever defined)."""
+    return ["load", *sorted(_exported(tree) or ())]
 
 
 class _Liveness:
     """Which top-level definitions of which modules the entry needs: from
-    the entry's ``__all__``, the host API and every module's other
-    statements, the definitions their code reads, transitively, across
-    the modules (a read of an imported name or of a module alias's
-    attribute is a read of the module that defines it)."""
+    the entry's load and ``__all__``, the host API and the statements that
+    must run in every module reached, the definitions their code mentions,
+    transitively, across the modules (a read of an imported name or of a
+    module alias's attribute is a read of the module that defines it). A
+    module is reached when kept code reads one of its names: its
+    statements that must run are kept then, not before. Any name a kept
+    statement mentions keeps every definition that binds it."""
 
     def __init__(self, modules: list[Module]) -> None:
         self.modules = {m.name: m for m in modules}
         self.defs: dict[str, dict[str, list[ast.stmt]]] = {}
+        self.factories = {m.name: _factories(m.tree) for m in modules}
         for m in modules:
             table: dict[str, list[ast.stmt]] = {}
             for stmt in m.tree.body:
-                name = _definition_name(stmt)
-                if name is not None:
+                for name in sorted(_definition(stmt, self.factories[m.name]) or ()):
                     table.setdefault(name, []).append(stmt)
             self.defs[m.name] = table
         self.reached: list[str] = []
+        self.reexported: dict[str, set[str]] = {}   # module -> the imported names others read through it
         self.live: set[int] = set()
         self.work: list[tuple[Module, ast.stmt]] = []
 
     def run(self, entry: str) -> None:
         self.reach(entry)
-        for name in ("load", *(_exported(self.modules[entry].tree) or ())):   # the entry's load and exports
+        for name in _entry_names(self.modules[entry].tree):
             self.use(entry, name)
         while self.work:
             mod, stmt = self.work.pop()
@@ -369,7 +461,7 @@ class _Liveness:
         self.reached.append(name)
         mod = self.modules[name]
         for stmt in mod.tree.body:
-            if _definition_name(stmt) is None:
+            if _definition(stmt, self.factories[name]) is None:
                 self.mark(mod, stmt)
         for api in HOST_API:
             self.use(name, api)
@@ -386,10 +478,14 @@ class _Liveness:
             self.work.append((mod, stmt))
 
     def resolve(self, module: str, name: str) -> tuple[str, str]:
-        """The module that defines ``name`` as ``module`` sees it (following re-exports)."""
+        """The module that defines ``name`` as ``module`` sees it (following
+        re-exports: a module a name passes through is reached and keeps
+        that import)."""
         seen = set()
         while name not in self.defs[module] and name in self.modules[module].imported and (module, name) not in seen:
             seen.add((module, name))
+            self.reach(module)
+            self.reexported.setdefault(module, set()).add(name)
             module, name = self.modules[module].imported[name]
         return module, name
 
@@ -405,24 +501,25 @@ class _Liveness:
                     yield mod.name, node.id
 
 
-# What a bundle offers a host besides the entry's load and exports
-# (docs/embedding.md): a bundle of some models keeps these wherever its
-# modules define them.
-HOST_API = ("VMError", "VerifyError", "unpackb", "copy_json", "to_json", "to_json_text", "json_dumps")
-
-
 def _live_closure(modules: list[Module], entry: str) -> list[Module]:
     """The closure with only the definitions the entry needs (see
-    :class:`_Liveness`), the flowc imports no kept code reads, and the
-    modules still imported then."""
+    :class:`_Liveness`; each module's ``dropped`` names the others), the
+    flowc imports no kept code reads, and the modules still imported then."""
     liveness = _Liveness(modules)
     liveness.run(entry)
     kept = []
     for mod in modules:
         if mod.name not in liveness.reached:
             continue
-        mod.tree.body = [s for s in mod.tree.body if _definition_name(s) is None or id(s) in liveness.live]
-        _drop_unused_imports(mod.tree)
+        body = []
+        for stmt in mod.tree.body:
+            binds = _definition(stmt, liveness.factories[mod.name])
+            if binds is None or id(stmt) in liveness.live:
+                body.append(stmt)
+            else:
+                mod.dropped.extend(sorted(binds))
+        mod.tree.body = body
+        _drop_unused_imports(mod.tree, liveness.reexported.get(mod.name, set()))
         mod.deps, mod.aliases, mod.imported = [], {}, {}
         _scan_imports(mod, mod.tree.body, guarded=False)
         kept.append(mod)
@@ -825,17 +922,310 @@ def _rename_builtin_shadows(modules: list[Module], flat: dict[tuple[str, str], s
     return changed
 
 
+# ------------------------------------------------------------------ short names
+
+# A function that calls one of these reads its variables by name: its names stay.
+_DYNAMIC = frozenset({"locals", "globals", "vars", "eval", "exec", "dir"})
+
+
+def _short_names(prefix: str = "") -> Iterator[str]:
+    """a, b, ... Z, aa, ab, ...: identifiers that are no keyword."""
+    for length in itertools.count(1):
+        for letters in itertools.product(string.ascii_letters, repeat=length):
+            name = prefix + "".join(letters)
+            if not keyword.iskeyword(name):
+                yield name
+
+
+def _identifiers(node: ast.AST) -> set[str]:
+    """Every identifier ``node`` binds or reads as a variable (not attribute
+    names): a new name taken from outside this set captures nothing."""
+    out: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            out.add(sub.id)
+        elif isinstance(sub, ast.arg):
+            out.add(sub.arg)
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(sub.name)
+        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
+            out.update(sub.names)
+        elif isinstance(sub, ast.alias):
+            out.add(sub.asname or sub.name.split(".")[0])
+        elif isinstance(sub, ast.ExceptHandler) and sub.name:
+            out.add(sub.name)
+    return out
+
+
+def _scope_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> tuple[set[str], set[str]]:
+    """The names a function's scope binds for itself (parameters, locals,
+    not nonlocals), and those it declares global."""
+    body = node.body if isinstance(node.body, list) else [node.body]
+    b = _Binder().scan(body)
+    return _args_of(node.args) | (b.local - b.nonlocal_ - b.declared_global), b.declared_global
+
+
+_Stack = list[tuple[str, set[str], set[str]]]   # (kind, names bound, names declared global) per nested scope
+
+
+class _ScopedRenamer:
+    """Renames the names ``mapping`` holds where they mean the binding of
+    one scope: the scope the walk starts in (``stack`` empty: the module
+    when ``module`` is true, else a function), and any nested scope that
+    does not bind the name itself (a class body's names are not seen by its
+    methods, as in Python; a name declared global is the module's)."""
+
+    def __init__(self, mapping: dict[str, str], module: bool):
+        self.mapping, self.module = mapping, module
+
+    def resolves(self, name: str, stack: _Stack) -> bool:
+        for i in range(len(stack) - 1, -1, -1):
+            kind, bound, declared_global = stack[i]
+            if kind == "class" and i != len(stack) - 1:
+                continue
+            if name in declared_global:
+                return self.module
+            if name in bound:
+                return False
+        return True
+
+    def new(self, name: str, stack: _Stack) -> str:
+        if name in self.mapping and self.resolves(name, stack):
+            return self.mapping[name]
+        return name
+
+    def body(self, stmts: list[ast.stmt], stack: _Stack) -> None:
+        for stmt in stmts:
+            self.visit(stmt, stack)
+
+    def visit(self, node: ast.AST, stack: _Stack) -> None:
+        handler = getattr(self, "visit_" + type(node).__name__, None)
+        if handler is not None:
+            handler(node, stack)
+            return
+        for child in ast.iter_child_nodes(node):
+            self.visit(child, stack)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef, stack: _Stack) -> None:
+        node.name = self.new(node.name, stack)
+        self._signature(node, stack)
+        self.body(node.body, [*stack, ("function", *_scope_names(node))])
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda, stack: _Stack) -> None:
+        self._signature(node, stack)
+        self.visit(node.body, [*stack, ("function", *_scope_names(node))])
+
+    def visit_ClassDef(self, node: ast.ClassDef, stack: _Stack) -> None:
+        node.name = self.new(node.name, stack)
+        for sub in [*node.decorator_list, *node.bases, *node.keywords]:
+            self.visit(sub, stack)
+        b = _Binder().scan(node.body)
+        self.body(node.body, [*stack, ("class", b.local - b.nonlocal_ - b.declared_global, b.declared_global)])
+
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
+                       stack: _Stack) -> None:
+        """The first iterable is evaluated outside; the rest sees the targets."""
+        gens = node.generators
+        self.visit(gens[0].iter, stack)
+        targets = {n.id for g in gens for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        inner: _Stack = [*stack, ("function", targets, set())]
+        for i, g in enumerate(gens):
+            self.visit(g.target, inner)
+            if i:
+                self.visit(g.iter, inner)
+            for cond in g.ifs:
+                self.visit(cond, inner)
+        for part in (getattr(node, "elt", None), getattr(node, "key", None), getattr(node, "value", None)):
+            if part is not None:
+                self.visit(part, inner)
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    def visit_Name(self, node: ast.Name, stack: _Stack) -> None:
+        node.id = self.new(node.id, stack)
+
+    def visit_Global(self, node: ast.Global | ast.Nonlocal, stack: _Stack) -> None:
+        node.names = [self.new(n, stack) for n in node.names]
+
+    visit_Nonlocal = visit_Global
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler, stack: _Stack) -> None:
+        if node.name:
+            node.name = self.new(node.name, stack)
+        if node.type is not None:
+            self.visit(node.type, stack)
+        self.body(node.body, stack)
+
+    def visit_Import(self, node: ast.Import | ast.ImportFrom, stack: _Stack) -> None:
+        for a in node.names:
+            local = a.asname or a.name
+            new = self.new(local, stack)
+            if new != local:
+                a.asname = new
+
+    visit_ImportFrom = visit_Import
+
+    def _signature(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
+                   stack: _Stack) -> None:
+        """Decorators, defaults and annotations: evaluated where the function is defined."""
+        args = node.args
+        parts: list[ast.AST] = [*args.defaults, *[d for d in args.kw_defaults if d is not None]]
+        every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+        parts += [a.annotation for a in every if a is not None and a.annotation is not None]
+        if not isinstance(node, ast.Lambda):
+            parts += node.decorator_list + ([node.returns] if node.returns else [])
+        for part in parts:
+            self.visit(part, stack)
+
+
+def _rename_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, private: bool,
+                   keywords: set[str] | None) -> None:
+    """Give ``fn``'s local variables short names, the most used the
+    shortest, then do the same in the functions nested in it. A parameter
+    is renamed where no caller can pass it by keyword: a method's ``self``,
+    and the parameters of a private function (nested in a function, or
+    named with one leading underscore) that no call of the bundle names
+    (``keywords``; None when a call passes ``**`` and any might be). A
+    function that reads its variables by name (locals(), eval ...) keeps its
+    names and its nested functions'."""
+    if any(isinstance(n, ast.Name) and n.id in _DYNAMIC for n in ast.walk(fn)):
+        return
+    b = _Binder().scan(fn.body)
+    dotted = {a.name.split(".")[0] for n in ast.walk(fn) if isinstance(n, ast.Import)
+              for a in n.names if "." in a.name and a.asname is None}
+    params = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs, fn.args.vararg, fn.args.kwarg]
+    movable = set()
+    if method and fn.args.args and fn.args.args[0].arg in ("self", "cls"):
+        movable.add(fn.args.args[0].arg)
+    if private and keywords is not None:
+        movable |= {a.arg for a in params if a is not None and a.arg not in keywords}
+    # a nested function or class keeps its name: its __name__ may show (type(x).__name__)
+    defined = {n.name for n in ast.walk(fn) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    candidates = (b.local - _args_of(fn.args) - b.declared_global - b.nonlocal_ - dotted - defined) | movable
+    if candidates:
+        uses: dict[str, int] = {}
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Name) and n.id in candidates:
+                uses[n.id] = uses.get(n.id, 0) + 1
+        taken = _identifiers(fn)
+        fresh = (n for n in _short_names() if n not in taken)
+        order = sorted(candidates, key=lambda n: (-uses.get(n, 0), n))
+        mapping = {old: new for old, new in zip(order, fresh) if len(new) < len(old)}
+        if mapping:
+            for a in params:
+                if a is not None and a.arg in mapping:
+                    a.arg = mapping[a.arg]
+            _ScopedRenamer(mapping, module=False).body(fn.body, [])
+    for inner, inner_method, inner_private in _functions(fn.body, nested=True):
+        _rename_locals(inner, inner_method, inner_private, keywords)
+
+
+def _functions(body: list[ast.stmt], nested: bool, hidden: frozenset[str] = frozenset()
+               ) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool, bool]]:
+    """The functions defined in ``body`` (in classes and blocks too, not in
+    other functions), each with whether it is a method (in a class body)
+    and whether it is private: nested in a function, named with one
+    leading underscore, or a top-level function no host can name (its name
+    is in ``hidden``: the bundle gave it a short one)."""
+    out: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool, bool]] = []
+
+    def walk(nodes: list[ast.AST], in_class: bool) -> None:
+        for node in nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                private = (nested and not in_class) or (node.name.startswith("_") and not node.name.startswith("__")) \
+                    or (not in_class and node.name in hidden)
+                out.append((node, in_class, private))
+            elif isinstance(node, ast.ClassDef):
+                walk(node.body, True)
+            else:
+                walk(list(ast.iter_child_nodes(node)), False)
+
+    walk(list(body), False)
+    return out
+
+
+def _reads_names_of_objects(trees: list[ast.Module]) -> bool:
+    """Whether some code reads ``__name__`` or ``__qualname__`` of anything
+    but ``type(...)`` (a class's name is kept anyway)."""
+    for tree in trees:
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Attribute) and n.attr in ("__name__", "__qualname__"):
+                value = n.value
+                if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "type"):
+                    return True
+    return False
+
+
+def _rename_globals(trees: list[ast.Module], keep: set[str]) -> dict[str, str]:
+    """Short names for the bundle's top-level names but ``keep`` (what a host
+    reads: the entry's load and __all__, HOST_API), dunders and classes (a
+    class's name shows in messages through ``type(x).__name__``; functions
+    too when code reads the ``__name__`` of other things); returns old ->
+    new."""
+    named = {n.name for t in trees for n in ast.walk(t) if isinstance(n, ast.ClassDef)}
+    if _reads_names_of_objects(trees):   # a function's __name__ may show too: keep them
+        named |= {n.name for t in trees for n in ast.walk(t) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    bound: set[str] = set()
+    for tree in trees:
+        for stmt in tree.body:
+            binds = _definition(stmt)
+            bound |= binds if binds is not None else _Binder().scan([stmt]).local
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Global):
+                bound.update(n.names)
+    private = sorted(n for n in bound if not n.startswith("__") and n not in named and n not in keep)
+    taken = set().union(*(_identifiers(t) for t in trees)) | set(dir(builtins))
+    uses: dict[str, int] = {}
+    for tree in trees:
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Name) and n.id in private:
+                uses[n.id] = uses.get(n.id, 0) + 1
+    fresh = (n for n in _short_names("_") if n not in taken)
+    order = sorted(private, key=lambda n: (-uses.get(n, 0), n))
+    mapping = {old: new for old, new in zip(order, fresh) if len(new) < len(old)}
+    renamer = _ScopedRenamer(mapping, module=True)
+    for tree in trees:
+        renamer.body(tree.body, [])
+    return mapping
+
+
+def _minify(trees: list[ast.Module], keep: set[str]) -> dict[str, str]:
+    """Shorter names where no code can tell: top-level names no host reads
+    (old -> new is returned), then every function's locals and the
+    parameters no caller names (a function no host can name is called by
+    the bundle only, or by what the bundle hands it, positionally)."""
+    renamed = _rename_globals(trees, keep)
+    calls = [n for t in trees for n in ast.walk(t) if isinstance(n, ast.Call)]
+    keywords: set[str] | None = {k.arg for c in calls for k in c.keywords if k.arg is not None}
+    if any(k.arg is None for c in calls for k in c.keywords):
+        keywords = None
+    hidden = frozenset(renamed.values())
+    for tree in trees:
+        for fn, method, private in _functions(tree.body, nested=False, hidden=hidden):
+            _rename_locals(fn, method, private, keywords)
+    return renamed
+
+
 # ------------------------------------------------------------------ writing
 
 
 _WORDS = (tokenize.NAME, tokenize.NUMBER, tokenize.STRING)
 
 
-def _compact(text: str) -> str:
+# A line that starts with one of these opens (or continues) a compound statement.
+_COMPOUND = frozenset({"if", "elif", "else", "for", "while", "try", "except", "finally", "with", "def", "class",
+                       "async", "@"})
+
+
+def _compact(text: str, join: bool = False) -> str:
     """Each line rebuilt from its tokens: a block indented by one space
     instead of four, a space only between two words (names, numbers,
     strings). ast.unparse writes every statement on its own line and no
-    token over two lines; both are checked."""
+    token over two lines; both are checked. With ``join``, simple
+    statements that follow each other share a line (``a=1;b=2``), and a
+    block of simple statements goes on its header's line (``if x:return``)."""
     lines: dict[int, list[tokenize.TokenInfo]] = {}
     depth = 0
     indents: dict[int, int] = {}
@@ -853,16 +1243,45 @@ def _compact(text: str) -> str:
             if not row:
                 indents[tok.start[0]] = depth
             row.append(tok)
-    out = []
+    rows: list[tuple[int, str, str]] = []   # (depth, text, "simple" | "header" | "other")
     for number in sorted(lines):
-        parts, prev = [" " * indents[number]], None
+        parts, prev = [], None
         for tok in lines[number]:
             if prev is not None and prev.type in _WORDS and tok.type in _WORDS:
                 parts.append(" ")
             parts.append(tok.string)
             prev = tok
-        out.append("".join(parts))
-    return "\n".join(out)
+        first, last = lines[number][0].string, lines[number][-1].string
+        kind = "simple" if first not in _COMPOUND else ("header" if last == ":" else "other")
+        rows.append((indents[number], "".join(parts), kind))
+    if join:
+        rows = _join_rows(rows)
+    return "\n".join(" " * d + t for d, t, _ in rows)
+
+
+def _join_rows(rows: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
+    """Simple statements of one block on one line; a header whose block is
+    one such line takes it (a compound statement cannot follow a ``;``)."""
+    runs: list[tuple[int, str, str]] = []
+    for depth, text, kind in rows:
+        if kind == "simple" and runs and runs[-1][2] == "simple" and runs[-1][0] == depth:
+            runs[-1] = (depth, runs[-1][1] + ";" + text, "simple")
+        else:
+            runs.append((depth, text, kind))
+    out: list[tuple[int, str, str]] = []
+    i = 0
+    while i < len(runs):
+        depth, text, kind = runs[i]
+        body = runs[i + 1] if i + 1 < len(runs) else None
+        after = runs[i + 2] if i + 2 < len(runs) else None
+        if kind == "header" and body is not None and body[2] == "simple" and body[0] == depth + 1 \
+                and (after is None or after[0] <= depth):
+            out.append((depth, text + body[1], "other"))
+            i += 2
+        else:
+            out.append((depth, text, kind))
+            i += 1
+    return out
 
 
 def entry_of(models: tuple[str, ...] | None) -> str:
@@ -872,10 +1291,11 @@ def entry_of(models: tuple[str, ...] | None) -> str:
     return ENTRY
 
 
-def build_bundle(entry: str | None = None, models: tuple[str, ...] | None = None) -> Bundle:
+def build_bundle(entry: str | None = None, models: tuple[str, ...] | None = None, minify: bool = True) -> Bundle:
     """The bundle of ``entry``'s closure (by default the entry of
     ``models``), for every scheduling model or for ``models`` only; raises
-    BundleError when it cannot be built."""
+    BundleError when it cannot be built. ``minify=False`` keeps the
+    modules' own names (flat names aside): a bundle to read, larger."""
     if entry is None:
         entry = entry_of(models)
     modules = closure(entry, models)
@@ -885,30 +1305,34 @@ def build_bundle(entry: str | None = None, models: tuple[str, ...] | None = None
         mod.bindings = _top_level_bindings(mod)
     flat = _flat_names(modules, entry)
     by_name = {m.name: m for m in modules}
-    texts: list[str] = []
+    trees: list[ast.Module] = []
     for _ in range(3):   # renaming a builtin shadow may reveal no new one; two passes settle it
-        texts = []
+        trees = []
         for mod in modules:
             tree = copy.deepcopy(mod.tree)
             _strip_docstring(tree)
             mod.free = set()
             rewriter = _Rewriter(mod, flat, by_name)
             tree.body = rewriter._visit_body(tree.body)
-            texts.append(ast.unparse(ast.fix_missing_locations(tree)))
+            trees.append(ast.fix_missing_locations(tree))
         if not _rename_builtin_shadows(modules, flat):
             break
     else:
         raise BundleError("builtin names keep colliding with top-level names")
+    host = {flat[(entry, n)] for n in _entry_names(modules[-1].tree) if (entry, n) in flat} | set(HOST_API)
+    shorter = _minify(trees, host) if minify else {}
     names = ", ".join(m.name.removeprefix("flowc.") for m in modules)
     header = f"# flowc VM bundle (flowc bundle DIR): {names}\n"
-    bodies = [_compact(t) for t in texts]
-    text = header + "\n".join(bodies) + "\n"
+    bodies = [_compact(ast.unparse(t), join=minify) for t in trees]
+    text = header + "\n".join(b for b in bodies if b) + "\n"
     renamed: dict[str, dict[str, str]] = {}
     for (mod_name, name), new in sorted(flat.items()):
+        new = shorter.get(new, new)
         if new != name:
             renamed.setdefault(mod_name, {})[name] = new
     parts = [(m.name, m.path.stat().st_size, len(b.encode("utf-8")) + 1) for m, b in zip(modules, bodies, strict=True)]
-    return Bundle(text, [m.name for m in modules], renamed, sum(p[1] for p in parts), parts)
+    return Bundle(text, [m.name for m in modules], renamed, sum(p[1] for p in parts), parts,
+                  {m.name: m.dropped for m in modules if m.dropped})
 
 
 def models_of(dialect: str) -> tuple[str, ...]:
@@ -922,10 +1346,11 @@ def models_of(dialect: str) -> tuple[str, ...]:
     return (profile.scheduling,)
 
 
-def write_bundle(directory: str | Path, dialect: str | None = None) -> tuple[Path, Bundle]:
+def write_bundle(directory: str | Path, dialect: str | None = None, minify: bool = True) -> tuple[Path, Bundle]:
     """Write ``flowc_vm.py`` into ``directory`` (created when missing): for
-    every dialect, or for the scheduling model of ``dialect`` only."""
-    bundle = build_bundle(None, models_of(dialect) if dialect else None)
+    every dialect, or for the scheduling model of ``dialect`` only;
+    ``minify=False``: with the modules' own names (a bundle to read, larger)."""
+    bundle = build_bundle(None, models_of(dialect) if dialect else None, minify)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "flowc_vm.py"

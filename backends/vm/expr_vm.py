@@ -8,7 +8,7 @@ DialectProfile uses (``ACCESS``, ``TRUTHINESS``, ``STRINGIFY``, ``MAPS``),
 and functions are called by the IR's semantic key (``cel.size``,
 ``aevatar.concat``) through :data:`BUILTINS`, which maps each key to the
 dialect's runtime function (cel, aevatar_text, and WorkflowSkill's
-value functions, wfs_values): the algorithms the Python backend's generated
+value functions, flowc.runtime.wfs): the algorithms the Python backend's generated
 code runs. Each dialect's builtins and rule functions live beside its
 runtime (expr_cel, expr_aevatar, expr_wfs) and :func:`register` at import:
 the loader of a dialect imports its own, so a device holds only the runtimes
@@ -21,7 +21,7 @@ stores its p arguments in frame slots s..s+p-1 and evaluates block b. A
 lambda is only ever an argument of the CALL right after it, so no lambda is
 a value; a block's lambdas name later blocks, so evaluation always ends.
 
-Standard library only (plus the run's fuel, flowc.runtime.fuel, and wfs_values' VerifyError);
+Standard library only (plus the run's fuel, flowc.runtime.fuel, and errors.py's VerifyError);
 MicroPython-compatible; fuel-bounded: every instruction executed
 costs one unit.
 """
@@ -30,11 +30,11 @@ costs one unit.
 # ruff: noqa: UP031
 
 try:
-    from flowc.backends.vm.wfs_values import VerifyError
+    from flowc.backends.vm.errors import VerifyError
     from flowc.runtime.fuel import DEFAULT_MAX_INSTRUCTIONS, OutOfFuel, exhausted
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
+    from errors import VerifyError
     from fuel import DEFAULT_MAX_INSTRUCTIONS, OutOfFuel, exhausted  # noqa: F401
-    from wfs_values import VerifyError
 
 CONST = 0x01
 LOAD = 0x02

@@ -2,7 +2,7 @@
 
 Standard library only (``msgpack`` is used when installed; a minimal
 decoder is built in), on flowc's sans-I/O kernel (runtime/kernel.py and
-runtime/drivers.py), WorkflowSkill's values (wfs_values.py) and the shared
+runtime/drivers.py), WorkflowSkill's values (runtime/wfs.py) and the shared
 expression machine (expr_vm.py and the dialect runtimes it calls): all
 standard library only too, copied side by side or bundled into one file
 elsewhere. It runs unmodified on MicroPython: no typing, dataclasses, attrs
@@ -23,9 +23,8 @@ The interpreter loop is a kernel task (:class:`SkillVMRun`): a host call
 yields a ``Call`` request and a pause a ``Sleep``, which a driver answers
 (docs/runtime.md); ``program.new_run(inputs)`` is such a run, not started.
 
-The WorkflowSkill value semantics (``wfs_values``) are the algorithms of
-``flowc.runtime.wfs`` (tests check they agree), restated without
-``re`` so that MicroPython runs them. Expressions outside filter/map bodies
+The WorkflowSkill value semantics are ``flowc.runtime.wfs``'s, the
+functions generated modules run on. Expressions outside filter/map bodies
 run on the shared expression machine (``expr_vm``, the ``EXPR`` opcode).
 """
 
@@ -234,62 +233,61 @@ OPS = {
 
 
 # ---------------------------------------------------------------- values and errors
-# WorkflowSkill's values and the VM's errors live in wfs_values, which the
-# shared expression machine (expr_vm) imports too.
+# WorkflowSkill's values are the runtime's (flowc.runtime.wfs: generated
+# modules run on the same functions); the VM's errors are errors.py's.
 try:
-    from flowc.backends.vm.wfs_values import (
+    from flowc.backends.vm.errors import StepError as _StepError
+    from flowc.backends.vm.errors import VerifyError, VMError
+    from flowc.runtime.wfs import (
         _MAX_SAFE,
         INF,
         MISSING,
-        TYPES,
         EvalError,
-        VerifyError,
-        VMError,
         _is_array,
         _num,
-        _StepError,
-        _to_number,
-        _typeof,
-        get_field,
-        get_index,
         js_boolean,
         shape_outputs,
-        sort_items,
-        stringify,
-        to_string,
-        transform_input,
         type_mismatch,
         wfs_contains,
         wfs_eq,
         wfs_truthy,
     )
+    from flowc.runtime.wfs import js_to_string as to_string
+    from flowc.runtime.wfs import js_typeof as _typeof
+    from flowc.runtime.wfs import to_number as _to_number
+    from flowc.runtime.wfs import transform_items as transform_input
+    from flowc.runtime.wfs import wfs_get_field as get_field
+    from flowc.runtime.wfs import wfs_get_index as get_index
+    from flowc.runtime.wfs import wfs_sort as sort_items
+    from flowc.runtime.wfs import wfs_stringify as stringify
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
-    from wfs_values import (
+    from errors import StepError as _StepError
+    from errors import VerifyError, VMError
+    from wfs import (
         _MAX_SAFE,
         INF,
         MISSING,
-        TYPES,
         EvalError,
-        VerifyError,
-        VMError,
         _is_array,
         _num,
-        _StepError,
-        _to_number,
-        _typeof,
-        get_field,
-        get_index,
         js_boolean,
         shape_outputs,
-        sort_items,
-        stringify,
-        to_string,
-        transform_input,
         type_mismatch,
         wfs_contains,
         wfs_eq,
         wfs_truthy,
     )
+    from wfs import js_to_string as to_string
+    from wfs import js_typeof as _typeof
+    from wfs import to_number as _to_number
+    from wfs import transform_items as transform_input
+    from wfs import wfs_get_field as get_field
+    from wfs import wfs_get_index as get_index
+    from wfs import wfs_sort as sort_items
+    from wfs import wfs_stringify as stringify
+
+# The declared types of CHECK_INPUTS and CHECK_OUTPUT, by code.
+TYPES = ("string", "int", "float", "boolean", "array", "object")
 
 # ================================================================ decoding
 
