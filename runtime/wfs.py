@@ -578,8 +578,10 @@ _JSON_SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", 
 
 def _json_plain(s):
     """Does ``s`` need no escape in JSON? (min and max run in C on both
-    interpreters; a character at or above U+D800 takes the slow path.)"""
-    return not s or (min(s) >= " " and max(s) < "\ud800" and '"' not in s and "\\" not in s)
+    interpreters; a character at or above U+D800 takes the slow path. The
+    bound is written U+D7FF: a lone surrogate in the source can't be frozen
+    into MicroPython firmware.)"""
+    return not s or (min(s) >= " " and max(s) <= "\ud7ff" and '"' not in s and "\\" not in s)
 
 
 def _json_string(s):

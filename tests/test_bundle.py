@@ -566,3 +566,15 @@ def test_a_name_reexported_through_another_module_is_followed(tmp_path, monkeypa
         "def load(data):\n    return _a.missing(data)\n", encoding="utf-8")
     with pytest.raises(B.BundleError, match="flowc.dev.a has no top-level name missing"):
         B.build_bundle("flowc.dev.entry")
+
+
+def test_every_text_of_the_bundle_is_utf8_so_it_can_be_frozen():
+    """A device embeds the bundle frozen into its firmware (its bytecode in
+    flash, not in the heap); MicroPython's freezer stores every string
+    constant as UTF-8, so a lone surrogate anywhere would stop the build."""
+    for models in (None, *(B.models_of(d) for d in DIALECTS)):
+        tree = ast.parse(B.build_bundle(models=models).text)
+        texts = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        assert texts
+        for text in texts:
+            text.encode("utf-8")   # raises on a lone surrogate
