@@ -10,7 +10,7 @@ import pytest
 import yaml
 from flowc.compiler import yamlsrc
 from flowc.translation.yamlout import Comment, Flow, Spaced, dump, is_plain_safe, scalar
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 HOSTILE = [
@@ -112,6 +112,8 @@ def test_any_data_reads_back(data):
     assert dump(data) == out
 
 
+@example("\n\t0")   # a tab opens the first line of text: the block says its indentation
+@example("\tone\ntwo")
 @given(st.text())
 def test_any_string_reads_back_in_both_yaml_versions(text):
     out = dump({"k": text, "l": Flow([text]), "m": Flow({"k": text})})

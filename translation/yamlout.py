@@ -195,11 +195,12 @@ def _literal_lines(text: str, indent: int) -> list[str]:
     lines = body.split("\n")
     # The indentation is detected from the first line with a non-space
     # character; say it explicitly when that line starts with a space or a
-    # blank line before it holds spaces.
+    # tab (a reader takes a tab there for indentation, which YAML forbids)
+    # or a blank line before it holds spaces.
     needs_indicator = False
     for ln in lines:
         if ln.strip(" "):
-            needs_indicator = ln.startswith(" ")
+            needs_indicator = ln.startswith((" ", "\t"))
             break
         if ln:
             needs_indicator = True
