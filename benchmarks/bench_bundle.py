@@ -1,6 +1,6 @@
 """The embeddable VM: its bundle, the heap it needs, the kernel's cost per step.
 
-    python benchmarks/bench_bundle.py [--micropython PATH] [--steps N]
+    python benchmarks/bench_bundle.py [--micropython PATH] [--mpy-cross PATH] [--frozen PATH] [--steps N]
 
 1. Size: ``flowc bundle``'s one file against the raw source
    of the modules it came from, module by module (goal: <= 64 KB); each
@@ -18,7 +18,13 @@
      ``-X heapsize`` that imports the bundle and the smallest that runs the
      sample and prints the records CPython gives, for the bundle of every
      dialect and for each dialect's own; with ``--mpy-cross PATH`` also for
-     the bundle precompiled to .mpy (no parsing on the device).
+     the bundle precompiled to .mpy (no parsing on the device);
+   - with ``--frozen PATH``: the same for a unix-port binary with the
+     every-dialect bundle frozen into it, as firmware for a device embeds
+     it (a manifest line ``module("flowc_vm.py")``): its bytecode and
+     constants then live in the firmware image, not in the heap. The
+     benchmark first checks that the binary's frozen module has the
+     current bundle's top-level names.
 3. Kernel overhead per step: a generated chain of N trivial steps per
    dialect (WorkflowSkill tool calls answered by a host that returns {},
    aevatar `assign` steps, instruction `assign` steps: that dialect allows
@@ -166,6 +172,35 @@ def bench_unix_heap(binary: str, mpy_cross: str | None, jobs: list[list], want: 
     return lines
 
 
+def _top_level_names(text: str) -> list[str]:
+    """The names a module of ``text`` defines, as CPython runs it."""
+    namespace: dict = {"__name__": "flowc_vm"}
+    exec(compile(text, "flowc_vm.py", "exec"), namespace)  # noqa: S102 - flowc's own bundle
+    return sorted(n for n in namespace if not n.startswith("__"))
+
+
+def bench_frozen_heap(binary: str, jobs_file: Path, jobs: list[list], want: list[dict]) -> list[str]:
+    """The smallest heaps of a binary with the every-dialect bundle frozen
+    into it (no flowc_vm file beside the sample: the import finds the
+    frozen module)."""
+    probe = "import flowc_vm\nprint(sorted(n for n in dir(flowc_vm) if not n.startswith('__')))"
+    frozen = subprocess.run([binary, "-c", probe], capture_output=True, text=True, check=False)
+    current = _top_level_names(build_bundle().text)
+    if frozen.returncode != 0 or frozen.stdout.strip() != str(current):
+        return [f"frozen: {binary} does not hold the current bundle (rebuild it with `flowc bundle`'s file frozen)"]
+    workdir = Path(tempfile.mkdtemp())
+    for f in (MP_DIR / "mp_bundle.py", MP_DIR / "mp_host.py"):
+        shutil.copy(f, workdir)
+
+    def runs(kib: int) -> bool:
+        proc = _unix_run(binary, kib, workdir, jobs_file)
+        return proc.returncode == 0 and _records_ok(proc.stdout, want)
+
+    imported = _smallest(lambda kib: _unix_run(binary, kib, workdir, None).returncode == 0)
+    return [(f"the every-dialect bundle frozen into the binary, smallest -X heapsize in KiB: to import / to run "
+             f"the {len(jobs)} jobs with CPython's records: {imported} / {_smallest(runs)}")]
+
+
 # ------------------------------------------------------------------ kernel overhead
 
 
@@ -266,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="a unix-port MicroPython binary for the smallest-heap bisection")
     parser.add_argument("--mpy-cross", default=os.environ.get("FLOWC_MPY_CROSS"),
                         help="MicroPython's mpy-cross (the firmware's version) to measure the precompiled bundle too")
+    parser.add_argument("--frozen", default=os.environ.get("FLOWC_MICROPYTHON_FROZEN"),
+                        help="a unix-port MicroPython binary with the every-dialect bundle frozen into it")
     parser.add_argument("--steps", type=int, default=1000)
     args = parser.parse_args(argv)
     out_dir = Path(tempfile.mkdtemp())
@@ -277,6 +314,9 @@ def main(argv: list[str] | None = None) -> int:
         print("  " + line)
     if args.micropython:
         for line in bench_unix_heap(args.micropython, args.mpy_cross, jobs, want):
+            print("  " + line)
+    if args.frozen:
+        for line in bench_frozen_heap(args.frozen, jobs_file, jobs, want):
             print("  " + line)
     print(f"\nKernel overhead per step, generated chains of {args.steps} trivial steps "
           "(CPU time of one run after a warm-up)")
