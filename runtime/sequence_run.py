@@ -94,14 +94,6 @@ STEP_ERRORS = (StepFailure, EvalError, ArithmeticError, LookupError, TypeError, 
                RecursionError)
 
 
-def error_message(exc):
-    """The message an exception contributes to the run record."""
-    message = getattr(exc, "message", None)
-    if type(message) is not str:
-        message = str(exc)
-    return message or type(exc).__name__
-
-
 def retry_sleep(delay, backoff, attempt):
     """The sleep before retry ``attempt`` (1-based): ``delay * backoff **
     (attempt - 1)``, at most MAX_SLEEP_MS. Both factors are within their

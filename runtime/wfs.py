@@ -38,6 +38,7 @@ __all__ = [
     "NAN",
     "EvalError",
     "env_root",
+    "error_message",
     "js_boolean",
     "js_json",
     "js_number_to_string",
@@ -118,6 +119,14 @@ def env_root(env, name):
 def unknown_ref(name):
     """A reference to a root the language doesn't have fails when evaluated."""
     raise EvalError("Unknown reference: $" + name)
+
+
+def error_message(exc):
+    """The message an exception contributes to the run record."""
+    message = getattr(exc, "message", None)
+    if type(message) is not str:
+        message = str(exc)
+    return message or type(exc).__name__
 
 
 # --- kinds of values ---------------------------------------------------------

@@ -245,6 +245,7 @@ try:
         EvalError,
         _is_array,
         _num,
+        error_message,
         js_boolean,
         shape_outputs,
         type_mismatch,
@@ -270,6 +271,7 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
         EvalError,
         _is_array,
         _num,
+        error_message,
         js_boolean,
         shape_outputs,
         type_mismatch,
@@ -1589,14 +1591,6 @@ try:
 except NameError:  # pragma: no cover - MicroPython has no RecursionError
     _STEP_ERRORS = (EvalError, _StepError, ArithmeticError, LookupError, TypeError, ValueError,
                     RuntimeError)
-
-
-def error_message(exc):
-    """The message an exception contributes to the run record."""
-    message = getattr(exc, "message", None)
-    if type(message) is not str:
-        message = str(exc)
-    return message or type(exc).__name__
 
 
 def copy_json(v):
