@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from flowc.backends.vm import container as C
 from flowc.backends.vm import device
 from flowc.backends.vm import format as F
-from flowc.backends.vm import sequential as V
 from flowc.backends.vm.assemble import flat_plan, plan_rows
 
 
 def open_program(data: bytes) -> tuple[str, str | None, dict[str, Any]]:
     """(model, name, {section name: decoded value}) of a container, in table
     order, the references to the string table resolved."""
-    model, name, table = V.open_container(data)
-    return model, name, {sname: V.read_section(data, table, sname) for sname in table}
+    model, name, table = C.open_container(data)
+    return model, name, {sname: C.read_section(data, table, sname) for sname in table}
 
 
 def pack_program(model: Any, name: Any, sections: dict[str, Any], version: int = F.FORMAT_VERSION) -> bytes:

@@ -446,7 +446,7 @@ import dataflow_run
 import drivers
 import kernel
 import device
-from sequential import unpackb
+from container import unpackb
 
 
 def main(path):
@@ -471,7 +471,16 @@ def test_the_kernel_runs_on_micropython(tmp_path):
     """kernel.py, dataflow_run.py and drivers.py, copied unmodified into MicroPython:
     a concurrent race on virtual time and answers given in reverse order
     give the records CPython gives."""
-    from flowc.backends.vm import device, errors, expr_aevatar, expr_cel, expr_vm, expr_wfs, plan_vm
+    from flowc.backends.vm import (
+        container,
+        device,
+        errors,
+        expr_aevatar,
+        expr_cel,
+        expr_vm,
+        expr_wfs,
+        plan_vm,
+    )
     from flowc.backends.vm import sequential as vm
     from flowc.runtime import aevatar_text, cel, dataflow_run, json_text, nfa, routing_run, wfs
 
@@ -486,7 +495,7 @@ def test_the_kernel_runs_on_micropython(tmp_path):
     jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
     driver_file = tmp_path / "mp_kernel.py"
     driver_file.write_text(MP_DRIVER, encoding="utf-8")
-    modules = [cel.__file__, nfa.__file__, dataflow_run.__file__, aevatar_text.__file__, vm.__file__,
+    modules = [cel.__file__, nfa.__file__, dataflow_run.__file__, aevatar_text.__file__, vm.__file__, container.__file__,
                expr_vm.__file__, expr_cel.__file__, expr_aevatar.__file__, expr_wfs.__file__, errors.__file__, wfs.__file__,
                plan_vm.__file__, device.__file__, routing_run.__file__, json_text.__file__, kernel.__file__, drivers.__file__,
                fuel.__file__, edges.__file__]

@@ -518,7 +518,7 @@ import dataflow_run
 import drivers
 import json_text
 import device
-from sequential import unpackb
+from container import unpackb
 
 
 def main(path):
@@ -537,7 +537,16 @@ def test_deadlines_fire_the_same_on_micropython(tmp_path):
     """kernel.py, drivers.py, dataflow_run.py, edges.py and routing_run.py copied unmodified
     into MicroPython: a race past its timeout and an aevatar step past its
     timeout_ms give the virtual records CPython gives."""
-    from flowc.backends.vm import device, errors, expr_aevatar, expr_cel, expr_vm, expr_wfs, plan_vm
+    from flowc.backends.vm import (
+        container,
+        device,
+        errors,
+        expr_aevatar,
+        expr_cel,
+        expr_vm,
+        expr_wfs,
+        plan_vm,
+    )
     from flowc.backends.vm import sequential as vm_module
     from flowc.runtime import aevatar_text, cel, dataflow_run, edges, json_text, kernel, nfa, wfs
 
@@ -554,7 +563,7 @@ def test_deadlines_fire_the_same_on_micropython(tmp_path):
     jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
     driver_file = tmp_path / "mp_deadlines.py"
     driver_file.write_text(MP_DRIVER, encoding="utf-8")
-    modules = [cel.__file__, nfa.__file__, dataflow_run.__file__, vm_module.__file__, expr_vm.__file__,
+    modules = [cel.__file__, nfa.__file__, dataflow_run.__file__, vm_module.__file__, container.__file__, expr_vm.__file__,
                expr_cel.__file__, expr_aevatar.__file__, expr_wfs.__file__,
                plan_vm.__file__, device.__file__, kernel.__file__, drivers.__file__, aevatar_text.__file__,
                routing_run.__file__, json_text.__file__, errors.__file__, wfs.__file__, fuel.__file__,

@@ -12,6 +12,7 @@ import msgpack
 import pytest
 from flowc.backends import vm
 from flowc.backends.vm import VerifyError
+from flowc.backends.vm import container as C
 from flowc.backends.vm import format as F
 from flowc.backends.vm import sequential as V
 from flowc.pipeline import driver
@@ -51,8 +52,8 @@ def test_one_magic_and_version_and_the_model_in_the_header():
         required, optional = F.MODEL_SECTIONS[model]
         assert [s for s in sections if s in required] == list(required)
         assert set(sections) <= set(required) | set(optional)
-    assert V.MAGIC == F.MAGIC and V.MODELS == F.MODELS and V.MODEL_SECTIONS == F.MODEL_SECTIONS
-    assert V.MAX_HEADER_BYTES == F.LIMITS["header_bytes"]
+    assert C.MAGIC == F.MAGIC and C.MODELS == F.MODELS and C.MODEL_SECTIONS == F.MODEL_SECTIONS
+    assert C.MAX_HEADER_BYTES == F.LIMITS["header_bytes"]
 
 
 def test_same_ir_same_bytes_for_every_model():
@@ -119,7 +120,7 @@ def test_header_and_table_limits():
 
 def test_a_corrupt_skipped_section_is_still_refused():
     data = PROGRAMS["sequential"]
-    _model, _name, table = V.open_container(data)
+    _model, _name, table = C.open_container(data)
     _start, end = table["srcmap"]
     bad = bytearray(data)
     bad[end - 1] ^= 0x01
@@ -201,7 +202,7 @@ def test_strings_are_written_once_and_referred_to():
     import msgpack
 
     for model, data in PROGRAMS.items():
-        _m, _name, table = V.open_container(data)
+        _m, _name, table = C.open_container(data)
         names = table["names"][2]
         refs = 0
         for sname, where in table.items():
@@ -218,17 +219,17 @@ def test_strings_are_written_once_and_referred_to():
 
 def test_both_decoders_resolve_string_references_alike():
     for data in PROGRAMS.values():
-        _m, _name, table = V.open_container(data)
+        _m, _name, table = C.open_container(data)
         names = table["names"][2]
         for sname, where in table.items():
             if sname == "names":
                 continue
             raw = bytes(data[where[0]:where[1]])
-            reader = V._Reader(raw, names)
-            assert reader.value(0) == V.unpackb(raw, names), sname
+            reader = C._Reader(raw, names)
+            assert reader.value(0) == C.unpackb(raw, names), sname
             assert reader.pos == len(raw)
     # an ext 8 of one byte is a reference too
-    assert V.unpackb(b"\xc7\x01\x00\x01", ["a", "b"]) == V._Reader(b"\xc7\x01\x00\x01", ["a", "b"]).value(0) == "b"
+    assert C.unpackb(b"\xc7\x01\x00\x01", ["a", "b"]) == C._Reader(b"\xc7\x01\x00\x01", ["a", "b"]).value(0) == "b"
 
 
 @pytest.mark.parametrize("raw,message", [
@@ -241,12 +242,12 @@ def test_both_decoders_resolve_string_references_alike():
 def test_bad_string_references_are_refused_by_both_decoders(raw, message):
     names = ["a", "b"]
     with pytest.raises(VerifyError, match=message):
-        V.unpackb(raw, names)
+        C.unpackb(raw, names)
     with pytest.raises(VerifyError, match=message):
-        r = V._Reader(raw, names)
+        r = C._Reader(raw, names)
         r.value(0)
     with pytest.raises(VerifyError):   # no table: no references
-        V.unpackb(raw)
+        C.unpackb(raw)
 
 
 def test_the_name_table_holds_no_references_and_unknown_ids_are_refused():
@@ -280,7 +281,7 @@ def test_the_corpus_bytecode_is_at_most_40_percent_of_its_source():
         if not result.ok:
             continue
         data = vm.compile_workflow(result.workflow, strip=True)
-        models.add(V.open_container(data)[0])
+        models.add(C.open_container(data)[0])
         source += Path(path).stat().st_size
         code += len(data)
     assert models == set(F.MODELS)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import flowc.backends.vm.sequential as vm_module
 import msgpack
-from flowc.backends.vm import compile_workflow, errors, expr_vm, expr_wfs, load
+from flowc.backends.vm import compile_workflow, container, errors, expr_vm, expr_wfs, load
 from flowc.backends.vm.bundle import write_bundle
 from flowc.host import ScriptedHost
 from flowc.pipeline import driver
@@ -153,12 +153,14 @@ def _flowc_imports(module):
 
 def test_vm_module_needs_only_the_kernel():
     """sequential.py imports nothing of flowc but the shared expression machine with
-    WorkflowSkill's builtins, the kernel's three standard-library modules and
-    WorkflowSkill's values (all device-safe: the bundle flattens them into
-    one file), and those import only each other: not cel, not aevatar_text."""
+    WorkflowSkill's builtins, the container reader, the kernel's three
+    standard-library modules and WorkflowSkill's values (all device-safe: the
+    bundle flattens them into one file), and those import only each other:
+    not cel, not aevatar_text."""
     assert _flowc_imports(vm_module) == [
         "from flowc.backends.vm import expr_vm as _x",
         "from flowc.backends.vm import expr_wfs as _xw",
+        "from flowc.backends.vm.container import MAX_NESTING, _int, _Obj, guarded, open_container, read_section",
         "from flowc.runtime import drivers as _drivers",
         "from flowc.runtime.fuel import (",
         "from flowc.runtime.kernel import Call, Kernel, Sleep",
@@ -179,6 +181,7 @@ def test_vm_module_needs_only_the_kernel():
     assert _flowc_imports(kernel) == ["from flowc.runtime.fuel import Fuel, OutOfFuel"]
     assert _flowc_imports(fuel) == []
     assert _flowc_imports(wfs) == [] and _flowc_imports(errors) == []
+    assert _flowc_imports(container) == ["from flowc.backends.vm.errors import VerifyError, VMError"]
     assert _flowc_imports(expr_vm) == ["from flowc.backends.vm.errors import VerifyError",
                                        "from flowc.runtime.fuel import DEFAULT_MAX_INSTRUCTIONS, OutOfFuel, exhausted"]
     assert _flowc_imports(expr_wfs) == ["from flowc.backends.vm import expr_vm as _x",
@@ -205,10 +208,10 @@ def test_loading_on_micropython_leaves_the_collector_on(monkeypatch):
             calls.append("enable")
 
     data = corpus_programs()[0][1]
-    monkeypatch.setattr(vm_module, "_gc", Collector())
+    monkeypatch.setattr(container, "_gc", Collector())
     vm_module.load(data)
     assert calls == ["disable", "enable"]
     calls.clear()
-    monkeypatch.setattr(vm_module, "_MICRO", True)
+    monkeypatch.setattr(container, "_MICRO", True)
     vm_module.load(data)
     assert calls == []

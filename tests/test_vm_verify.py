@@ -9,6 +9,7 @@ from pathlib import Path
 
 import msgpack
 import pytest
+from flowc.backends.vm import container as C
 from flowc.backends.vm import format as F
 from flowc.backends.vm import sequential as V
 from flowc.backends.vm.assemble import assemble_body, pack_file
@@ -53,9 +54,9 @@ def test_vm_opcode_table_equals_format():
         assert push == spec.push
         assert flow == flows[spec.flow]
         assert branch_push == (spec.branch[1] if spec.branch else -1)
-    assert V.MAGIC == F.MAGIC and V.FORMAT_VERSION == F.FORMAT_VERSION
-    assert V.SUPPORTED_VERSIONS == F.SUPPORTED_VERSIONS
-    assert V.MAX_STACK == F.LIMITS["stack"] and V.MAX_NESTING == F.LIMITS["nesting"]
+    assert C.MAGIC == F.MAGIC and C.FORMAT_VERSION == F.FORMAT_VERSION
+    assert C.SUPPORTED_VERSIONS == F.SUPPORTED_VERSIONS
+    assert V.MAX_STACK == F.LIMITS["stack"] and C.MAX_NESTING == F.LIMITS["nesting"]
 
 
 def test_docs_opcode_table_equals_format():
@@ -111,10 +112,10 @@ def test_rejects_huge_lengths_quickly():
         _rejected(data)
     # the built-in decoder too (MicroPython has no msgpack package)
     with pytest.raises(V.VerifyError):
-        r = V._Reader(lie)
+        r = C._Reader(lie)
         r.value(0)
     with pytest.raises(V.VerifyError):
-        V._Reader(b"\x91" * 1000 + b"\xc0").value(0)
+        C._Reader(b"\x91" * 1000 + b"\xc0").value(0)
 
 
 CODE_MUTATIONS = [

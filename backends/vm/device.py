@@ -15,11 +15,15 @@ model): MicroPython style, no typing, standard library only.
 # ruff: noqa: UP031
 
 try:
+    from flowc.backends.vm import container as _c
     from flowc.backends.vm import plan_vm as _plan
     from flowc.backends.vm import sequential as _vm
+    from flowc.backends.vm.errors import VerifyError
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
+    import container as _c
     import plan_vm as _plan
     import sequential as _vm
+    from errors import VerifyError
 
 __all__ = ["BY_MODEL", "LOADERS", "load"]
 
@@ -36,12 +40,12 @@ LOADERS = {"sequential": _load_sequential, "kernel": _plan.load_plan, "dataflow"
 
 def load(data):
     """A verified program of any model; ``VerifyError`` otherwise."""
-    return _vm.guarded(_load, data)
+    return _c.guarded(_load, data)
 
 
 def _load(data):
-    model, name, table = _vm.open_container(data)
+    model, name, table = _c.open_container(data)
     loader = LOADERS.get(model)
     if loader is None:
-        raise _vm.VerifyError("a %s program: this device runs %s programs" % (model, ", ".join(LOADERS)))
+        raise VerifyError("a %s program: this device runs %s programs" % (model, ", ".join(LOADERS)))
     return loader(model, data, name, table)

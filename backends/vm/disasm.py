@@ -20,8 +20,8 @@ from __future__ import annotations
 import json
 import os
 
+from flowc.backends.vm import container as C
 from flowc.backends.vm import format as F
-from flowc.backends.vm import sequential as V
 from flowc.backends.vm.assemble import join_blocks, plan_rows
 from flowc.backends.vm.device import load
 from flowc.backends.vm.expr_disasm import disassemble_block
@@ -94,8 +94,8 @@ def _source_lines(name: str, source_root: str | None) -> list[str] | None:
 def disassemble(data: bytes, source_root: str | None = None) -> str:
     """The listing of a program; VerifyError when it does not load."""
     program = load(data)  # raises VerifyError
-    model, name, table = V.open_container(data)
-    sections = {sname: V.read_section(data, table, sname) for sname in table}
+    model, name, table = C.open_container(data)
+    sections = {sname: C.read_section(data, table, sname) for sname in table}
     lines = [
         f"flowc program, format version {data[4]}, scheduling model {model}",
         f"workflow: {_show(name)}",

@@ -21,7 +21,7 @@ around the graph, the scheduler and the run's options. A device that runs
 one model only holds that model's rows (``flowc bundle --dialect``).
 
 Standard library only (plus expr_vm, the schedulers, the kernel, drivers
-and edges of flowc.runtime, and the VM's container reader);
+and edges of flowc.runtime, and the container reader, container.py);
 MicroPython-compatible. ``run`` drives the scheduler with the sync driver;
 ``run_async`` and ``run_virtual`` with asyncio and a virtual clock
 (docs/runtime.md).
@@ -34,8 +34,8 @@ try:
     from flowc.backends.vm import expr_aevatar as _xa
     from flowc.backends.vm import expr_cel as _xc
     from flowc.backends.vm import expr_vm as _x
-    from flowc.backends.vm import sequential as _vm
-    from flowc.backends.vm.sequential import VerifyError
+    from flowc.backends.vm.container import read_section
+    from flowc.backends.vm.errors import VerifyError
     from flowc.runtime import cel as _c
     from flowc.runtime import dataflow_run as _d
     from flowc.runtime import drivers as _drivers
@@ -50,8 +50,8 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import expr_cel as _xc
     import expr_vm as _x
     import routing_run as _k
-    import sequential as _vm
-    from sequential import VerifyError
+    from container import read_section
+    from errors import VerifyError
 
 __all__ = ["BY_MODEL", "EXPRESSIONS", "LAYOUTS", "MODELS", "Program", "load_plan", "plan_fields"]
 
@@ -656,4 +656,4 @@ class Program:
 
 def load_plan(model, data, name, table):
     """The :class:`Program` of an opened container (vm.open_container) of ``model``."""
-    return Program(model, name, {key: _vm.read_section(data, table, key) for key in table})
+    return Program(model, name, {key: read_section(data, table, key) for key in table})
