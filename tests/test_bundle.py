@@ -474,6 +474,9 @@ def test_a_bundle_of_one_dialect_holds_no_other_runtime(dialect):
     # the other models' rows and the code only they use are not in it
     namespace: dict = {}
     exec(compile(built.text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
+    # what docs/embedding.md promises a host of every bundle
+    for name in ("load", "VMError", "VerifyError", "unpackb", "copy_json"):
+        assert name in namespace, (dialect, name)
     if built.modules[-1] == B.ENTRY:
         assert set(namespace["LOADERS"]) == set(models)
     else:   # a model whose VM is its own loader

@@ -368,6 +368,20 @@ def read_section(data, table, name):
     return unpackb(bytes(data[where[0]:where[1]]), table["names"][2])
 
 
+def copy_json(v):
+    """A deep copy of a JSON value, objects in their key order: what the VM
+    hands out of a constant, and a helper for a device's host (every
+    bundle has it: docs/embedding.md)."""
+    if isinstance(v, dict):
+        out = _Obj()
+        for k in v:
+            out[k] = copy_json(v[k])
+        return out
+    if isinstance(v, (list, tuple)):
+        return [copy_json(x) for x in v]
+    return v
+
+
 def guarded(fn, *args):
     """fn(*args), every failure a VerifyError: a loader bug or an exhausted
     interpreter must not escape as anything else. The cyclic collector is

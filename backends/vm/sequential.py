@@ -35,7 +35,15 @@ run on the shared expression machine (``expr_vm``, the ``EXPR`` opcode).
 try:
     from flowc.backends.vm import expr_vm as _x
     from flowc.backends.vm import expr_wfs as _xw
-    from flowc.backends.vm.container import MAX_NESTING, _int, _Obj, guarded, open_container, read_section
+    from flowc.backends.vm.container import (
+        MAX_NESTING,
+        _int,
+        _Obj,
+        copy_json,
+        guarded,
+        open_container,
+        read_section,
+    )
     from flowc.runtime import drivers as _drivers
     from flowc.runtime.fuel import (
         DEFAULT_MAX_HOST_CALLS,
@@ -49,7 +57,7 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import drivers as _drivers
     import expr_vm as _x
     import expr_wfs as _xw
-    from container import MAX_NESTING, _int, _Obj, guarded, open_container, read_section
+    from container import MAX_NESTING, _int, _Obj, copy_json, guarded, open_container, read_section
     from fuel import (  # noqa: F401 - the budgets, re-exported
         DEFAULT_MAX_HOST_CALLS,
         DEFAULT_MAX_INSTRUCTIONS,
@@ -1196,17 +1204,6 @@ try:
 except NameError:  # pragma: no cover - MicroPython has no RecursionError
     _STEP_ERRORS = (EvalError, _StepError, ArithmeticError, LookupError, TypeError, ValueError,
                     RuntimeError)
-
-
-def copy_json(v):
-    if isinstance(v, dict):
-        out = _Obj()
-        for k in v:
-            out[k] = copy_json(v[k])
-        return out
-    if _is_array(v):
-        return [copy_json(x) for x in v]
-    return v
 
 
 def compact(obj):
