@@ -5,7 +5,8 @@
 1. Size: ``flowc bundle``'s one file against the raw source
    of the modules it came from, module by module (goal: <= 64 KB); each
    dialect's bundle, without and with the bundler's short names, and
-   precompiled (``--mpy-cross``).
+   precompiled (``--mpy-cross``); the small bundles (``--small``: without
+   the compiled filter/map loops) of every dialect and of WorkflowSkill.
 2. MicroPython heap, on the corpus sample of tests/test_bundle.py (a
    handful of workflows of each dialect):
    - the WebAssembly port (tests/micropython, node): the heap the loaded
@@ -17,7 +18,7 @@
      microcontroller's object sizes): by bisection, the smallest
      ``-X heapsize`` that imports the bundle and the smallest that runs the
      sample and prints the records CPython gives, for the bundle of every
-     dialect and for each dialect's own; with ``--mpy-cross PATH`` also for
+     dialect and for each dialect's own (and the small bundles); with ``--mpy-cross PATH`` also for
      the bundle precompiled to .mpy (no parsing on the device);
    - with ``--frozen PATH``: the same for a unix-port binary with the
      every-dialect bundle frozen into it, as firmware for a device embeds
@@ -61,6 +62,13 @@ from flowc.backends.vm.bundle import build_bundle, models_of, write_bundle
 from flowc.pipeline import driver
 
 MP_DIR = ROOT / "tests" / "micropython"
+# (dialect or None for every dialect, small): the bundles measured
+BUNDLES = ((None, False), ("workflowskill", False), ("aevatar", False), ("instruction", False), (None, True),
+           ("workflowskill", True))
+
+
+def _label(dialect: str | None, small: bool) -> str:
+    return (dialect or "all dialects") + (" small" if small else "")
 
 
 # ------------------------------------------------------------------ size
@@ -73,12 +81,14 @@ def bench_size(out_dir: Path, mpy_cross: str | None = None) -> tuple[Path, list[
              "  module                                   source    bundled"]
     for name, raw, bundled in sorted(bundle.parts, key=lambda p: -p[2]):
         lines.append(f"  {name.removeprefix('flowc.'):<38} {raw:>9,} {bundled:>10,}")
-    lines.append("  bundle            modules  dropped defs  unminified    minified" + ("   .mpy" if mpy_cross else ""))
-    for dialect in (None, "workflowskill", "aevatar", "instruction"):
+    lines.append("  bundle                  modules  dropped defs  unminified    minified" +
+                 ("   .mpy" if mpy_cross else ""))
+    for dialect, without_extras in BUNDLES:
         models = models_of(dialect) if dialect else None
-        small, plain = build_bundle(None, models), build_bundle(None, models, minify=False)
-        row = (f"  {dialect or 'all dialects':<17} {len(small.modules):>7} {sum(map(len, small.dropped.values())):>13} "
-               f"{plain.size:>11,} {small.size:>11,}")
+        small = build_bundle(None, models, small=without_extras)
+        plain = build_bundle(None, models, minify=False, small=without_extras)
+        row = (f"  {_label(dialect, without_extras):<23} {len(small.modules):>7} "
+               f"{sum(map(len, small.dropped.values())):>13} {plain.size:>11,} {small.size:>11,}")
         if mpy_cross:
             where = Path(tempfile.mkdtemp())
             (where / "flowc_vm.py").write_text(small.text, encoding="utf-8")
@@ -143,14 +153,14 @@ def bench_unix_heap(binary: str, mpy_cross: str | None, jobs: list[list], want: 
                           text=True, check=True).stdout.strip()
     lines = [(f"unix port ({bits}-bit), smallest -X heapsize in KiB: to import the bundle / to run its sample "
               "with CPython's records"),
-             "  bundle          jobs   source .py   precompiled .mpy"]
-    for dialect in (None, "workflowskill", "aevatar", "instruction"):
+             "  bundle                jobs   source .py   precompiled .mpy"]
+    for dialect, small in BUNDLES:
         picked = [i for i, j in enumerate(jobs) if dialect is None or j[0].startswith(dialect)]
         workdir = Path(tempfile.mkdtemp())
         jobs_file = workdir / "jobs.bin"
         jobs_file.write_bytes(msgpack.packb([jobs[i] for i in picked], use_bin_type=True))
         wanted = [want[i] for i in picked]
-        write_bundle(workdir, dialect)
+        write_bundle(workdir, dialect, small=small)
         for f in (MP_DIR / "mp_bundle.py", MP_DIR / "mp_host.py"):
             shutil.copy(f, workdir)
         cells = []
@@ -169,7 +179,7 @@ def bench_unix_heap(binary: str, mpy_cross: str | None, jobs: list[list], want: 
 
             imported = _smallest(lambda kib, d=workdir: _unix_run(binary, kib, d, None).returncode == 0)
             cells.append(f"{imported} / {_smallest(runs)}")
-        lines.append(f"  {dialect or 'all dialects':<15} {len(picked):>4}   {cells[0]:<12} {cells[1]}")
+        lines.append(f"  {_label(dialect, small):<21} {len(picked):>4}   {cells[0]:<12} {cells[1]}")
     return lines
 
 

@@ -13,6 +13,9 @@ def add_parser(sub) -> None:
     bundle.add_argument("directory", metavar="DIR", help="where to write flowc_vm.py (created when missing)")
     bundle.add_argument("--dialect", choices=DIALECTS,
                         help="the VM of this dialect's programs only (default: every dialect)")
+    bundle.add_argument("--small", action="store_true",
+                        help="leave out the optional speed-ups (the compiled filter/map loops): the same records, "
+                             "a smaller file, slower loops")
     bundle.add_argument("--readable", action="store_true",
                         help="keep the modules' own names and one statement a line (larger; tracebacks name "
                              "the source's functions and variables)")
@@ -23,7 +26,7 @@ def run(args) -> int:
     from flowc.backends.vm.bundle import BundleError, write_bundle
 
     try:
-        path, bundle = write_bundle(args.directory, args.dialect, minify=not args.readable)
+        path, bundle = write_bundle(args.directory, args.dialect, minify=not args.readable, small=args.small)
     except (BundleError, OSError) as exc:
         print(f"flowc: error: {exc}", file=sys.stderr)
         return EXIT_FAILED

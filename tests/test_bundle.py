@@ -243,17 +243,19 @@ def _outcome(run, *args) -> object:
         return [type(exc).__name__, str(exc)]
 
 
-@pytest.mark.parametrize("dialect", [None, *DIALECTS])
-def test_the_bundled_code_behaves_as_the_package_on_the_whole_corpus(dialect, tmp_path):
+@pytest.mark.parametrize(("dialect", "small"), [(None, False), *[(d, False) for d in DIALECTS], (None, True),
+                                               ("workflowskill", True)])
+def test_the_bundled_code_behaves_as_the_package_on_the_whole_corpus(dialect, small, tmp_path):
     """What the bundler rewrites (flat names, dropped definitions, short
-    names) changes no behaviour: the bundle, imported by CPython, gives the
+    names, the optional parts a small bundle leaves out) changes no
+    behaviour: the bundle, imported by CPython, gives the
     package's records on every program of the corpus, the package's errors
     on every truncation and bit flip of a few programs, on a virtual clock
     too where the program has one."""
     import importlib.util
 
-    path, _ = B.write_bundle(tmp_path, dialect)
-    spec = importlib.util.spec_from_file_location(f"flowc_vm_corpus_{dialect}", path)
+    path, _ = B.write_bundle(tmp_path, dialect, small=small)
+    spec = importlib.util.spec_from_file_location(f"flowc_vm_corpus_{dialect}_{small}", path)
     bundled = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bundled)
     jobs = [j for j in _whole_corpus() if dialect is None or j[0].startswith(dialect)]
@@ -547,6 +549,48 @@ def test_a_one_dialect_bundle_of_a_plan_model_holds_the_container_reader_not_the
         assert "flowc.backends.vm.container" in built.modules
         for name in ("flowc.backends.vm.sequential", "flowc.runtime.wfs", "flowc.backends.vm.expr_wfs"):
             assert name not in built.modules, (dialect, name)
+
+
+def test_a_small_bundle_leaves_the_compiled_loops_out_which_the_corpus_runs(tmp_path):
+    from tests.test_vm_equivalence import corpus_programs
+
+    for dialect in (None, "workflowskill"):
+        models = B.models_of(dialect) if dialect else None
+        full, small = B.build_bundle(None, models, minify=False), B.build_bundle(None, models, minify=False, small=True)
+        assert "def compile_loop(" in full.text and "def _fast_loop(" in full.text
+        assert "def compile_loop(" not in small.text and "def _fast_loop(" not in small.text
+        assert {"compile_loop", "_fast_loop"} <= set(small.dropped["flowc.backends.vm.sequential"])
+        assert small.size < full.size and small.modules == full.modules
+    # the records the small bundles give (above, on the whole corpus) cover loops the package compiles
+    compiled = 0
+    for _name, data, inputs, script in corpus_programs():
+        program = load(data)
+        program.run(inputs, ScriptedHost(script))
+        compiled += sum(lp is not None for lp in program.loops.values())
+    assert compiled >= 3, compiled
+    assert flowc_main(["bundle", str(tmp_path), "--small", "--dialect", "workflowskill"]) == 0
+    assert (tmp_path / "flowc_vm.py").read_text(encoding="utf-8") == \
+        B.build_bundle(None, ("sequential",), small=True).text
+
+
+def test_a_small_bundle_keeps_no_row_of_the_tables_of_optional_parts(tmp_path, monkeypatch):
+    package = tmp_path / "flowc"
+    (package / "dev").mkdir(parents=True)
+    (package / "dev" / "entry.py").write_text(
+        "BY_FEATURE = ('EXTRAS',)\n\n"
+        "def _quick(x):\n    return ['quick', x]\n\n"
+        "EXTRAS = {'quick': _quick}\n\n"
+        "def load(x):\n    f = EXTRAS.get('quick')\n    return f(x) if f else ['slow', x]\n", encoding="utf-8")
+    monkeypatch.setattr(B, "PACKAGE_ROOT", package)
+    for small, want in ((False, ["quick", 1]), (True, ["slow", 1])):
+        built = B.build_bundle("flowc.dev.entry", small=small)
+        namespace: dict = {}
+        exec(compile(built.text, "bundle", "exec"), namespace)   # noqa: S102 - the bundle under test
+        assert namespace["load"](1) == want
+        assert ("_quick" in built.dropped.get("flowc.dev.entry", [])) == small
+    (package / "dev" / "entry.py").write_text("BY_FEATURE = ('MISSING',)\n", encoding="utf-8")
+    with pytest.raises(B.BundleError, match="BY_FEATURE names tables that are not there: MISSING"):
+        B.build_bundle("flowc.dev.entry", small=True)
 
 
 def test_a_name_reexported_through_another_module_is_followed(tmp_path, monkeypatch):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import flowc.backends.vm.sequential as vm_module
 import msgpack
+import pytest
 from flowc.backends.vm import compile_workflow, container, errors, expr_vm, expr_wfs, load
 from flowc.backends.vm.bundle import write_bundle
 from flowc.host import ScriptedHost
@@ -120,7 +121,8 @@ def _cpython(job):
         return {"name": name, "error": type(exc).__name__}
 
 
-def test_vm_runs_on_micropython(tmp_path):
+@pytest.mark.parametrize("small", [False, True], ids=["bundle", "small-bundle"])
+def test_vm_runs_on_micropython(tmp_path, small):
     node = shutil.which("node")
     assert node, "node is not installed: the MicroPython test needs node (v18+)"
     assert PACKAGE.is_dir(), (f"{PACKAGE} is missing: run `npm ci` in {MP_DIR} "
@@ -128,7 +130,7 @@ def test_vm_runs_on_micropython(tmp_path):
     jobs = _jobs()
     jobs_file = tmp_path / "jobs.bin"
     jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
-    bundle, _ = write_bundle(tmp_path)
+    bundle, _ = write_bundle(tmp_path, small=small)   # small: no compiled loops, the interpreter runs them
     proc = subprocess.run(
         [node, str(MP_DIR / "run_vm.mjs"), str(bundle), str(MP_DIR / "mp_host.py"), str(jobs_file)],
         check=False, capture_output=True, text=True, timeout=600, cwd=MP_DIR)

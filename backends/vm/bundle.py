@@ -23,6 +23,10 @@ source file, dependencies first:
   modules, is kept; the flowc imports no kept code reads go, and the
   modules nothing needs then (a bundle of one model holds no other
   model's schedulers, expression builtins or VM);
+- a small bundle (``small``, ``flowc bundle --small``) keeps no row of the
+  tables of optional parts (those a module's ``BY_FEATURE`` names: the
+  sequential VM's compiled filter/map loops), so the code only they reach
+  goes too;
 - names get short where no code can tell: top-level names no host reads
   (not classes), locals, a method's ``self`` and the parameters of private
   functions no call passes by keyword (``minify=False`` keeps them);
@@ -66,6 +70,9 @@ OWN_ENTRIES = {"sequential": "flowc.backends.vm.sequential"}
 # The name of a module's tuple that names its tables keyed by scheduling
 # model: a bundle of some models keeps only their rows.
 BY_MODEL = "BY_MODEL"
+# The name of a module's tuple that names its tables of optional parts (a
+# speed-up a device can do without): a small bundle keeps none of their rows.
+BY_FEATURE = "BY_FEATURE"
 # What a host may use besides the entry's load and __all__ (docs/embedding.md):
 # kept wherever a module of the bundle defines them, and never renamed.
 HOST_API = ("VMError", "VerifyError", "unpackb", "copy_json", "to_json", "to_json_text", "json_dumps")
@@ -168,38 +175,42 @@ def _handles_import_error(node: ast.Try) -> bool:
     return False
 
 
-def _read(name: str, models: tuple[str, ...] | None = None) -> Module:
+def _read(name: str, models: tuple[str, ...] | None = None, small: bool = False) -> Module:
     path = _module_path(name)
-    mod = Module(name, path, _parse(path, models))
+    mod = Module(name, path, _parse(path, models, small))
     _scan_imports(mod, mod.tree.body, guarded=False)
     return mod
 
 
-def _parse(path: Path, models: tuple[str, ...] | None) -> ast.Module:
+def _parse(path: Path, models: tuple[str, ...] | None, small: bool = False) -> ast.Module:
     """The module's syntax tree; with ``models``, its tables keyed by model
-    keep only their rows (see :func:`_keep_models`)."""
+    keep only their rows; ``small``: its tables of optional parts keep none
+    (see :func:`_keep_rows`)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     if models is not None:
-        _keep_models(tree, models)
+        _keep_rows(tree, BY_MODEL, models)
+    if small:
+        _keep_rows(tree, BY_FEATURE, ())
     return tree
 
 
-def _by_model_tables(tree: ast.Module) -> set[str]:
-    """The names ``BY_MODEL`` lists: the module's tables keyed by model."""
+def _named_tables(tree: ast.Module, marker: str) -> set[str]:
+    """The names the module's tuple ``marker`` lists (``BY_MODEL``: its
+    tables keyed by model; ``BY_FEATURE``: its tables of optional parts)."""
     for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and [getattr(t, "id", None) for t in stmt.targets] == [BY_MODEL]:
+        if isinstance(stmt, ast.Assign) and [getattr(t, "id", None) for t in stmt.targets] == [marker]:
             if not isinstance(stmt.value, ast.Tuple) or not all(
                     isinstance(e, ast.Constant) and isinstance(e.value, str) for e in stmt.value.elts):
-                raise BundleError(f"line {stmt.lineno}: {BY_MODEL} must be a tuple of table names")
+                raise BundleError(f"line {stmt.lineno}: {marker} must be a tuple of table names")
             return {e.value for e in stmt.value.elts}   # type: ignore[attr-defined]
     return set()
 
 
-def _keep_models(tree: ast.Module, models: tuple[str, ...]) -> None:
-    """Drop the rows of other models from the tables ``BY_MODEL`` names
+def _keep_rows(tree: ast.Module, marker: str, keys: tuple[str, ...]) -> None:
+    """Drop the rows but those of ``keys`` from the tables ``marker`` names
     (module-level dicts whose keys are string constants), then the flowc
     imports no code of the module uses any more."""
-    tables = _by_model_tables(tree)
+    tables = _named_tables(tree, marker)
     found = set()
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
@@ -207,12 +218,12 @@ def _keep_models(tree: ast.Module, models: tuple[str, ...]) -> None:
             table = stmt.value
             if not isinstance(table, ast.Dict) or not all(
                     isinstance(k, ast.Constant) and isinstance(k.value, str) for k in table.keys):
-                raise BundleError(f"line {stmt.lineno}: a table keyed by model must be a dict of string keys")
-            rows = [(k, v) for k, v in zip(table.keys, table.values) if k.value in models]  # type: ignore[union-attr]
+                raise BundleError(f"line {stmt.lineno}: a table {marker} names must be a dict of string keys")
+            rows = [(k, v) for k, v in zip(table.keys, table.values) if k.value in keys]  # type: ignore[union-attr]
             table.keys, table.values = [k for k, _ in rows], [v for _, v in rows]
             found.add(stmt.targets[0].id)   # type: ignore[attr-defined]
     if found != tables:
-        raise BundleError(f"{BY_MODEL} names tables that are not there: {', '.join(sorted(tables - found))}")
+        raise BundleError(f"{marker} names tables that are not there: {', '.join(sorted(tables - found))}")
     if tables:
         _drop_unused_imports(tree)
 
@@ -308,15 +319,16 @@ def _check_device_import(mod: Module, stmt: ast.Import | ast.ImportFrom) -> None
                               "(MicroPython has no such module; import it under try/except ImportError)")
 
 
-def closure(entry: str = ENTRY, models: tuple[str, ...] | None = None) -> list[Module]:
+def closure(entry: str = ENTRY, models: tuple[str, ...] | None = None, small: bool = False) -> list[Module]:
     """The modules the entry needs, dependencies first (the entry last),
     each with only the top-level definitions some code reaches
     (:func:`_live_closure`); for ``models`` only, when given, with only
-    their rows of the tables keyed by model."""
-    return _live_closure(_import_closure(entry, models), entry)
+    their rows of the tables keyed by model; ``small``: without the
+    optional parts (the rows of the tables ``BY_FEATURE`` names)."""
+    return _live_closure(_import_closure(entry, models, small), entry)
 
 
-def _import_closure(entry: str, models: tuple[str, ...] | None) -> list[Module]:
+def _import_closure(entry: str, models: tuple[str, ...] | None, small: bool = False) -> list[Module]:
     """The modules the entry imports, transitively, dependencies first."""
     modules: dict[str, Module] = {}
     order: list[str] = []
@@ -328,7 +340,7 @@ def _import_closure(entry: str, models: tuple[str, ...] | None) -> list[Module]:
         if state.get(name) == "open":
             raise BundleError("import cycle: " + " -> ".join([*chain, name]))
         state[name] = "open"
-        mod = modules[name] = _read(name, models)
+        mod = modules[name] = _read(name, models, small)
         for dep in mod.deps:
             visit(dep, [*chain, name])
         state[name] = "done"
@@ -1291,14 +1303,17 @@ def entry_of(models: tuple[str, ...] | None) -> str:
     return ENTRY
 
 
-def build_bundle(entry: str | None = None, models: tuple[str, ...] | None = None, minify: bool = True) -> Bundle:
+def build_bundle(entry: str | None = None, models: tuple[str, ...] | None = None, minify: bool = True,
+                 small: bool = False) -> Bundle:
     """The bundle of ``entry``'s closure (by default the entry of
     ``models``), for every scheduling model or for ``models`` only; raises
     BundleError when it cannot be built. ``minify=False`` keeps the
-    modules' own names (flat names aside): a bundle to read, larger."""
+    modules' own names (flat names aside): a bundle to read, larger.
+    ``small`` leaves the optional parts out (``BY_FEATURE``): the same
+    records, slower."""
     if entry is None:
         entry = entry_of(models)
-    modules = closure(entry, models)
+    modules = closure(entry, models, small)
     for mod in modules:
         if any(isinstance(s, ast.ImportFrom) and s.module == "__future__" for s in mod.tree.body):
             raise BundleError(f"{mod.name} imports __future__: not a device module")
@@ -1346,11 +1361,13 @@ def models_of(dialect: str) -> tuple[str, ...]:
     return (profile.scheduling,)
 
 
-def write_bundle(directory: str | Path, dialect: str | None = None, minify: bool = True) -> tuple[Path, Bundle]:
+def write_bundle(directory: str | Path, dialect: str | None = None, minify: bool = True,
+                 small: bool = False) -> tuple[Path, Bundle]:
     """Write ``flowc_vm.py`` into ``directory`` (created when missing): for
     every dialect, or for the scheduling model of ``dialect`` only;
-    ``minify=False``: with the modules' own names (a bundle to read, larger)."""
-    bundle = build_bundle(None, models_of(dialect) if dialect else None, minify)
+    ``minify=False``: with the modules' own names (a bundle to read, larger);
+    ``small``: without the optional parts (the compiled loops)."""
+    bundle = build_bundle(None, models_of(dialect) if dialect else None, minify, small)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "flowc_vm.py"

@@ -1260,6 +1260,10 @@ def _whole(ms):
 # runs out are exactly the interpreter's.
 
 FAST_LOOPS = True       # False: the interpreter runs every instruction (tests compare the two)
+# The tables of optional parts, a speed-up a device can do without: a small
+# bundle (flowc bundle --small) keeps none of their rows, and with them goes
+# the code only they reach. The run finds the compiled loops in FEATURES only.
+BY_FEATURE = ("FEATURES",)
 _MAX_TREE = 24          # deeper expressions stay in the interpreter (closures nest on the C stack)
 _NOT_YET = object()     # a loop not yet looked at (Program.loops)
 _FAST_DICT = _Obj       # the objects the fast paths read directly; anything else takes the general path
@@ -1816,6 +1820,11 @@ def _fast_loop(loop, it, env, fuel, iters):
     return fuel - done * cost, iters - done
 
 
+# The optional parts (BY_FEATURE): "fast_loops", how a filter/map loop is
+# compiled (compile_loop) and run (_fast_loop).
+FEATURES = {"fast_loops": (compile_loop, _fast_loop)}
+
+
 def _answer_message(answer):
     """The message of a failed request's answer: what error_message gives
     for the host's exception (its type's name when empty); the Python
@@ -2010,7 +2019,8 @@ class SkillVMRun(Kernel):
         pc = 0
         if code[0] is None:
             decode_function(p, 0)
-        loops = p.loops if FAST_LOOPS else None
+        fast = FEATURES.get("fast_loops") if FAST_LOOPS else None
+        loops = p.loops
         machine = p.machine
         while True:
             try:
@@ -2055,14 +2065,14 @@ class SkillVMRun(Kernel):
                     elif op == NEXT:
                         it = stack[-1]
                         i = it.i
-                        if loops is not None and i < len(it.items):
+                        if fast is not None and i < len(it.items):
                             lp = loops.get(at, _NOT_YET)
                             if lp is _NOT_YET:
-                                lp = loops[at] = compile_loop(code, at)
+                                lp = loops[at] = fast[0](code, at)
                             if lp is not None:
                                 # whole iterations, this NEXT included; then this NEXT again
-                                fuel, iters = _fast_loop(lp, it, (inputs, ctx, [0], result, self.last,
-                                                                  self.exit_output), fuel + 1, iters)
+                                fuel, iters = fast[1](lp, it, (inputs, ctx, [0], result, self.last,
+                                                               self.exit_output), fuel + 1, iters)
                                 fuel -= 1
                                 if fuel < 0:
                                     raise self.fuel.out_of_instructions()
