@@ -19,8 +19,6 @@ flowc.runtime, themselves standard library only): a generated module runs
 wherever these files are copied beside it.
 """
 
-import math
-
 try:
     from flowc.runtime import drivers as _drivers
     from flowc.runtime.edges import Edges
@@ -73,9 +71,6 @@ BRANCH_NOT_SELECTED = "Branch not selected"
 WORKFLOW_HALTED = "Workflow halted"
 
 
-# The longest sleep a run asks the host for: flowc.ir.limits.MAX_DURATION_MS
-# (a copy: this module imports no flowc module; a test keeps them equal).
-MAX_SLEEP_MS = 2147483647
 
 
 class StepFailure(Exception):
@@ -92,27 +87,6 @@ class StepFailure(Exception):
 # JSON document holds (a host returning a set, data nested too deeply).
 STEP_ERRORS = (StepFailure, EvalError, ArithmeticError, LookupError, TypeError, ValueError,
                RecursionError)
-
-
-def retry_sleep(delay, backoff, attempt):
-    """The sleep before retry ``attempt`` (1-based): ``delay * backoff **
-    (attempt - 1)``, at most MAX_SLEEP_MS. Both factors are within their
-    limits, but their product is not: at a million retries it overflowed
-    (OverflowError, or inf and then Infinity in the run record)."""
-    if delay <= 0:
-        return 0
-    try:
-        ms = delay * backoff ** (attempt - 1)
-    except OverflowError:
-        return MAX_SLEEP_MS
-    return min(ms, MAX_SLEEP_MS)
-
-
-def _whole(ms):
-    """A millisecond count as an int when it is whole (JSON writes 100, not 100.0)."""
-    if type(ms) is float and not math.isnan(ms) and not math.isinf(ms) and ms == int(ms):
-        return int(ms)
-    return ms
 
 
 def _copy_json(v):
@@ -349,7 +323,7 @@ class Run:
 
     def sleep(self, ms):
         """Ask the host to pause; a host that fails to fails the step."""
-        ms = _whole(ms)
+        ms = whole_ms(ms)
         self.sleeps.append(ms)
         answer = yield Sleep(ms)
         if answer.kind != "result":

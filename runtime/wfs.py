@@ -34,6 +34,7 @@ except ImportError:  # pragma: no cover
 
 __all__ = [
     "INF",
+    "MAX_SLEEP_MS",
     "MISSING",
     "NAN",
     "EvalError",
@@ -45,6 +46,7 @@ __all__ = [
     "js_to_number",
     "js_to_string",
     "js_typeof",
+    "retry_sleep",
     "to_json_value",
     "to_number",
     "transform_items",
@@ -70,6 +72,7 @@ __all__ = [
     "wfs_stringify",
     "wfs_template",
     "wfs_truthy",
+    "whole_ms",
 ]
 
 
@@ -127,6 +130,33 @@ def error_message(exc):
     if type(message) is not str:
         message = str(exc)
     return message or type(exc).__name__
+
+
+# The longest sleep a run asks the host for: flowc.ir.limits.MAX_DURATION_MS
+# (a copy: the runtime imports no other flowc module; a test keeps them equal).
+MAX_SLEEP_MS = 2147483647
+
+
+def retry_sleep(delay, backoff, attempt):
+    """The sleep before retry ``attempt`` (1-based): ``delay * backoff **
+    (attempt - 1)``, at most MAX_SLEEP_MS. Both factors are within their
+    limits, but their product is not: at a million retries it overflowed
+    (OverflowError on CPython, inf on MicroPython, then Infinity in the run
+    record)."""
+    if delay <= 0:
+        return 0
+    try:
+        ms = delay * backoff ** (attempt - 1)
+    except OverflowError:
+        return MAX_SLEEP_MS
+    return min(ms, MAX_SLEEP_MS)
+
+
+def whole_ms(ms):
+    """A millisecond count as an int when it is whole (JSON writes 100, not 100.0)."""
+    if type(ms) is float and ms == ms and ms not in (INF, -INF) and ms == int(ms):
+        return int(ms)
+    return ms
 
 
 # --- kinds of values ---------------------------------------------------------

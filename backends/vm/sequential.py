@@ -30,7 +30,7 @@ run on the shared expression machine (``expr_vm``, the ``EXPR`` opcode).
 
 # MicroPython style on purpose: %-formatting, explicit `object` bases and
 # `x != x` NaN tests read the same on both interpreters.
-# ruff: noqa: UP004, UP031, PLR0124
+# ruff: noqa: UP004, UP031
 
 try:
     from flowc.backends.vm import expr_vm as _x
@@ -73,7 +73,6 @@ ENTRY = 1  # step flag: the first top-level step (WALK starts there)
 MAX_STACK = 131072  # >= MAX_EXPR_DEPTH * (2 * MAX_EXPR_ITEMS + 1) of ir/limits.py (a test checks)
 MAX_CALL_DEPTH = 256
 # The run-time budgets (fuel) are the kernel's: flowc.runtime.fuel.
-MAX_SLEEP_MS = 2147483647  # flowc.ir.limits.MAX_DURATION_MS: the longest sleep a run asks for
 
 # ---------------------------------------------------------------- opcodes
 # Must equal flowc.backends.vm.format.OPCODES (a test checks it).
@@ -206,18 +205,20 @@ try:
     from flowc.backends.vm.errors import VerifyError, VMError
     from flowc.runtime.wfs import (
         _MAX_SAFE,
-        INF,
+        MAX_SLEEP_MS,
         MISSING,
         EvalError,
         _is_array,
         _num,
         error_message,
         js_boolean,
+        retry_sleep,
         shape_outputs,
         type_mismatch,
         wfs_contains,
         wfs_eq,
         wfs_truthy,
+        whole_ms,
     )
     from flowc.runtime.wfs import js_to_string as to_string
     from flowc.runtime.wfs import js_typeof as _typeof
@@ -232,18 +233,20 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
     from errors import VerifyError, VMError
     from wfs import (
         _MAX_SAFE,
-        INF,
+        MAX_SLEEP_MS,  # noqa: F401 - the VM's limit, read as this module's
         MISSING,
         EvalError,
         _is_array,
         _num,
         error_message,
         js_boolean,
+        retry_sleep,
         shape_outputs,
         type_mismatch,
         wfs_contains,
         wfs_eq,
         wfs_truthy,
+        whole_ms,
     )
     from wfs import js_to_string as to_string
     from wfs import js_typeof as _typeof
@@ -1221,25 +1224,6 @@ def compact(obj):
     return obj
 
 
-def _retry_sleep(delay, backoff, attempt):
-    # delay * backoff ** (attempt - 1), at most MAX_SLEEP_MS: the product of
-    # two bounded factors overflows (OverflowError on CPython, inf on
-    # MicroPython) long before a million retries.
-    if delay <= 0:
-        return 0
-    try:
-        ms = delay * backoff ** (attempt - 1)
-    except OverflowError:
-        return MAX_SLEEP_MS
-    return min(ms, MAX_SLEEP_MS)
-
-
-def _whole(ms):
-    if type(ms) is float and ms == ms and ms not in (INF, -INF) and ms == int(ms):
-        return int(ms)
-    return ms
-
-
 # ================================================================ fast loops
 # A filter or map loop -- NEXT; a straight-line expression; KEEP or APPEND;
 # JUMP back to the NEXT -- is translated, the first time it runs, into a tree
@@ -1922,7 +1906,7 @@ class SkillVMRun(Kernel):
     # effects: generators, ``yield from`` them (the kernel answers their requests)
     def sleep(self, ms):
         """Ask the driver to pause; a pause the host fails to make fails the step."""
-        ms = _whole(ms)
+        ms = whole_ms(ms)
         self.sleeps.append(ms)
         answer = yield Sleep(ms)
         if answer.kind != "result":
@@ -1952,7 +1936,7 @@ class SkillVMRun(Kernel):
             if retry is None or attempts >= retry[0]:
                 raise _StepError(capability[:1].upper() + capability[1:] + ' "' + name + '": ' + message)
             attempts += 1
-            yield from self.sleep(_retry_sleep(retry[1], retry[2], attempts))
+            yield from self.sleep(retry_sleep(retry[1], retry[2], attempts))
 
     def fail(self, message, output, ignore):
         sid = self.p.steps[self.cur][0]
