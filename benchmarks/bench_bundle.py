@@ -65,6 +65,19 @@ MP_DIR = ROOT / "tests" / "micropython"
 # (dialect or None for every dialect, small): the bundles measured
 BUNDLES = ((None, False), ("workflowskill", False), ("aevatar", False), ("instruction", False), (None, True),
            ("workflowskill", True))
+# What each module of the every-dialect bundle is for: the floor a one-file
+# VM of every dialect cannot go under is the dialects' value rules (what a
+# record's values are made of), whatever runs them.
+PARTS = (
+    ("the dialects' value rules", ("runtime.cel", "runtime.nfa", "runtime.aevatar_text", "runtime.wfs",
+                                   "runtime.json_text", "backends.vm.expr_cel", "backends.vm.expr_aevatar",
+                                   "backends.vm.expr_wfs")),
+    ("loader, verifier, expression machine", ("backends.vm.errors", "backends.vm.container", "backends.vm.expr_vm",
+                                              "backends.vm.device")),
+    ("kernel, drivers, fuel, plan edges", ("runtime.kernel", "runtime.drivers", "runtime.fuel", "runtime.edges")),
+    ("schedulers and plan loaders", ("runtime.routing_run", "runtime.dataflow_run", "backends.vm.plan_vm",
+                                     "backends.vm.sequential")),
+)
 
 
 def _label(dialect: str | None, small: bool) -> str:
@@ -81,6 +94,7 @@ def bench_size(out_dir: Path, mpy_cross: str | None = None) -> tuple[Path, list[
              "  module                                   source    bundled"]
     for name, raw, bundled in sorted(bundle.parts, key=lambda p: -p[2]):
         lines.append(f"  {name.removeprefix('flowc.'):<38} {raw:>9,} {bundled:>10,}")
+    lines.extend(_by_part(bundle.parts))
     lines.append("  bundle                  modules  dropped defs  unminified    minified" +
                  ("   .mpy" if mpy_cross else ""))
     for dialect, without_extras in BUNDLES:
@@ -96,6 +110,17 @@ def bench_size(out_dir: Path, mpy_cross: str | None = None) -> tuple[Path, list[
             row += f" {(where / 'flowc_vm.mpy').stat().st_size:>8,}"
         lines.append(row)
     return path, lines
+
+
+def _by_part(parts: list[tuple[str, int, int]]) -> list[str]:
+    """The every-dialect bundle's bytes by what the code is for (PARTS)."""
+    size = {name.removeprefix("flowc."): bundled for name, _, bundled in parts}
+    lines = ["  what it is for                                       bundled"]
+    for label, names in PARTS:
+        lines.append(f"  {label:<50} {sum(size.pop(n, 0) for n in names):>9,}")
+    if size:
+        lines.append(f"  {'other (' + ', '.join(sorted(size)) + ')':<50} {sum(size.values()):>9,}")
+    return lines
 
 
 # ------------------------------------------------------------------ heap
