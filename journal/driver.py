@@ -23,7 +23,7 @@ from typing import Any
 
 from flowc.journal import codec
 from flowc.journal.store import ANSWER, DROPPED, REPEAT, REQUEST, JournalError, Store
-from flowc.runtime.aio import DeadlineTimer, stop_cancelled, waiting_on
+from flowc.runtime.aio import DeadlineTimer, stop_cancelled, tell_unstarted, waiting_on
 from flowc.runtime.drivers import answer_of_exception, finish, tell
 from flowc.runtime.kernel import KernelError, Result, Thrown, TimedOut
 
@@ -276,9 +276,7 @@ def drive_sync(run: Any, host: Any, session: Session) -> dict | None:
         if session.stop_now():
             return None
         if session.deadline_due():  # between requests: a sync host call is never cut short
-            if watch is not None:
-                for req in reqs:  # the kernel answers each: told as started now
-                    watch(("start", req))
+            tell_unstarted(run, (), watch)
             session.deadline_passed(run)
             tell(run, watch)
             continue
@@ -314,6 +312,7 @@ async def drive_async(run: Any, host: Any, session: Session) -> dict | None:
             if timer is not None and timer.passed():  # the kernel answers the rest itself
                 timer.cancel()
                 timer = None
+                tell_unstarted(run, running, watch)
                 session.deadline_passed(run)
                 tell(run, watch)
                 continue

@@ -64,6 +64,16 @@ def stop_cancelled(run: Any, running: dict, watch: Any) -> None:
                 watch(("cancel", rid))
 
 
+def tell_unstarted(run: Any, started: Any, watch: Any) -> None:
+    """Before a driver answers the run's deadline timer: tell ``watch`` the
+    requests it has not started (not in ``started``) as starting, since the
+    kernel answers each of them next (nothing when not watched)."""
+    if watch is not None:
+        for req in run.ready():
+            if req.id not in started:
+                watch(("start", req))
+
+
 class DeadlineTimer:
     """The run's deadline timer (``run.deadline_timer``) on the event loop:
     due ``seconds`` from now (default: the timer's own ms)."""
@@ -105,6 +115,7 @@ async def drive_async(run: Any, host: Any) -> dict:
             if timer is not None and timer.passed():  # the kernel answers the rest itself
                 timer.cancel()
                 timer = None
+                tell_unstarted(run, running, watch)
                 run.answer(run.deadline_timer.id, Result(None))
                 tell(run, watch)
                 continue
