@@ -8,7 +8,10 @@ Works for any run object with the kernel's protocol (``start``, ``ready``,
 does not matter, only that the same answers in the same order rebuild it.
 
 Wall clock lives here, never in the kernel: a request's entry notes when it
-was sent, so a sleep in flight at a crash resumes with the time it has left.
+was sent, so a sleep in flight at a crash resumes with the time it has left,
+and the run's start is recorded (``runs.started``), so a resumed run is told
+how much of its ``limits.deadline`` has gone (``run.elapsed_ms``) and its
+deadline timer fires at the original instant.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from typing import Any
 
 from flowc.journal import codec
 from flowc.journal.store import ANSWER, DROPPED, REPEAT, REQUEST, JournalError, Store
-from flowc.runtime.drivers import answer_of_exception, deadline_answer, finish, tell
+from flowc.runtime.aio import DeadlineTimer, stop_cancelled, tell_unstarted, waiting_on
+from flowc.runtime.drivers import answer_of_exception, finish, tell
 from flowc.runtime.kernel import KernelError, Result, Thrown, TimedOut
 
 AGAIN, FAIL = "again", "fail"
@@ -48,8 +52,9 @@ class Session:
         self.repeated: list[dict] = []  # requests sent again by this session
         self.answered = 0  # answers written by this session
         self.started = store.run_info(run_id)["started"]
-        self.deadline_at: float | None = None  # wall clock past which no request is sent
-        self.deadline_ms = None
+        self.sent: set[int] = set()  # request ids journaled by this session
+        self.deadline_at: float | None = None  # wall clock at which the run's deadline timer fires
+        self.own_answers = 0  # of the kernel's own answers (run.deadline_answers), those journaled
         entries, self.notes = store.entries(run_id)
         for e in entries:
             if e.kind in (REQUEST, REPEAT):
@@ -66,11 +71,11 @@ class Session:
     def replay(self, run: Any) -> None:
         """Give the run every journaled answer, in the journal's order."""
         if not run.started:
+            now = time.time()
+            run.elapsed_ms = (now - self.started) * 1000.0  # limits.deadline counts from the recorded start
             run.start()
-        deadline_ms = (getattr(run, "limits", None) or {}).get("deadline_ms")
-        if deadline_ms is not None:  # limits.deadline: wall clock from the run's recorded start
-            self.deadline_ms = deadline_ms
-            self.deadline_at = self.started + deadline_ms / 1000.0
+            if run.deadline_timer is not None:
+                self.deadline_at = now + run.deadline_timer.ms / 1000.0
         for rid, body in self.answers:
             run.cancelled()
             self._verify(run)
@@ -95,6 +100,7 @@ class Session:
     def before(self, req: Any) -> float | None:
         """Journal ``req`` before it is sent; for a sleep resumed in flight,
         the milliseconds it has left (else None: the request as asked)."""
+        self.sent.add(req.id)
         if req.id not in self.inflight:
             self.store.append(self.run_id, REQUEST, req.id, codec.describe(req))
             return None
@@ -123,16 +129,25 @@ class Session:
         self.answered += 1
 
     def seconds_left(self) -> float | None:
-        """Until the run's deadline (None: it has none)."""
+        """Until the run's deadline timer fires (None: it has none)."""
         return None if self.deadline_at is None else self.deadline_at - time.time()
 
-    def expired(self, req: Any) -> Any | None:
-        """The answer of a request made past the run's deadline (it is not
-        sent, and is journaled like any other), else None."""
+    def deadline_due(self) -> bool:
         left = self.seconds_left()
-        if left is None or left > 0:
-            return None
-        return deadline_answer(self.deadline_ms)
+        return left is not None and left <= 0
+
+    def deadline_passed(self, run: Any) -> None:
+        """Answer the run's deadline timer; journal the answers the kernel
+        then gives itself (a request never sent is journaled first, as if
+        sent), like any other: a replay gives them back whatever the clock
+        says then."""
+        run.answer(run.deadline_timer.id, Result(None))
+        own = run.deadline_answers
+        for req, answer in own[self.own_answers:]:
+            if req.id not in self.sent:
+                self.before(req)
+            self.after(req, answer)
+        self.own_answers = len(own)
 
     def key(self, req: Any) -> str:
         return f"{self.run_id}:{req.id}"
@@ -260,11 +275,16 @@ def drive_sync(run: Any, host: Any, session: Session) -> dict | None:
             raise KernelError("the run waits for nothing but has not finished")
         if session.stop_now():
             return None
+        if session.deadline_due():  # between requests: a sync host call is never cut short
+            tell_unstarted(run, (), watch)
+            session.deadline_passed(run)
+            tell(run, watch)
+            continue
         req = reqs[0]
         left = session.before(req)
         if watch is not None:
             watch(("start", req))
-        answer = session.expired(req) or perform_sync(host, req, session.key(req), keyed, left)
+        answer = perform_sync(host, req, session.key(req), keyed, left)
         session.after(req, answer)
         if watch is not None:
             watch(("answer", req.id, answer))
@@ -283,39 +303,28 @@ async def drive_async(run: Any, host: Any, session: Session) -> dict | None:
     watch = replay_watched(run, host, session)
     keyed = takes_key(host)
     running: dict[int, asyncio.Task] = {}
+    timer = DeadlineTimer.of(run, session.seconds_left())
     try:
         while not run.finished:
-            for rid in run.cancelled():
-                task = running.pop(rid, None)
-                if task is not None:
-                    task.cancel()
-                    if watch is not None:
-                        watch(("cancel", rid))
+            stop_cancelled(run, running, watch)
             if session.stop_now():
                 return None
+            if timer is not None and timer.passed():  # the kernel answers the rest itself
+                timer.cancel()
+                timer = None
+                tell_unstarted(run, running, watch)
+                session.deadline_passed(run)
+                tell(run, watch)
+                continue
             for req in run.ready():
                 if req.id not in running:
                     left = session.before(req)
-                    late = session.expired(req)
                     if watch is not None:
                         watch(("start", req))
-                    running[req.id] = asyncio.ensure_future(
-                        _given(late) if late is not None else perform_async(host, req, session.key(req), keyed, left))
+                    running[req.id] = asyncio.ensure_future(perform_async(host, req, session.key(req), keyed, left))
             if not running:
                 raise KernelError("the run waits for nothing but has not finished")
-            until = session.seconds_left()
-            done, _pending = await asyncio.wait(list(running.values()), return_when=asyncio.FIRST_COMPLETED,
-                                                timeout=None if until is None else max(until, 0.0))
-            if not done:  # the deadline passed: what still runs is answered TimedOut
-                for rid in sorted(running):
-                    running.pop(rid).cancel()
-                    answer = session.expired(_Req(rid))
-                    session.after(_Req(rid), answer)
-                    if watch is not None:
-                        watch(("answer", rid, answer))
-                    run.answer(rid, answer)
-                    tell(run, watch)
-                continue
+            done, _pending = await asyncio.wait(waiting_on(running, timer), return_when=asyncio.FIRST_COMPLETED)
             for rid in sorted(rid for rid, task in running.items() if task in done):
                 task = running.pop(rid)
                 if session.stop_now():
@@ -326,15 +335,13 @@ async def drive_async(run: Any, host: Any, session: Session) -> dict | None:
                 run.answer(rid, task.result())
                 tell(run, watch)
     finally:
+        if timer is not None:
+            timer.cancel()
         for rid, task in running.items():
             task.cancel()
-            if watch is not None:
+            if watch is not None and not run.answered_itself(rid):
                 watch(("cancel", rid))
     return finish(run, watch)
-
-
-async def _given(answer: Any) -> Any:
-    return answer
 
 
 class _Req:

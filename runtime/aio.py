@@ -5,9 +5,13 @@ asyncio task: ``host.call(capability, name, args)`` (awaited when it returns
 an awaitable, bounded by the request's ``timeout_ms``: past it the answer is
 ``TimedOut``) and ``host.sleep(ms)`` (awaited when it returns an awaitable,
 else ``asyncio.sleep``); the kernel's deadline timers (``Sleep(ms,
-deadline=True)``) are ``asyncio.sleep`` alone, never the host's. Answers go to the kernel in the order the tasks
-finish (ties: the request issued first); requests the kernel cancels (race
-losers, siblings of a failed step) have their tasks cancelled.
+deadline=True)``) are ``asyncio.sleep`` alone, never the host's, and so
+is the run's deadline timer (``run.deadline_timer``, its
+``limits.deadline``): when it fires the kernel answers what still runs
+itself, and the driver cancels those tasks. Answers go to the kernel in
+the order the tasks finish (ties: the request issued first, the run's
+deadline timer after the rest); requests the kernel cancels (race losers,
+siblings of a failed step) have their tasks cancelled.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import asyncio
 import inspect
 from typing import Any
 
-from flowc.runtime.drivers import answer_of_exception, deadline_answer, finish, tell, watcher
+from flowc.runtime.drivers import answer_of_exception, finish, tell, watcher
 from flowc.runtime.kernel import KernelError, Result, Thrown, TimedOut
 
 
@@ -49,54 +53,80 @@ async def perform_async(host: Any, req: Any) -> Any:
         return answer_of_exception(exc)
 
 
-async def _given(answer: Any) -> Any:
-    return answer
+def stop_cancelled(run: Any, running: dict, watch: Any) -> None:
+    """Cancel the tasks of the requests the kernel cancelled; tell ``watch``
+    of each, except those the kernel answered itself (it told their answer)."""
+    for rid in run.cancelled():
+        task = running.pop(rid, None)
+        if task is not None:
+            task.cancel()
+            if watch is not None and not run.answered_itself(rid):
+                watch(("cancel", rid))
+
+
+def tell_unstarted(run: Any, started: Any, watch: Any) -> None:
+    """Before a driver answers the run's deadline timer: tell ``watch`` the
+    requests it has not started (not in ``started``) as starting, since the
+    kernel answers each of them next (nothing when not watched)."""
+    if watch is not None:
+        for req in run.ready():
+            if req.id not in started:
+                watch(("start", req))
+
+
+class DeadlineTimer:
+    """The run's deadline timer (``run.deadline_timer``) on the event loop:
+    due ``seconds`` from now (default: the timer's own ms)."""
+
+    def __init__(self, run: Any, seconds: float | None = None) -> None:
+        self.loop = asyncio.get_running_loop()
+        seconds = run.deadline_timer.ms / 1000 if seconds is None else max(seconds, 0.0)
+        self.due = self.loop.time() + seconds
+        self.task = asyncio.ensure_future(asyncio.sleep(seconds))
+
+    @classmethod
+    def of(cls, run: Any, seconds: float | None = None) -> DeadlineTimer | None:
+        return None if run.deadline_timer is None else cls(run, seconds)
+
+    def passed(self) -> bool:
+        """Due: answer it before anything more is sent."""
+        return self.task.done() or self.loop.time() >= self.due
+
+    def cancel(self) -> None:
+        self.task.cancel()
+
+
+def waiting_on(running: dict, timer: DeadlineTimer | None) -> list:
+    return list(running.values()) if timer is None else [*running.values(), timer.task]
 
 
 async def drive_async(run: Any, host: Any) -> dict:
-    """Drive ``run`` with ``host``, every ready request at once; the record.
-    A run with ``limits.deadline`` (the instruction dialect's ``limits``)
-    gets the event loop's clock from its start: past it nothing more is
-    sent, and what is still running and what is asked later are answered
-    ``TimedOut`` (as the journaling driver does, docs/durable.md)."""
+    """Drive ``run`` with ``host``, every ready request at once; the record."""
     running: dict[int, asyncio.Task] = {}
     run.clock = True  # deadlines fire on the event loop's clock
-    loop = asyncio.get_running_loop()
-    deadline_ms = (getattr(run, "limits", None) or {}).get("deadline_ms")
-    deadline_at = None if deadline_ms is None else loop.time() + deadline_ms / 1000
     watch = watcher(run, host)
     if not run.started:
         run.start()
     tell(run, watch)
+    timer = DeadlineTimer.of(run)
     try:
         while not run.finished:
-            for rid in run.cancelled():
-                task = running.pop(rid, None)
-                if task is not None:
-                    task.cancel()
-                    if watch is not None:
-                        watch(("cancel", rid))
-            late = deadline_at is not None and loop.time() >= deadline_at
+            stop_cancelled(run, running, watch)
+            if timer is not None and timer.passed():  # the kernel answers the rest itself
+                timer.cancel()
+                timer = None
+                tell_unstarted(run, running, watch)
+                run.answer(run.deadline_timer.id, Result(None))
+                tell(run, watch)
+                continue
             for req in run.ready():
                 if req.id not in running:
                     if watch is not None:
                         watch(("start", req))
-                    work = _given(deadline_answer(deadline_ms)) if late else perform_async(host, req)
-                    running[req.id] = asyncio.ensure_future(work)
+                    running[req.id] = asyncio.ensure_future(perform_async(host, req))
             if not running:
                 raise KernelError("the run waits for nothing but has not finished")
-            until = None if deadline_at is None else max(deadline_at - loop.time(), 0.0)
-            done, _pending = await asyncio.wait(list(running.values()), return_when=asyncio.FIRST_COMPLETED,
-                                                timeout=until)
-            if not done:  # the run's deadline passed: what still runs is answered TimedOut
-                for rid in sorted(running):
-                    running.pop(rid).cancel()
-                    answer = deadline_answer(deadline_ms)
-                    if watch is not None:
-                        watch(("answer", rid, answer))
-                    run.answer(rid, answer)
-                    tell(run, watch)
-                continue
+            done, _pending = await asyncio.wait(waiting_on(running, timer), return_when=asyncio.FIRST_COMPLETED)
             for rid in sorted(rid for rid, task in running.items() if task in done):
                 task = running.pop(rid)
                 if watch is not None:
@@ -104,8 +134,10 @@ async def drive_async(run: Any, host: Any) -> dict:
                 run.answer(rid, task.result())
                 tell(run, watch)
     finally:
+        if timer is not None:
+            timer.cancel()
         for rid, task in running.items():  # the run ended without them (a race's losers)
             task.cancel()
-            if watch is not None:
+            if watch is not None and not run.answered_itself(rid):
                 watch(("cancel", rid))
     return finish(run, watch)

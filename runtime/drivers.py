@@ -9,16 +9,16 @@
   and race winners are decided by the script, never by the machine. A call
   slower than its ``timeout_ms`` is answered ``TimedOut`` at the deadline;
   the kernel's deadline timers (``Sleep(ms, deadline=True)``) fire on the
-  same clock, after any other request finishing at the same instant. A
-  run's ``limits.deadline`` (the instruction dialect) is kept on the same
-  clock as the asyncio driver keeps it on its own: a request asked at or
-  past it, and every request still running when it comes, is answered
-  ``TimedOut`` at the deadline (those running in the order they were
-  issued, after everything that finished in time).
+  same clock, after any other request finishing at the same instant. The
+  run's own deadline timer (``run.deadline_timer``, its
+  ``limits.deadline``) fires on it too, after everything else due at that
+  instant, the other deadline timers included; the kernel then answers
+  what is still running, and what is asked later, itself.
 
 The sync driver has no clock: it leaves ``run.clock`` false, so the kernel
-never issues a deadline timer to it (see :func:`kernel.with_deadline`) and
-a deadline never fires there.
+never issues a deadline timer to it (see :func:`kernel.with_deadline`),
+and it never answers the run's deadline timer: a deadline never fires
+there.
 
 The asyncio driver is :mod:`flowc.runtime.aio` (MicroPython has no asyncio
 of the same shape). MicroPython-compatible: no typing, no f-strings.
@@ -28,11 +28,6 @@ try:
     from flowc.runtime.kernel import Error, KernelError, Result, Thrown, TimedOut, heappop, heappush
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     from kernel import Error, KernelError, Result, Thrown, TimedOut, heappop, heappush
-
-
-def deadline_answer(deadline_ms):
-    """The answer of a request past the run's ``limits.deadline``."""
-    return TimedOut("limits.deadline: the run's deadline of " + str(deadline_ms) + " ms has passed")
 
 
 def _message(exc):
@@ -180,17 +175,6 @@ def _finishing(req, now, host):
     return (now + latency, 0), answer
 
 
-def _within(key, answer, now, deadline_ms):
-    """``(key, answer)`` held to the run's ``limits.deadline``: asked at or
-    past it, answered at once; still running when it comes, answered at
-    it, after what finishes in time (2: after the deadline timers too)."""
-    if now >= deadline_ms:
-        return (now, 0), deadline_answer(deadline_ms)
-    if key[0] <= deadline_ms:
-        return key, answer
-    return (deadline_ms, 2), deadline_answer(deadline_ms)
-
-
 class _InFlight:
     """The requests in flight, given back in the order answers are due:
     by finish time; at the same instant a deadline timer after the rest
@@ -254,15 +238,15 @@ def drive_virtual(run, host):
         run.start()
     inflight = _InFlight()
     seen = -1  # the largest request id started so far
-    deadline_ms = (getattr(run, "limits", None) or {}).get("deadline_ms")
+    timer = run.deadline_timer
+    if timer is not None:  # the run's deadline: after everything due at its instant, deadline timers too
+        inflight.add(timer.id, (now + timer.ms, 2), Result(None))
     while not run.finished:
         for rid in run.cancelled():
             inflight.cancel(rid)
         for req in _new_requests(run, seen):
             seen = req.id
             key, answer = _finishing(req, now, host)
-            if deadline_ms is not None:
-                key, answer = _within(key, answer, now, deadline_ms)
             inflight.add(req.id, key, answer)
         due = inflight.take()
         if due is None:

@@ -20,7 +20,11 @@ alone when each task resumes, so the same answers given in the same order
 always give the same record.
 
 A deadline is a timer task raced against the body it bounds
-(:func:`with_deadline`); only a driver with a clock fires one.
+(:func:`with_deadline`); only a driver with a clock fires one. The run's
+own deadline (``limits.deadline``, ``kernel.limits["deadline_ms"]``) is
+the kernel's too: one timer, ``kernel.deadline_timer``, that a driver
+with a clock answers when its time has passed; then the kernel answers
+every request itself (see :meth:`Kernel.answer`).
 
 Request ids count from 1 in the order the kernel issues requests; since
 issuing depends only on earlier answers, a journal of ``(id, answer)``
@@ -169,6 +173,17 @@ class Task:
         return self.value
 
 
+# The id of the run's deadline timer (``Kernel.deadline_timer``): the kernel's
+# requests count from 1, so it never names one of them, and it never enters
+# ``ready()``, the journal or a record.
+DEADLINE_TIMER = 0
+
+
+def deadline_answer(deadline_ms):
+    """The answer of a request past the run's ``limits.deadline``."""
+    return TimedOut("limits.deadline: the run's deadline of " + str(deadline_ms) + " ms has passed")
+
+
 class KernelError(Exception):
     """The driver broke the protocol (answered an unknown id, twice ...)."""
 
@@ -184,9 +199,16 @@ class Kernel:
         self.current = None      # what runs now (named in failures); saved per task
         self.journal = []        # (request id, answer) in the order answered: replays the run
         self.late = []           # ids answered after they were cancelled
-        # limits a driver with a wall clock enforces (the workflow's own:
-        # {"deadline_ms": n}); the kernel reads no clock
+        # the workflow's own limits ({"deadline_ms": n}); the kernel keeps the
+        # deadline with a timer a driver with a clock answers (deadline_timer)
         self.limits = {}
+        self.elapsed_ms = 0          # of the deadline, gone before start (a resumed run's): told by its driver
+        self.deadline_timer = None   # Sleep(ms left, deadline=True), id DEADLINE_TIMER, once started
+        self.past_deadline = False   # the timer was answered: the kernel answers every request itself
+        self.deadline_answers = []   # (request, answer) the kernel gave itself past the deadline, in order
+        self._answered_itself = set()  # ids of those
+        self._asked_past = []        # requests issued past the deadline, not answered yet
+        self._deadline_at = None     # the deadline on the clock of a driver that tells the time (set_time)
         # the run's budgets, charged by the scheduler (a subclass gives its own)
         self.fuel = Fuel()
         self._root = None
@@ -204,6 +226,13 @@ class Kernel:
 
     # -------------------------------------------------------------- driver API
     def start(self, main):
+        deadline_ms = (self.limits or {}).get("deadline_ms")
+        if deadline_ms is not None:
+            timer = Sleep(max(deadline_ms - self.elapsed_ms, 0), True)
+            timer.id = DEADLINE_TIMER
+            self.deadline_timer = timer
+            if self.now is not None:  # a driver that tells the time: the deadline's instant on its clock
+                self._deadline_at = self.now + timer.ms
         self._root = self._task(main, None)
         self._pump()
         return self
@@ -233,7 +262,10 @@ class Kernel:
         """Keep events for a driver that reports them (a trace): ``("issue",
         request, step)`` as each request is issued, and what the run's steps
         note (``("step_start", step)``, ``("step_end", step, status,
-        detail)``). The driver takes them with :meth:`drain_events`."""
+        detail)``); past the run's deadline, the requests the kernel answers
+        itself: ``("answer", id, answer)``, after ``("start", request)`` for
+        one the driver was never handed. The driver takes them with
+        :meth:`drain_events`."""
         if self.events is None:
             self.events = []
 
@@ -255,6 +287,29 @@ class Kernel:
         self.now = ms
 
     def answer(self, rid, answer):
+        """Give request ``rid`` its answer. Answering ``deadline_timer``
+        (its ``ms`` have passed) ends the run's deadline: the kernel answers
+        every request still outstanding ``TimedOut("limits.deadline: ...")``
+        itself, in issue order (their ids come out of ``cancelled()``: the
+        driver stops them), and every request issued from then on as it is
+        issued, without handing it to the driver; a request asked while one
+        of those is answered is answered before the next (at once). A
+        driver without a clock never answers the timer, so the deadline
+        never passes there.
+
+        A driver that tells the time (:meth:`set_time`, virtual time) has
+        the deadline's instant on its clock: a request asked from then on
+        is past it too. The kernel answers those after the calls and sleeps
+        the driver answers at that instant, before any deadline timer due
+        then (the virtual clock's order for everything due at one instant)."""
+        if self._asked_past and self._is_timer(rid):
+            self._answer_asked_past()
+            if rid not in self._pending and rid != DEADLINE_TIMER:
+                return  # its deadline no longer matters: cancelled by those answers
+        if rid == DEADLINE_TIMER and self.deadline_timer is not None:
+            if not self.past_deadline and not self.finished:
+                self._deadline_passed()
+            return
         task = self._pending.pop(rid, None)
         if task is None:
             if rid in self._dropped:
@@ -267,6 +322,10 @@ class Kernel:
         self._runnable.append((task, answer, None))
         self._pump()
 
+    def answered_itself(self, rid):
+        """Did the kernel answer request ``rid`` itself (past the deadline)?"""
+        return rid in self._answered_itself
+
     def close(self):
         """Abandon the run: every task stops, every outstanding request is
         listed by :meth:`cancelled`."""
@@ -278,6 +337,54 @@ class Kernel:
         if not self.finished:
             raise KernelError("the run has not finished")
         return self._root.result()
+
+    # -------------------------------------------------------------- the run's deadline
+    def _is_timer(self, rid):
+        """Is ``rid`` a deadline timer (a step's or the run's)?"""
+        if rid == DEADLINE_TIMER:
+            return True
+        task = self._pending.get(rid)
+        return task is not None and task.request.kind == "sleep" and task.request.deadline
+
+    def _deadline_passed(self):
+        """The deadline timer was answered: answer what is outstanding, in
+        issue order, each followed by what was asked meanwhile."""
+        self.past_deadline = True
+        for req in self.ready():
+            if req.id in self._pending:  # not cancelled by an earlier answer
+                self._cancelled.append(req.id)
+                self._answer_itself(req, False)
+                self._answer_asked_past()
+
+    def _answer_asked_past(self):
+        """Answer the requests issued past the deadline, first asked first
+        (answering one may ask more: they join the end)."""
+        asked = self._asked_past
+        i = 0
+        while i < len(asked):
+            req = asked[i]
+            i += 1
+            if req.id in self._pending:
+                self._answer_itself(req, True)
+        self._asked_past = []
+
+    def _answer_itself(self, req, unseen):
+        rid = req.id
+        task = self._pending.pop(rid)
+        if rid in self._slot:
+            self._settled(rid)
+        self._dropped.add(rid)  # a driver's answer that still comes is late
+        self._answered_itself.add(rid)
+        answer = deadline_answer(self.limits["deadline_ms"])
+        self.journal.append((rid, answer))
+        self.deadline_answers.append((req, answer))
+        if self.events is not None:
+            if unseen:
+                self.events.append(("start", req))
+            self.events.append(("answer", rid, answer))
+        task.request = None
+        self._runnable.append((task, answer, None))
+        self._pump()
 
     # -------------------------------------------------------------- hooks
     def enter(self):
@@ -365,8 +472,11 @@ class Kernel:
                 task.request = item
                 task.current = self.current
                 self._pending[item.id] = task
-                self._slot[item.id] = len(self._issued)
-                self._issued.append(item)
+                if self.past_deadline or self._deadline_at is not None and self.now >= self._deadline_at:
+                    self._asked_past.append(item)  # the kernel answers it (_answer_asked_past), never the driver
+                else:
+                    self._slot[item.id] = len(self._issued)
+                    self._issued.append(item)
                 if self.events is not None:
                     self.events.append(("issue", item, self.current))
                 return
@@ -466,9 +576,10 @@ class Kernel:
         task.done = True
         if task.request is not None:
             rid = task.request.id
-            if self._pending.pop(rid, None) is not None:
+            self._pending.pop(rid, None)
+            if rid in self._slot:  # handed to the driver: it stops it
                 self._settled(rid)
-            self._cancelled.append(rid)
+                self._cancelled.append(rid)
             self._dropped.add(rid)
             task.request = None
         gen = task.gen

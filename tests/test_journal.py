@@ -440,6 +440,42 @@ def test_limits_deadline_is_wall_clock_from_the_recorded_start_and_survives_a_re
     assert same(again.record, out.record)
 
 
+def test_limits_deadline_resumed_under_the_asyncio_driver_is_the_kernels_timer(tmp_path, monkeypatch):
+    """The kernel keeps the deadline: a resumed run is told the time gone
+    since the journal's start, its timer is due at once, the kernel answers
+    the next call itself (journaled as asked and answered, never sent), the
+    timer is never journaled (ids as without a deadline), and the journal
+    replays to the same record whatever the clock says then."""
+    from flowc.journal import driver as driver_mod
+
+    prog = program(_limited(10, "1s"), "python")
+    store = journal.open_journal(str(tmp_path / "runs.db"))
+    run_id = journal.begin(store, workflow="limited", workflow_hash="h", inputs={})
+    first = asyncio.run(journal.drive_async(store, run_id, lambda: prog.new_run({}, concurrent=True),
+                                            ScriptedHost({"*": "x"}), max_answers=1))
+    assert not first.finished
+    real_time = store_mod.time.time
+    monkeypatch.setattr(driver_mod.time, "time", lambda: real_time() + 1.5)
+    host = ScriptedHost({"*": "x"})
+    out = asyncio.run(journal.resume_async(store, run_id, lambda: prog.new_run({}, concurrent=True), host,
+                                           workflow_hash="h"))
+    assert host.calls == []
+    assert out.record["error"] == {"message": "limits.deadline: the run's deadline of 1000 ms has passed", "step": "b"}
+    entries, _notes = store.entries(run_id)
+    # a's call (1) and its step's deadline timer (2) before the stop; then b's call (3), answered by the
+    # kernel, which ends b: b's step timer (4), cancelled before anyone sent it, needs no entry
+    assert [(e.kind, e.request_id) for e in entries if e.kind != "resume"] == [
+        ("request", 1), ("request", 2), ("answer", 1), ("request", 3), ("answer", 3)]
+    monkeypatch.setattr(driver_mod.time, "time", real_time)
+    store.set_status(run_id, "running")  # pretend the run had not finished, to replay it once more
+    db = sqlite3.connect(str(tmp_path / "runs.db"))
+    db.execute("UPDATE runs SET record = NULL WHERE run_id = ?", (run_id,))
+    db.commit()
+    again = asyncio.run(journal.resume_async(store, run_id, lambda: prog.new_run({}, concurrent=True),
+                                             ScriptedHost({"*": "x"}), workflow_hash="h"))
+    assert same(again.record, out.record)
+
+
 def test_limits_deadline_stops_calls_in_flight_under_the_asyncio_driver(tmp_path):
     class AsyncSlow:
         def __init__(self):

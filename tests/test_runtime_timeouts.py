@@ -35,7 +35,8 @@ from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost
 from flowc.pipeline import driver
 from flowc.runtime import dataflow_run, drivers, fuel, routing_run
-from flowc.runtime.kernel import Call, Kernel, Result, with_deadline
+from flowc.runtime.aio import drive_async
+from flowc.runtime.kernel import Call, Kernel, Result, Spawn, Wait, with_deadline
 
 
 def _workflow(text: str, dialect: str):
@@ -535,8 +536,9 @@ def main(path):
 
 def test_deadlines_fire_the_same_on_micropython(tmp_path):
     """kernel.py, drivers.py, dataflow_run.py, edges.py and routing_run.py copied unmodified
-    into MicroPython: a race past its timeout and an aevatar step past its
-    timeout_ms give the virtual records CPython gives."""
+    into MicroPython: a race past its timeout, an aevatar step past its
+    timeout_ms and a run past its `limits.deadline` (the kernel's timer)
+    give the virtual records CPython gives."""
     from flowc.backends.vm import (
         container,
         device,
@@ -557,8 +559,11 @@ def test_deadlines_fire_the_same_on_micropython(tmp_path):
     race_script = {"alpha": {"output": "A", "latency_ms": 300}, "beta": {"output": "B", "latency_ms": 500}}
     fan_script = {"llm:a": {"output": "A", "latency_ms": 100}, "llm:b": {"output": "B", "latency_ms": 300},
                   "llm:c": {"output": "C", "latency_ms": 400}}
+    limited = compiled(LIMITED_RUN, "instruction")[1]
+    limited_script = {"a": {"output": "A", "latency_ms": 250}, "b": {"output": "B", "latency_ms": 100}}
     jobs = [["dataflow", vm.compile_workflow(_workflow(RACE, "instruction")), {}, race_script],
-            ["aevatar", vm.compile_workflow(_workflow(FAN, "aevatar")), {"input": "q"}, fan_script]]
+            ["aevatar", vm.compile_workflow(_workflow(FAN, "aevatar")), {"input": "q"}, fan_script],
+            ["dataflow", vm.compile_workflow(_workflow(LIMITED_RUN, "instruction")), {}, limited_script]]
     jobs_file = tmp_path / "jobs.bin"
     jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
     driver_file = tmp_path / "mp_deadlines.py"
@@ -576,7 +581,10 @@ def test_deadlines_fire_the_same_on_micropython(tmp_path):
     want_fan = fan.run_virtual({"input": "q"}, fan_script)
     assert want_race["outputs"] == {"error": "timeout"}
     assert want_fan["error"] == {"message": "TIMEOUT after 200ms", "step": "fan"}
-    assert [dumps(line) for line in lines] == [dumps(want_race), dumps(json.loads(json.dumps(want_fan)))]
+    want_limited = limited.run_virtual({}, limited_script)
+    assert want_limited["error"] == {"message": DEADLINE, "step": "b"}
+    assert [dumps(line) for line in lines] == [dumps(want_race), dumps(json.loads(json.dumps(want_fan))),
+                                               dumps(want_limited)]
 
 
 LIMITED_RUN = """\
@@ -647,3 +655,169 @@ def test_limits_deadline_on_the_virtual_clock_answers_a_call_asked_late():
                                           "b": {"output": "B", "latency_ms": 50}})   # ends at 300: in time
     assert in_time["status"] == "completed"
     assert in_time["outputs"] == "B"
+
+
+# ---------------------------------------------------------------- the run's deadline, kept by the kernel
+
+class _Limited(Kernel):
+    """A bare run under ``limits.deadline``; its record is ``main``'s outcome."""
+
+    def __init__(self, main, deadline_ms, elapsed_ms=0):
+        Kernel.__init__(self)
+        self.limits = {"deadline_ms": deadline_ms}
+        self.elapsed_ms = elapsed_ms
+        self.main = main
+
+    def start(self):
+        return Kernel.start(self, self.main(self))
+
+    def record(self):
+        return self.outcome()
+
+
+def _asks(*names):
+    """Asks ``names`` one after another: [(name, answer kind, value or message), ...]."""
+    got = []
+    for name in names:
+        answer = yield Call("tool", name, {})
+        got.append((name, answer.kind, answer.value if answer.kind == "result" else answer.message))
+    return got
+
+
+def _fan(*chains):
+    def main(run):
+        tasks = yield Spawn([_asks(*chain) for chain in chains])
+        yield Wait(tasks)
+        return [t.result() for t in tasks] + (yield from _asks("after"))
+    return main
+
+
+def _deadline(ms):
+    return "limits.deadline: the run's deadline of " + str(ms) + " ms has passed"
+
+
+def test_the_kernel_answers_what_is_outstanding_when_its_deadline_timer_is_answered():
+    """By hand, sans I/O: the timer is request 0, outside ready(); answered,
+    the kernel answers the outstanding requests TimedOut in issue order
+    (each followed by what it made the run ask), the driver is told to
+    stop them, and what is asked later never reaches the driver."""
+    run = _Limited(_fan(["a", "a2"], ["b"], ["c"]), 100).start()
+    timer = run.deadline_timer
+    assert (timer.id, timer.kind, timer.ms, timer.deadline) == (0, "sleep", 100, True)
+    a, b, c = run.ready()
+    assert [r.id for r in (a, b, c)] == [1, 2, 3]
+    run.answer(b.id, Result("B"))
+    run.answer(timer.id, Result(None))  # the deadline passes
+    assert run.finished and run.past_deadline and run.ready() == []
+    assert run.cancelled() == [a.id, c.id]  # handed to the driver: it stops them
+    late = _deadline(100)
+    assert run.outcome() == [[("a", "timeout", late), ("a2", "timeout", late)], [("b", "result", "B")],
+                             [("c", "timeout", late)], ("after", "timeout", late)]
+    # a2, asked when a was answered, is answered before c; neither a2 nor after was handed to the driver
+    assert [rid for rid, _ in run.journal] == [b.id, a.id, 4, c.id, 5]
+    assert [req.name for req, _ in run.deadline_answers] == ["a", "a2", "c", "after"]
+    assert [run.answered_itself(rid) for rid in range(1, 6)] == [True, False, True, True, True]
+    run.answer(a.id, Result("A"))  # the driver's answer that still comes is ignored
+    assert run.late == [a.id]
+    run.answer(timer.id, Result(None))  # and so is the timer's, once the run is over
+    # the journal replays the run on a fresh kernel whose timer never fires
+    again = _Limited(_fan(["a", "a2"], ["b"], ["c"]), 100).start()
+    for rid, answer in run.journal:
+        again.answer(rid, answer)
+    assert again.finished and again.outcome() == run.outcome() and not again.past_deadline
+
+
+def test_a_resumed_run_gets_a_timer_for_what_is_left_of_its_deadline():
+    """The driver tells the kernel how much time has gone (``elapsed_ms``,
+    e.g. since the journal's recorded start); the kernel reads no clock."""
+    assert _Limited(_fan(["a"]), 100, elapsed_ms=70).start().deadline_timer.ms == 30
+    assert _Limited(_fan(["a"]), 100, elapsed_ms=150).start().deadline_timer.ms == 0
+    unlimited = Kernel()
+    unlimited.start(_fan(["a"])(unlimited))
+    assert unlimited.deadline_timer is None and [r.id for r in unlimited.ready()] == [1]
+
+
+def test_the_sync_driver_never_answers_the_run_deadline_timer():
+    run = _Limited(_fan(["a", "b"]), 0)
+    assert drivers.drive_sync(run, ScriptedHost({"*": "x"})) == [[("a", "result", "x"), ("b", "result", "x")],
+                                                               ("after", "result", "x")]
+    assert not run.past_deadline
+
+
+class _Seen(drivers.VirtualHost):
+    """A virtual host that notes the calls the driver started."""
+
+    def __init__(self, script):
+        super().__init__(script)
+        self.started = []
+
+    def answer(self, req):
+        self.started.append(req.name)
+        return super().answer(req)
+
+
+def test_the_run_deadline_on_the_virtual_clock():
+    """A call finishing at the deadline is in time; one asked then is past
+    it (answered by the kernel, never started by the driver); one still
+    running is answered at the deadline, after a step deadline due then."""
+    def main(run):
+        tasks = yield Spawn([_asks("exact", "asked-at-100"), _asks("slow"),
+                             with_deadline(run, _asks("bounded"), 100)])
+        yield Wait(tasks)
+        return [t.result() for t in tasks]
+
+    host = _Seen({"exact": {"output": 1, "latency_ms": 100}, "slow": {"output": 2, "latency_ms": 300},
+                  "bounded": {"output": 3, "latency_ms": 500}})
+    run = _Limited(main, 100)
+    late = _deadline(100)
+    assert drivers.drive_virtual(run, host) == [[("exact", "result", 1), ("asked-at-100", "timeout", late)],
+                                                [("slow", "timeout", late)], (False, None)]
+    assert host.started == ["exact", "slow", "bounded"] and run.now == 100
+
+
+def test_the_run_deadline_under_asyncio_cancels_the_host_calls_and_tells_their_answers():
+    """The real asyncio driver and a host whose calls sleep: at the deadline
+    the kernel answers the calls still sleeping, the driver cancels them,
+    and the observer is told their TimedOut answer, not a cancellation."""
+    class Sleepy:
+        def __init__(self):
+            self.cancelled = []
+            self.events = []
+
+        async def call(self, capability, name, args):
+            try:
+                await asyncio.sleep(0.05 if name == "quick" else 5)
+            except asyncio.CancelledError:
+                self.cancelled.append(name)
+                raise
+            return name
+
+        def sleep(self, ms):
+            return asyncio.sleep(ms / 1000)
+
+        def observer(self, event):
+            if event[0] == "start":
+                self.events.append(("start", event[1].id))
+            elif event[0] == "answer":
+                self.events.append(("answer", event[1], event[2].kind))
+            elif event[0] == "cancel":
+                self.events.append(event)
+
+    async def main():
+        record = await drive_async(_Limited(_fan(["quick", "slow"], ["slower"]), 300), host)
+        await asyncio.sleep(0)  # the cancelled host calls unwind
+        return record
+
+    host = Sleepy()
+    started = time.monotonic()
+    record = asyncio.run(main())
+    assert time.monotonic() - started < 2.5  # not the 5 s the calls would take
+    late = _deadline(300)
+    assert record == [[("quick", "result", "quick"), ("slow", "timeout", late)], [("slower", "timeout", late)],
+                      ("after", "timeout", late)]
+    assert sorted(host.cancelled) == ["slow", "slower"]
+    # quick (1) and slower (2) are asked first, slow (3) after quick: the kernel answers 2 and 3 in issue order
+    answers = [e for e in host.events if e[0] in ("answer", "cancel")]
+    assert answers == [("answer", 1, "result"), ("answer", 2, "timeout"), ("answer", 3, "timeout"),
+                       ("answer", 4, "timeout")]
+    assert ("start", 4) in host.events  # never handed to the driver, told as started by the kernel
