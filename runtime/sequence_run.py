@@ -30,6 +30,7 @@ try:
         EvalError,
         _is_array,
         js_typeof,
+        key_or_null,
         shape_outputs,
         type_mismatch,
         type_name,
@@ -40,7 +41,16 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
     from fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel  # noqa: F401
     from kernel import Call, Kernel, Sleep
     from wfs import *
-    from wfs import MISSING, EvalError, _is_array, js_typeof, shape_outputs, type_mismatch, type_name
+    from wfs import (
+        MISSING,
+        EvalError,
+        _is_array,
+        js_typeof,
+        key_or_null,
+        shape_outputs,
+        type_mismatch,
+        type_name,
+    )
 
 # =============================================================================
 # Run orchestration
@@ -111,23 +121,6 @@ def check_output(step_id, output, declared):
             if not type_matches(v, kind):
                 raise StepFailure('Step "' + step_id + '" output "' + name + '": expected ' + kind
                                   + ", got " + type_name(v))
-
-
-def compact(obj):
-    """``obj`` without the keys whose value is MISSING (JavaScript keeps
-    them as undefined, and every JSON form drops them)."""
-    for v in obj.values():
-        if v is MISSING:
-            return {k: x for k, x in obj.items() if x is not MISSING}
-    return obj
-
-
-def key_or_null(obj, key):
-    """``obj[key] ?? null`` for a plain object; null for anything else."""
-    if isinstance(obj, dict):
-        v = obj.get(key)
-        return None if v is MISSING else v
-    return None
 
 
 def each_items(value):

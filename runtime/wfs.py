@@ -38,6 +38,7 @@ __all__ = [
     "MISSING",
     "NAN",
     "EvalError",
+    "compact",
     "env_root",
     "error_message",
     "js_boolean",
@@ -46,7 +47,9 @@ __all__ = [
     "js_to_number",
     "js_to_string",
     "js_typeof",
+    "key_or_null",
     "retry_sleep",
+    "shape_outputs",
     "to_json_value",
     "to_number",
     "transform_items",
@@ -774,6 +777,32 @@ def transform_items(args):
             return []
         return [v]
     return []
+
+
+def compact(obj):
+    """``obj`` without the keys whose value is MISSING (JavaScript keeps
+    them as undefined, and every JSON form drops them); anything but an
+    object as it is."""
+    if not isinstance(obj, dict):
+        return obj
+    for v in obj.values():
+        if v is MISSING:
+            out = _Obj()
+            for k in obj:
+                x = obj[k]
+                if x is not MISSING:
+                    out[k] = x
+            return out
+    return obj
+
+
+def key_or_null(obj, key):
+    """``obj[key] ?? null`` for a plain object; null for anything else
+    (an output read from a step's raw result or the last step's output)."""
+    if isinstance(obj, dict):
+        v = obj.get(key)
+        return None if v is MISSING else v
+    return None
 
 
 def shape_outputs(value, keys):

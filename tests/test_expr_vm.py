@@ -688,30 +688,31 @@ def test_dataflow_constants_of_an_unknown_tag_are_refused():
 # ------------------------------------------------------------------ blocks in streams
 
 def test_blocks_in_streams_verify_and_run_as_the_blocks_do():
-    """Blocks as a sequential program's section exprs holds them (forms and
-    names, split_blocks) verify under any profile as the blocks themselves
-    do, and evaluate alike; a LAMBDA names a later block, so a form with one
-    is a single block's: two blocks of it are refused."""
+    """Blocks as a sequential program's section exprs holds them (forms,
+    names and constants, split_blocks; each block's form apart) verify under
+    any profile as the blocks themselves do, and evaluate alike; a LAMBDA
+    names a later block, so a form with one is a single block's: two blocks
+    of it are refused."""
     from flowc.backends.vm.assemble import split_blocks
 
     tables = Tables(tagged=False)
     tables.const = lambda value, kind="auto": tables.consts.append(value) or len(tables.consts) - 1
-    exprs = [parse_cel(text) for text in ("[1, 2, 3].map(x, x * 2)", "[1, 2].exists(y, y > 1)", "a.b.c", "d.e.f")]
+    # a.b.c and a.e.f share their form: FIELD's names are the blocks' own (LOAD's, a root's, the form's)
+    exprs = [parse_cel(text) for text in ("[1, 2, 3].map(x, x * 2)", "[1, 2].exists(y, y > 1)", "a.b.c", "a.e.f")]
     roots = [assemble_expression(tables, e, "cel")[0] for e in exprs]
     consts = tables.consts
     plain = X.verify(tables.blocks, len(consts), tables.names, tables.keys, 2, "cel")
-    streams = split_blocks(tables.blocks)
-    blocks = vm_module.verify_streams(streams, len(consts), tables.names, tables.keys, 2, "cel")
-    assert len(blocks) == len(plain) and streams[3] != list(range(len(plain)))
+    ops, shape, forms, names, const_refs = split_blocks(tables.blocks)
+    streams = [ops, shape, names, const_refs]
+    blocks = vm_module.verify_streams(streams, forms, len(consts), tables.names, tables.keys, 2, "cel")
+    assert len(blocks) == len(plain) and forms != list(range(len(plain)))
     machine = X.Machine(consts, tables.names, tables.keys, blocks)
     reference = X.Machine(consts, tables.names, tables.keys, plain)
-    env = {"a": {"b": {"c": 7}}, "d": {"e": {"f": [8]}}}
+    env = {"a": {"b": {"c": 7}, "e": {"f": [8]}}}
     for root in roots:
         assert C.to_json_text(machine.evaluate(root, 2, env, ())) == C.to_json_text(reference.evaluate(root, 2, env, ()))
     # the first map's body block named by a second block of the same LAMBDA form
-    ops, lengths, shape, forms, names = streams
     lambda_form = forms[roots[0]]
-    twice = [ops, lengths, shape, [*forms, lambda_form], names]
     with pytest.raises(VerifyError, match="LAMBDA"):
-        vm_module.verify_streams(twice, len(consts), tables.names, tables.keys, 2, "cel")
+        vm_module.verify_streams(streams, [*forms, lambda_form], len(consts), tables.names, tables.keys, 2, "cel")
 

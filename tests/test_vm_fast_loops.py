@@ -1,7 +1,8 @@
 """The VM's compiled filter and map loops give exactly the interpreter's records.
 
-A loop ``NEXT; <expression>; KEEP|APPEND; JUMP`` runs as a tree of closures
-(vm.compile_loop, vm._fast_loop); ``vm.FAST_LOOPS = False`` makes the
+A loop ``NEXT; EXPR b; KEEP|APPEND; JUMP`` runs block b of the expression
+machine as a tree of closures (vm.compile_loop, vm._fast_loop);
+``vm.FAST_LOOPS = False`` makes the
 interpreter run every instruction. The two must agree on every record:
 results, failures (an iteration the fast path gives up on is run again by
 the interpreter), and the point where instruction or iteration fuel runs
@@ -19,6 +20,7 @@ import pytest
 from flowc.backends.python import compile_workflow as python_compile
 from flowc.backends.python import load_module
 from flowc.backends.vm import compile_workflow
+from flowc.backends.vm import expr_vm as X
 from flowc.backends.vm import sequential as V
 from flowc.host import ScriptedHost
 from flowc.pipeline import driver
@@ -136,9 +138,13 @@ def _item_loop(op):
     """Main only: map (APPEND) or filter (KEEP) $inputs.xs by `${item.v}${result}`,
     the expression inside a region whose handler stores the message in
     $result and goes on with the next item."""
-    head = _op("ROOT", 0) + _op("FIELD", 0) + _op("ITER")
+    load, field, template = (op + V.ACCESS_STEP * rule for op, rule in (
+        (X.LOAD, X.ACCESS.index("wfs")), (X.FIELD, X.ACCESS.index("wfs")), (X.TEMPLATE, X.STRINGIFY.index("wfs"))))
+    # names: xs 0, v 1, inputs 2, item 3, result 4
+    head = _op("EXPR", ("raw", bytes([load, field, X.RETURN]), [2], [0])) + _op("ITER")
     loop = len(head)
-    body = _op("ROOT", 2) + _op("FIELD", 1) + _op("ROOT", 4) + _op("TEMPLATE", 2)
+    # a form holds LOAD's name (a root), the block FIELD's
+    body = _op("EXPR", ("raw", bytes([load, field, load, template, X.RETURN]), [3, 4, 2], [1]))
     nxt_len = len(_op("NEXT", 0, 0))
     start = loop + nxt_len
     end = start + len(body)
@@ -147,7 +153,8 @@ def _item_loop(op):
     code = (head + _op("NEXT", done, 0) + body + _op(op) + _op("JUMP", loop) + _op("SET_RESULT")
             + _op("JUMP", loop) + _op("COLLECT") + _op("FINISH"))
     assert len(code) == done + 2 and done < 128
-    return V.load(_assemble_custom(code, names=("xs", "v"), regions=[(start, end, handler, 1)]))
+    return V.load(_assemble_custom(code, names=("xs", "v", "inputs", "item", "result"),
+                                   regions=[(start, end, handler, 1)]))
 
 
 @pytest.mark.parametrize("op", ["APPEND", "KEEP"])
@@ -183,3 +190,39 @@ def test_generated_loops_agree_under_limits(where, values, items, n, s, max_inst
     assert _run(prog, {}, script, True) == _run(prog, {}, script, False)
     assert (_run(prog, {}, script, True, max_instructions, max_iterations)
             == _run(prog, {}, script, False, max_instructions, max_iterations))
+
+
+def test_a_loop_compiles_the_block_its_expr_runs():
+    """compile_loop reads the EXPR's block of the expression machine
+    (machine.source) into the tree; an iteration costs NEXT, the block's
+    instructions but its RETURN, KEEP or APPEND, and JUMP."""
+    _wf, prog = _benchmark()
+    code = prog.decoded()
+    loops = [(at, V.compile_loop(prog, at)) for at, ins in enumerate(code) if ins[0] == V.NEXT]
+    assert len([lp for _at, lp in loops if lp is not None]) == 7
+    for at, lp in loops:
+        decoded = prog.machine.source(code[code[at][4]][1])[0]
+        assert lp.cost == 1 + (len(decoded) - 1) + 2
+        assert lp.keep == (code[code[code[at][4]][4]][0] == V.KEEP)
+
+
+@pytest.mark.parametrize("root", ["nope", "@final"])
+def test_a_block_the_compiler_does_not_take_runs_on_the_interpreter(root):
+    """A loop body reading no WorkflowSkill root (an unknown one fails, the
+    run's final value is no item's) is left to the interpreter: the same records."""
+    load = X.LOAD + V.ACCESS_STEP * X.ACCESS.index("wfs")
+    field = X.FIELD + V.ACCESS_STEP * X.ACCESS.index("wfs")
+    # names: xs 0, inputs 1, the root 2
+    code = (_op("EXPR", ("raw", bytes([load, field, X.RETURN]), [1], [0])) + _op("ITER") + _op("NEXT", 6, 0)
+            + _op("EXPR", ("raw", bytes([load, X.RETURN]), [2])) + _op("KEEP") + _op("JUMP", 2) + _op("COLLECT")
+            + _op("FINISH"))
+    prog = V.load(_assemble_custom(code, names=("xs", "inputs", root)))
+    prog.decoded()
+    assert V.compile_loop(prog, 2) is None
+    inputs = {"xs": [1, 2, 3]}
+    _agree_under_every_limit(prog, inputs, {})
+    record = json.loads(_run(prog, inputs, {}, True)[0])
+    if root == "nope":
+        assert record["error"]["message"] == "Unknown reference: $nope"
+    else:
+        assert record["outputs"] == []     # no final value yet: null is false

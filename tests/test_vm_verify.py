@@ -10,6 +10,7 @@ from pathlib import Path
 import msgpack
 import pytest
 from flowc.backends.vm import container as C
+from flowc.backends.vm import expr_vm as X
 from flowc.backends.vm import format as F
 from flowc.backends.vm import sequential as V
 from flowc.backends.vm.assemble import assemble_body, pack_file
@@ -40,15 +41,15 @@ def _rejected(data) -> str:
 # ------------------------------------------------------------------ tables
 
 def test_vm_opcode_table_equals_format():
-    kinds = {"const": "c", "name": "n", "target": "t", "step": "s", "retry": "r", "root": "o",
-             "state": "a", "count": "k", "flag": "f", "block": "x"}
+    kinds = {"const": "c", "name": "n", "target": "t", "step": "s", "retry": "r", "count": "k", "flag": "f",
+             "block": "x"}
     flows = {"next": 0, "jump": 1, "branch": 2, "return": 3, "stop": 4}
     pops = {"n": -1, "2n": -2}
     assert set(V.OPS) == set(F.BY_CODE)
     for code, spec in F.BY_CODE.items():
         name, k, pop, push, flow, branch_push = V.OPS[code]
         assert name == spec.name
-        assert getattr(V, name if name != "MISSING" else "MISSING_") == code
+        assert getattr(V, name) == code
         assert k == "".join(kinds[o] for o in spec.operands)
         assert pop == pops.get(spec.pop, spec.pop)
         assert push == spec.push
@@ -140,12 +141,43 @@ def test_rejects_code_mutations_with_a_valid_checksum(what, mutate):
     _rejected(_repack(body))
 
 
+# Hand-written values: each a block of the expression machine (section exprs)
+# by its form, (opcode bytes, shape operands): {} or a constant (its index
+# in the block's constant stream); "raw" forms are given as they are, with
+# the block's name and constant operands.
+_FORMS = {"obj": (bytes([X.MAP + V.ACCESS_STEP * X.MAPS.index("wfs"), X.RETURN]), [0]),
+          "const": (bytes([X.CONST, X.RETURN]), [])}
+
+
 def _assemble_custom(code_ops, consts=(), names=("x",), steps=(), regions=(), finish=0, retries=(), arms=()):
     """A program of the instructions ``code_ops`` (offsets count
     instructions; targets from their function's start, steps from the
-    function's own step); ``arms`` rows ``(step, then steps, else steps)``."""
+    function's own step); ``arms`` rows ``(step, then steps, else steps)``.
+    A block operand is ``"obj"``, ``("const", c)`` or ``("raw", ops, shape[,
+    names[, consts]])``: its form goes to section exprs, the code's operand names it."""
+    forms: list = []
+    name_refs: list[int] = []
+    const_refs: list[int] = []
+    code = []
+    for op, operands in code_ops:
+        out = []
+        for kind, v in zip(F.BY_CODE[op].operands, operands, strict=True):
+            if kind == "block":
+                form = _FORMS["obj"] if v == "obj" else _FORMS["const"] if v[0] == "const" else (v[1], v[2])
+                if v != "obj" and v[0] == "const":
+                    const_refs.append(v[1])
+                elif v != "obj":
+                    name_refs += v[3] if len(v) > 3 else []
+                    const_refs += v[4] if len(v) > 4 else []
+                if form not in forms:
+                    forms.append(form)
+                v = forms.index(form)
+            out.append(v)
+        code.append((op, out))
     body = ["t", list(consts), list(names), [list(s) for s in steps], [list(r) for r in retries],
-            [list(r) for r in regions], finish, F.split_code(code_ops), None, [list(a) for a in arms]]
+            [list(r) for r in regions], finish, F.split_code(code), None, [list(a) for a in arms]]
+    if forms:
+        body.append([[], b"".join(f[0] for f in forms), [v for f in forms for v in f[1]], name_refs, const_refs])
     return _repack(body)
 
 
@@ -154,8 +186,18 @@ def _op(name, *operands):
     return [(F.op(name), list(operands))]
 
 
+def _obj():
+    """EXPR of a block that gives {}."""
+    return _op("EXPR", "obj")
+
+
+def _val(c):
+    """EXPR of a block that gives constant c."""
+    return _op("EXPR", ("const", c))
+
+
 def test_minimal_program_runs():
-    data = _assemble_custom(_op("OBJECT", 0) + _op("FINISH"))
+    data = _assemble_custom(_obj() + _op("FINISH"))
     record = V.load(data).run({}, ScriptedHost({}))
     assert record == {"status": "success", "outputs": {}, "error": None, "steps": [], "calls": [],
                       "sleeps_ms": []}
@@ -163,33 +205,41 @@ def test_minimal_program_runs():
 
 @pytest.mark.parametrize("code,consts,message", [
     (_op("FINISH"), (), "underflow"),
-    (_op("CONST", 3) + _op("FINISH"), (1,), "constant index"),
-    (_op("FIELD", 0) + _op("FINISH"), (), "underflow"),
-    (_op("OBJECT", 0) + _op("FIELD", 9) + _op("FINISH"), (), "name index"),
-    (_op("JUMP", 2) + _op("OBJECT", 0) + _op("FINISH"), (), "unreachable"),
-    (_op("JUMP", 99) + _op("OBJECT", 0) + _op("FINISH"), (), "outside"),
-    (_op("OBJECT", 0) + _op("OBJECT", 0) + _op("FINISH"), (), "FINISH needs"),
-    (_op("OBJECT", 0) + _op("FINISH") + _op("OBJECT", 0), (), "unreachable"),
-    (_op("OBJECT", 0) + _op("FINISH") + _op("OBJECT", 0) + _op("FINISH"), (), "unreachable"),
-    (_op("CONST", 0) + _op("JUMP_IF_NOT", 3) + _op("CONST", 0) + _op("OBJECT", 0) + _op("FINISH"), (True,),
+    (_val(3) + _op("FINISH"), (1,), "constant index 3 out of range in an expression block"),
+    (_op("SET_RESULT") + _obj() + _op("FINISH"), (), "underflow"),
+    (_obj() + _op("WRAP", 9) + _op("FINISH"), (), "name index"),
+    (_op("JUMP", 2) + _obj() + _op("FINISH"), (), "unreachable"),
+    (_op("JUMP", 99) + _obj() + _op("FINISH"), (), "outside"),
+    (_obj() + _obj() + _op("FINISH"), (), "FINISH needs"),
+    (_obj() + _op("FINISH") + _obj(), (), "unreachable"),
+    (_obj() + _op("FINISH") + _obj() + _op("FINISH"), (), "unreachable"),
+    (_val(0) + _op("JUMP_IF_NOT", 3) + _val(0) + _obj() + _op("FINISH"), (True,),
      "depth"),
-    (_op("ROOT", 7) + _op("FINISH"), (), "root"),
-    (_op("STEP", 0) + _op("OBJECT", 0) + _op("FINISH"), (), "step index"),
-    (_op("OBJECT", 0) + _op("RET"), (), "RET"),
-    (_op("OBJECT", 0) + _op("SHAPE", 0) + _op("FINISH"), (5,), "SHAPE"),
-    (_op("OBJECT", 0) + _op("TEMPLATE", 0) + _op("FINISH"), (), "TEMPLATE"),
-    (_op("OBJECT", 0) + _op("FAIL", 2) + _op("FINISH"), (), "operand 2 out of range"),
-    (_op("OBJECT", 0) + _op("CALL", 0, 0, 1) + _op("FINISH"), (), "retry index 1 out of range"),
-    (_op("OBJECT", 0) + _op("TEMPLATE", 131073) + _op("FINISH"), (), "count 131073 too large"),
-    (_op("OBJECT", 0) + _op("JUMP", 0), (), "depth"),
-    (_op("CHECK_INPUTS", 1, 0) + _op("OBJECT", 0) + _op("FINISH"), (5,), "declared types"),
-    (_op("CHECK_INPUTS", 1, 0) + _op("OBJECT", 0) + _op("FINISH"), ([0, 6],), "declared types"),
-    (_op("CHECK_INPUTS", 1, 0) + _op("OBJECT", 0) + _op("FINISH"), ([0, 1, 0],), "declared types"),
-    (_op("CHECK_INPUTS", 1, 0) + _op("OBJECT", 0) + _op("FINISH"), ([1, 1],), "declared types"),
-    (_op("CHECK_INPUTS", 1, 0) + _op("OBJECT", 0) + _op("FINISH"), (["x", 1],), "declared types"),
-    (_op("CHECK_INPUTS", 1, 0) + _op("OBJECT", 0) + _op("FINISH"), ([[0, 1]],), "declared types"),
-    (_op("CHECK_INPUTS", 2, 0) + _op("OBJECT", 0) + _op("FINISH"), ([],), "depth"),
-    (_op("OBJECT", 0) + _op("CHECK_OUTPUT", 0) + _op("FINISH"), ({"n": 1},), "declared types"),
+    (_op("EXPR", ("raw", b"\x02\x12", [0])) + _op("FINISH"), (), "LOAD names no rule 0"),
+    (_op("EXPR", ("raw", b"\x62\x12", [])) + _op("FINISH"), (), "the shape stream ends inside"),
+    (_op("EXPR", ("raw", bytes([0x2A, X.RETURN]), [])) + _op("FINISH"), (), "unknown opcode 0x2a"),
+    (_op("EXPR", ("raw", bytes([X.MAP, X.RETURN]), [0])) + _op("FINISH"), (), "MAP names no rule 0"),
+    (_op("EXPR", ("raw", bytes([X.LIST, X.RETURN]), [1])) + _op("FINISH"), (), "underflow"),
+    (_op("STEP", 0) + _obj() + _op("FINISH"), (), "step index"),
+    (_obj() + _op("RET"), (), "RET"),
+    (_op("OUTPUTS", 0) + _op("FINISH"), (5,), "OUTPUTS needs a constant list of strings"),
+    (_op("OUTPUTS", 0) + _op("FINISH"), ([1],), "OUTPUTS needs a constant list of strings"),
+    (_op("EXPR", ("raw", bytes([X.TEMPLATE + V.ACCESS_STEP * 2, X.RETURN]), [1])) + _op("FINISH"), (),
+     "underflow"),
+    (_obj() + _op("FAIL", 2) + _op("FINISH"), (), "operand 2 out of range"),
+    (_obj() + _op("CALL", 0, 0, 1) + _op("FINISH"), (), "retry index 1 out of range"),
+    (_obj() + _op("ITER") + _op("NEXT", 4, 131073) + _op("JUMP", 2) + _op("COLLECT") + _op("FINISH"), (),
+     "count 131073 too large"),
+    (_op("DEFAULT", 0, ("const", 1)) + _obj() + _op("FINISH"), (0,), "constant index 1 out of range"),
+    (_obj() + _op("JUMP", 0), (), "depth"),
+    (_op("CHECK_INPUTS", 1, 0) + _obj() + _op("FINISH"), (5,), "declared types"),
+    (_op("CHECK_INPUTS", 1, 0) + _obj() + _op("FINISH"), ([0, 6],), "declared types"),
+    (_op("CHECK_INPUTS", 1, 0) + _obj() + _op("FINISH"), ([0, 1, 0],), "declared types"),
+    (_op("CHECK_INPUTS", 1, 0) + _obj() + _op("FINISH"), ([1, 1],), "declared types"),
+    (_op("CHECK_INPUTS", 1, 0) + _obj() + _op("FINISH"), (["x", 1],), "declared types"),
+    (_op("CHECK_INPUTS", 1, 0) + _obj() + _op("FINISH"), ([[0, 1]],), "declared types"),
+    (_op("CHECK_INPUTS", 2, 0) + _obj() + _op("FINISH"), ([],), "depth"),
+    (_obj() + _op("CHECK_OUTPUT", 0) + _op("FINISH"), ({"n": 1},), "declared types"),
     (_op("CHECK_OUTPUT", 0) + _op("FINISH"), ([],), "underflow"),
 ])
 def test_rejects_bad_code(code, consts, message):
@@ -197,7 +247,7 @@ def test_rejects_bad_code(code, consts, message):
 
 
 def test_rejects_bad_regions():
-    code = _op("CONST", 0) + _op("FINISH") + _op("OUTPUTS_FAILED") + _op("FINISH")
+    code = _val(0) + _op("FINISH") + _op("OUTPUTS_FAILED") + _op("FINISH")
     ok = _assemble_custom(code, consts=(1,), regions=[(0, 1, 2, 0)])
     V.load(ok)
     V.load(_assemble_custom(code, consts=(1,), regions=[(0, 2, 2, 0), (0, 1, 2, 0)]))  # nested, the outer first
@@ -213,15 +263,19 @@ def test_rejects_bad_regions():
 
 
 def test_declared_types_checks():
-    ok = _op("CHECK_INPUTS", 1, 0) + _op("OBJECT", 0) + _op("CHECK_OUTPUT", 0) + _op("FINISH")
+    ok = _op("CHECK_INPUTS", 1, 0) + _obj() + _op("CHECK_OUTPUT", 0) + _op("FINISH")
     prog = V.load(_assemble_custom(ok, consts=([0, 1, 1, 2],), names=("n", "f")))
     assert prog.run({"n": 2.0, "f": 1}, ScriptedHost({}))["status"] == "success"
     record = prog.run({"n": 2.5}, ScriptedHost({}))
     assert record["error"] == {"message": 'workflow input "n": expected int, got float', "step": None}
     # CHECK_INPUTS belongs to the main function
-    code = _op("OBJECT", 0) + _op("FINISH") + _op("CHECK_INPUTS", 1, 0) + _op("RET")
+    code = _obj() + _op("FINISH") + _op("CHECK_INPUTS", 1, 0) + _op("RET")
     assert "main function" in _rejected(_assemble_custom(code, consts=([],), names=("a",),
                                                          steps=[(0, 0, 2, 0)]))
+    # and so does OUTPUTS (it reads the run's final value)
+    code = _obj() + _op("FINISH") + _op("OUTPUTS", 0) + _op("DONE") + _op("RET")
+    assert "OUTPUTS outside the main function" in _rejected(_assemble_custom(code, consts=(["a"],), names=("a",),
+                                                                             steps=[(0, 0, 2, 0)]))
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
@@ -345,7 +399,7 @@ def test_long_operands_decode_as_the_python_backend_runs():
     from flowc.backends.python import compile_workflow as python_compile
     from flowc.backends.python import load_module
 
-    wf = driver.compile_text(big_workflow(600), "big.yaml", "workflowskill").workflow
+    wf = driver.compile_text(big_workflow(900), "big.yaml", "workflowskill").workflow
     data = pack_file(assemble_body(wf), strip=True)
     program = V.load(data)
     assert program.instructions > 10000 and len(program.names) > 256
@@ -357,23 +411,23 @@ def test_long_operands_decode_as_the_python_backend_runs():
 
 
 def test_operands_may_take_any_msgpack_int_width():
-    # CONST 1 with its operand written as a uint 8, 16, 32 and 64 (not the shortest form: still valid)
-    good = _assemble_custom(_op("CONST", 1) + _op("FINISH"), consts=(None, {"k": 1}))
-    short = msgpack.packb([b"\x01%", [1], [], []], use_bin_type=True)
+    # OUTPUTS 1 with its operand written as a uint 8, 16, 32 and 64 (not the shortest form: still valid)
+    good = _assemble_custom(_op("OUTPUTS", 1) + _op("FINISH"), consts=(None, ["k"]))
+    short = msgpack.packb([b"&%", [1], [], []], use_bin_type=True)
     assert short in good
     for width in (b"\xcc", b"\xcd\x00", b"\xce\x00\x00\x00", b"\xcf\x00\x00\x00\x00\x00\x00\x00"):
         wide = short.replace(b"\x91\x01", b"\x91" + width + b"\x01")
         _model, name, sections = open_program(good)
         data = pack_program("sequential", name, {**sections, "code": msgpack.unpackb(wide)})
         record = V.load(data).run({}, ScriptedHost({}))
-        assert record["outputs"] == {"k": 1}
+        assert record["outputs"] == {"k": None}
 
 
 def test_functions_of_one_form_are_verified_once_but_each_where_it_lies(monkeypatch):
     """Two step functions of the same form (opcodes, shape operands,
     regions) share their check; what depends on where a function lies is
     checked for each: its step operands, the regions it holds."""
-    main = _op("OBJECT", 0) + _op("FINISH")
+    main = _obj() + _op("FINISH")
     step = _op("STEP", 0) + _op("RET")
     steps = [(0, 0, 2, 0), (1, 0, 4, 0)]
     checked = []
@@ -422,7 +476,7 @@ def test_plan_tables_are_flat_and_relative():
     ([[], 0, [], [], [0, 0, 1.0]], "arms table holds only integers"),
 ])
 def test_rejects_malformed_plan_tables(plan, message):
-    good = _assemble_custom(_op("OBJECT", 0) + _op("FINISH"))
+    good = _assemble_custom(_obj() + _op("FINISH"))
     _model, name, sections = open_program(good)
     sections["plan"] = plan
     assert message in _rejected(pack_program("sequential", name, sections))
@@ -430,8 +484,8 @@ def test_rejects_malformed_plan_tables(plan, message):
 
 # ------------------------------------------------------------------ the top-level sequence
 
-# main: WALK finish; finish: OBJECT 0; FINISH. Steps 0 and 1 at 5 and 6: each a RET.
-_WALKED = _op("WALK", 1) + _op("OBJECT", 0) + _op("FINISH") + _op("RET") + _op("RET")
+# main: WALK finish; finish: EXPR {}; FINISH. Steps 0 and 1 at 3 and 4: each a RET.
+_WALKED = _op("WALK", 1) + _obj() + _op("FINISH") + _op("RET") + _op("RET")
 
 
 def test_walk_runs_the_sequence_of_the_step_table():
@@ -454,9 +508,9 @@ def test_rejects_a_sequence_that_does_not_end(steps, message):
 
 def test_walk_belongs_to_the_main_function_and_needs_an_empty_stack():
     # step 0 holds the WALK
-    code = _op("OBJECT", 0) + _op("FINISH") + _op("WALK", 1) + _op("RET")
+    code = _obj() + _op("FINISH") + _op("WALK", 1) + _op("RET")
     assert "outside the main function" in _rejected(_assemble_custom(code, names=("a",), steps=[(0, 0, 2, 0)]))
-    code = _op("OBJECT", 0) + _op("WALK", 2) + _op("FINISH") + _op("RET")
+    code = _obj() + _op("WALK", 2) + _op("FINISH") + _op("RET")
     assert "empty stack" in _rejected(_assemble_custom(code, names=("a",), steps=[(0, 1, 3, 0)]))
 
 
@@ -494,8 +548,9 @@ def test_the_vm_walks_the_plans_sequence_and_charges_it_as_before():
     assert [(s["id"], s["status"]) for s in redrawn["steps"]] == [
         ("third", "success"), ("second", "success"), ("first", "skipped")]
     assert [c["name"] for c in redrawn["calls"]] == ["three", "two"]
-    # main is WALK and the finish block (OBJECT 0, FINISH); each step's code
-    # STEP, OBJECT 0, CALL, DONE, RET runs 5: 2 + 3 * (5 + 3) instructions
+    # main is WALK and the finish block (EXPR of {}, FINISH); each step's code
+    # STEP, EXPR of {}, CALL, DONE, RET runs 5: 2 + 3 * (5 + 3) instructions
+    # (an EXPR costs its block's instructions but RETURN: MAP, 1)
     program = V.load(data)
     assert program.run({}, ScriptedHost(script), 26)["status"] == "success"
     short = program.run({}, ScriptedHost(script), 25)
@@ -504,10 +559,10 @@ def test_the_vm_walks_the_plans_sequence_and_charges_it_as_before():
 
 # ------------------------------------------------------------------ the conditionals' arms
 
-# main: WALK finish; finish: OBJECT 0; FINISH. Step 0 (c), at 3, a conditional:
-# STEP 0; CONST #0; ARM. Steps 1 (a) and 2 (b), at 6 and 10: STEP 0; OBJECT 0; DONE; RET.
-_STEP_BODY = _op("STEP", 0) + _op("OBJECT", 0) + _op("DONE") + _op("RET")
-_ARMED = (_op("WALK", 1) + _op("OBJECT", 0) + _op("FINISH") + _op("STEP", 0) + _op("CONST", 0) + _op("ARM")
+# main: WALK finish; finish: EXPR {}; FINISH. Step 0 (c), at 3, a conditional:
+# STEP 0; EXPR #0; ARM. Steps 1 (a) and 2 (b), at 6 and 10: STEP 0; EXPR {}; DONE; RET.
+_STEP_BODY = _op("STEP", 0) + _obj() + _op("DONE") + _op("RET")
+_ARMED = (_op("WALK", 1) + _obj() + _op("FINISH") + _op("STEP", 0) + _val(0) + _op("ARM")
           + _STEP_BODY + _STEP_BODY)
 _ARMED_STEPS = [(0, 1, 3, 0), (1, 0, 6, 0), (2, 0, 10, 0)]
 
@@ -537,7 +592,8 @@ def test_arm_runs_the_chosen_arm_from_the_arms_table():
 
 def test_arm_is_charged_as_the_code_it_replaced():
     """WALK 1; STEP, CONST, ARM (as JUMP_IF_NOT) 3; RECORD 1; RUN 1; a's 4; ROOT, FIELD,
-    FIELD, COALESCE, SET_OUTPUT, RET 6; WALK's HALTED and SET_FINAL 2; OBJECT, FINISH 2: 20."""
+    FIELD, COALESCE, SET_OUTPUT, RET 6; WALK's HALTED and SET_FINAL 2; EXPR, FINISH 2: 20 (an EXPR of a
+    constant or of {} costs 1, as format 5's CONST and OBJECT did)."""
     program = V.load(_armed([(0, [1], [2])]))
     assert program.run({}, ScriptedHost({}), 20)["status"] == "success"
     short = program.run({}, ScriptedHost({}), 19)
@@ -574,11 +630,11 @@ def test_rejects_a_malformed_arms_table(flat, message):
 
 @pytest.mark.parametrize("body,message", [
     (_op("ARM"), "stack underflow"),
-    (_op("CONST", 0) + _op("CONST", 0) + _op("ARM"), "ARM needs exactly its condition"),
-    (_op("CONST", 1) + _op("ITER") + _op("ARM"), "ARM needs exactly its condition"),   # an iterator
+    (_val(0) + _val(0) + _op("ARM"), "ARM needs exactly its condition"),
+    (_val(1) + _op("ITER") + _op("ARM"), "ARM needs exactly its condition"),   # an iterator
 ])
 def test_arm_ends_a_conditional_with_its_condition_alone_on_the_stack(body, message):
-    code = _op("WALK", 1) + _op("OBJECT", 0) + _op("FINISH") + _op("STEP", 0) + body + _STEP_BODY + _STEP_BODY
+    code = _op("WALK", 1) + _obj() + _op("FINISH") + _op("STEP", 0) + body + _STEP_BODY + _STEP_BODY
     at = 3 + 1 + len(body)
     steps = [(0, 1, 3, 0), (1, 0, at, 0), (2, 0, at + 4, 0)]
     data = _assemble_custom(code, consts=(True, []), names=("c", "a", "b"), steps=steps, finish=1,
@@ -587,7 +643,7 @@ def test_arm_ends_a_conditional_with_its_condition_alone_on_the_stack(body, mess
 
 
 def test_arm_belongs_to_a_step_function():
-    code = _op("CONST", 0) + _op("ARM") + _op("OBJECT", 0) + _op("FINISH")
+    code = _val(0) + _op("ARM") + _obj() + _op("FINISH")
     assert "ARM in the main function" in _rejected(_assemble_custom(code, consts=(True,)))
 
 
@@ -597,6 +653,11 @@ def test_disasm_lists_each_conditionals_arms():
     from flowc.backends.vm.disasm import disassemble
 
     text = disassemble(pack_file(assemble_body(result.workflow), strip=True))
-    assert "  s1    branch                   entry 0013\n        arms: then [s2 exit_success]; else [s3 exit_failed]\n" in text
-    assert "s2    exit_success             entry 0018  branch target" in text
+    assert "  s1    branch                   entry 000c\n        arms: then [s2 exit_success]; else [s3 exit_failed]\n" in text
+    assert "s2    exit_success             entry 0011  branch target" in text
     assert "  ARM\n" in text and "RUN" not in text
+    # each block is listed under the instruction that runs it, named by its form
+    lines = text.splitlines()
+    runs = [i for i, line in enumerate(lines) if "  EXPR  " in line or "  DEFAULT  " in line]
+    assert runs and all(lines[i + 1].startswith("          |     0  ") for i in runs)
+    assert text.count("  RETURN\n") == len(runs) and "expression blocks: " in text

@@ -1,7 +1,7 @@
-"""WorkflowSkill bytecode's expressions run on the shared expression machine
-(``EXPR`` and section ``exprs``, docs/bytecode.md sections 1, 3 and 6): the
-same records as the inline encoding, fuel included, and the section is
-verified with WorkflowSkill's rules."""
+"""WorkflowSkill bytecode's values run on the shared expression machine
+(``EXPR``, ``DEFAULT`` and section ``exprs``, docs/bytecode.md sections 1, 3
+and 6): the generated module's records, and the section is verified with
+WorkflowSkill's rules."""
 
 from __future__ import annotations
 
@@ -10,9 +10,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from flowc.backends.python import compile_workflow as python_compile
+from flowc.backends.python import load_module
 from flowc.backends.vm import expr_vm as X
 from flowc.backends.vm import sequential as V
 from flowc.backends.vm.assemble import assemble_body, join_blocks, pack_file, split_blocks
+from flowc.backends.vm.disasm import disassemble
 from flowc.backends.vm.expr_assemble import Tables, assemble_expression, varint
 from flowc.host import ScriptedHost
 from flowc.ir import expr as E
@@ -41,15 +44,16 @@ steps:
 """
 
 
-def _programs(workflow):
-    """(the program with expression blocks, the one with every expression inline)."""
-    shared = V.load(pack_file(assemble_body(workflow)))
-    inline = V.load(pack_file(assemble_body(workflow, shared_expressions=False)))
-    return shared, inline
+def _program(workflow):
+    return V.load(pack_file(assemble_body(workflow)))
+
+
+def _module_record(workflow, inputs, script):
+    return load_module(python_compile(workflow)).run(inputs, ScriptedHost(script))
 
 
 def _exprs(program) -> int:
-    return sum(1 for ins in program.decoded() if ins[0] == V.EXPR)
+    return sum(1 for ins in program.decoded() if ins[0] in (V.EXPR, V.DEFAULT))
 
 
 def _case_workflows():
@@ -59,42 +63,55 @@ def _case_workflows():
         yield case, result.workflow
 
 
-def test_the_corpus_expressions_are_blocks_of_the_shared_machine():
+# The sequential instruction set is the steps' control: what computes a value
+# is a block of the expression machine (EXPR, DEFAULT) or OUTPUTS, the run's end.
+_STEP_CONTROL = {"JUMP", "JUMP_IF_NOT", "EXITED", "RET", "FINISH", "OUTPUTS", "OUTPUTS_FAILED", "CHECK_INPUTS",
+                 "WALK", "ARM", "STEP", "SKIP", "DONE", "FAIL", "FAIL_PARTIAL", "EXIT", "SET_RESULT",
+                 "CHECK_OUTPUT", "CALL", "ITER", "NEXT", "APPEND", "KEEP", "ITEM_FAILED", "COLLECT", "END_EACH",
+                 "TRANSFORM_INPUT", "SORT", "WRAP"}
+
+
+def test_every_value_is_a_block_of_the_shared_machine():
+    assert {name for name, *_rest in V.OPS.values()} == _STEP_CONTROL | {"EXPR", "DEFAULT"}
     total = 0
     for _case, wf in _case_workflows():
-        shared, inline = _programs(wf)
-        total += _exprs(shared)
-        assert _exprs(inline) == 0 and inline.machine is None
-        assert (shared.machine is None) == (_exprs(shared) == 0)
+        program = _program(wf)
+        total += _exprs(program)
+        assert program.machine is not None and len(program.machine.code) == _exprs(program)
     assert total > 50
 
 
-def test_every_record_equals_the_inline_encodings_under_every_instruction_budget():
-    """Fuel: an expression costs on the machine what it cost inline, so the
-    run out of fuel at any budget gives the same record."""
+def test_every_record_is_the_generated_modules_and_fuel_only_ends_it_early():
+    """The records equal the Python backend's; under any instruction budget a
+    run gives the full record or fails with the fuel's message, and once a
+    budget suffices every larger one does."""
     seen = 0
     for case, wf in _case_workflows():
-        shared, inline = _programs(wf)
-        if not _exprs(shared):
-            continue
-        for budget in [*range(160), None]:
-            want = inline.run(case["inputs"], ScriptedHost(case["host"]), budget)
-            got = shared.run(case["inputs"], ScriptedHost(case["host"]), budget)
-            assert json.dumps(got) == json.dumps(want), (case["case"], budget)
+        program = _program(wf)
+        full = program.run(case["inputs"], ScriptedHost(case["host"]))
+        assert json.dumps(full) == json.dumps(_module_record(wf, case["inputs"], case["host"])), case["case"]
+        enough = False
+        for budget in range(160):
+            got = program.run(case["inputs"], ScriptedHost(case["host"]), budget)
+            if got == full:
+                enough = True
+            else:
+                assert not enough, (case["case"], budget)
+                assert got["error"]["message"] == f"fuel exhausted: more than {budget} instructions"
             seen += 1
     assert seen > 1000
 
 
-def test_guards_and_templates_give_the_inline_records():
+def test_guards_and_templates_give_the_generated_modules_records():
     wf = driver.compile_text(textwrap.dedent(GUARDED), "guarded.yaml", "workflowskill").workflow
-    shared, inline = _programs(wf)
-    assert _exprs(shared) == 3   # the guard, the input's template, the output's template
+    program = _program(wf)
+    # the defaults, the guard, the call's inputs, the outputs
+    assert _exprs(program) == 5
     script = {"t": [{"text": "hi"}, {"text": "again"}]}
     for inputs in ({}, {"who": "bob"}, {"n": 1}, {"n": "7"}):
-        for budget in [*range(60), None]:
-            want = inline.run(inputs, ScriptedHost(script), budget)
-            assert json.dumps(shared.run(inputs, ScriptedHost(script), budget)) == json.dumps(want)
-    record = shared.run({}, ScriptedHost(script))
+        want = _module_record(wf, inputs, script)
+        assert json.dumps(program.run(inputs, ScriptedHost(script))) == json.dumps(want)
+    record = program.run({}, ScriptedHost(script))
     assert record["outputs"] == {"text": "hi and 3"}
 
 
@@ -111,9 +128,12 @@ def _rejected(body) -> str:
     return str(info.value)
 
 
-def _section(keys, decoded) -> list:
-    """Section exprs of decoded blocks (targets are instruction indexes: 1-byte offsets here)."""
-    return [keys, *split_blocks([_encoded(block) for block in decoded])]
+def _with_blocks(body, keys, decoded) -> None:
+    """Section exprs and the code's block operands of decoded blocks, the k-th
+    the code's k-th block operand (targets are instruction indexes: 1-byte offsets here)."""
+    streams = split_blocks([_encoded(block) for block in decoded])
+    body[7][3] = streams.pop(2)
+    body[10] = [keys, *streams]
 
 
 def _encoded(block) -> bytes:
@@ -135,63 +155,109 @@ def _encoded(block) -> bytes:
 
 def test_an_expr_without_its_block_is_rejected():
     body = _body()
-    keys = body[10][0]
-    body[10] = _section(keys, join_blocks(body[10][1:])[:1])
-    assert "block" in _rejected(body) and "out of range" in _rejected(body)
+    blocks = join_blocks(body[10][1:], body[7][3])
+    body[7][3] = body[7][3][:-1]
+    assert f"the code has {len(blocks)} block operands, its stream {len(blocks) - 1}" in _rejected(body)
+    body[7][3].append(99)
+    assert "names form" in _rejected(body)
+    body = _body()
     del body[10]
-    assert "out of range" in _rejected(body)
+    assert "block operands but no section exprs" in _rejected(body)
 
 
 def test_the_blocks_are_verified_with_workflowskills_rules():
     body = _body()
-    keys, ops, lengths, shape, forms, names = body[10]
+    keys, ops, shape, names, consts = body[10]
+    forms = body[7][3]
     # a CEL builtin is no builtin of a WorkflowSkill program
-    body[10] = [[*keys[:-1], "cel.size"] if keys else ["cel.size"], ops, lengths, shape, forms, names]
+    body[10] = [[*keys[:-1], "cel.size"] if keys else ["cel.size"], ops, shape, names, consts]
     if keys:
         assert "no builtin of this program" in _rejected(body)
-    # a form that does not end in RETURN, one that is empty, opcodes not bin, a section of another shape
-    body[10] = [keys, ops, [lengths[0] - 1, lengths[1] + 1, *lengths[2:]], shape, forms, names]
+    # a form ends at its RETURN: one without, opcodes past the last, opcodes not bin, a section of another shape
+    body[10] = [keys, ops[:-1], shape, names, consts]
     assert _rejected(body)
-    body[10] = [keys, ops, [0, *lengths[1:]], shape, forms, names]
-    assert "empty" in _rejected(body)
-    body[10] = [keys, list(ops), lengths, shape, forms, names]
+    body[10] = [keys, ops + bytes([X.CONST]), shape, names, consts]
+    assert "hold more than the forms" in _rejected(body)
+    body[10] = [keys, list(ops), shape, names, consts]
     assert "msgpack bin" in _rejected(body)
     body[10] = [keys]
-    assert "section exprs must be [keys, ops, lengths, shape, forms, names]" in _rejected(body)
-    # a block's form past the forms, a form no block has, names too many or too few
-    body[10] = [keys, ops, lengths, shape, [*forms[:-1], len(lengths)], names]
+    assert "section exprs must be [keys, ops, shape, names, consts]" in _rejected(body)
+    # a block's form past the forms, a form no block has, names or constants too many or too few
+    body[10] = [keys, ops, shape, names, consts]
+    body[7][3] = [*forms[:-1], len(set(forms))]
     assert "names form" in _rejected(body)
-    body[10] = [keys, ops, lengths, shape, [0 for _ in forms], names]
+    body[7][3] = [0 for _ in forms]
     assert "no block has" in _rejected(body)
-    body[10] = [keys, ops, lengths, shape, forms, [*names, 0]]
-    assert "name operands" in _rejected(body)
-    body[10] = [keys, ops, lengths, shape, forms, names[:-1]]
-    assert "name operands" in _rejected(body)
+    body[7][3] = forms
+    for refs, what in (([*names, 0], "name"), (names[:-1], "name"), ([*consts, 0], "constant"),
+                       (consts[:-1], "constant")):
+        body[10] = [keys, ops, shape, refs, consts] if what == "name" else [keys, ops, shape, names, refs]
+        assert f"{what} operands" in _rejected(body)
+    body[10] = [keys, ops, shape, names, [*consts[:-1], len(body[1])]]
+    assert "constant index" in _rejected(body)
     # LOAD, FIELD and INDEX carry their access rule in the opcode byte: only wfs (3) here
     load = ops.index(X.LOAD + 3 * V.ACCESS_STEP)
     for byte in (X.LOAD, X.LOAD + V.ACCESS_STEP, X.LOAD + 4 * V.ACCESS_STEP, X.RETURN + V.ACCESS_STEP):
-        body[10] = [keys, ops[:load] + bytes([byte]) + ops[load + 1:], lengths, shape, forms, names]
+        body[10] = [keys, ops[:load] + bytes([byte]) + ops[load + 1:], shape, names, consts]
         assert _rejected(body)
 
 
 def test_blocks_of_one_form_are_kept_and_verified_once(monkeypatch):
-    """Blocks that differ only in their names share their form, checked once;
-    each name is in range."""
+    """Blocks that differ only in their names and constants share their
+    form, checked once; each name and constant is in range."""
     body = _body()
     keys = body[10][0]
-    blocks = join_blocks(body[10][1:])
-    twin = [(k, op, [o[0], len(body[2]) - 1] if op in X.PACKED_OPS else o) for k, op, o in blocks[0]]
-    body[10] = _section(keys, [*blocks, twin])
-    assert body[10][4][-1] == body[10][4][0] and len(body[10][2]) < len(blocks) + 1
+    blocks = join_blocks(body[10][1:], body[7][3])
+    assert len(set(body[7][3])) < len(blocks)   # the defaults' blocks: CONST, RETURN
+    twin = [(k, op, [o[0], len(body[2]) - 1] if op in X.PACKED_OPS else o) for k, op, o in blocks[-1]]
+    _with_blocks(body, keys, [*blocks[:-1], twin])
+    assert body[7][3] == _body()[7][3]
     checked = []
     check = X.verify_decoded
     monkeypatch.setattr(X, "verify_decoded", lambda *args: checked.append(args[0]) or check(*args))
     V.load(pack_sequential(body))
-    assert checked == list(range(len(body[10][2])))     # each form once
+    assert checked == list(range(len(set(body[7][3]))))     # each form once
     monkeypatch.undo()
     if any(op in X.PACKED_OPS for _k, op, _o in twin):
-        body[10][5][-1] = len(body[2])
+        body[10][3][-1] = len(body[2])
         assert "name index" in _rejected(body)
+
+
+def test_a_bindings_object_literal_is_one_map_that_drops_missing_values():
+    """A binding's object literal is MAP by rule wfs_compact (wfs.compact of
+    the literal at once); an output without a value is wfs.pick of the raw result."""
+    wf = driver.compile_text(textwrap.dedent(MAPPED), "mapped.yaml", "workflowskill").workflow
+    program = _program(wf)
+    text = disassemble(pack_file(assemble_body(wf), strip=True))
+    assert "MAP                wfs_compact, 2" in text and "CALL               0 (wfs.pick), 2" in text
+    script = {"t": {"output": {"a": 1, "rows": [{"x": 1, "y": 2}, {"x": 3}, {}]}}}
+    record = program.run({}, ScriptedHost(script))
+    assert json.dumps(record) == json.dumps(_module_record(wf, {}, script))
+    assert record["outputs"] == {"out": [{"x": 1, "y": 2}, {"x": 3}, {}], "a": 1}
+
+
+MAPPED = """
+outputs:
+  out: {type: array, value: $steps.m.output.pairs}
+  a: {type: int, value: $steps.s.output.a}
+steps:
+  - id: s
+    type: tool
+    tool: t
+    outputs:
+      a: {type: int}
+      rows: {type: array, value: $result.rows}
+  - id: m
+    type: transform
+    operation: map
+    inputs:
+      items: {type: array, value: $steps.s.output.rows}
+    outputs:
+      pairs: {type: array}
+    expression:
+      x: $item.x
+      y: $item.y
+"""
 
 
 def test_constant_arrays_and_objects_are_fresh_copies_on_every_evaluation():

@@ -30,6 +30,7 @@ from typing import Any
 from flowc.backends.python import pysource
 from flowc.ir.expr import (
     Binary,
+    Call,
     Expr,
     Field,
     Index,
@@ -72,6 +73,8 @@ _BINARY: dict[str, str] = {
 # operand, left to right, and return a boolean), so long chains don't nest.
 _CHAIN: dict[str, str] = {"wfs.and": "wfs_all", "wfs.or": "wfs_any"}
 _STRINGIFY: dict[str, str] = {"wfs": "wfs_template"}
+# The functions of the outputs' rules (ir/dialects/workflowskill.py FUNCTIONS).
+_CALLS: dict[str, str] = {"wfs.compact": "compact", "wfs.pick": "key_or_null"}
 
 # Python's parser refuses more than 200 nested brackets in one expression.
 _MAX_BRACKETS = 200
@@ -150,6 +153,11 @@ def _expr(e: Expr, depth: int) -> str:
         return f"{rt}.{fn}(({''.join(_expr(p, depth + 2) + ', ' for p in e.parts)}))"
     if isinstance(e, ListExpr):
         return "[" + ", ".join(_expr(x, depth + 1) for x in e.items) + "]"
+    if isinstance(e, Call):
+        fn = _CALLS.get(e.func)
+        if fn is None:
+            raise ExprCompileError(f"unsupported function: {e.func!r}")
+        return f"{rt}.{fn}(" + ", ".join(_expr(x, depth + 1) for x in e.args) + ")"
     if isinstance(e, MapExpr):
         entries = ", ".join(f"{_expr(en.key, depth + 1)}: {_expr(en.value, depth + 1)}" for en in e.entries)
         return "{" + entries + "}"

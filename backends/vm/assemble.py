@@ -13,6 +13,9 @@ step the one after it (its ``sequence`` edge), which ``WALK`` follows at
 run time; the arms table gives each conditional's arms (its ``branch``
 edges, by label), and a conditional's function ends with ``ARM``, which
 runs the arm it chose from that table. Error policies are regions.
+Every value is a block of the shared expression machine (section exprs),
+which an ``EXPR`` (or ``DEFAULT``) runs: the sequential code is the steps'
+control only.
 """
 
 from __future__ import annotations
@@ -34,16 +37,14 @@ from flowc.plan.sequential import top_level
 
 __all__ = ["AssembleError", "assemble", "pack_file"]
 
-_ROOTS = {name: i for i, name in enumerate(F.ROOTS)}
 # IR type kinds -> the codes of declared types (CHECK_INPUTS, CHECK_OUTPUT); other kinds
 # (any, null) are not checked.
 _TYPES = {kind: F.TYPES.index(name) for kind, name in (
     ("string", "string"), ("int", "int"), ("float", "float"), ("bool", "boolean"), ("array", "array"),
     ("object", "object"))}
-_BINARY = {
-    "wfs.eq": "EQ", "wfs.ne": "NE", "wfs.lt": "LT", "wfs.le": "LE", "wfs.gt": "GT", "wfs.ge": "GE",
-    "wfs.contains": "CONTAINS", "wfs.and": "AND", "wfs.or": "OR",
-}
+# The run's final value as the finish code's blocks read it (expr_wfs.STATE_ROOT):
+# an exit step's output when one ended the run, else the last top-level step's output.
+_FINAL = E.Ref("@final")
 
 
 class AssembleError(Exception):
@@ -73,11 +74,8 @@ class _Function:
 
 
 class Assembler:
-    def __init__(self, workflow: Workflow, shared_expressions: bool = True) -> None:
+    def __init__(self, workflow: Workflow) -> None:
         self.wf = workflow
-        # False: every expression inline in the sequential opcodes (as before the
-        # shared machine; tests compare the two encodings' records, fuel included)
-        self.shared_expressions = shared_expressions
         self.consts: list[Any] = []
         self._const_index: dict[bytes, int] = {}
         self.names: list[str] = []
@@ -92,8 +90,6 @@ class Assembler:
         self.span: Span = workflow.span
         self._labels = 0
         self.exprs = _SharedTables(self)
-        self.block_index: dict[bytes, int] = {}   # block code -> its index in section exprs
-        self.in_fast_loop = False   # inside a filter/map body: expressions stay inline (vm.compile_loop)
 
     # ------------------------------------------------------------ pools
     def const(self, value: Any) -> int:
@@ -148,79 +144,50 @@ class Assembler:
     # ------------------------------------------------------------ expressions
     def expr(self, e: E.Expr) -> None:
         """An expression's value onto the stack: one EXPR of a block of the
-        shared expression machine (docs/bytecode.md section 10); inline in a
-        filter/map body, which the VM's fast loops compile, and a bare
-        constant as CONST."""
-        if not self.shared_expressions or self.in_fast_loop or isinstance(e, E.Literal) or not _shared(e):
-            self.inline(e)   # a bare constant is pushed, not evaluated: CONST
-            return
+        shared expression machine (docs/bytecode.md section 10)."""
+        self.emit("EXPR", self.block(e), span=e.span if e.span.known else self.span)
+
+    def block(self, e: E.Expr) -> int:
+        """The index of the block that evaluates ``e``, the operand of the
+        instruction that runs it: each such operand has a block of its own,
+        in code order (functions are assembled in the code's order), and
+        identical blocks share their form (split_blocks)."""
         try:
             block, _params, _slots = assemble_expression(self.exprs, e, "wfs")
         except ExprAssembleError as exc:
             raise AssembleError(str(exc)) from None
-        # Identical blocks are kept once (a WorkflowSkill block has no lambdas: it is the last one).
-        code = self.exprs.blocks[block]
-        first = self.block_index.setdefault(code, block)
-        if first != block:
-            assert block == len(self.exprs.blocks) - 1
-            self.exprs.blocks.pop()
-            block = first
-        self.emit("EXPR", block, span=e.span if e.span.known else self.span)
+        return block
 
-    def inline(self, e: E.Expr) -> None:
-        span = e.span if e.span.known else self.span
-        if isinstance(e, E.Literal):
-            self.emit("CONST", self.const(_plain(e.value)), span=span)
-        elif isinstance(e, E.Ref):
-            root = _ROOTS.get(e.root)
-            if root is None:
-                self.emit("UNKNOWN", self.name(e.root), span=span)
-                return
-            self.emit("ROOT", root, span=span)
-            for seg in e.path:
-                if isinstance(seg, E.Field):
-                    self.emit("FIELD", self.name(seg.name), span=seg.span if seg.span.known else span)
-                else:
-                    self.inline(seg.index)
-                    self.emit("INDEX", span=span)
-        elif isinstance(e, E.Binary):
-            opname = _BINARY.get(e.op)
-            if opname is None:
-                raise AssembleError(f"unsupported operator {e.op!r}")
-            self.inline(e.left)
-            self.inline(e.right)
-            self.emit(opname, span=span)
-        elif isinstance(e, E.Unary):
-            if e.op != "wfs.not":
-                raise AssembleError(f"unsupported operator {e.op!r}")
-            self.inline(e.operand)
-            self.emit("NOT", span=span)
-        elif isinstance(e, E.Template):
-            if e.stringify != "wfs":
-                raise AssembleError(f"unsupported stringify rule {e.stringify!r}")
-            if e.typed_whole:
-                if len(e.parts) != 1:
-                    raise AssembleError("a typed_whole template has exactly one part")
-                self.inline(e.parts[0])
-                return
-            if not e.parts:
-                self.emit("CONST", self.const(""), span=span)
-                return
-            for part in e.parts:
-                self.inline(part)
-            self.emit("TEMPLATE", len(e.parts), span=span)
-        elif isinstance(e, E.ListExpr):
-            for item in e.items:
-                self.inline(item)
-            self.emit("LIST", len(e.items), span=span)
-        elif isinstance(e, E.MapExpr):
-            for entry in e.entries:
-                self.inline(entry.key)
-                self.inline(entry.value)
-            self.emit("OBJECT", len(e.entries), span=span)
-        else:
-            raise AssembleError(f"unsupported expression {type(e).__name__}")
+    def binding(self, e: E.Expr) -> E.Expr:
+        """A binding's value: an object literal drops its keys whose value
+        is missing (``wfs.compact``), nested object literals too."""
+        if not isinstance(e, E.MapExpr):
+            return e
+        entries = []
+        missing = False
+        for entry in e.entries:
+            if not (isinstance(entry.key, E.Literal) and isinstance(entry.key.value, str)):
+                raise AssembleError("object keys must be constant strings")
+            value = self.binding(entry.value)
+            missing = missing or (not isinstance(entry.value, E.MapExpr) and _may_be_missing(entry.value))
+            entries.append(E.MapEntry(entry.key, value, entry.span))
+        built = E.MapExpr(tuple(entries), e.span)
+        return E.Call("wfs.compact", (built,), e.span) if missing else built
 
+    def outputs(self, bindings: list, source: E.Ref) -> E.Expr:
+        """The object of declared outputs: each its value, else
+        ``source[name] ?? null`` (``wfs.pick``); keys whose value is missing
+        dropped (``wfs.compact``, when a value may be missing)."""
+        entries = []
+        for b in bindings:
+            key = E.Literal(b.name, span=b.span)
+            value = self.binding(b.value) if b.value is not None else E.Call("wfs.pick", (source, key), b.span)
+            entries.append(E.MapEntry(key, value, b.span))
+        built = E.MapExpr(tuple(entries))
+        if any(b.value is not None and not isinstance(b.value, E.MapExpr) and _may_be_missing(b.value)
+               for b in bindings):
+            return E.Call("wfs.compact", (built,))
+        return built
 
     # ------------------------------------------------------------ the program
     def build(self) -> list:
@@ -270,7 +237,7 @@ class Assembler:
         for param in wf.inputs:
             if param.has_default:
                 self.span = param.span
-                self.emit("DEFAULT", self.name(param.name), self.const(_plain(param.default)))
+                self.emit("DEFAULT", self.name(param.name), self.block(E.Literal(_plain(param.default))))
         typed = []
         for p in wf.inputs:
             if p.type.kind in _TYPES:
@@ -291,39 +258,28 @@ class Assembler:
         if terminal is not None and terminal.span.known:
             self.span = terminal.span
         if not keys:
-            self.emit("OBJECT", 0)
+            self.expr(E.MapExpr())
+            self.emit("FINISH")
+            return
+        if all(b.value is None for b in wf.outputs):
+            self.emit("OUTPUTS", self.const(keys))
             self.emit("FINISH")
             return
         exited = self.label("exited")
         self.emit("EXITED", exited)
-        if any(b.value is not None for b in wf.outputs):
-            start, end, failed = self.label("try"), self.label("end"), self.label("outputs_failed")
-            self.place(start)
-            for b in wf.outputs:
-                self.span = b.span
-                self.emit("CONST", self.const(b.name))
-                if b.value is not None:
-                    self.value(b.value)
-                else:
-                    self.emit("STATE", 0)
-                    self.emit("PICK", self.name(b.name))
-            self.emit("OBJECT", len(keys))
-            self.emit("COMPACT")
-            self.place(end)
-            self.region(start, end, failed, 0)
-            self.emit("FINISH")
-            self.place(failed)
-            self.depth = 1
-            self.emit("OUTPUTS_FAILED")
-            self.emit("FINISH")
-        else:
-            self.emit("STATE", 0)
-            self.emit("SHAPE", self.const(keys))
-            self.emit("FINISH")
+        start, end, failed = self.label("try"), self.label("end"), self.label("outputs_failed")
+        self.place(start)
+        self.expr(self.outputs(wf.outputs, _FINAL))
+        self.place(end)
+        self.region(start, end, failed, 0)
+        self.emit("FINISH")
+        self.place(failed)
+        self.depth = 1
+        self.emit("OUTPUTS_FAILED")
+        self.emit("FINISH")
         self.place(exited)
         self.depth = 0
-        self.emit("STATE", 1)
-        self.emit("SHAPE", self.const(keys))
+        self.emit("OUTPUTS", self.const(keys))
         self.emit("FINISH")
 
     # ------------------------------------------------------------ steps
@@ -357,10 +313,7 @@ class Assembler:
             self.branch(node)
         elif node.op == "exit":
             output = node.attr("output")
-            if output is None:
-                self.emit("CONST", self.const(None))
-            else:
-                self.value(output)
+            self.expr(E.Literal(None) if output is None else self.binding(output))
             self.place(end)
             self.region(start, end, fail, 0)
             status = node.attr("status")
@@ -389,33 +342,8 @@ class Assembler:
     def args(self, node: Node) -> None:
         """The step's inputs object; bindings without a value are left out.
         Missing values stay (CALL drops them; transforms see them)."""
-        bound = [b for b in node.inputs if b.value is not None]
-        for b in bound:
-            self.emit("CONST", self.const(b.name), span=b.span)
-            self.value(b.value)
-        self.emit("OBJECT", len(bound))
-
-    def value(self, e: E.Expr) -> None:
-        """A binding's value: objects drop keys whose value is missing."""
-        if isinstance(e, E.MapExpr):
-            self.object(e)
-        else:
-            self.expr(e)
-
-    def object(self, e: E.MapExpr) -> None:
-        missing = False
-        for entry in e.entries:
-            if not (isinstance(entry.key, E.Literal) and isinstance(entry.key.value, str)):
-                raise AssembleError("object keys must be constant strings")
-            self.emit("CONST", self.const(entry.key.value), span=entry.span if entry.span.known else None)
-            if isinstance(entry.value, E.MapExpr):
-                self.object(entry.value)
-            else:
-                self.expr(entry.value)
-                missing = missing or _may_be_missing(entry.value)
-        self.emit("OBJECT", len(e.entries), span=e.span if e.span.known else None)
-        if missing:
-            self.emit("COMPACT")
+        self.expr(E.MapExpr(tuple(E.MapEntry(E.Literal(b.name, span=b.span), self.binding(b.value), b.span)
+                                  for b in node.inputs if b.value is not None)))
 
     def dispatch(self, node: Node) -> None:
         """Compute the step's output (inputs, the call or transform, the
@@ -470,14 +398,13 @@ class Assembler:
         top, done = self.label("loop"), self.label("done")
         self.place(top)
         self.emit("NEXT", done, 0)
-        self.in_fast_loop = True
+        # one block per item: the VM's fast loops compile it (sequential.compile_loop)
         if kind == "filter":
             self.expr(body)
             self.emit("KEEP")
         else:
-            self.object(body)
+            self.expr(self.binding(body))
             self.emit("APPEND")
-        self.in_fast_loop = False
         self.emit("JUMP", top)
         self.place(done)
         self.emit("COLLECT")
@@ -487,15 +414,7 @@ class Assembler:
         if not any(b.value is not None for b in node.outputs):
             return
         self.emit("SET_RESULT")
-        for b in node.outputs:
-            self.emit("CONST", self.const(b.name), span=b.span)
-            if b.value is not None:
-                self.value(b.value)
-            else:
-                self.emit("ROOT", _ROOTS["result"], span=b.span)
-                self.emit("PICK", self.name(b.name), span=b.span)
-        self.emit("OBJECT", len(node.outputs))
-        self.emit("COMPACT")
+        self.expr(self.outputs(node.outputs, E.Ref("result")))
 
     def each(self, node: Node, policy: int, start: Label, end: Label, fail: Label) -> None:
         it = node.iteration
@@ -537,9 +456,12 @@ class Assembler:
 
     # ------------------------------------------------------------ encoding
     @staticmethod
-    def _operand(kind: str, v: Any, fi: int, fn_start: int) -> int:
+    def _operand(kind: str, v: Any, fi: int, fn_start: int, forms: list[int]) -> int:
         """An operand as the code holds it: a target counted from its
-        function's start, a step in step i's function (function i + 1) from step i."""
+        function's start, a step in step i's function (function i + 1) from
+        step i, a block by its form."""
+        if kind == "block":
+            return forms[v]
         if kind == "target":
             v = v.offset - fn_start
         elif kind == "step" and fi > 0:
@@ -559,8 +481,11 @@ class Assembler:
                     item[1].offset = index
                 else:
                     index += 1
+        streams = split_blocks(self.exprs.blocks)
+        forms = streams.pop(2)
         instructions: list[tuple[int, list[int]]] = []
         srcmap: list[int] = []
+        blocks = 0
         last_off = 0
         last_pos = None
         for fi, fn in enumerate(self.functions):
@@ -570,7 +495,11 @@ class Assembler:
                 _, opname, operands, span = item
                 spec = F.BY_NAME[opname]
                 here = len(instructions)
-                instructions.append((spec.code, [self._operand(kind, v, fi, fn_offsets[fi])
+                for kind, v in zip(spec.operands, operands):
+                    if kind == "block":     # block k is the code's k-th block operand
+                        assert v == blocks, "blocks out of code order"
+                        blocks += 1
+                instructions.append((spec.code, [self._operand(kind, v, fi, fn_offsets[fi], forms)
                                                  for kind, v in zip(spec.operands, operands)]))
                 if span is not None and span.known and (span.line, span.col) != last_pos:
                     srcmap.extend((here - last_off, span.line, span.col))
@@ -597,7 +526,7 @@ class Assembler:
         body = [self.wf.name, self.consts, self.names, steps, self.retries, regions,
                 self.finish_label.offset, code, [file, srcmap], arms]
         if self.exprs.blocks:
-            body.append([self.exprs.keys, *split_blocks(self.exprs.blocks)])
+            body.append([self.exprs.keys, *streams])
         return body
 
 
@@ -621,29 +550,6 @@ class _SharedTables(Tables):
 
     def name(self, text: str) -> int:
         return self.asm.name(text)
-
-
-def _shared(e: E.Expr) -> bool:
-    """Is ``e`` made of what WorkflowSkill's expressions are (and the
-    shared machine's wfs profile runs)? Anything else stays inline, where
-    the assembler rejects it as before."""
-    if isinstance(e, E.Literal):
-        return True
-    if isinstance(e, E.Ref):
-        return isinstance(e.root, str) and all(
-            isinstance(seg, E.Field) or (isinstance(seg, E.Index) and _shared(seg.index)) for seg in e.path)
-    if isinstance(e, E.Binary):
-        return e.op in _BINARY and _shared(e.left) and _shared(e.right)
-    if isinstance(e, E.Unary):
-        return e.op == "wfs.not" and _shared(e.operand)
-    if isinstance(e, E.Template):
-        return e.stringify == "wfs" and (not e.typed_whole or len(e.parts) == 1) and all(
-            _shared(p) for p in e.parts)
-    if isinstance(e, E.ListExpr):
-        return all(_shared(i) for i in e.items)
-    if isinstance(e, E.MapExpr):
-        return all(_shared(m.key) and _shared(m.value) for m in e.entries)
-    return False
 
 
 _SUPPORTED_OPS = ("call", "transform.filter", "transform.map", "transform.sort", "branch", "exit")
@@ -712,58 +618,68 @@ def flat_plan(steps: list, finish: Any, retries: list, regions: list, arms: list
 
 def split_blocks(blocks: list[bytes]) -> list:
     """Blocks as a sequential program's section exprs holds them (docs/bytecode.md
-    section 1): ``[ops, lengths, shape, forms, names]``. A block's *form* is
-    its opcodes (LOAD, FIELD and INDEX with their access rule,
-    S.ACCESS_STEP) and its operands but names (targets as instruction
-    indexes); the distinct forms in order of first use are ``ops`` (their
-    opcodes back to back), ``lengths`` (their instruction counts) and
-    ``shape`` (their operands); ``forms`` gives each block's form and
-    ``names`` the blocks' name operands of LOAD and FIELD."""
+    section 1): ``[ops, shape, forms, names, consts]`` (``forms`` goes to
+    the code's block operands, the rest to section exprs). A block's
+    *form* is its opcodes (an instruction whose first operand is a rule with
+    the rule, S.ACCESS_STEP) and its operands but the names of FIELD and
+    the constants (targets as instruction indexes); the distinct forms in order of first
+    use are ``ops`` (their opcodes back to back, each form ending at its
+    only RETURN) and ``shape`` (their operands); ``forms`` gives each
+    block's form, ``names`` the blocks' name operands of FIELD and
+    ``consts`` their constant operands of CONST."""
     ops = bytearray()
-    lengths: list[int] = []
+    nforms = 0
     shape: list[int] = []
     forms: list[int] = []
     names: list[int] = []
+    consts: list[int] = []
     index_of: dict[tuple, int] = {}
     for code in blocks:
         ins = X.decode(code)
+        if [op for _pc, op, _o in ins].count(X.RETURN) != 1 or ins[-1][1] != X.RETURN:
+            raise AssembleError("a block in streams has one RETURN, its last instruction")
         at = {pc: i for i, (pc, _op, _operands) in enumerate(ins)}
         form_ops = bytearray()
         form_shape: list[int] = []
         for _pc, op, operands in ins:
             kinds = X.OPCODES[op][1]
-            form_ops.append(op + S.ACCESS_STEP * operands[0] if kinds[:1] == "a" else op)
-            for kind, v in zip(kinds, operands, strict=True):
-                if kind == "n":
+            folded = bool(kinds) and kinds[0] in S.RULE_KINDS
+            form_ops.append(op + S.ACCESS_STEP * operands[0] if folded else op)
+            for j, (kind, v) in enumerate(zip(kinds, operands, strict=True)):
+                if kind == "n" and op == X.FIELD:
                     names.append(v)
-                elif kind != "a":
+                elif kind == "c":
+                    consts.append(v)
+                elif j or not folded:
                     form_shape.append(at[v] if kind == "t" else v)
         key = (bytes(form_ops), tuple(form_shape))
         if key not in index_of:
-            index_of[key] = len(lengths)
+            index_of[key] = nforms
+            nforms += 1
             ops += form_ops
-            lengths.append(len(ins))
             shape += form_shape
         forms.append(index_of[key])
-    return [bytes(ops), lengths, shape, forms, names]
+    return [bytes(ops), shape, forms, names, consts]
 
 
-def join_blocks(streams: list) -> list[list[tuple[int, int, list[int]]]]:
-    """The blocks of :func:`split_blocks`' streams, decoded: per block
+def join_blocks(streams: list, forms: list[int]) -> list[list[tuple[int, int, list[int]]]]:
+    """The blocks of section exprs' streams ``[ops, shape, names, consts]``
+    and the code's block operands (``forms``), decoded: per block
     ``[(index, opcode, operands)]`` (targets are instruction indexes)."""
-    ops, lengths, shape, forms, names = streams
+    ops, shape, names, consts = streams
     decoded = []
     e0 = s0 = 0
-    for length in lengths:
-        form = S.StreamBlocks.form_of(ops[e0:e0 + length], shape[s0:])
-        decoded.append(form)
-        s0 += sum(1 for _k, op, _o in form for kind in X.OPCODES[op][1] if kind not in "an")
-        e0 += length
+    for e1 in S.StreamBlocks.form_ends(ops):
+        nshape = S.StreamBlocks.counts(ops[e0:e1], len(decoded))[0]
+        decoded.append(S.StreamBlocks.form_of(ops[e0:e1], shape[s0:s0 + nshape]))
+        s0 += nshape
+        e0 = e1
     out = []
-    n0 = 0
+    at = (0, 0)
     for k in forms:
-        out.append(S.StreamBlocks.with_names(decoded[k], names, n0))
-        n0 += sum(1 for _k, op, _o in decoded[k] if op in X.PACKED_OPS)
+        out.append(S.StreamBlocks.with_refs(decoded[k], (names, consts), at))
+        at = (at[0] + sum(1 for _k, op, _o in decoded[k] if op == X.FIELD),
+              at[1] + sum(1 for _k, op, _o in decoded[k] if op == X.CONST))
     return out
 
 
@@ -796,10 +712,9 @@ def plan_rows(plan: list) -> tuple[list, Any, list, list, list]:
     return steps, finish, [flat_retries[i:i + 3] for i in range(0, len(flat_retries), 3)], regions, arms
 
 
-def assemble_body(workflow: Workflow, shared_expressions: bool = True) -> list:
-    """The body of a sequential program (pack_file's); ``shared_expressions``
-    False keeps every expression inline (no section exprs)."""
-    return Assembler(workflow, shared_expressions).build()
+def assemble_body(workflow: Workflow) -> list:
+    """The body of a sequential program (pack_file's)."""
+    return Assembler(workflow).build()
 
 
 def assemble(workflow: Workflow, strip: bool = False) -> bytes:

@@ -52,8 +52,8 @@ _Obj = _OrderedDict if _MICRO else dict
 
 # The container (docs/bytecode.md section 1): must equal flowc.backends.vm.format's (a test checks).
 MAGIC = b"FLWC"
-FORMAT_VERSION = 5
-SUPPORTED_VERSIONS = (5,)
+FORMAT_VERSION = 6
+SUPPORTED_VERSIONS = (6,)
 MODELS = ("sequential", "kernel", "dataflow")
 SECTIONS = ("consts", "names", "keys", "exprs", "plan", "code", "srcmap")
 STRING_REF = 0

@@ -143,7 +143,12 @@ def _sequential(program, sec: dict, source_root: str | None) -> list[str]:
     positions = _srcmap(srcmap)
     source = _source_lines(srcmap[0], source_root) if srcmap and srcmap[0] else None
     entry_names = {entry: f"step s{i} {shown(names[sid])}" for i, (sid, _f, entry, _n) in enumerate(steps)}
+    exprs = sec.get("exprs")
+    keys, blocks = (exprs[0], join_blocks(exprs[1:], code[3])) if exprs is not None else ([], [])
+    lines += ["", (f"expression blocks: {len(blocks)}, {len(set(code[3]))} forms (each listed under the "
+                   "instruction that runs it)")]
     lines += ["", "code:", "main:"]
+    block = 0
     last_line = None
     for at, spec, operands in decode_code(code, [entry for _sid, _f, entry, _n in steps]):
         if at in entry_names:
@@ -159,16 +164,19 @@ def _sequential(program, sec: dict, source_root: str | None) -> list[str]:
                     text = "  " + shown(source[line - 1].strip()[:80])
                 lines.append(f"        ; line {line}{text}")
                 last_line = line
-        parts = [_operand(kind, v, spec, consts, names, steps) for kind, v in zip(spec.operands, operands)]
+        parts = []
+        runs = None     # the block this instruction runs
+        for kind, v in zip(spec.operands, operands):
+            if kind == "block":     # block k is the code's k-th block operand; the operand names its form
+                parts.append(f"b{block} (form {v})")
+                runs = blocks[block]
+                block += 1
+            else:
+                parts.append(_operand(kind, v, spec, consts, names, steps))
         lines.append(f"  {at:04x}  {spec.name:<16} {', '.join(parts)}".rstrip())
-    exprs = sec.get("exprs")
-    if exprs is not None:
-        keys, blocks = exprs[0], join_blocks(exprs[1:])
-        lines += ["", f"expression blocks ({len(blocks)}):"]
-        for i, block in enumerate(blocks):
-            lines.append(f"  b{i}:")
-            lines += ["  " + line for line in disassemble_block(
-                block, lambda c: _show(consts[c]), lambda n: _show(names[n]), lambda k: shown(keys[k]))]
+        if runs is not None:
+            lines += ["          | " + line for line in disassemble_block(
+                runs, lambda c: _show(consts[c]), lambda n: _show(names[n]), lambda k: shown(keys[k]))]
     return lines
 
 
@@ -187,12 +195,6 @@ def _operand(kind: str, v: int, spec: F.Opcode, consts: list, names: list, steps
         return f"s{v} {shown(names[steps[v][0]])}"
     if kind == "retry":
         return f"r{v}" if v else "no retry"
-    if kind == "root":
-        return "$" + F.ROOTS[v]
-    if kind == "state":
-        return F.STATES[v]
-    if kind == "block":
-        return f"b{v}"
     return str(v)
 
 

@@ -28,6 +28,8 @@ __all__ = ["ExprAssembleError", "Tables", "assemble_expression"]
 _SHORT_CIRCUIT = {"cel.and": V.JUMP_IF_FALSE_KEEP, "cel.or": V.JUMP_IF_TRUE_KEEP}
 # the truthiness rule each conditional operator tests with
 _CONDITIONALS = {"cel.ternary": "cel_bool", "aevatar.if": "aevatar_truthy"}
+# Calls of a builtin over an object literal that a map rule builds at once
+_MAP_RULE_CALLS = {"wfs.compact": "wfs_compact"}
 # Binary and Unary keys that are machine instructions rather than builtins
 _SELECT = "cel.select"
 _INDEX = "cel.index"
@@ -333,6 +335,12 @@ class _Assembler:
             return
         if f == "tmpl.default":
             self.default(b, e, scope, depth, lambdas)
+            return
+        if f in _MAP_RULE_CALLS and len(e.args) == 1 and isinstance(e.args[0], E.MapExpr):
+            for entry in e.args[0].entries:
+                self.expr(b, entry.key, scope, depth, lambdas)
+                self.expr(b, entry.value, scope, depth, lambdas)
+            b.emit(V.MAP, V.MAPS.index(_MAP_RULE_CALLS[f]), self.count(len(e.args[0].entries)))
             return
         row = self.call_key(f, len(e.args))
         first_lambda = row[3] if row[3] >= 0 else len(e.args)

@@ -23,7 +23,8 @@ _MEANINGS = {
                       "binding (a missing one: the longest qualified name `n.f1...fk` bound, the fields "
                       "taken from the `FIELD cel` instructions that follow, else an error); `flat_keys` "
                       "the aevatar variable (aevatar_text.var); `flat_keys_ci` the same ignoring case "
-                      "(aevatar_text.var_ci); `wfs` the WorkflowSkill root (missing when unset; a name "
+                      "(aevatar_text.var_ci); `wfs` the WorkflowSkill root (missing when unset; `@final` "
+                      "the run's final value, for the workflow outputs; a name "
                       "that is no root fails: 'Unknown reference: $name')")),
     "LOCAL": ("0 → 1", "push frame slot s (a parameter or a lambda's variable)"),
     "FIELD": ("1 → 1", ("v → v.names[n] by the access rule (`cel`: cel.select, a missing key is an "
@@ -32,7 +33,8 @@ _MEANINGS = {
     "CALL": ("k → 1", "pop k arguments (the first pushed first) and push BUILTINS[keys[f]] of them"),
     "LIST": ("k → 1", "pop k values, push them as a list"),
     "MAP": ("2k → 1", ("pop k key/value pairs, push a map by the map rule (`cel`: cel.make_map; "
-                       "`wfs`: keys as JavaScript strings, a later duplicate replaces the value in place)")),
+                       "`wfs`: keys as JavaScript strings, a later duplicate replaces the value in place; "
+                       "`wfs_compact`: as `wfs`, then without the keys whose value is missing, wfs.compact)")),
     "TEMPLATE": ("k → 1", ("pop k parts, push them joined by the stringify rule (`json`: "
                           "cel.template_json; `aevatar`: the strings concatenated; `wfs`: each "
                           "part as stringify wfs)")),

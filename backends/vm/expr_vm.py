@@ -76,7 +76,7 @@ ACCESS_BITS = 2
 ACCESS = ("cel", "flat_keys", "flat_keys_ci", "wfs")
 TRUTHINESS = ("cel_bool", "aevatar_truthy", "js_boolean", "wfs_truthy")
 STRINGIFY = ("json", "aevatar", "wfs")
-MAPS = ("cel", "wfs")
+MAPS = ("cel", "wfs", "wfs_compact")
 # which access rules FIELD and INDEX have (LOAD has all of ACCESS)
 FIELD_ACCESS = ("cel", "wfs")
 
@@ -91,7 +91,7 @@ PROFILES = {
     "aevatar": {"ops": (CONST, LOAD, CALL, TEMPLATE, JUMP, JUMP_IF_NOT, LAMBDA, RETURN), "keys": ("aevatar",),
                 "a": ("flat_keys", "flat_keys_ci"), "h": ("aevatar_truthy",), "y": ("aevatar",), "m": (), "builtins": {}},
     "wfs": {"ops": (CONST, LOAD, FIELD, INDEX, CALL, LIST, MAP, TEMPLATE, JUMP, JUMP_IF_NOT, RETURN),
-            "keys": ("wfs",), "a": ("wfs",), "h": ("js_boolean", "wfs_truthy"), "y": ("wfs",), "m": ("wfs",), "builtins": {}},
+            "keys": ("wfs",), "a": ("wfs",), "h": ("js_boolean", "wfs_truthy"), "y": ("wfs",), "m": ("wfs", "wfs_compact"), "builtins": {}},
 }
 
 DEFAULT_FUEL = 10000000   # instructions per evaluation of one expression, outside a run
@@ -499,7 +499,7 @@ _FIELDS = [None, None, None, None]
 _INDEXES = [None, None, None, None]
 _TESTS = [None, None, None, None]
 _TEMPLATES = [None, None, None]
-_MAPPERS = [None, None]
+_MAPPERS = [None, None, None]
 _RUN_RULES = {"load": (ACCESS, _LOADERS), "field": (ACCESS, _FIELDS), "index": (ACCESS, _INDEXES),
               "test": (TRUTHINESS, _TESTS), "template": (STRINGIFY, _TEMPLATES), "map": (MAPS, _MAPPERS)}
 
@@ -598,6 +598,12 @@ class Machine:
         if not self.per_run:
             self.left = self.fuel
         return self.run(block, env, frame)
+
+    def source(self, block):
+        """(block's decoded instructions ``[(pc, opcode, operands)]``, the
+        consts, names and keys they index): what a compiler of blocks reads."""
+        decoded, consts, names, keys, _copy = self._pools
+        return decoded[block], consts, names, keys
 
     def _resolved(self, block):
         decoded, consts, names, keys, copy = self._pools

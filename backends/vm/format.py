@@ -15,9 +15,7 @@ operands in three streams, :func:`split_code`):
 ``step``    a step: in step i's function step i + operand, in the main
             function step operand
 ``retry``   0 (no retry) or 1 + an index into the retry table
-``root``    0 inputs, 1 steps, 2 item, 3 index, 4 result
-``state``   0 the final output, 1 the exit output
-``count``   a small count (items, parts, entries)
+``count``   a small count (milliseconds of an each's delay)
 ``flag``    0 or 1
 ``block``   index into the blocks of section ``exprs`` (the shared expression machine's code)
 
@@ -47,9 +45,9 @@ from flowc.ir.limits import (  # noqa: F401 - the VM's fuel defaults, re-exporte
 
 # The container every program kind shares (docs/bytecode.md section 1).
 MAGIC = b"FLWC"
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 # Versions this VM runs (a VM refuses every other).
-SUPPORTED_VERSIONS = (5,)
+SUPPORTED_VERSIONS = (6,)
 # Scheduling models, as DialectProfile.scheduling names them; the header holds the index.
 MODELS = ("sequential", "kernel", "dataflow")
 # Section names; the index is the section's id, its bit in the header's
@@ -99,8 +97,6 @@ NODE_FIELDS = (
 KERNEL_ON_ERROR = ("fail", "skip", "fallback")
 KERNEL_STEP_FIELDS = ("retry", "default_output", "condition", "regions", "timeout_ms")
 
-ROOTS = ("inputs", "steps", "item", "index", "result")
-STATES = ("final", "exit")
 # Declared types, by code (the operand lists of CHECK_INPUTS and CHECK_OUTPUT).
 TYPES = ("string", "int", "float", "boolean", "array", "object")
 
@@ -229,45 +225,12 @@ def _op(code, name, operands, pop, push, flow="next", branch=None, doc=""):
 
 
 OPCODES: tuple[Opcode, ...] = (
-    # ---- expressions
-    _op(0x01, "CONST", "const", 0, 1, doc="push a constant (a fresh copy of an array or object)"),
-    _op(0x02, "MISSING", "", 0, 1, doc="push the missing value (JavaScript undefined)"),
-    _op(0x03, "ROOT", "root", 0, 1,
-        doc="push a root of the expression context: $inputs, $steps, $item, $index or $result "
-            "(missing when unset)"),
-    _op(0x04, "STATE", "state", 0, 1, doc="push the run's final output or exit output"),
-    _op(0x05, "FIELD", "name", 1, 1, doc="v.name (wfs property access)"),
-    _op(0x06, "INDEX", "", 2, 1, doc="v[i] (wfs index access); pops i then v"),
-    _op(0x07, "EQ", "", 2, 1, doc="wfs.eq"),
-    _op(0x08, "NE", "", 2, 1, doc="wfs.ne"),
-    _op(0x09, "LT", "", 2, 1, doc="wfs.lt"),
-    _op(0x0A, "LE", "", 2, 1, doc="wfs.le"),
-    _op(0x0B, "GT", "", 2, 1, doc="wfs.gt"),
-    _op(0x0C, "GE", "", 2, 1, doc="wfs.ge"),
-    _op(0x0D, "CONTAINS", "", 2, 1, doc="wfs.contains"),
-    _op(0x0E, "AND", "", 2, 1, doc="wfs.and (both operands evaluated; boolean by wfs_truthy)"),
-    _op(0x0F, "OR", "", 2, 1, doc="wfs.or (both operands evaluated; boolean by wfs_truthy)"),
-    _op(0x10, "NOT", "", 1, 1, doc="wfs.not"),
-    _op(0x11, "TEMPLATE", "count", "n", 1,
-        doc="pop n parts, stringify each (stringify wfs), push their concatenation"),
-    _op(0x12, "LIST", "count", "n", 1, doc="pop n values, push them as an array (first pushed first)"),
-    _op(0x13, "OBJECT", "count", "2n", 1,
-        doc="pop n key/value pairs (key pushed first), push an object in that order; "
-            "a later duplicate key replaces the value in place"),
-    _op(0x14, "UNKNOWN", "name", 0, 1,
-        doc="fail the evaluation: EvalError 'Unknown reference: $name'"),
-    _op(0x15, "PICK", "name", 1, 1,
-        doc="v[name] ?? null when v is a plain object, else null (output mapping)"),
-    _op(0x16, "COALESCE", "", 1, 1, doc="v ?? null"),
-    _op(0x17, "SHAPE", "const", 1, 1,
-        doc="workflow outputs from a value: const is the list of declared output keys; "
-            "a plain object gives {k: v[k] ?? null}, anything else {keys[0]: v}; no keys gives {}"),
-    _op(0x18, "POP", "", 1, 0, doc="drop the top of the stack"),
-    _op(0x19, "COMPACT", "", 1, 1, doc="drop the keys of an object whose value is missing"),
+    # ---- values: every value is a block of the shared expression machine
     _op(0x1A, "EXPR", "block", 0, 1,
         doc="push the value of block b of section exprs, which the shared expression machine "
-            "(section 10) evaluates with $inputs, $steps, $item, $index and $result as its roots; "
-            "it costs the instructions the block runs but its RETURN"),
+            "(section 10) evaluates with $inputs, $steps, $item, $index and $result as its roots "
+            "(and, for the workflow outputs, the run's final output and exit output as `@final` and "
+            "`@exit`); it costs the instructions the block runs but its RETURN"),
     # ---- control
     _op(0x20, "JUMP", "target", 0, 0, "jump", doc="continue at target"),
     _op(0x21, "JUMP_IF_NOT", "target", 1, 0, "branch",
@@ -275,6 +238,11 @@ OPCODES: tuple[Opcode, ...] = (
     _op(0x22, "EXITED", "target", 0, 0, "branch", doc="continue at target when an exit step ended the run"),
     _op(0x24, "RET", "", 0, 0, "return", doc="return from a step function (stack must be empty)"),
     _op(0x25, "FINISH", "", 1, 0, "stop", doc="pop the workflow outputs; the run ends"),
+    _op(0x26, "OUTPUTS", "const", 0, 1,
+        doc="push the workflow outputs the run's final value gives (an exit step's output when one "
+            "ended the run, else the last top-level step's output ?? null): const is the list of "
+            "declared output keys; an object gives {k: v[k] ?? null}, missing {}, anything else "
+            "{keys[0]: v}; no keys gives {}"),
     _op(0x27, "OUTPUTS_FAILED", "", 1, 1,
         doc="pop message: the workflow outputs failed; the run fails (its error, unless it already "
             "has one, is 'workflow outputs: ' + message with step null); push {}"),
@@ -310,8 +278,9 @@ OPCODES: tuple[Opcode, ...] = (
     _op(0x37, "EXIT", "flag", 1, 0,
         doc="pop output; the current step's output is it; record the step succeeded; the run halts "
             "with status success (0) or failed (1) and that exit output"),
-    _op(0x39, "DEFAULT", "name const", 0, 0,
-        doc="inputs[name] = a fresh copy of const unless the key is present"),
+    _op(0x39, "DEFAULT", "name block", 0, 0,
+        doc="unless the key is present, inputs[name] = the value of block b (a constant's block: a "
+            "fresh copy of an array or object); costs as EXPR when it runs the block, else 1"),
     _op(0x3A, "SET_RESULT", "", 1, 0, doc="pop v; $result is v"),
     _op(0x3B, "CHECK_OUTPUT", "const", 1, 1,
         doc="v on top (a step's output); const lists (name, type) pairs (declared outputs): when "

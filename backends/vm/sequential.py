@@ -24,8 +24,11 @@ yields a ``Call`` request and a pause a ``Sleep``, which a driver answers
 (docs/runtime.md); ``program.new_run(inputs)`` is such a run, not started.
 
 The WorkflowSkill value semantics are ``flowc.runtime.wfs``'s, the
-functions generated modules run on. Expressions outside filter/map bodies
-run on the shared expression machine (``expr_vm``, the ``EXPR`` opcode).
+functions generated modules run on. The instruction set is the steps'
+control: every value is a block of the shared expression machine
+(``expr_vm``) that ``EXPR`` (or ``DEFAULT``) runs; a filter/map loop's block
+is compiled into closures the first time the loop runs (``compile_loop``,
+an optional part: ``BY_FEATURE``).
 """
 
 # MicroPython style on purpose: %-formatting, explicit `object` bases and
@@ -75,38 +78,16 @@ MAX_CALL_DEPTH = 256
 # The run-time budgets (fuel) are the kernel's: flowc.runtime.fuel.
 
 # ---------------------------------------------------------------- opcodes
-# Must equal flowc.backends.vm.format.OPCODES (a test checks it).
-CONST = 0x01
-MISSING_ = 0x02
-ROOT = 0x03
-STATE = 0x04
-FIELD = 0x05
-INDEX = 0x06
-EQ = 0x07
-NE = 0x08
-LT = 0x09
-LE = 0x0A
-GT = 0x0B
-GE = 0x0C
-CONTAINS = 0x0D
-AND = 0x0E
-OR = 0x0F
-NOT = 0x10
-TEMPLATE = 0x11
-LIST = 0x12
-OBJECT = 0x13
-UNKNOWN = 0x14
-PICK = 0x15
-COALESCE = 0x16
-SHAPE = 0x17
-POP = 0x18
-COMPACT = 0x19
+# Must equal flowc.backends.vm.format.OPCODES (a test checks it). The
+# instruction set is the steps' control: every value is a block of the
+# shared expression machine, run by EXPR (and DEFAULT).
 EXPR = 0x1A
 JUMP = 0x20
 JUMP_IF_NOT = 0x21
 EXITED = 0x22
 RET = 0x24
 FINISH = 0x25
+OUTPUTS = 0x26
 OUTPUTS_FAILED = 0x27
 CHECK_INPUTS = 0x28
 WALK = 0x29
@@ -131,45 +112,19 @@ END_EACH = 0x56
 TRANSFORM_INPUT = 0x57
 SORT = 0x58
 WRAP = 0x59
-# Internal (never in a file): CONST of an array or object, copied when pushed.
-_CONST_COPY = 0x101
 
 # code: (name, operand kinds, pop, push, flow, branch push or -1)
-# kinds: c const, n name, t target, s step, r retry, o root, a state,
-#        k count, f flag, x block. pop -1: operand 0; -2: twice operand 0.
+# kinds: c const, n name, t target, s step, r retry, f flag, k count,
+#        x block.
 # flow: 0 next, 1 jump, 2 branch, 3 return, 4 stop
 OPS = {
-    CONST: ("CONST", "c", 0, 1, 0, -1),
-    MISSING_: ("MISSING", "", 0, 1, 0, -1),
-    ROOT: ("ROOT", "o", 0, 1, 0, -1),
-    STATE: ("STATE", "a", 0, 1, 0, -1),
-    FIELD: ("FIELD", "n", 1, 1, 0, -1),
-    INDEX: ("INDEX", "", 2, 1, 0, -1),
-    EQ: ("EQ", "", 2, 1, 0, -1),
-    NE: ("NE", "", 2, 1, 0, -1),
-    LT: ("LT", "", 2, 1, 0, -1),
-    LE: ("LE", "", 2, 1, 0, -1),
-    GT: ("GT", "", 2, 1, 0, -1),
-    GE: ("GE", "", 2, 1, 0, -1),
-    CONTAINS: ("CONTAINS", "", 2, 1, 0, -1),
-    AND: ("AND", "", 2, 1, 0, -1),
-    OR: ("OR", "", 2, 1, 0, -1),
-    NOT: ("NOT", "", 1, 1, 0, -1),
-    TEMPLATE: ("TEMPLATE", "k", -1, 1, 0, -1),
-    LIST: ("LIST", "k", -1, 1, 0, -1),
-    OBJECT: ("OBJECT", "k", -2, 1, 0, -1),
-    UNKNOWN: ("UNKNOWN", "n", 0, 1, 0, -1),
-    PICK: ("PICK", "n", 1, 1, 0, -1),
-    COALESCE: ("COALESCE", "", 1, 1, 0, -1),
-    SHAPE: ("SHAPE", "c", 1, 1, 0, -1),
-    POP: ("POP", "", 1, 0, 0, -1),
-    COMPACT: ("COMPACT", "", 1, 1, 0, -1),
     EXPR: ("EXPR", "x", 0, 1, 0, -1),
     JUMP: ("JUMP", "t", 0, 0, 1, -1),
     JUMP_IF_NOT: ("JUMP_IF_NOT", "t", 1, 0, 2, -1),
     EXITED: ("EXITED", "t", 0, 0, 2, -1),
     RET: ("RET", "", 0, 0, 3, -1),
     FINISH: ("FINISH", "", 1, 0, 4, -1),
+    OUTPUTS: ("OUTPUTS", "c", 0, 1, 0, -1),
     OUTPUTS_FAILED: ("OUTPUTS_FAILED", "", 1, 1, 0, -1),
     CHECK_INPUTS: ("CHECK_INPUTS", "tc", 0, 0, 2, -1),
     WALK: ("WALK", "t", 0, 0, 2, -1),
@@ -180,7 +135,7 @@ OPS = {
     FAIL: ("FAIL", "f", 1, 0, 0, -1),
     FAIL_PARTIAL: ("FAIL_PARTIAL", "f", 2, 0, 0, -1),
     EXIT: ("EXIT", "f", 1, 0, 0, -1),
-    DEFAULT: ("DEFAULT", "nc", 0, 0, 0, -1),
+    DEFAULT: ("DEFAULT", "nx", 0, 0, 0, -1),
     SET_RESULT: ("SET_RESULT", "", 1, 0, 0, -1),
     CHECK_OUTPUT: ("CHECK_OUTPUT", "c", 1, 1, 0, -1),
     CALL: ("CALL", "nnr", 1, 1, 0, -1),
@@ -210,6 +165,7 @@ try:
         EvalError,
         _is_array,
         _num,
+        compact,
         error_message,
         js_boolean,
         retry_sleep,
@@ -238,6 +194,7 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
         EvalError,
         _is_array,
         _num,
+        compact,
         error_message,
         js_boolean,
         retry_sleep,
@@ -314,7 +271,6 @@ def _verify(name, consts, names, plan, code, exprs):
     if type(name) is not str:
         raise VerifyError("section name must be a string")
     _check_pools(consts, names)
-    machine = _expression_machine(exprs, consts, names)
     ops, shape, name_refs, block_refs = _code_streams(code)
     ncode = len(ops)
     if type(plan) is not list or len(plan) != 5:
@@ -330,17 +286,17 @@ def _verify(name, consts, names, plan, code, exprs):
     bounds = [0] + entries + [ncode]
     if not (finish < bounds[1]):
         raise VerifyError("the finish offset must be inside the main function")
-    nblocks = len(machine.code) if machine is not None else 0
     tables = (consts, names, retry_rows, len(step_rows))
     max_depth, funcs, counts, conditionals = _check_functions(ops, shape, bounds, finish, regions, starts, tables)
     arms = _arm_rows(plan[4], len(step_rows), conditionals)
-    # the name and block operands: as many as the code has, each in range
-    for refs, count, bound, what in ((name_refs, counts[1], len(names), "name"),
-                                     (block_refs, counts[2], nblocks, "block")):
+    # the name and block operands: as many as the code has, names in range; each
+    # block operand names a form of section exprs (checked with the blocks)
+    for refs, count, what in ((name_refs, counts[1], "name"), (block_refs, counts[2], "block")):
         if len(refs) != count:
             raise VerifyError("the code has %d %s operands, its stream %d" % (count, what, len(refs)))
-        if refs and max(refs) >= bound:
-            raise VerifyError("%s index %d out of range" % (what, max(refs)))
+    if name_refs and max(name_refs) >= len(names):
+        raise VerifyError("name index %d out of range" % max(name_refs))
+    machine = _expression_machine(exprs, consts, names, block_refs)
     program = Program(name, step_rows, entries, finish, consts, names, retry_rows, max_depth,
                       (ops, shape, name_refs, block_refs, bounds, funcs, regions, starts))
     program.machine = machine
@@ -556,9 +512,13 @@ def _check_functions(ops, shape, bounds, finish, regions, starts, tables):
     conditionals = []
     s0 = n0 = b0 = r0 = e0 = 0
     main_finish = finish    # part of the main function's form only
+    # the loop runs once per function: its lookups bound once
+    layout_of = layouts.get
+    checked = forms.get
+    add_func = funcs.append
     for f, e1 in enumerate(bounds[1:]):
         fops = ops[e0:e1]
-        counts = layouts.get(fops)
+        counts = layout_of(fops)
         if counts is None:
             counts = layouts[fops] = _operand_counts(fops, e0)
         s1 = s0 + counts[0]
@@ -569,7 +529,7 @@ def _check_functions(ops, shape, bounds, finish, regions, starts, tables):
             form = (fops, shape[s0:s1], main_finish, starts[r0] - e0, regions[4 * r0 + 1:4 * r1])
         else:
             form = (fops, shape[s0:s1], main_finish)
-        top_step = forms.get(form)
+        top_step = checked(form)
         if top_step is None:
             if s1 > len(shape):
                 raise VerifyError("the shape stream ends inside function %d" % f)
@@ -584,7 +544,7 @@ def _check_functions(ops, shape, bounds, finish, regions, starts, tables):
         # step operands count from the function's own step (f - 1), in main from 0
         if top_step > nsteps - (f or 1):
             raise VerifyError("step index %d out of range in function %d" % ((f - 1 if f else 0) + top_step, f))
-        funcs.append((s0, n0, b0, r0, r1))
+        add_func((s0, n0, b0, r0, r1))
         if counts[3]:   # an ARM: a conditional (the main function's would have been refused)
             conditionals.append(f - 1)
         s0 = s1
@@ -662,7 +622,7 @@ def _check_function(ops, args, rows, f, finish, base, tables):
     consts, names, retry_rows, _nsteps = tables
     n = len(ops)
     # a shape operand's bound by kind code (_KIND_CODES); steps are checked by the caller
-    limit = [0, len(consts), 0, n, 0, len(retry_rows) + 1, 5, 2, MAX_STACK + 1, 0]
+    limit = [0, len(consts), 0, n, 0, len(retry_rows) + 1, 0, 2, MAX_STACK + 1, 0]
     expect = {0: _EMPTY}
     if f == 0:
         _expect(expect, finish, _EMPTY)
@@ -759,7 +719,7 @@ def _underflow(op, at, pop, depth):
 
 _OPERAND_ERRORS = {1: "constant index %d out of range", 2: "name index %d out of range",
                    3: "jump target %d outside its function", 4: "step index %d out of range",
-                   5: "retry index %d out of range", 6: "root %d out of range", 7: "operand %d out of range",
+                   5: "retry index %d out of range", 7: "operand %d out of range",
                    8: "count %d too large", 9: "block %d out of range"}
 
 
@@ -797,103 +757,132 @@ def _special(op, special, vals, at, depth, pop, iters, low, f, consts, names):
         return iters, low
     if depth - pop < low:
         raise VerifyError("%s would take an iterator as a value at offset %d" % (OPS[op][0], at))
-    if op == TEMPLATE:
-        if vals[0] < 1:
-            raise VerifyError("TEMPLATE needs at least one part at offset %d" % at)
-    elif op == CHECK_OUTPUT:
+    if op == CHECK_OUTPUT:
         _declared_types(consts[vals[0]], at, names)
-    elif op == SHAPE:
+    elif op == OUTPUTS:
         a = consts[vals[0]]
         if type(a) is not list or [1 for x in a if type(x) is not str]:
-            raise VerifyError("SHAPE needs a constant list of strings at offset %d" % at)
+            raise VerifyError("OUTPUTS needs a constant list of strings at offset %d" % at)
     if op == FINISH and depth != 1:
         raise VerifyError("FINISH needs exactly the outputs on the stack at offset %d" % at)
-    if f != 0 and (op == FINISH or op == EXITED or op == STATE or op == OUTPUTS_FAILED or op == CHECK_INPUTS):
+    if f != 0 and (op == FINISH or op == EXITED or op == OUTPUTS or op == OUTPUTS_FAILED or op == CHECK_INPUTS):
         raise VerifyError("%s outside the main function at offset %d" % (OPS[op][0], at))
     if op == CHECK_INPUTS:
         _declared_types(consts[vals[1]], at, names)
     return iters, low
 
 
-def _expression_machine(exprs, consts, names):
+def _expression_machine(exprs, consts, names, block_forms):
     """The shared expression machine over section exprs, ``[keys, ops,
-    lengths, shape, forms, names]`` (the blocks in streams; they index the
-    program's consts and names), verified as WorkflowSkill code; None when
-    the program has no such section."""
+    shape, names, consts]`` (the forms and the blocks' names and constants
+    in streams; they index the program's consts and names), verified as
+    WorkflowSkill code: block k is the k-th block operand of the code
+    (``block_forms``, each a form's index). None when the program has no
+    such section and no block operand."""
     if exprs is None:
+        if block_forms:
+            raise VerifyError("block operands but no section exprs")
         return None
-    if type(exprs) is not list or len(exprs) != 6 or type(exprs[0]) is not list:
-        raise VerifyError("section exprs must be [keys, ops, lengths, shape, forms, names]")
+    if type(exprs) is not list or len(exprs) != 5 or type(exprs[0]) is not list:
+        raise VerifyError("section exprs must be [keys, ops, shape, names, consts]")
     keys = exprs[0]
-    blocks = verify_streams(exprs[1:], len(consts), names, keys, 0, _xw.PROFILE)
+    blocks = verify_streams(exprs[1:], block_forms, len(consts), names, keys, 0, _xw.PROFILE)
     return _x.Machine(consts, names, keys, blocks, copy=copy_json)
 
 
 # ---------------------------------------------------------------- expression blocks in streams
 # Section exprs holds the blocks' distinct forms (opcodes and operands but
-# the name operands of LOAD and FIELD) once each, then each block's form
-# and the blocks' names (docs/bytecode.md section 1); targets count
-# instructions. Each form is verified once: a block's names are only
-# indexes into the name table, checked for all blocks at once.
+# the name operands of FIELD and the constant operands of CONST: a LOAD
+# names one of a few roots, a FIELD any field)
+# once each, each ending at its only RETURN, then the blocks' names and the
+# blocks' constants (docs/bytecode.md section 1); targets count
+# instructions. A block is a block operand of the code (EXPR's, DEFAULT's),
+# which names its form. Each
+# form is verified once: a block's names and constants are only indexes
+# into the name table and the constant pool, checked for all blocks at once.
 
-# In the opcode stream, LOAD, FIELD and INDEX carry their access rule: the
-# byte is the opcode + ACCESS_STEP * the rule (so no operand holds it).
+# In the opcode stream, an instruction whose first operand is a rule (LOAD,
+# FIELD, INDEX: access; JUMP_IF_NOT: truthiness; TEMPLATE: stringify; MAP:
+# map) carries it: the byte is the opcode + ACCESS_STEP * the rule (so no
+# operand holds it).
 ACCESS_STEP = 32
+RULE_KINDS = "ahym"
+_RETURN_BYTE = bytes([_x.RETURN])
 
 
 class StreamBlocks(object):
     """The blocks of section exprs as the expression machine reads them
-    (``blocks[i]``, ``len(blocks)``): block i's form with its names, made
-    when the machine first resolves it. Its static methods read and
-    verify the streams (kept in the class: a device bundle is one module
-    namespace, which they would grow)."""
+    (``blocks[i]``, ``len(blocks)``): block i's form with its names and
+    constants, made when the machine first resolves it. Its static methods
+    read and verify the streams (kept in the class: a device bundle is one
+    module namespace, which they would grow)."""
 
-    def __init__(self, forms, refs, starts):
-        self.forms = forms      # per block its form (shared)
-        self.refs = refs        # the names stream
-        self.starts = starts    # per block where its names start
+    def __init__(self, forms, block_forms, refs, counts):
+        self.forms = forms      # the distinct forms
+        self.block_forms = block_forms  # per block its form's index
+        self.refs = refs        # (the names stream, the consts stream)
+        self.counts = counts    # per form how many names and how many constants it has
+        self.starts = None      # per block where its names and its constants start, once a block is read
 
     def __len__(self):
-        return len(self.forms)
+        return len(self.block_forms)
 
     def __getitem__(self, block):
-        return StreamBlocks.with_names(self.forms[block], self.refs, self.starts[block])
+        if self.starts is None:
+            self.starts = (StreamBlocks.starts(StreamBlocks.gather(self.counts[0], self.block_forms)),
+                           StreamBlocks.starts(StreamBlocks.gather(self.counts[1], self.block_forms)))
+        return StreamBlocks.with_refs(self.forms[self.block_forms[block]], self.refs,
+                                      (self.starts[0][block], self.starts[1][block]))
+
+    @staticmethod
+    def form_ends(ops):
+        """Where each form of the opcode stream ends: after its RETURN (no
+        other opcode byte is RETURN's, whatever rule it carries)."""
+        ends = []
+        e = ops.find(_RETURN_BYTE)
+        while e >= 0:
+            ends.append(e + 1)
+            e = ops.find(_RETURN_BYTE, e + 1)
+        return ends
 
     @staticmethod
     def counts(ops, index):
-        """(shape operands, name operands, has a LAMBDA) of a form's opcode bytes."""
-        nshape = nnames = 0
+        """(shape operands, name operands of FIELD, constant operands, has a
+        LAMBDA) of a form's opcode bytes."""
+        nshape = nnames = nconsts = 0
         for k in range(len(ops)):
-            op = ops[k]
-            spec = _x.OPCODES.get(op)
-            if spec is None:
-                spec = _x.OPCODES.get(op % ACCESS_STEP)
-                if spec is None or op % ACCESS_STEP not in (_x.LOAD, _x.FIELD, _x.INDEX) \
-                        or op >= ACCESS_STEP * len(_x.ACCESS):
-                    raise VerifyError("unknown opcode 0x%02x at %d of expression form %d" % (op, k, index))
-            for kind in spec[1]:
-                if kind == "n":
+            byte = ops[k]
+            spec = _x.OPCODES.get(byte % ACCESS_STEP)
+            if spec is None or (byte >= ACCESS_STEP and not (
+                    spec[1] and spec[1][0] in RULE_KINDS and byte // ACCESS_STEP < len(_x._RULES[spec[1][0]]))):
+                raise VerifyError("unknown opcode 0x%02x at %d of expression form %d" % (byte, k, index))
+            for j in range(len(spec[1])):
+                kind = spec[1][j]
+                if kind == "n" and byte % ACCESS_STEP == _x.FIELD:
                     nnames += 1
-                elif kind != "a":
+                elif kind == "c":
+                    nconsts += 1
+                elif j or kind not in RULE_KINDS:
                     nshape += 1
-        return nshape, nnames, _x.LAMBDA in ops
+        return nshape, nnames, nconsts, _x.LAMBDA in ops
 
     @staticmethod
     def form_of(ops, shape):
         """The decoded instructions ``[(index, opcode, operands)]`` of a form's
-        opcode bytes and shape operands, each name operand 0 (a placeholder)."""
+        opcode bytes and shape operands, each name operand of FIELD and
+        constant operand 0 (a placeholder)."""
         ins = []
         j = 0
         for k in range(len(ops)):
-            op = ops[k]
-            access = op // ACCESS_STEP
-            op = op % ACCESS_STEP
+            op = ops[k] % ACCESS_STEP
             operands = []
-            for kind in _x.OPCODES[op][1]:
-                if kind == "n":
+            kinds = _x.OPCODES[op][1]
+            for m in range(len(kinds)):
+                kind = kinds[m]
+                if kind == "c" or (kind == "n" and op == _x.FIELD):
                     operands.append(0)
-                elif kind == "a":
-                    operands.append(access)
+                elif m == 0 and kind in RULE_KINDS:
+                    operands.append(ops[k] // ACCESS_STEP)
                 else:
                     operands.append(shape[j])
                     j += 1
@@ -901,13 +890,19 @@ class StreamBlocks(object):
         return ins
 
     @staticmethod
-    def with_names(form, refs, at):
-        """A block's form with its name operands, refs[at], refs[at + 1] ..."""
+    def with_refs(form, refs, at):
+        """A block's form with its names of FIELD, refs[0][at[0]] ..., and
+        its constants, refs[1][at[1]] ..."""
+        names, consts = refs
+        n, c = at
         out = []
         for k, op, operands in form:
-            if op == _x.LOAD or op == _x.FIELD:
-                operands = [operands[0], refs[at]]
-                at += 1
+            if op == _x.FIELD:
+                operands = [operands[0], names[n]]
+                n += 1
+            elif op == _x.CONST:
+                operands = [consts[c]]
+                c += 1
             out.append((k, op, operands))
         return out
 
@@ -931,6 +926,14 @@ class StreamBlocks(object):
             raise
 
     @staticmethod
+    def total(table, indexes):
+        """sum(table[i] for i in indexes)."""
+        try:
+            return sum(map(table.__getitem__, indexes))
+        except AttributeError:  # pragma: no cover - MicroPython
+            return sum([table[i] for i in indexes])
+
+    @staticmethod
     def gather(table, indexes):
         """[table[i] for i in indexes]."""
         try:
@@ -938,40 +941,50 @@ class StreamBlocks(object):
         except AttributeError:  # pragma: no cover - MicroPython
             return [table[i] for i in indexes]
 
+    @staticmethod
+    def starts(counts):
+        """Where each block's operands start in a stream, given how many each has."""
+        ends = _running_sum(counts)
+        return [0] + ends[:-1] if ends else []
 
-def verify_streams(streams, nconsts, names, keys, nslots, profile):
-    """Verify expression blocks in streams, ``[ops, lengths, shape, forms,
-    names]`` (the distinct forms, then each block's form and the blocks'
-    names), with every check of the expression machine's verifier: each
-    form once, the blocks by their form's index and the name operands'
-    range all at once. Returns the blocks (:class:`StreamBlocks`)."""
-    if type(streams) is not list or len(streams) != 5 or type(streams[0]) is not bytes:
-        raise VerifyError("expression blocks must be [ops, lengths, shape, forms, names], ops msgpack bin")
+
+def verify_streams(streams, block_forms, nconsts, names, keys, nslots, profile):
+    """Verify expression blocks in streams, ``[ops, shape, names, consts]``
+    (the distinct forms, each ending at its RETURN, then the blocks' names
+    and constants), block k of form ``block_forms[k]``, with every check of the expression
+    machine's verifier: each form once, the blocks by their form's index
+    and the name and constant operands' ranges all at once. Returns the
+    blocks (:class:`StreamBlocks`)."""
+    if type(streams) is not list or len(streams) != 4 or type(streams[0]) is not bytes:
+        raise VerifyError("expression blocks must be [ops, shape, names, consts], ops msgpack bin")
     ops = streams[0]
     for stream in streams[1:]:
         if type(stream) is not list:
             raise VerifyError("the expression streams must be arrays")
         if stream and (list(map(type, stream)).count(int) != len(stream) or min(stream) < 0):
             raise VerifyError("the expression streams hold only non-negative integers")
-    lengths, shape, block_forms, refs = streams[1:]
+    shape, refs, const_refs = streams[1:]
+    ends = StreamBlocks.form_ends(ops)
     for k in keys:
         if type(k) is not str:
             raise VerifyError("a key must be a string")
-    nforms = len(lengths)
-    sizes = (nconsts, len(names), len(keys), len(block_forms))
-    if block_forms and max(block_forms) >= nforms:
-        raise VerifyError("a block names form %d of %d" % (max(block_forms), nforms))
-    if len(set(block_forms)) != nforms:
+    nforms = len(ends)
+    # a form's constants are placeholders (0): verified against one constant at least,
+    # the blocks' own against the pool below
+    sizes = (max(nconsts, 1), len(names), len(keys), len(block_forms))
+    used = set(block_forms)
+    if used and max(used) >= nforms:
+        raise VerifyError("a block names form %d of %d" % (max(used), nforms))
+    if len(used) != nforms:
         raise VerifyError("an expression form no block has")
     forms = []
     form_names = []
+    form_consts = []
     lambdas = False
     e0 = s0 = 0
     for k in range(nforms):
-        e1 = e0 + lengths[k]
-        if e1 > len(ops) or e1 == e0:
-            raise VerifyError("expression form %d is empty or runs past the opcodes" % k)
-        nshape, nnames, has_lambda = StreamBlocks.counts(ops[e0:e1], k)
+        e1 = ends[k]
+        nshape, nnames, nc, has_lambda = StreamBlocks.counts(ops[e0:e1], k)
         if s0 + nshape > len(shape):
             raise VerifyError("the shape stream ends inside expression form %d" % k)
         form = StreamBlocks.form_of(ops[e0:e1], shape[s0:s0 + nshape])
@@ -979,23 +992,26 @@ def verify_streams(streams, nconsts, names, keys, nslots, profile):
         lambdas = lambdas or has_lambda
         forms.append(form)
         form_names.append(nnames)
+        form_consts.append(nc)
         e0 = e1
         s0 += nshape
     if e0 != len(ops) or s0 != len(shape):
         raise VerifyError("the expression streams hold more than the forms")
-    counts = StreamBlocks.gather(form_names, block_forms)
-    if sum(counts) != len(refs):
-        raise VerifyError("the expression blocks have %d name operands, the stream %d" % (sum(counts), len(refs)))
+    # the blocks' operands together (each block's count, where its operands start, when it is first read)
+    nrefs = StreamBlocks.total(form_names, block_forms)
+    ncrefs = StreamBlocks.total(form_consts, block_forms)
+    if nrefs != len(refs):
+        raise VerifyError("the expression blocks have %d name operands, the stream %d" % (nrefs, len(refs)))
+    if ncrefs != len(const_refs):
+        raise VerifyError("the expression blocks have %d constant operands, the stream %d"
+                          % (ncrefs, len(const_refs)))
     if refs and max(refs) >= len(names):
         raise VerifyError("name index %d out of range in an expression block" % max(refs))
-    starts = []     # where each block's names start
-    total = 0
-    for c in counts:
-        starts.append(total)
-        total += c
-    blocks = StreamBlocks(StreamBlocks.gather(forms, block_forms), refs, starts)
+    if const_refs and max(const_refs) >= nconsts:
+        raise VerifyError("constant index %d out of range in an expression block" % max(const_refs))
+    blocks = StreamBlocks(forms, block_forms, (refs, const_refs), (form_names, form_consts))
     if lambdas:
-        _x.check_lambdas(blocks.forms)
+        _x.check_lambdas(StreamBlocks.gather(forms, block_forms))
     return blocks
 
 
@@ -1007,7 +1023,7 @@ def decode_function(program, f):
     (per instruction its innermost region ``[handler, depth]``, or None).
     The interpreter decodes a function when it first enters it: the
     verifier has checked everything already."""
-    ops, shape, name_refs, block_refs, bounds, funcs, regions, starts = program.streams
+    ops, shape, name_refs, _blocks, bounds, funcs, regions, starts = program.streams
     consts, names, retry_rows = program.consts, program.names, program.retries
     code = program.code
     e0 = bounds[f]
@@ -1020,8 +1036,8 @@ def decode_function(program, f):
             if k == 2:
                 v = names[name_refs[nn]]
                 nn += 1
-            elif k == 9:
-                v = block_refs[nb]
+            elif k == 9:     # block k is the k-th block operand's (the stream names its form)
+                v = nb
                 nb += 1
             else:
                 v = shape[s]
@@ -1036,9 +1052,7 @@ def decode_function(program, f):
                     v = retry_rows[v - 1] if v else None
             vals[m] = v
         a, b, c = vals
-        if op == CONST and (type(a) is list or isinstance(a, dict)):
-            op = _CONST_COPY    # pushed as a fresh copy
-        elif op == SORT:
+        if op == SORT:
             a = tuple(a.split("."))
         elif op == CHECK_OUTPUT:
             a = _declared_types(a, i, names)
@@ -1072,13 +1086,12 @@ def _declared_types(v, at, names):
 
 
 _EMPTY = (0, ())
-_KIND_CODES = {"c": 1, "n": 2, "t": 3, "s": 4, "r": 5, "o": 6, "a": 7, "f": 7, "k": 8, "x": 9}
+_KIND_CODES = {"c": 1, "n": 2, "t": 3, "s": 4, "r": 5, "f": 7, "k": 8, "x": 9}
 # kind code -> the stream of section code holding such operands: 0 shape, 1 names, 2 blocks
 _STREAM = (0, 0, 1, 0, 0, 0, 0, 0, 0, 2)
 # Opcodes with checks of their own: 1 the iterator's, 3 RET, WALK and ARM, 2 the others (4: unknown opcodes).
 _SPECIAL = {ITER: 1, COLLECT: 1, END_EACH: 1, NEXT: 1, APPEND: 1, KEEP: 1, ITEM_FAILED: 1, RET: 3, WALK: 3, ARM: 3,
-            TEMPLATE: 2, FINISH: 2, EXITED: 2, STATE: 2, OUTPUTS_FAILED: 2, SHAPE: 2, SORT: 2, CHECK_INPUTS: 2,
-            CHECK_OUTPUT: 2}
+            FINISH: 2, EXITED: 2, OUTPUTS: 2, OUTPUTS_FAILED: 2, SORT: 2, CHECK_INPUTS: 2, CHECK_OUTPUT: 2}
 # opcode -> (operand count, first operand's kind code, pop, push, flow, branch push, needs special
 # checks, operand kind codes); an unknown opcode's special checks (4) refuse it
 _SPEC_LIST = [(0, 0, 0, 0, 0, -1, 4, ())] * 256
@@ -1209,39 +1222,25 @@ except NameError:  # pragma: no cover - MicroPython has no RecursionError
                     RuntimeError)
 
 
-def compact(obj):
-    """obj without the keys whose value is missing."""
-    if not isinstance(obj, dict):
-        return obj
-    for k in obj:
-        if obj[k] is MISSING:
-            out = _Obj()
-            for k2 in obj:
-                v = obj[k2]
-                if v is not MISSING:
-                    out[k2] = v
-            return out
-    return obj
-
-
 # ================================================================ fast loops
-# A filter or map loop -- NEXT; a straight-line expression; KEEP or APPEND;
-# JUMP back to the NEXT -- is translated, the first time it runs, into a tree
-# of closures, one per expression node: no operand stack, no dispatch. On
-# each entry to the loop the nodes that depend on neither $item nor $index
-# are evaluated once and folded into constants (an expression has no effects
-# and evaluates all of its operands, so they are the same for every item),
-# and the common cases of the value semantics (plain objects, numbers,
-# strings) run inline behind type checks, falling back to the functions
-# above for anything else.
+# A filter or map loop -- NEXT; EXPR of a straight-line block; KEEP or
+# APPEND; JUMP back to the NEXT -- is translated, the first time it runs,
+# from the expression machine's block into a tree of closures, one per
+# expression node: no operand stack, no dispatch. On each entry to the loop
+# the nodes that depend on neither $item nor $index are evaluated once and
+# folded into constants (an expression has no effects and evaluates all of
+# its operands, so they are the same for every item), and the common cases
+# of the value semantics (plain objects, numbers, strings) run inline behind
+# type checks, falling back to flowc.runtime.wfs's functions, the builtins
+# the block calls, for anything else.
 #
 # Fuel is charged as the interpreter charges it: an iteration costs NEXT,
-# the expression's instructions, KEEP or APPEND and JUMP, and one unit of
-# iteration fuel. The fast loop commits only whole iterations that fit in
-# the fuel left and that complete without an exception; the interpreter runs
-# every other iteration instruction by instruction (the expression is then
-# evaluated again: it is pure), so records, errors and the point where fuel
-# runs out are exactly the interpreter's.
+# the block's instructions but its RETURN, KEEP or APPEND and JUMP, and one
+# unit of iteration fuel. The fast loop commits only whole iterations that
+# fit in the fuel left and that complete without an exception; the
+# interpreter runs every other iteration instruction by instruction (the
+# block is then evaluated again: it is pure), so records, errors and the
+# point where fuel runs out are exactly the interpreter's.
 
 FAST_LOOPS = True       # False: the interpreter runs every instruction (tests compare the two)
 # The tables of optional parts, a speed-up a device can do without: a small
@@ -1252,12 +1251,32 @@ _MAX_TREE = 24          # deeper expressions stay in the interpreter (closures n
 _NOT_YET = object()     # a loop not yet looked at (Program.loops)
 _FAST_DICT = _Obj       # the objects the fast paths read directly; anything else takes the general path
 
-# The expression opcodes a compiled loop body may hold: how many values each
-# pops (-1: the count operand; -2: twice the count operand).
-_BODY_POPS = {CONST: 0, _CONST_COPY: 0, MISSING_: 0, ROOT: 0, STATE: 0, FIELD: 1, INDEX: 2, EQ: 2, NE: 2,
-              LT: 2, LE: 2, GT: 2, GE: 2, CONTAINS: 2, AND: 2, OR: 2, NOT: 1, TEMPLATE: -1, LIST: -1,
-              OBJECT: -2, PICK: 1, COALESCE: 1, SHAPE: 1, COMPACT: 1}
-_FLIPPED = {LT: GT, LE: GE, GT: LT, GE: LE}
+# The nodes of a compiled block: an instruction of the expression machine
+# each (a builtin CALL by its key), the ones a loop body holds.
+_N_CONST = 1
+_N_ROOT = 3
+_N_FIELD = 5
+_N_INDEX = 6
+_N_EQ = 7
+_N_NE = 8
+_N_LT = 9
+_N_LE = 10
+_N_GT = 11
+_N_GE = 12
+_N_CONTAINS = 13
+_N_AND = 14
+_N_OR = 15
+_N_NOT = 16
+_N_TEMPLATE = 17
+_N_LIST = 18
+_N_OBJECT = 19
+_N_COMPACT = 25
+_N_COMPACT_OBJECT = 26    # MAP wfs_compact: an object without the keys whose value is missing
+_CONST_COPY = 0x101     # CONST of an array or object: a fresh copy per evaluation
+_FLIPPED = {_N_LT: _N_GT, _N_LE: _N_GE, _N_GT: _N_LT, _N_GE: _N_LE}
+# The builtins a compiled block may call, by key.
+_BODY_CALLS = {"wfs.eq": _N_EQ, "wfs.ne": _N_NE, "wfs.lt": _N_LT, "wfs.le": _N_LE, "wfs.gt": _N_GT, "wfs.ge": _N_GE,
+               "wfs.contains": _N_CONTAINS, "wfs.and": _N_AND, "wfs.or": _N_OR, "wfs.not": _N_NOT, "wfs.compact": _N_COMPACT}
 
 
 class _Loop(object):
@@ -1266,66 +1285,108 @@ class _Loop(object):
 
     def __init__(self, keep, cost, tree, uses_index, leaves):
         self.keep = keep            # KEEP (a filter), else APPEND (a map)
-        self.cost = cost            # instructions per iteration: NEXT, the expression, KEEP/APPEND, JUMP
+        self.cost = cost            # instructions per iteration: NEXT, the block, KEEP/APPEND, JUMP
         self.tree = tree            # the expression: nodes (op, operand, children, height, depends)
         self.uses_index = uses_index
-        self.leaves = leaves        # its largest parts read from $inputs, $steps, $result or a state
+        self.leaves = leaves        # its largest parts read from $inputs, $steps or $result
         self.cache = None           # (the leaves' values, the function of an item built from them)
 
 
 # What a node depends on (bits): 1 $item or $index; 2 the run ($inputs, $steps,
-# $result, STATE); 4 a fresh object per evaluation (never folded into a constant).
-_FRESH_OPS = (_CONST_COPY, LIST, OBJECT, SHAPE, COMPACT)
+# $result); 4 a fresh object per evaluation (never folded into a constant).
+_FRESH_OPS = (_CONST_COPY, _N_LIST, _N_OBJECT, _N_COMPACT_OBJECT, _N_COMPACT)
 
 
-def compile_loop(code, at):
+def compile_loop(program, at):
     """The loop whose NEXT is at offset ``at`` as a :class:`_Loop`, or None
     when it is not a filter/map loop the fast path runs."""
+    code = program.code
     ins = code[at]
     if ins[2]:      # a delay between items: the interpreter sleeps
         return None
-    p = ins[4]
-    stack = []
-    uses_index = False
-    n = 0
-    while True:
-        op, a, _b, _c, nxt = code[p]
-        if op == KEEP or op == APPEND:
-            break
-        pops = _BODY_POPS.get(op)
-        if pops is None:
-            return None
-        if pops < 0:
-            pops = a if pops == -1 else 2 * a
-        if pops > len(stack):   # pragma: no cover - verified away
-            return None
-        kids = ()
-        height = 1
-        depends = 4 if op in _FRESH_OPS else 0
-        if pops:
-            kids = tuple(stack[len(stack) - pops:])
-            del stack[len(stack) - pops:]
-            for kid in kids:
-                if kid[3] >= height:
-                    height = kid[3] + 1
-                depends |= kid[4]
-            if height > _MAX_TREE:
-                return None
-        elif op == ROOT:
-            depends = 1 if a == 2 or a == 3 else 2
-            if a == 3:
-                uses_index = True
-        elif op == STATE:
-            depends = 2
-        stack.append((op, a, kids, height, depends))
-        n += 1
-        p = nxt
-    after = code[nxt]
-    if len(stack) != 1 or after is None or after[0] != JUMP or after[1] != at:
+    body = code[ins[4]]
+    if body[0] != EXPR:
+        return None
+    end = code[body[4]]
+    if end[0] != KEEP and end[0] != APPEND:
+        return None
+    after = code[end[4]]
+    if after is None or after[0] != JUMP or after[1] != at:
+        return None
+    tree = _block_tree(program.machine, body[1])
+    if tree is None:
         return None
     leaves = []
-    _leaves(stack[0], leaves)
-    return _Loop(op == KEEP, n + 3, stack[0], uses_index, tuple(leaves))
+    _leaves(tree[0], leaves)
+    return _Loop(end[0] == KEEP, tree[1] + 2, tree[0], tree[2], tuple(leaves))
+
+
+def _block_tree(machine, block):
+    """(the tree, the block's instruction count, reads $index) of a block
+    that runs straight to its RETURN with the instructions a compiled loop
+    has; else None."""
+    decoded, consts, names, keys = machine.source(block)
+    stack = []
+    uses_index = False
+    for _k, op, o in decoded:
+        if op == _x.RETURN:
+            break
+        pops = 0
+        if op == _x.CONST:
+            v = consts[o[0]]
+            node = (_CONST_COPY if type(v) is list or isinstance(v, dict) else _N_CONST, v)
+        elif op == _x.LOAD:
+            root = _xw.WFS_ROOTS.index(names[o[1]]) if names[o[1]] in _xw.WFS_ROOTS else -1
+            if root < 0 or _x.ACCESS[o[0]] != "wfs":   # another name fails: the interpreter says how
+                return None
+            node = (_N_ROOT, root)
+            uses_index = uses_index or root == 3
+        elif op == _x.FIELD:
+            node = (_N_FIELD, names[o[1]])
+            pops = 1
+        elif op == _x.INDEX:
+            node = (_N_INDEX, None)
+            pops = 2
+        elif op == _x.CALL:
+            node = (_BODY_CALLS.get(keys[o[0]]), None)
+            pops = o[1]
+            if node[0] is None:
+                return None
+        elif op == _x.LIST or op == _x.MAP or op == _x.TEMPLATE:
+            count = o[-1]
+            node = ({_x.LIST: _N_LIST, _x.MAP: _N_OBJECT, _x.TEMPLATE: _N_TEMPLATE}[op], count)
+            if op == _x.MAP and _x.MAPS[o[0]] == "wfs_compact":
+                node = (_N_COMPACT_OBJECT, count)
+            pops = 2 * count if op == _x.MAP else count
+        else:
+            return None
+        tree = _node(node[0], node[1], stack, pops)
+        if tree is None:
+            return None
+        stack.append(tree)
+    if len(stack) != 1:     # pragma: no cover - verified away
+        return None
+    return stack[0], len(decoded), uses_index
+
+
+def _node(op, a, stack, pops):
+    """The node (op, operand, children, height, depends) of an instruction
+    popping ``pops`` children off ``stack``; None when the tree grows too deep."""
+    kids = ()
+    height = 1
+    depends = 4 if op in _FRESH_OPS else 0
+    if pops:
+        kids = tuple(stack[len(stack) - pops:])
+        del stack[len(stack) - pops:]
+        for kid in kids:
+            if kid[3] >= height:
+                height = kid[3] + 1
+            depends |= kid[4]
+        if height > _MAX_TREE:
+            return None
+    elif op == _N_ROOT:
+        depends = 1 if a == 2 or a == 3 else 2
+    return (op, a, kids, height, depends)
 
 
 def _leaves(node, out):
@@ -1397,11 +1458,11 @@ def _is_plain_number(v):
 
 
 def _order(op, x, y):
-    if op == LT:
+    if op == _N_LT:
         return x < y
-    if op == LE:
+    if op == _N_LE:
         return x <= y
-    if op == GT:
+    if op == _N_GT:
         return x > y
     return x >= y
 
@@ -1417,7 +1478,7 @@ def _operand(s):
 def _order_const(op, s, h):
     """s <op> h by toNumber, h a number already: plain numbers compare directly."""
     name, g = _operand(s)
-    if op == LT:
+    if op == _N_LT:
         def lt(x):
             v = x.get(name, MISSING) if name is not None and type(x) is _FAST_DICT else g(x)
             t = type(v)
@@ -1425,7 +1486,7 @@ def _order_const(op, s, h):
                 return v < h
             return _to_number(v) < h
         return lt
-    if op == LE:
+    if op == _N_LE:
         def le(x):
             v = x.get(name, MISSING) if name is not None and type(x) is _FAST_DICT else g(x)
             t = type(v)
@@ -1433,7 +1494,7 @@ def _order_const(op, s, h):
                 return v <= h
             return _to_number(v) <= h
         return le
-    if op == GT:
+    if op == _N_GT:
         def gt(x):
             v = x.get(name, MISSING) if name is not None and type(x) is _FAST_DICT else g(x)
             t = type(v)
@@ -1535,10 +1596,10 @@ def _b_logic(op, left, right):
     if left[0] == 0 and right[0] == 0:
         a = wfs_truthy(left[1])
         b = wfs_truthy(right[1])
-        return (0, (a and b) if op == AND else (a or b), True)
+        return (0, (a and b) if op == _N_AND else (a or b), True)
     gl = _fn(left)
     gr = _fn(right)
-    if op == AND:
+    if op == _N_AND:
         def and_(x):
             a = gl(x)
             b = gr(x)
@@ -1553,7 +1614,7 @@ def _b_logic(op, left, right):
 
 
 def _b_object(kids, env, compact_it):
-    """OBJECT (and COMPACT of it): a fresh object per item."""
+    """MAP (wfs, or wfs_compact: without the keys whose value is missing): a fresh object per item."""
     parts = [_build(k, env) for k in kids]
     keys = []
     for j in range(0, len(parts), 2):
@@ -1592,63 +1653,59 @@ def _b_object(kids, env, compact_it):
 
 def _build(node, env):
     """Stage two: one node (and its children) for one entry to the loop.
-    env is (inputs, $steps, index cell, $result, final output, exit output)."""
+    env is (inputs, $steps, index cell, $result)."""
     op, a, kids = node[0], node[1], node[2]
     if op in _LEAVES:
         return _b_leaf(op, a, env)
-    if op == OBJECT:
-        return _b_object(kids, env, False)
-    if op == COMPACT and kids[0][0] == OBJECT:
+    if op == _N_OBJECT or op == _N_COMPACT_OBJECT:
+        return _b_object(kids, env, op == _N_COMPACT_OBJECT)
+    if op == _N_COMPACT and kids[0][0] == _N_OBJECT:
         return _b_object(kids[0][2], env, True)
     args = [_build(k, env) for k in kids]
-    if op == FIELD:
+    if op == _N_FIELD:
         return _b_field(args[0], a)
-    if op == EQ or op == NE:
-        return _b_eq(args[0], args[1], op == NE)
-    if op == LT or op == LE or op == GT or op == GE:
+    if op == _N_EQ or op == _N_NE:
+        return _b_eq(args[0], args[1], op == _N_NE)
+    if op == _N_LT or op == _N_LE or op == _N_GT or op == _N_GE:
         return _b_order(op, args[0], args[1])
-    if op == CONTAINS:
+    if op == _N_CONTAINS:
         return _b_contains(args[0], args[1])
-    if op == AND or op == OR:
+    if op == _N_AND or op == _N_OR:
         return _b_logic(op, args[0], args[1])
-    if op == NOT:
+    if op == _N_NOT:
         s = args[0]
         if s[0] == 0:
             return (0, not wfs_truthy(s[1]), True)
         g = _fn(s)
         return (3, lambda x: not wfs_truthy(g(x)), True)
-    if op == INDEX:
+    if op == _N_INDEX:
         if args[0][0] == 0 and args[1][0] == 0:
             v = get_index(args[0][1], args[1][1])
             return (0, v, type(v) is bool)
         gl = _fn(args[0])
         gr = _fn(args[1])
         return (3, lambda x: get_index(gl(x), gr(x)), False)
-    if op == PICK or op == COALESCE:
-        return _b_pick(op, args[0], a)
-    if op == TEMPLATE:
+    if op == _N_TEMPLATE:
         if not [1 for s in args if s[0] != 0]:
             return (0, "".join([stringify(s[1]) for s in args]), False)
         fns = tuple([_fn(s) for s in args])
         return (3, lambda x: "".join([stringify(g(x)) for g in fns]), False)
     fns = tuple([_fn(s) for s in args])
-    if op == LIST:
+    if op == _N_LIST:
         return (3, lambda x: [g(x) for g in fns], False)
     g = fns[0]
-    if op == SHAPE:
-        return (3, lambda x: shape_outputs(g(x), a), False)
-    # COMPACT of anything but an object built here
+    # wfs.compact of anything but an object built here
     return (3, lambda x: compact(g(x)), False)
 
 
-_LEAVES = (CONST, ROOT, MISSING_, STATE, _CONST_COPY)
+_LEAVES = (_N_CONST, _N_ROOT, _CONST_COPY)
 
 
 def _b_leaf(op, a, env):
-    """A node without children: a constant, a root, a state."""
-    if op == CONST:
+    """A node without children: a constant, a root."""
+    if op == _N_CONST:
         return (0, a, type(a) is bool)
-    if op == ROOT:
+    if op == _N_ROOT:
         if a == 2:
             return (1, None, False)
         if a == 3:
@@ -1656,15 +1713,11 @@ def _b_leaf(op, a, env):
             return (3, lambda x: cell[0], False)
         v = env[3] if a == 4 else env[a]
         return (0, v, type(v) is bool)
-    if op == MISSING_:
-        return (0, MISSING, False)
-    if op == STATE:
-        return (0, env[5] if a else env[4], False)
     return (3, lambda x: copy_json(a), False)   # _CONST_COPY
 
 
 def _b_field(s, a):
-    """FIELD a of node s: a constant folded, a path of $item extended."""
+    """_N_FIELD a of node s: a constant folded, a path of $item extended."""
     kind = s[0]
     if kind == 0:
         v = get_field(s[1], a)
@@ -1681,29 +1734,6 @@ def _b_field(s, a):
             return v.get(a, MISSING)
         return get_field(v, a)
     return (3, field, False)
-
-
-def _b_pick(op, s, a):
-    """PICK a or COALESCE of node s."""
-    if s[0] == 0:
-        v = _pick(s[1], a) if op == PICK else s[1]
-        v = None if v is MISSING else v
-        return (0, v, type(v) is bool)
-    g = _fn(s)
-    if op == PICK:
-        return (3, lambda x: _pick(g(x), a), False)
-
-    def coalesce(x):
-        v = g(x)
-        return None if v is MISSING else v
-    return (3, coalesce, False)
-
-
-def _pick(v, name):
-    if isinstance(v, dict):
-        v = v.get(name)
-        return None if v is MISSING else v
-    return None
 
 
 def _loop_fn(loop, env):
@@ -2014,33 +2044,16 @@ class SkillVMRun(Kernel):
                     fuel -= 1
                     if fuel < 0:
                         raise self.fuel.out_of_instructions()
-                    if op == ROOT:
-                        if a == 2:
-                            push(item)
-                        elif a == 0:
-                            push(inputs)
-                        elif a == 1:
-                            push(ctx)
-                        elif a == 3:
-                            push(index)
-                        else:
-                            push(result)
-                    elif op == FIELD:
-                        v = stack[-1]
-                        if isinstance(v, dict):
-                            stack[-1] = v.get(a, MISSING)
-                        else:
-                            stack[-1] = get_field(v, a)
-                    elif op == CONST:
-                        push(a)
-                    elif op == EXPR:
+                    if op == EXPR:
                         # The machine spends this run's fuel: as much as the block's
                         # instructions would have cost here (this EXPR stands for the
                         # first, the RETURN is not charged).
                         machine.left = fuel + 1
                         try:
                             push(machine.run(a, {"inputs": inputs, "steps": ctx, "item": item, "index": index,
-                                                 "result": result}, None))
+                                                 "result": result,
+                                                 "@final": self.exit_output if self.exited else self.last},
+                                      None))
                         except OutOfFuel:  # the machine's own budget is not the run's: the run's message
                             raise self.fuel.out_of_instructions()
                         finally:
@@ -2052,11 +2065,10 @@ class SkillVMRun(Kernel):
                         if fast is not None and i < len(it.items):
                             lp = loops.get(at, _NOT_YET)
                             if lp is _NOT_YET:
-                                lp = loops[at] = fast[0](code, at)
+                                lp = loops[at] = fast[0](p, at)
                             if lp is not None:
                                 # whole iterations, this NEXT included; then this NEXT again
-                                fuel, iters = fast[1](lp, it, (inputs, ctx, [0], result, self.last,
-                                                               self.exit_output), fuel + 1, iters)
+                                fuel, iters = fast[1](lp, it, (inputs, ctx, [0], result), fuel + 1, iters)
                                 fuel -= 1
                                 if fuel < 0:
                                     raise self.fuel.out_of_instructions()
@@ -2084,76 +2096,6 @@ class SkillVMRun(Kernel):
                     elif op == APPEND:
                         v = pop()
                         stack[-1].acc.append(v)
-                    elif op == EQ:
-                        v = pop()
-                        stack[-1] = wfs_eq(stack[-1], v)
-                    elif op == NE:
-                        v = pop()
-                        stack[-1] = not wfs_eq(stack[-1], v)
-                    elif op == GT:
-                        v = pop()
-                        stack[-1] = _to_number(stack[-1]) > _to_number(v)
-                    elif op == LT:
-                        v = pop()
-                        stack[-1] = _to_number(stack[-1]) < _to_number(v)
-                    elif op == GE:
-                        v = pop()
-                        stack[-1] = _to_number(stack[-1]) >= _to_number(v)
-                    elif op == LE:
-                        v = pop()
-                        stack[-1] = _to_number(stack[-1]) <= _to_number(v)
-                    elif op == CONTAINS:
-                        v = pop()
-                        stack[-1] = wfs_contains(stack[-1], v)
-                    elif op == AND:
-                        v = pop()
-                        stack[-1] = wfs_truthy(stack[-1]) and wfs_truthy(v)
-                    elif op == OR:
-                        v = pop()
-                        stack[-1] = wfs_truthy(stack[-1]) or wfs_truthy(v)
-                    elif op == NOT:
-                        stack[-1] = not wfs_truthy(stack[-1])
-                    elif op == OBJECT:
-                        obj = _Obj()
-                        if a:
-                            base = len(stack) - 2 * a
-                            for j in range(base, len(stack), 2):
-                                k = stack[j]
-                                obj[k if type(k) is str else to_string(k)] = stack[j + 1]
-                            del stack[base:]
-                        push(obj)
-                    elif op == COMPACT:
-                        stack[-1] = compact(stack[-1])
-                    elif op == TEMPLATE:
-                        base = len(stack) - a
-                        text = "".join([stringify(v) for v in stack[base:]])
-                        del stack[base:]
-                        push(text)
-                    elif op == INDEX:
-                        v = pop()
-                        stack[-1] = get_index(stack[-1], v)
-                    elif op == MISSING_:
-                        push(MISSING)
-                    elif op == _CONST_COPY:
-                        push(copy_json(a))
-                    elif op == LIST:
-                        if a:
-                            base = len(stack) - a
-                            lst = stack[base:]
-                            del stack[base:]
-                        else:
-                            lst = []
-                        push(lst)
-                    elif op == PICK:
-                        v = stack[-1]
-                        if isinstance(v, dict):
-                            v = v.get(a)
-                            stack[-1] = None if v is MISSING else v
-                        else:
-                            stack[-1] = None
-                    elif op == COALESCE:
-                        if stack[-1] is MISSING:
-                            stack[-1] = None
                     elif op == ITER:
                         v = stack[-1]
                         if not _is_array(v):
@@ -2320,15 +2262,20 @@ class SkillVMRun(Kernel):
                         if a == 1:
                             self.status = "failed"
                     elif op == DEFAULT:
-                        if a not in inputs:
-                            inputs[a] = copy_json(b)
-                    elif op == STATE:
-                        push(self.exit_output if a else self.last)
-                    elif op == SHAPE:
-                        stack[-1] = shape_outputs(stack[-1], a)
+                        if a not in inputs:     # the block's value, charged as EXPR charges it
+                            machine.left = fuel + 1
+                            try:
+                                inputs[a] = machine.run(b, {"inputs": inputs, "steps": ctx}, None)
+                            except OutOfFuel:
+                                raise self.fuel.out_of_instructions()
+                            finally:
+                                fuel = machine.left
+                            fuel += 1
                     elif op == EXITED:
                         if self.exited:
                             pc = a
+                    elif op == OUTPUTS:
+                        push(shape_outputs(self.exit_output if self.exited else self.last, a))
                     elif op == CHECK_INPUTS:
                         for name, kind in b:
                             got = type_mismatch(inputs.get(name), kind)
@@ -2355,10 +2302,6 @@ class SkillVMRun(Kernel):
                         self.fuel.instructions_left = fuel
                         self.fuel.iterations_left = iters
                         return pop()
-                    elif op == UNKNOWN:
-                        raise EvalError("Unknown reference: $" + a)
-                    elif op == POP:
-                        pop()
                     else:  # pragma: no cover - verified away
                         raise VMError("unknown opcode %d" % op)
             except _STEP_ERRORS as exc:

@@ -1,6 +1,7 @@
 """WorkflowSkill's meanings (reference runtime 0.5.0): its profile and its
-operators. Its operations are the IR's base set (:mod:`.common`); it has
-no functions of its own."""
+operators. Its operations are the IR's base set (:mod:`.common`). Its
+functions are no syntax of the language: they are the rules of a step's
+and a workflow's outputs, which backends may write as expressions."""
 
 from __future__ import annotations
 
@@ -24,7 +25,13 @@ OPERATORS: dict[str, OperatorSpec] = {s.key: s for s in (
     OperatorSpec("wfs.not", "!", 1, "boolean negation by wfs_truthy"),
 )}
 
-FUNCTIONS: dict[str, FunctionSpec] = {}
+FUNCTIONS: dict[str, FunctionSpec] = {s.key: s for s in (
+    FunctionSpec("wfs.compact", 1, False,
+                 "an object without its keys whose value is missing (an object binding's value); "
+                 "anything else as it is"),
+    FunctionSpec("wfs.pick", 2, False,
+                 "v[name] ?? null when v is an object, else null (a declared output without a value)"),
+)}
 
 OPERATIONS: dict[str, OperationSpec] = {}
 
