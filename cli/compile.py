@@ -52,7 +52,7 @@ def run(args) -> int:
 
 def _compile_bytecode(args, workflow) -> int:
     from flowc.backends.vm import compile_workflow
-    from flowc.backends.vm.assemble import AssembleError
+    from flowc.backends.vm.plan_assemble import AssembleError
 
     try:
         data = compile_workflow(workflow, strip=args.strip)

@@ -78,7 +78,7 @@ def vm_errors(used: bool) -> tuple:
     if not used:
         return ()
     from flowc.backends.vm import VMError
-    from flowc.backends.vm.assemble import AssembleError
+    from flowc.backends.vm.plan_assemble import AssembleError
 
     return (AssembleError, VMError)
 

@@ -9,7 +9,7 @@ it (docs/limits.md lists them with the corpus maxima).
 
 Run-time budgets (fuel) are here too: they stop a run cleanly, as a failed
 run, instead of letting it loop or grow without bound. The standalone VM
-(backends/vm/sequential.py) cannot import this module, so it keeps its own copies of
+(flowc.runtime.fuel, the device side) cannot import this module, so it keeps its own copies of
 the run-time figures; a test keeps them equal.
 """
 

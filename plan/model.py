@@ -34,8 +34,8 @@ class ExecutionModel:
     resolution_errors: str
 
 
-# One row per scheduler: "sequential" is the WorkflowSkill step code
-# (backends/python/codegen.py, backends/vm/assemble.py), "kernel" the
+# One row per scheduler: "sequential" the WorkflowSkill walk
+# (runtime/sequence_run.py, its steps generated code or plan rows), "kernel" the
 # aevatar step loop (routing_run.py), "dataflow" runtime/dataflow_run.py.
 MODELS: dict[str, ExecutionModel] = {m.scheduling: m for m in (
     ExecutionModel("sequential", "none", "declared_outputs", "abort_run"),

@@ -29,11 +29,16 @@ try:
         MISSING,
         EvalError,
         _is_array,
+        _Obj,
+        compact,
+        error_message,
         js_typeof,
         key_or_null,
+        retry_sleep,
         shape_outputs,
         type_mismatch,
         type_name,
+        whole_ms,
     )
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import drivers as _drivers
@@ -45,11 +50,16 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
         MISSING,
         EvalError,
         _is_array,
+        _Obj,
+        compact,
+        error_message,
         js_typeof,
         key_or_null,
+        retry_sleep,
         shape_outputs,
         type_mismatch,
         type_name,
+        whole_ms,
     )
 
 # =============================================================================
@@ -88,23 +98,48 @@ class StepFailure(Exception):
     failure, a non-array ``each``)."""
 
     def __init__(self, message):
-        Exception.__init__(self, message)
+        super().__init__(message)
         self.message = message
 
 
 # What fails a step (and not the whole run): the step's own failures, and
 # any error evaluating its expressions, including Python errors on data no
 # JSON document holds (a host returning a set, data nested too deeply).
-STEP_ERRORS = (StepFailure, EvalError, ArithmeticError, LookupError, TypeError, ValueError,
-               RecursionError)
+try:
+    STEP_ERRORS = (StepFailure, EvalError, ArithmeticError, LookupError, TypeError, ValueError,
+                   RecursionError)
+except NameError:  # pragma: no cover - MicroPython has no RecursionError (it raises RuntimeError)
+    STEP_ERRORS = (StepFailure, EvalError, ArithmeticError, LookupError, TypeError, ValueError,
+                   RuntimeError)
 
 
 def _copy_json(v):
     if isinstance(v, dict):
-        return {k: _copy_json(x) for k, x in v.items()}
+        out = _Obj()
+        for k in v:
+            out[k] = _copy_json(v[k])
+        return out
     if _is_array(v):
         return [_copy_json(x) for x in v]
     return v
+
+
+# Records and errors are built key by key: on MicroPython a dict display
+# forgets its order (_Obj is an OrderedDict there, a dict on CPython).
+def _entry(step_id, status, reason=None):
+    e = _Obj()
+    e["id"] = step_id
+    e["status"] = status
+    if reason is not None:
+        e["reason"] = reason
+    return e
+
+
+def _error(message, step_id):
+    e = _Obj()
+    e["message"] = message
+    e["step"] = step_id
+    return e
 
 
 def type_matches(v, kind):
@@ -148,16 +183,18 @@ class Run:
     """
 
     def __init__(self, host, inputs, defaults, step_ids, branch_step_ids, max_iterations=None,
-                 max_host_calls=None):
+                 max_host_calls=None, max_instructions=None):
         if not isinstance(inputs, dict):
             raise TypeError("the inputs of a run must be a dict, not " + type(inputs).__name__)
-        merged = dict(inputs)
+        merged = _Obj()
+        for key in inputs:
+            merged[key] = inputs[key]
         for key in defaults:
             if key not in merged:
                 merged[key] = _copy_json(defaults[key])
         self.host = host
         self.inputs = merged
-        self.steps = {}
+        self.steps = _Obj()
         self.step_ids = step_ids
         self.branch_step_ids = branch_step_ids
         self.records = []
@@ -170,7 +207,7 @@ class Run:
         self.exit_output = None
         # the run's fuel (its kernel's, kernel.fuel; iterations: each, filter
         # and map items), and the step that spends it
-        self.fuel = Fuel(max_iterations, max_host_calls)
+        self.fuel = Fuel(max_iterations, max_host_calls, max_instructions)
         self.cur = None
         self.out_of_fuel = False
         self.kernel = None  # the SkillRun running this (its clock: kernel.now)
@@ -186,7 +223,7 @@ class Run:
             yield from self.walk(plan, steps)
         except OutOfFuel as exc:
             self.status = "failed"
-            self.error = {"message": exc.message, "step": self.cur}
+            self.error = _error(exc.message, self.cur)
             self.out_of_fuel = True
 
     def walk(self, plan, steps):
@@ -285,8 +322,8 @@ class Run:
             v = self.inputs.get(name)
             if not type_matches(v, kind):
                 self.status = "failed"
-                self.error = {"message": 'workflow input "' + name + '": expected ' + kind + ", got "
-                              + type_name(v), "step": None}
+                self.error = _error('workflow input "' + name + '": expected ' + kind + ", got " + type_name(v),
+                                    None)
                 return False
         return True
 
@@ -297,12 +334,15 @@ class Run:
         ``retriable`` is true) is retried; it fails the step as
         ``<Capability> "<name>": <message>``. Any other failure fails the
         step with its own message. WorkflowSkill has no call timeout."""
-        if MISSING in args.values():
-            args = {k: v for k, v in args.items() if v is not MISSING}
+        args = compact(args)
         attempts = 0
         while True:
             self.fuel.call()
-            self.calls.append({"capability": capability, "name": name, "args": args})
+            call = _Obj()
+            call["capability"] = capability
+            call["name"] = name
+            call["args"] = args
+            self.calls.append(call)
             answer = yield Call(capability, name, args)
             if answer.kind == "result":
                 return answer.value
@@ -345,13 +385,13 @@ class Run:
 
     def done(self, step_id, output):
         self._set(step_id, output)
-        self._record({"id": step_id, "status": "success"})
+        self._record(_entry(step_id, "success"))
         return NEXT
 
     def skip(self, step_id):
         """The guard was false: the output is null and the step is skipped."""
         self.steps[step_id] = {"output": None}
-        self._record({"id": step_id, "status": "skipped", "reason": GUARD_FALSE})
+        self._record(_entry(step_id, "skipped", GUARD_FALSE))
         return NEXT
 
     def fail(self, step_id, exc, ignore=False, output=None):
@@ -359,17 +399,17 @@ class Run:
         array of an ``each``). Under on_error ignore the run goes on;
         otherwise it halts and fails with this error."""
         self.steps[step_id] = {"output": output}
-        self._record({"id": step_id, "status": "failed"})
+        self._record(_entry(step_id, "failed"))
         if ignore:
             return NEXT
         self.status = "failed"
-        self.error = {"message": error_message(exc), "step": step_id}
+        self.error = _error(error_message(exc), step_id)
         return HALT
 
     def exit(self, step_id, status, output):
         """An exit step fired: the run ends with ``status``."""
         self._set(step_id, output)
-        self._record({"id": step_id, "status": "success"})
+        self._record(_entry(step_id, "success"))
         self.exited = True
         self.exit_output = output
         if status == "failed":
@@ -380,7 +420,7 @@ class Run:
         """A conditional chose its arm ``label`` (then or else), which the
         walk runs next: its record comes before the arm's (on a virtual
         clock it ends when the arm does)."""
-        entry = self._record({"id": step_id, "status": "success"})
+        entry = self._record(_entry(step_id, "success"))
         if self.began is not None:
             if self.branch_records is None:
                 self.branch_records = {}
@@ -412,21 +452,21 @@ class Run:
             result = {}
             self.status = "failed"
             if self.error is None:
-                self.error = {"message": "workflow outputs: " + error_message(exc), "step": None}
+                self.error = _error("workflow outputs: " + error_message(exc), None)
         steps = list(self.records)
         recorded = {r["id"] for r in steps}
         for step_id in self.step_ids:
             if step_id not in recorded:
                 reason = BRANCH_NOT_SELECTED if step_id in self.branch_step_ids else WORKFLOW_HALTED
-                steps.append({"id": step_id, "status": "skipped", "reason": reason})
-        return {
-            "status": self.status,
-            "outputs": result,
-            "error": self.error,
-            "steps": steps,
-            "calls": self.calls,
-            "sleeps_ms": self.sleeps,
-        }
+                steps.append(_entry(step_id, "skipped", reason))
+        record = _Obj()
+        record["status"] = self.status
+        record["outputs"] = result
+        record["error"] = self.error
+        record["steps"] = steps
+        record["calls"] = self.calls
+        record["sleeps_ms"] = self.sleeps
+        return record
 
 
 def answer_message(answer):
@@ -505,5 +545,8 @@ def match_outputs(keys, last):
     if not keys:
         return {}
     if isinstance(last, dict):
-        return {k: key_or_null(last, k) for k in keys}
+        out = _Obj()
+        for k in keys:
+            out[k] = key_or_null(last, k)
+        return out
     return {keys[0]: last}

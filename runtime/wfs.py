@@ -3,8 +3,8 @@
 Generated code reaches these functions as ``_rt.<name>`` through
 :mod:`flowc.runtime.sequence_run`, which imports them all; the expression
 compiler of the Python backend evaluates over this module, and the VM
-(:mod:`flowc.backends.vm.sequential`, the ``wfs.*`` builtins of
-:mod:`flowc.backends.vm.expr_wfs`) runs on it too: one set of rules for
+(the ``wfs.*`` builtins of :mod:`flowc.backends.vm.expr_wfs`, the steps of
+:mod:`flowc.backends.vm.plan_steps`) runs on it too: one set of rules for
 both backends. Plain functions over plain values, standard library only and
 MicroPython-compatible (no ``re``: MicroPython's lacks what the rules need;
 no typing at run time); where MicroPython differs (``repr`` of a float is

@@ -5,8 +5,9 @@ container (see docs/bytecode.md); ``load(data)`` verifies them and returns
 a program whose ``run(inputs, host)`` gives the same run record as the
 Python backend.
 
-The VM (:mod:`flowc.backends.vm.sequential`) is one module on the sans-I/O kernel
-(flowc.runtime.kernel and drivers): standard library only,
+The VM loads a program of any scheduling model (:mod:`flowc.backends.vm.device`)
+and runs its plan by the model's scheduler of flowc.runtime on the
+sans-I/O kernel (:mod:`flowc.backends.vm.plan_vm`): standard library only,
 MicroPython-compatible. Importing this package loads the VM only; the
 assembler (IR, msgpack) loads when something is compiled.
 """
@@ -15,7 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flowc.backends.vm.sequential import Program, VerifyError, VMError, run
+from flowc.backends.vm.errors import VerifyError, VMError
+from flowc.backends.vm.plan_vm import Program
 
 if TYPE_CHECKING:
     from flowc.ir.workflow import Workflow
@@ -28,19 +30,9 @@ def compile_workflow(workflow: Workflow, strip: bool = False) -> bytes:
     """The bytecode of ``workflow``; ``strip`` leaves the source map out.
     The same IR always gives the same bytes. Raises :class:`AssembleError`
     for constructs the bytecode does not express."""
-    from flowc.backends.vm.assemble import AssembleError, assemble
-    from flowc.plan import ExecutionModelError, execution_model
-
-    try:
-        scheduling = execution_model(workflow)   # the profile's flags, never the dialect
-    except ExecutionModelError as exc:
-        raise AssembleError(str(exc)) from None
-    from flowc.backends.vm.plan_assemble import MODELS as PLAN_MODELS
     from flowc.backends.vm.plan_assemble import assemble_plan
 
-    if scheduling in PLAN_MODELS:   # the plan + its model's scheduler (kernel routing, dataflow: plan_vm.py)
-        return assemble_plan(workflow)
-    return assemble(workflow, strip=strip)
+    return assemble_plan(workflow, strip=strip)   # the plan + its model's scheduler (plan_vm.py)
 
 
 def load(data: bytes):
@@ -53,6 +45,11 @@ def load(data: bytes):
     return load_any(data)
 
 
+def run(data: bytes, inputs: dict, host, max_instructions=None, max_iterations=None, max_host_calls=None):
+    """Load, verify and run a program in one call: its run record."""
+    return load(data).run(inputs, host, max_instructions, max_iterations, max_host_calls)
+
+
 def disassemble(data: bytes, source_root: str | None = None) -> str:
     """A readable listing of a verified program: header, plan and code."""
     from flowc.backends.vm.disasm import disassemble as _disassemble
@@ -62,7 +59,7 @@ def disassemble(data: bytes, source_root: str | None = None) -> str:
 
 def __getattr__(name: str):
     if name == "AssembleError":
-        from flowc.backends.vm.assemble import AssembleError
+        from flowc.backends.vm.plan_assemble import AssembleError
 
         return AssembleError
     raise AttributeError(name)

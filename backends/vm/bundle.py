@@ -66,7 +66,7 @@ ENTRY = "flowc.backends.vm.device"
 # A model whose VM module loads its programs by itself (its load refuses
 # the other models'): a bundle of that model alone starts there, without
 # the device entry's dispatch by model.
-OWN_ENTRIES = {"sequential": "flowc.backends.vm.sequential"}
+OWN_ENTRIES: dict[str, str] = {}
 # The name of a module's tuple that names its tables keyed by scheduling
 # model: a bundle of some models keeps only their rows.
 BY_MODEL = "BY_MODEL"

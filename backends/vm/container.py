@@ -52,14 +52,14 @@ _Obj = _OrderedDict if _MICRO else dict
 
 # The container (docs/bytecode.md section 1): must equal flowc.backends.vm.format's (a test checks).
 MAGIC = b"FLWC"
-FORMAT_VERSION = 6
-SUPPORTED_VERSIONS = (6,)
+FORMAT_VERSION = 7
+SUPPORTED_VERSIONS = (7,)
 MODELS = ("sequential", "kernel", "dataflow")
 SECTIONS = ("consts", "names", "keys", "exprs", "plan", "code", "srcmap")
 STRING_REF = 0
 # model -> (sections it must hold, sections it may hold)
 MODEL_SECTIONS = {
-    "sequential": (("consts", "names", "plan", "code"), ("exprs", "srcmap")),
+    "sequential": (("consts", "names", "plan", "code"), ("srcmap",)),
     "kernel": (("consts", "names", "plan", "code"), ()),
     "dataflow": (("consts", "names", "keys", "exprs", "plan", "code"), ()),
 }

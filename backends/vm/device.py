@@ -17,25 +17,19 @@ model): MicroPython style, no typing, standard library only.
 try:
     from flowc.backends.vm import container as _c
     from flowc.backends.vm import plan_vm as _plan
-    from flowc.backends.vm import sequential as _vm
     from flowc.backends.vm.errors import VerifyError
 except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import container as _c
     import plan_vm as _plan
-    import sequential as _vm
     from errors import VerifyError
 
 __all__ = ["BY_MODEL", "LOADERS", "load"]
 
 
-def _load_sequential(model, data, name, table):
-    return _vm.load_sequential(data, name, table)
-
-
 # The tables keyed by model: a bundle of some models keeps only their rows.
 BY_MODEL = ("LOADERS",)
 # model -> its loader of an opened container: loader(model, data, name, table)
-LOADERS = {"sequential": _load_sequential, "kernel": _plan.load_plan, "dataflow": _plan.load_plan}
+LOADERS = {"sequential": _plan.load_plan, "kernel": _plan.load_plan, "dataflow": _plan.load_plan}
 
 
 def load(data):

@@ -1,18 +1,15 @@
 """A readable listing of any flowc program (``flowc disasm``): the
 container's header and section table, then the program's plan and code.
 
-A sequential program lists its constants, names, steps (the plan: the
-top-level sequence and the conditionals' arms), retry policies, regions
-and the code with offsets and source lines; a kernel
-program its roles and steps with the block of each parameter, then every
-block; a dataflow program its graphs with each node's expressions, then
-every CEL block.
+A sequential program lists its inputs, its step rows (each step's kind,
+call, the block of each of its values, its sequence and branch edges,
+with its source line) and its outputs; a kernel program its roles and
+steps with the block of each parameter; a dataflow program its graphs
+with each node's expressions; then every block of each.
 
 The program is verified first (so every index in the listing resolves);
-the sections are then decoded again from the bytes, and sequential code
-with the opcode table of :mod:`flowc.backends.vm.format`, independent of
-the VM's own tables. Every piece of program text passes ``shown`` (the
-listing is printed to a terminal).
+the sections are then decoded again from the bytes. Every piece of
+program text passes ``shown`` (the listing is printed to a terminal).
 """
 
 from __future__ import annotations
@@ -21,53 +18,18 @@ import json
 import os
 
 from flowc.backends.vm import container as C
-from flowc.backends.vm import format as F
-from flowc.backends.vm.assemble import join_blocks, plan_rows
 from flowc.backends.vm.device import load
 from flowc.backends.vm.expr_disasm import disassemble_block
 from flowc.backends.vm.plan_vm import plan_fields
+from flowc.runtime.wfs import MISSING
 from flowc.termtext import shown
 
-__all__ = ["decode_code", "disassemble"]
-
-
-def decode_code(code: list, entries: list[int]) -> list[tuple[int, F.Opcode, list[int]]]:
-    """(offset, opcode, operands) for every instruction of verified section
-    code, ``entries`` the step functions' offsets: targets and steps as
-    offsets and step indices of the whole program, not of their function."""
-    bounds = [0, *entries]
-    out = []
-    f = 0
-    for at, spec, operands in F.join_code(code):
-        while f + 1 < len(bounds) and at >= bounds[f + 1]:
-            f += 1
-        absolute = []
-        for kind, v in zip(spec.operands, operands):
-            if kind == "target":
-                v += bounds[f]
-            elif kind == "step" and f > 0:
-                v += f - 1
-            absolute.append(v)
-        out.append((at, spec, absolute))
-    return out
+__all__ = ["disassemble"]
 
 
 def _show(value, limit: int = 60) -> str:
     text = shown(json.dumps(value, ensure_ascii=False, sort_keys=False))
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _srcmap(srcmap) -> dict[int, tuple[int, int]]:
-    """code offset -> (line, col) where a source position starts."""
-    out = {}
-    if not srcmap:
-        return out
-    flat = srcmap[1]
-    off = 0
-    for i in range(0, len(flat), 3):
-        off += flat[i]
-        out[off] = (flat[i + 1], flat[i + 2])
-    return out
 
 
 def _source_lines(name: str, source_root: str | None) -> list[str] | None:
@@ -105,97 +67,7 @@ def disassemble(data: bytes, source_root: str | None = None) -> str:
     for sname, where in table.items():
         start, end = where[0], where[1]
         lines.append(f"  {sname:<8} {end - start:9,d} bytes at {start:#06x}")
-    body = _sequential if model == "sequential" else _plan_listing
-    return "\n".join(lines + [""] + body(program, sections, source_root)) + "\n"
-
-
-def _sequential(program, sec: dict, source_root: str | None) -> list[str]:
-    consts, names, code = (sec[k] for k in ("consts", "names", "code"))
-    steps, finish, retries, regions, arms = plan_rows(sec["plan"])
-    arms_of = {step: (then, otherwise) for step, then, otherwise in arms}
-    targets = {t for _step, then, otherwise in arms for t in then + otherwise}
-    srcmap = sec.get("srcmap")
-    lines = [
-        f"code: {len(code[0])} instructions, max stack depth {program.max_stack}",
-        f"source map: {_show(srcmap[0]) if srcmap else 'stripped'}",
-        "",
-        f"constants ({len(consts)}):",
-    ]
-    lines += [f"  #{i:<4} {_show(c, 90)}" for i, c in enumerate(consts)]
-    lines += ["", f"names ({len(names)}):"]
-    lines += [f"  @{i:<4} {_show(n, 90)}" for i, n in enumerate(names)]
-    lines += ["", f"steps ({len(steps)}):"]
-    for i, (sid, flags, entry, after) in enumerate(steps):
-        extra = "  branch target" if i in targets else ""
-        extra += "  first top-level step" if flags & F.STEP_ENTRY else ""
-        extra += f"  then s{after - 1}" if after else ""
-        lines.append(f"  s{i:<4} {shown(names[sid]):<24} entry {entry:04x}{extra}")
-        if i in arms_of:    # a conditional: the steps of its arms, in order
-            lines.append("        arms: " + "; ".join(
-                f"{label} [{', '.join(f's{t} {shown(names[steps[t][0]])}' for t in arm)}]"
-                for label, arm in zip(("then", "else"), arms_of[i])))
-    lines += ["", f"retry policies ({len(retries)}):"]
-    for i, (mx, delay, backoff) in enumerate(retries):
-        lines.append(f"  r{i + 1:<4} max {mx}, delay {delay} ms, backoff {backoff}")
-    lines += ["", f"regions ({len(regions)}):"]
-    for start, end, handler, depth in regions:
-        lines.append(f"  [{start:04x}, {end:04x}) -> {handler:04x}  stack depth {depth}")
-    positions = _srcmap(srcmap)
-    source = _source_lines(srcmap[0], source_root) if srcmap and srcmap[0] else None
-    entry_names = {entry: f"step s{i} {shown(names[sid])}" for i, (sid, _f, entry, _n) in enumerate(steps)}
-    exprs = sec.get("exprs")
-    keys, blocks = (exprs[0], join_blocks(exprs[1:], code[3])) if exprs is not None else ([], [])
-    lines += ["", (f"expression blocks: {len(blocks)}, {len(set(code[3]))} forms (each listed under the "
-                   "instruction that runs it)")]
-    lines += ["", "code:", "main:"]
-    block = 0
-    last_line = None
-    for at, spec, operands in decode_code(code, [entry for _sid, _f, entry, _n in steps]):
-        if at in entry_names:
-            lines.append("")
-            lines.append(entry_names[at] + ":")
-        if at == finish:
-            lines.append("  finish:")
-        if at in positions:
-            line, _col = positions[at]
-            if line != last_line:
-                text = ""
-                if source is not None and 0 < line <= len(source):
-                    text = "  " + shown(source[line - 1].strip()[:80])
-                lines.append(f"        ; line {line}{text}")
-                last_line = line
-        parts = []
-        runs = None     # the block this instruction runs
-        for kind, v in zip(spec.operands, operands):
-            if kind == "block":     # block k is the code's k-th block operand; the operand names its form
-                parts.append(f"b{block} (form {v})")
-                runs = blocks[block]
-                block += 1
-            else:
-                parts.append(_operand(kind, v, spec, consts, names, steps))
-        lines.append(f"  {at:04x}  {spec.name:<16} {', '.join(parts)}".rstrip())
-        if runs is not None:
-            lines += ["          | " + line for line in disassemble_block(
-                runs, lambda c: _show(consts[c]), lambda n: _show(names[n]), lambda k: shown(keys[k]))]
-    return lines
-
-
-def _operand(kind: str, v: int, spec: F.Opcode, consts: list, names: list, steps: list) -> str:
-    if kind == "const" and spec.name in ("CHECK_INPUTS", "CHECK_OUTPUT"):
-        pairs = consts[v]
-        types = ", ".join(f"{_show(names[n], 30)}: {F.TYPES[t]}" for n, t in zip(pairs[::2], pairs[1::2]))
-        return f"#{v} {{{types}}}"
-    if kind == "const":
-        return f"#{v} {_show(consts[v])}"
-    if kind == "name":
-        return f"@{v} {_show(names[v])}"
-    if kind == "target":
-        return f"-> {v:04x}"
-    if kind == "step":
-        return f"s{v} {shown(names[steps[v][0]])}"
-    if kind == "retry":
-        return f"r{v}" if v else "no retry"
-    return str(v)
+    return "\n".join(lines + [""] + _plan_listing(program, sections, source_root)) + "\n"
 
 
 # ---------------------------------------------------------------- the plan-run models
@@ -204,6 +76,11 @@ class _References:
     """Expressions named, not run: the plan of a listing holds each
     expression's reference, and a kernel step's parameters as pairs."""
 
+    machine = None   # no fast loop is compiled for a listing
+
+    def __init__(self, consts: list) -> None:
+        self.consts = consts
+
     def function(self, ref):
         return ref
 
@@ -211,13 +88,14 @@ class _References:
         return [flat[i:i + 2] for i in range(0, len(flat), 2)]
 
 
-def _plan_listing(program, sec: dict, _source_root: str | None) -> list[str]:
+def _plan_listing(program, sec: dict, source_root: str | None) -> list[str]:
     """The plan (each expression named by its block or expression index),
     the expression table when there is one, then every block."""
     row = _PLAN_LISTINGS[program.model]
     out: list[str] = []
     if sec["plan"] is not None:   # the plan as plan_vm decodes it, expressions as their references
-        out += row["plan"](dict(plan_fields(program.model, sec["plan"], _References())))
+        plan = dict(plan_fields(program.model, sec["plan"], _References(sec["consts"])))
+        out += row["plan"](plan, _step_lines(plan, sec.get("srcmap"), source_root))
     flat = sec.get("exprs")
     if flat is not None:
         rows = [flat[i:i + 3] for i in range(0, len(flat), 3)]
@@ -234,7 +112,84 @@ def _plan_listing(program, sec: dict, _source_root: str | None) -> list[str]:
     return out
 
 
-def _kernel_plan(plan: dict) -> list[str]:
+def _step_lines(plan: dict, srcmap: list | None, source_root: str | None) -> dict[str, str]:
+    """Each node's source line and its text, from a sequential program's
+    source map (``[file, line, col per node]``); {} without one."""
+    if not srcmap or not isinstance(srcmap, list) or len(srcmap) != 2:
+        return {}
+    source = _source_lines(srcmap[0], source_root) if srcmap[0] else None
+    out = {}
+    flat = srcmap[1]
+    for i, node in enumerate(plan["nodes"]):
+        if 2 * i + 1 < len(flat) and flat[2 * i]:
+            line = flat[2 * i]
+            text = ""
+            if source is not None and 0 < line <= len(source):
+                text = "  " + shown(source[line - 1].strip()[:80])
+            out[node["id"]] = f"; line {line}{text}"
+    return out
+
+
+def _sequential_plan(plan: dict, lines: dict[str, str]) -> list[str]:
+    """Entry, inputs, each step row (its kind, its blocks, its edges), the
+    workflow outputs."""
+    out = [f"entry: {shown(str(plan['entry']))}, terminal: {shown(str(plan['terminal']))}",
+           f"source map: {'stripped' if not lines else 'per step'}", "", f"inputs ({len(plan['inputs'])}):"]
+    for name, kind, default in plan["inputs"]:
+        has_default = default is not MISSING
+        out.append(f"  {shown(name)}: {kind or 'any'}" + (f" = {_show(default, 60)}" if has_default else ""))
+    routes = _by_end(plan["edges"], 0)
+    out += ["", f"steps ({len(plan['nodes'])}):"]
+    for node in plan["nodes"]:
+        line = f"  {shown(node['id'])}: {shown(node['op'])}"
+        if node.get("call_name") is not None:
+            line += f" -> {shown(node['capability'])} {shown(node['call_name'])}"
+        if node["on_error"] != "fail":
+            line += f"  on_error {node['on_error']}"
+        if node["id"] in lines:
+            line += "    " + lines[node["id"]]
+        out.append(line)
+        out += _sequential_fields_lines(node, "      ")
+        for _source, target, kind, label in routes.get(node["id"], ()):
+            out.append(_route_line(kind, label, target, "      "))
+    keys, block = plan["outputs"]
+    out += ["", f"outputs: {', '.join(shown(k) for k in keys) or '(none)'}"
+            + (f" = b{block}" if block is not None else " (from the last value)")]
+    return out
+
+
+_BODY_WORDS = {"transform.filter": "test", "transform.map": "object", "branch": "condition", "exit": "output"}
+
+
+def _sequential_fields_lines(node: dict, indent: str) -> list[str]:
+    parts = []
+    if node.get("guard") is not None:
+        parts.append(f"guard=b{node['guard']}")
+    if node.get("each") is not None:
+        parts.append(f"each=b{node['over']} (delay {node['each']['delay_ms']} ms)")
+    if node.get("args") is not None:
+        parts.append(f"inputs=b{node['args']}")
+    if node.get("body") is not None:
+        parts.append(f"{_BODY_WORDS.get(node['op'], 'body')}=b{node['body']}")
+    if node.get("sort") is not None:
+        path, descending = node["sort"]
+        parts.append(f"by {shown('.'.join(path))}{' desc' if descending else ''}")
+    if node.get("key") is not None:
+        parts.append(f"into {shown(node['key'])}")
+    if node.get("mapping") is not None:
+        parts.append(f"outputs=b{node['mapping']}")
+    if node.get("status") is not None:
+        parts.append(f"status {node['status']}")
+    out = [indent + " ".join(parts)] if parts else []
+    if node.get("declared"):
+        out.append(indent + "declared: " + ", ".join(f"{shown(n)}: {t}" for n, t in node["declared"]))
+    if node.get("retry") is not None:
+        mx, delay, backoff = node["retry"]
+        out.append(f"{indent}retry {mx} x {delay} ms, backoff {backoff}")
+    return out
+
+
+def _kernel_plan(plan: dict, _lines: dict[str, str]) -> list[str]:
     out = []
     if plan["roles"]:
         out.append("roles:")
@@ -266,7 +221,7 @@ def _kernel_plan(plan: dict) -> list[str]:
     return out
 
 
-def _dataflow_plan(plan: dict) -> list[str]:
+def _dataflow_plan(plan: dict, _lines: dict[str, str]) -> list[str]:
     out = ["graph:"]
     _graph(plan, "  ", out)
     return [*out, ""]
@@ -282,6 +237,7 @@ def _cel_const(entry) -> str:
 _PLAN_LISTINGS = {
     "kernel": {"plan": _kernel_plan, "const": lambda c: _show(c, 48)},
     "dataflow": {"plan": _dataflow_plan, "const": _cel_const},
+    "sequential": {"plan": _sequential_plan, "const": lambda c: _show(c, 60)},
 }
 
 

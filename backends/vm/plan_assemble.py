@@ -15,19 +15,25 @@ run-wide fields around the graph. The container's sections are the model's
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
 import attrs
+import msgpack
 from flowc.backends.vm import format as F
-from flowc.backends.vm.assemble import AssembleError
-from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression
+from flowc.backends.vm.expr_assemble import DEFAULT_MAX_DEPTH, ExprAssembleError, Tables, assemble_expression
 from flowc.ir import expr as E
 from flowc.ir.workflow import Node, Workflow
 from flowc.plan import ExecutionModelError, PlanError, build_plan, execution_model
 from flowc.plan.kernel import flat_key
 
-__all__ = ["MODELS", "PlanAssembleError", "assemble_expressions", "assemble_plan", "bodies", "plan_section"]
+__all__ = ["MODELS", "AssembleError", "PlanAssembleError", "assemble_expressions", "assemble_plan", "bodies",
+           "plan_section"]
+
+
+class AssembleError(Exception):
+    """The workflow uses something the bytecode can't express."""
 
 
 class PlanAssembleError(AssembleError):
@@ -244,6 +250,245 @@ def _dataflow_section(plan: dict, rows: _Rows) -> list:
             None if limits is None else [limits["steps"], limits["deadline_ms"]], *rows.graph(plan, "node")]
 
 
+# ================================================================ sequential steps
+#
+# A WorkflowSkill step's body is data of its row: its kind (the op), the
+# call's capability and name, and a block per value (guard, each list,
+# inputs, filter test / map object / condition / exit output, output
+# mapping); the run (flowc.runtime.sequence_run) gets a step function per
+# row from the VM (plan_steps.py), which evaluates them as the generated
+# step function does.
+
+# IR type kinds -> the codes of declared types (input and output checks); other kinds
+# (any, null) are not checked.
+_TYPES = {kind: F.TYPES.index(name) for kind, name in (
+    ("string", "string"), ("int", "int"), ("float", "float"), ("bool", "boolean"), ("array", "array"),
+    ("object", "object"))}
+# The run's last value as the workflow outputs' block reads it (expr_wfs.STATE_ROOT).
+_FINAL = E.Ref("@final")
+
+
+class _PlainTables(Tables):
+    """The pools of a sequential program: constants are plain JSON values,
+    builtin keys share the name table."""
+
+    def __init__(self) -> None:
+        super().__init__(tagged=False, keys_in_names=True)
+
+    def const(self, value: Any, kind: str = "auto") -> int:
+        value = _plain(value)
+        key = msgpack.packb(value, use_bin_type=True)
+        if key not in self._const_index:
+            self._const_index[key] = len(self.consts)
+            self.consts.append(value)
+        return self._const_index[key]
+
+
+def _plain(value: Any) -> Any:
+    """A literal as plain msgpack-able data (tuples become lists)."""
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, bool) or value is None or isinstance(value, (int, float, str)):
+        return value
+    raise AssembleError(f"a constant of type {type(value).__name__} can't be encoded")
+
+
+def _may_be_missing(expr: E.Expr) -> bool:
+    """Can ``expr`` evaluate to the missing value? (As the Python backend decides.)"""
+    if isinstance(expr, (E.Literal, E.Binary, E.Unary, E.MapExpr, E.ListExpr)):
+        return False
+    if isinstance(expr, E.Template):
+        return expr.typed_whole and any(_may_be_missing(p) for p in expr.parts)
+    return True
+
+
+def _binding(e: E.Expr) -> E.Expr:
+    """A binding's value: an object literal drops its keys whose value is
+    missing (``wfs.compact``), nested object literals too."""
+    if not isinstance(e, E.MapExpr):
+        return e
+    entries = []
+    missing = False
+    for entry in e.entries:
+        if not (isinstance(entry.key, E.Literal) and isinstance(entry.key.value, str)):
+            raise AssembleError("object keys must be constant strings")
+        missing = missing or (not isinstance(entry.value, E.MapExpr) and _may_be_missing(entry.value))
+        entries.append(E.MapEntry(entry.key, _binding(entry.value), entry.span))
+    built = E.MapExpr(tuple(entries), e.span)
+    return E.Call("wfs.compact", (built,), e.span) if missing else built
+
+
+def _outputs(bindings: list, source: E.Ref) -> E.Expr:
+    """The object of declared outputs: each its value, else ``source[name]
+    ?? null`` (``wfs.pick``); keys whose value is missing dropped."""
+    entries = []
+    for b in bindings:
+        key = E.Literal(b.name, span=b.span)
+        value = _binding(b.value) if b.value is not None else E.Call("wfs.pick", (source, key), b.span)
+        entries.append(E.MapEntry(key, value, b.span))
+    built = E.MapExpr(tuple(entries))
+    if any(b.value is not None and not isinstance(b.value, E.MapExpr) and _may_be_missing(b.value)
+           for b in bindings):
+        return E.Call("wfs.compact", (built,))
+    return built
+
+
+def _literal_text(node: Node, name: str, what: str) -> str | None:
+    v = node.attr(name)
+    if v is None:
+        return None
+    if not (isinstance(v, E.Literal) and isinstance(v.value, str)):
+        raise AssembleError(f"step {node.id!r}: {what} must be a constant string")
+    return v.value
+
+
+def _js_boolean(node: Node, truth: E.Expr | None) -> None:
+    if truth is not None and not (isinstance(truth, E.Literal) and truth.value == "js_boolean"):
+        raise AssembleError(f"step {node.id!r}: unsupported truthiness")
+
+
+class _StepBodies:
+    """The bodies of a sequential plan's steps, compiled into one program's pools."""
+
+    def __init__(self, tables: Tables) -> None:
+        self.tables = tables
+
+    def block(self, e: E.Expr) -> int:
+        try:
+            block, _params, _slots = assemble_expression(self.tables, e, "wfs", None, DEFAULT_MAX_DEPTH)
+        except ExprAssembleError as exc:
+            raise AssembleError(str(exc)) from None
+        return block
+
+    def step(self, node: Node) -> dict:
+        """The body fields of a step's node (docs/bytecode.md section 7)."""
+        if node.op not in F.SEQUENTIAL_OPS or node.op == "end":
+            raise AssembleError(f"step {node.id!r}: operation {node.op!r} is not supported")
+        out: dict[str, Any] = {}
+        if node.guard is not None:
+            if node.guard.truthiness != "js_boolean":
+                raise AssembleError(f"unsupported guard truthiness {node.guard.truthiness!r}")
+            out["guard"] = self.block(node.guard.expr)
+        if node.op == "branch":
+            _js_boolean(node, node.attr("truthiness"))
+            cond = node.attr("condition")
+            if cond is None:
+                raise AssembleError(f"step {node.id!r}: a branch needs a condition")
+            out["body"] = self.block(cond)
+            return out
+        if node.op == "exit":
+            output = node.attr("output")
+            out["body"] = self.block(E.Literal(None) if output is None else _binding(output))
+            status = node.attr("status")
+            if not (isinstance(status, E.Literal) and status.value in ("success", "failed")):
+                raise AssembleError(f"step {node.id!r}: exit status must be success or failed")
+            out["status"] = status.value
+            return out
+        if node.iteration is not None:
+            out["over"] = self.block(node.iteration.over)
+        out["args"] = self.block(E.MapExpr(tuple(E.MapEntry(E.Literal(b.name, span=b.span), _binding(b.value), b.span)
+                                                 for b in node.inputs if b.value is not None)))
+        if node.op == "call":
+            cap = _literal_text(node, "capability", "capability and name")
+            name = _literal_text(node, "name", "capability and name")
+            if cap is None or name is None:
+                raise AssembleError(f"step {node.id!r}: capability and name must be constant strings")
+            out["capability"], out["call_name"] = cap, name
+        else:
+            self.transform(node, out)
+            out["key"] = node.outputs[0].name if node.outputs else "items"
+        if any(b.value is not None for b in node.outputs):
+            out["mapping"] = self.block(_outputs(node.outputs, E.Ref("result")))
+        declared = []
+        for i, b in enumerate(node.outputs):
+            # a transform's first output holds its result array by definition
+            if b.type.kind in _TYPES and not (i == 0 and node.op != "call" and b.value is None):
+                declared += [b.name, _TYPES[b.type.kind]]
+        if declared:
+            out["declared"] = declared
+        return out
+
+    def transform(self, node: Node, out: dict) -> None:
+        kind = node.op.split(".", 1)[1]
+        if kind == "sort":
+            field = _literal_text(node, "field", "`field`")
+            if field is None:
+                raise AssembleError(f"step {node.id!r}: `field` must be a constant string")
+            direction = node.attr("direction")
+            if direction is not None and not (isinstance(direction, E.Literal)
+                                              and direction.value in ("asc", "desc")):
+                raise AssembleError(f"step {node.id!r}: sort direction must be asc or desc")
+            out["sort"] = [field.split("."), isinstance(direction, E.Literal) and direction.value == "desc"]
+        elif kind == "filter":
+            where = node.attr("where")
+            if where is None:
+                raise AssembleError(f"step {node.id!r}: a filter needs `where`")
+            _js_boolean(node, node.attr("truthiness"))
+            out["body"] = self.block(where)
+        else:
+            body = node.attr("expression")
+            if not isinstance(body, E.MapExpr):
+                raise AssembleError(f"step {node.id!r}: a map needs an `expression` object")
+            out["body"] = self.block(_binding(body))
+
+    def run_wide(self, workflow: Workflow) -> dict:
+        """The inputs (name, declared type, default) and the workflow outputs."""
+        inputs = []
+        for p in workflow.inputs:
+            if not isinstance(p.name, str):
+                raise AssembleError("an input name is not a string")
+            inputs.append([p.name, _TYPES.get(p.type.kind),
+                           self.tables.const(p.default) if p.has_default else None])
+        keys = [b.name for b in workflow.outputs]
+        block = None
+        if any(b.value is not None for b in workflow.outputs):
+            block = self.block(_outputs(workflow.outputs, _FINAL))
+        return {"inputs": inputs, "outputs": [keys, block]}
+
+
+def _sequential_bodies(workflow: Workflow, body: _Bodies, plan: dict) -> dict:
+    """The plan's nodes with their bodies, and its run-wide fields (the
+    Python backend's plan holds neither: its bodies are generated code)."""
+    steps = _StepBodies(body.tables)
+    by_id = {n.id: n for n in workflow.nodes}
+    nodes = []
+    for node in plan["nodes"]:
+        row = dict(node)
+        if node["op"] != "end":
+            row.update(steps.step(by_id[node["id"]]))
+        nodes.append(row)
+    lines = [[by_id[n["id"]].span.line, by_id[n["id"]].span.col] if by_id[n["id"]].span.known else [0, 0]
+             for n in plan["nodes"]]
+    file = os.path.basename(workflow.span.file) if workflow.span.file else ""
+    return dict(plan, nodes=nodes, srcmap=[file, [x for pair in lines for x in pair]], **steps.run_wide(workflow))
+
+
+def _sequential_section(plan: dict, rows: _Rows) -> list:
+    """``[entry, terminal, inputs, outputs, nodes, edges]``: entry and
+    terminal node indexes (nil: none), inputs flat ``name, type, default``
+    triples, outputs ``[keys, block]``."""
+    ids = [n["id"] for n in plan["nodes"]]
+    index = {sid: i for i, sid in reversed(list(enumerate(ids)))}
+    nodes, edges = rows.graph(plan, "step")
+    return [index.get(plan["entry"]), index.get(plan["terminal"]), [x for row in plan["inputs"] for x in row],
+            plan["outputs"], nodes, edges]
+
+
+_SEQUENTIAL_VALUES: dict[str, Callable[[dict], list]] = {
+    "op": lambda node: [F.SEQUENTIAL_OPS.index(node["op"])],
+    "on_error": lambda node: [1 if node["on_error"] == "ignore" else 0],
+    "retry": lambda node: [int(node["retry"][0]), int(node["retry"][1]), float(node["retry"][2])],
+    "each": lambda node: [int(node["each"]["delay_ms"])],
+    "sort": lambda node: list(node["sort"]),
+    "status": lambda node: [1 if node["status"] == "failed" else 0],
+}
+_SEQUENTIAL_LAYOUTS = {
+    "step": RowLayout(("id", "op", "on_error"), F.SEQUENTIAL_STEP_FIELDS, "step", ("guarded",)),
+}
+
+
 # ================================================================ the models' rows
 
 
@@ -254,6 +499,9 @@ class ModelRow:
     expressions: ExpressionRow
     rows: _Rows
     section: Callable[[dict, _Rows], list]   # section plan (docs/bytecode.md)
+    # the plan's nodes with their bodies and its run-wide fields, when the
+    # plan builder leaves them to the backend (sequential scheduling)
+    with_bodies: Callable[[Workflow, _Bodies, dict], dict] | None = None
 
 
 # The plan-run models, by the plan's model (plan/model.py MODELS).
@@ -268,6 +516,11 @@ MODELS: dict[str, ModelRow] = {
         # what the plan calls an expression names its node already
         ExpressionRow(Tables, None, None, None, indexed=True, params=False, label=lambda node, what: what),
         _Rows(_DATAFLOW_LAYOUTS, _DATAFLOW_VALUES), _dataflow_section),
+    "sequential": ModelRow(
+        # WorkflowSkill's values; plain constants, the builtin keys in the name table
+        ExpressionRow(_PlainTables, ("wfs", "wfs"), None, DEFAULT_MAX_DEPTH, indexed=False, params=False,
+                      label=lambda node, what: f"step {node.id!r}, {what}"),
+        _Rows(_SEQUENTIAL_LAYOUTS, _SEQUENTIAL_VALUES), _sequential_section, _sequential_bodies),
 }
 
 
@@ -282,14 +535,16 @@ def plan_section(plan: dict) -> list:
     return row.section(plan, row.rows)
 
 
-def _pack(model: str, name: str | None, body: _Bodies, section: list | None) -> bytes:
+def _pack(model: str, name: str | None, body: _Bodies, section: list | None, srcmap: list | None = None) -> bytes:
     t = body.tables
     values = {"consts": t.consts, "names": t.names, "keys": t.keys, "exprs": body.exprs, "plan": section,
-              "code": t.blocks}
-    return F.pack_container(model, name, [(s, values[s]) for s in F.MODEL_SECTIONS[model][0]])
+              "code": t.blocks, "srcmap": srcmap}
+    required, optional = F.MODEL_SECTIONS[model]
+    return F.pack_container(model, name, [(s, values[s]) for s in (*required, *optional) if values[s] is not None
+                                          or s in required])
 
 
-def assemble_plan(workflow: Workflow) -> bytes:
+def assemble_plan(workflow: Workflow, strip: bool = False) -> bytes:
     """The program of a checked workflow its profile runs by a plan."""
     try:
         model = execution_model(workflow)
@@ -302,7 +557,11 @@ def assemble_plan(workflow: Workflow) -> bytes:
         plan = build_plan(workflow, body, model)
     except PlanError as exc:
         raise PlanAssembleError(str(exc)) from None
-    return _pack(model, plan["name"], body, plan_section(plan))
+    row = MODELS[model]
+    if row.with_bodies is not None:
+        plan = row.with_bodies(workflow, body, plan)
+    srcmap = plan.pop("srcmap", None)
+    return _pack(model, plan["name"], body, plan_section(plan), None if strip else srcmap)
 
 
 def assemble_expressions(exprs: list[E.Expr]) -> bytes:

@@ -34,7 +34,9 @@ try:
     from flowc.backends.vm import expr_aevatar as _xa
     from flowc.backends.vm import expr_cel as _xc
     from flowc.backends.vm import expr_vm as _x
-    from flowc.backends.vm.container import read_section
+    from flowc.backends.vm import expr_wfs as _xw
+    from flowc.backends.vm import plan_steps as _seq
+    from flowc.backends.vm.container import MAX_NESTING, read_section
     from flowc.backends.vm.errors import VerifyError
     from flowc.runtime import cel as _c
     from flowc.runtime import dataflow_run as _d
@@ -49,8 +51,10 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import expr_aevatar as _xa
     import expr_cel as _xc
     import expr_vm as _x
+    import expr_wfs as _xw
+    import plan_steps as _seq
     import routing_run as _k
-    from container import read_section
+    from container import MAX_NESTING, read_section
     from errors import VerifyError
 
 __all__ = ["BY_MODEL", "EXPRESSIONS", "LAYOUTS", "MODELS", "Program", "load_plan", "plan_fields"]
@@ -102,6 +106,31 @@ def _text_const(c):
     return c
 
 
+def _check_plain(v, depth):
+    if depth > MAX_NESTING:
+        raise VerifyError("a constant nests deeper than %d" % MAX_NESTING)
+    t = type(v)
+    if v is None or t is bool or t is int or t is float or t is str:
+        return
+    if t is list:
+        for e in v:
+            _check_plain(e, depth + 1)
+        return
+    if isinstance(v, dict):
+        for k in v:
+            if type(k) is not str:
+                raise VerifyError("a constant object has a non-string key")
+            _check_plain(v[k], depth + 1)
+        return
+    raise VerifyError("a constant is of an unsupported type (%s)" % type(v).__name__)
+
+
+def _plain_const(c):
+    """A pool constant of a program whose constants are plain JSON values."""
+    _check_plain(c, 0)
+    return c
+
+
 def _block_exprs(sections, blocks):
     """A model whose plan names an expression by its block: every block an
     expression of no parameters, on no frame."""
@@ -136,6 +165,8 @@ EXPRESSIONS = {
                "arity": VerifyError},
     "dataflow": {"profile": _xc.PROFILE, "const": _xc.decode_const, "keys": "keys", "exprs": _section_exprs,
                  "arity": _c.CelError},
+    "sequential": {"profile": _xw.PROFILE, "const": _plain_const, "keys": "names", "exprs": _block_exprs,
+                   "arity": VerifyError},
 }
 
 
@@ -355,6 +386,105 @@ def _tuple_pair(name, graph):
     return (name, graph)
 
 
+# ---------------------------------------------------------------- sequential rows
+# Section plan's codes (format.py SEQUENTIAL_OPS, TYPES; tests/test_plan_vm.py checks them).
+SEQUENTIAL_OPS = ("call", "transform.filter", "transform.map", "transform.sort", "branch", "exit", "end")
+TYPES = ("string", "int", "float", "boolean", "array", "object")
+MAX_SEQ_RETRIES = 1000000   # a WorkflowSkill step's retries
+MAX_DELAY_MS = 0xFFFFFFFF
+
+
+def _sequential_op(exprs, node, row, at, depth):
+    op = row[at]
+    if type(op) is not int or not 0 <= op < len(SEQUENTIAL_OPS):
+        raise VerifyError("%s: unknown step kind %r" % (_where(row), op))
+    node["op"] = SEQUENTIAL_OPS[op]
+    # the fields a row may leave out (its mask): None
+    for key in ("retry", "each", "guard", "over", "args", "capability", "call_name", "body", "sort", "key",
+                "mapping", "declared", "status"):
+        node[key] = None
+
+
+def _sequential_on_error(exprs, node, row, at, depth):
+    v = row[at]
+    if type(v) is not int or v not in (0, 1):
+        raise VerifyError("%s on_error must be 0 (fail) or 1 (ignore)" % _where(row))
+    node["on_error"] = "ignore" if v else "fail"
+
+
+def _sequential_retry(exprs, node, row, at, depth):
+    """(max, delay_ms, backoff)."""
+    what = _where(row)
+    _uint(row[at], what + " retry max", MAX_SEQ_RETRIES)
+    _uint(row[at + 1], what + " retry delay", MAX_DELAY_MS)
+    backoff = row[at + 2]
+    if (type(backoff) is not float and type(backoff) is not int) or not 0 <= backoff <= 1e6:
+        raise VerifyError("%s retry backoff must be a number in [0, 1e6]" % what)
+    node["retry"] = (row[at], row[at + 1], backoff)
+
+
+def _sequential_each(exprs, node, row, at, depth):
+    node["each"] = {"delay_ms": _uint(row[at], _where(row) + " each delay", MAX_DELAY_MS)}
+    node["over"] = exprs.function(row[at + 1])
+
+
+def _block_field(key):
+    def field(exprs, node, row, at, depth):
+        node[key] = exprs.function(row[at])
+    return field
+
+
+def _loop_body(exprs, node, row, at, depth):
+    """A filter's test, a map's object, a condition or an exit's output;
+    a filter's or map's also as the fast loops compile it."""
+    node["body"] = exprs.function(row[at])
+    if exprs.machine is not None:   # a listing's plan runs nothing
+        node["loop"] = (exprs.machine, row[at], _loops_not_yet)
+
+
+def _sort(exprs, node, row, at, depth):
+    path = row[at]
+    if type(path) is not list or not path:
+        raise VerifyError("%s sort path must be a non-empty array of names" % _where(row))
+    _names(path, 0, len(path))
+    if row[at + 1] is not True and row[at + 1] is not False:
+        raise VerifyError("%s sort direction must be a boolean" % _where(row))
+    node["sort"] = (tuple(path), row[at + 1])
+
+
+def _key(exprs, node, row, at, depth):
+    _names(row, at, 1)
+    node["key"] = row[at]
+
+
+def _declared(exprs, node, row, at, depth):
+    node["declared"] = _types(row[at], _where(row) + " declared outputs")
+
+
+def _types(flat, what):
+    """``[name, type code...]`` -> ``((name, type name)...)``."""
+    if type(flat) is not list or len(flat) % 2:
+        raise VerifyError("%s must be name, type pairs" % what)
+    out = []
+    for i in range(0, len(flat), 2):
+        _str(flat[i], what + " name")
+        code = flat[i + 1]
+        if type(code) is not int or not 0 <= code < len(TYPES):
+            raise VerifyError("%s: type %r is not an index into %s" % (what, code, ", ".join(TYPES)))
+        out.append((flat[i], TYPES[code]))
+    return tuple(out)
+
+
+def _status(exprs, node, row, at, depth):
+    v = row[at]
+    if type(v) is not int or v not in (0, 1):
+        raise VerifyError("%s exit status must be 0 (success) or 1 (failed)" % _where(row))
+    node["status"] = "failed" if v else "success"
+
+
+_loops_not_yet = _seq.NOT_YET
+
+
 # Section plan's codes (format.py KERNEL_ON_ERROR, DATAFLOW_OPS; tests/test_plan_vm.py checks them).
 KERNEL_ON_ERROR = ("fail", "skip", "fallback")
 DATAFLOW_OPS = (
@@ -393,6 +523,13 @@ LAYOUTS = {
              (2, _call), (4, _dataflow_retry), (3, _iteration), (1, _item_policy), (1, _regions("node", _tuple_pair))),
             ("id", "op", "kind", "on_error", "guard", "inputs", "input_order", "attrs", "attr_order", "capability",
              "call_name", "retry", "over", "item_name", "item_policy", "batch_size", "regions"))},
+    "sequential": {
+        "step": _layout(
+            (_text_field("id", False), _sequential_op, _sequential_on_error),
+            ((3, _sequential_retry), (2, _sequential_each), (1, _block_field("guard")), (1, _block_field("args")),
+             (2, _call), (1, _loop_body), (2, _sort), (1, _key), (1, _block_field("mapping")), (1, _declared),
+             (1, _status)),
+            None)},
 }
 
 
@@ -541,6 +678,85 @@ def _dataflow_fields(section, exprs):
     return fields
 
 
+def _node_index(v, n, what):
+    if v is not None and (type(v) is not int or not 0 <= v < n):
+        raise VerifyError("the plan: %s must be a node index or nil" % what)
+    return v
+
+
+def _sequential_edges(nodes, edges):
+    """A sequential plan's edges: each step's one ``sequence`` edge, and a
+    branch step's ``branch`` edges, labelled then or else, to later steps
+    (so an arm never runs its conditional, and arms nest at most as deep
+    as there are steps)."""
+    at = {}
+    for i in range(len(nodes)):
+        at[nodes[i]["id"]] = i
+    sequenced = {}
+    for source, target, kind, label in edges:
+        op = nodes[at[source]]["op"]
+        if kind == _edges.SEQUENCE:
+            if op == "end" or source in sequenced:
+                raise VerifyError("the plan: step %r has two successors, or is the end" % (source,))
+            sequenced[source] = target
+        elif kind == _edges.BRANCH:
+            if op != "branch":
+                raise VerifyError("the plan: step %r has arms but is not a branch" % (source,))
+            if label != "then" and label != "else":
+                raise VerifyError("the plan: step %r: an arm is labelled then or else" % (source,))
+            if at[target] <= at[source] or nodes[at[target]]["op"] == "end":
+                raise VerifyError("the plan: step %r: an arm's steps are later steps" % (source,))
+        else:
+            raise VerifyError("the plan: %s edges are not sequential scheduling's" % kind)
+    return sequenced
+
+
+def _sequential_fields(section, exprs):
+    """``[entry, terminal, inputs, outputs, nodes, edges]``."""
+    section = _list(section, "section plan ([entry, terminal, inputs, outputs, nodes, edges])", 6)
+    nodes, edges = _graph(exprs, section[4], section[5], "step", "the plan", 0)
+    n = len(nodes)
+    entry = _node_index(section[0], n, "the entry")
+    terminal = _node_index(section[1], n, "the terminal")
+    for i in range(n):
+        if (nodes[i]["op"] == "end") != (i == terminal):
+            raise VerifyError("the plan: the terminal, and it alone, is the end")
+    entry_id = None if entry is None else nodes[entry]["id"]
+    terminal_id = None if terminal is None else nodes[terminal]["id"]
+    successor = _sequential_edges(nodes, edges)
+    # the top-level sequence must end: from the entry along sequence edges, no step twice
+    seen = {}
+    step = entry_id
+    while step is not None and step != terminal_id:
+        if step in seen:
+            raise VerifyError("the top-level sequence loops")
+        seen[step] = True
+        step = successor.get(step)
+    flat = _list(section[2], "the inputs")
+    if len(flat) % 3:
+        raise VerifyError("the inputs must be name, type, default triples")
+    inputs = []
+    for i in range(0, len(flat), 3):
+        name = _str(flat[i], "an input name")
+        kind = flat[i + 1]
+        if kind is not None:
+            kind = _types([name, kind], "input %r" % name)[0][1]
+        default = flat[i + 2]
+        if default is None:
+            default = _seq.MISSING
+        elif type(default) is not int or not 0 <= default < len(exprs.consts):
+            raise VerifyError("input %r: a default must be a constant index or nil" % name)
+        else:
+            default = exprs.consts[default]
+        inputs.append((name, kind, default))
+    outputs = _list(section[3], "the outputs ([keys, block])", 2)
+    keys = _list(outputs[0], "the output keys")
+    _names(keys, 0, len(keys))
+    block = None if outputs[1] is None else exprs.function(outputs[1])
+    return [("entry", entry_id), ("terminal", terminal_id), ("nodes", nodes), ("edges", edges),
+            ("inputs", inputs), ("outputs", (keys, block))]
+
+
 # ================================================================ the models' rows
 
 # Each plan-run model, by the plan's model: "expressions" (EXPRESSIONS),
@@ -555,6 +771,8 @@ MODELS = {
     "dataflow": {"expressions": EXPRESSIONS["dataflow"], "plan": _dataflow_fields, "bare": True,
                  "start": _d.new_run,
                  "options": ("trigger", "payload", "max_instructions", "max_iterations", "max_host_calls")},
+    "sequential": {"expressions": EXPRESSIONS["sequential"], "plan": _sequential_fields, "bare": False,
+                   "start": _seq.new_run, "options": ("max_instructions", "max_iterations", "max_host_calls")},
 }
 
 
