@@ -9,7 +9,6 @@ from typing import Any
 from flowc.backends.vm import container as C
 from flowc.backends.vm import device
 from flowc.backends.vm import format as F
-from flowc.backends.vm.assemble import flat_plan, plan_rows
 
 
 def open_program(data: bytes) -> tuple[str, str | None, dict[str, Any]]:
@@ -34,28 +33,17 @@ def pack_program(model: Any, name: Any, sections: dict[str, Any], version: int =
 
 
 def sequential_body(data: bytes) -> list:
-    """``[name, consts, names, steps, retries, regions, finish, code, srcmap, arms]`` of a sequential
-    program (the plan's tables as rows with absolute offsets and step indexes), and its section exprs
-    last when it has one."""
+    """``[name, consts, names, blocks, plan, srcmap]`` of a sequential
+    program: section plan as it is (``[entry, terminal, inputs, outputs,
+    step rows, edges]``, docs/bytecode.md section 7), srcmap nil when stripped."""
     _model, name, s = open_program(data)
-    steps, finish, retries, regions, arms = plan_rows(s["plan"])
-    body = [name, s["consts"], s["names"], steps, retries, regions, finish, s["code"], s.get("srcmap"), arms]
-    if "exprs" in s:
-        body.append(s["exprs"])
-    return body
+    return [name, s["consts"], s["names"], s["code"], s["plan"], s.get("srcmap")]
 
 
 def pack_sequential(body: list, version: int = F.FORMAT_VERSION) -> bytes:
-    """The inverse of :func:`sequential_body` (any values, checksums valid); a body of 9 has no arms."""
-    name, consts, names, steps, retries, regions, finish, code, srcmap = body[:9]
-    arms = body[9] if len(body) > 9 else []
-    try:
-        plan = flat_plan(steps, finish, retries, regions, arms)
-    except (TypeError, ValueError):   # malformed tables go in as they are
-        plan = [steps, finish, retries, regions, arms]
-    sections = {"consts": consts, "names": names, "plan": plan, "code": code}
-    if len(body) > 10:
-        sections["exprs"] = body[10]
+    """The inverse of :func:`sequential_body` (any values, checksums valid)."""
+    name, consts, names, blocks, plan, srcmap = body
+    sections = {"consts": consts, "names": names, "plan": plan, "code": blocks}
     if srcmap is not None:
         sections["srcmap"] = srcmap
     return pack_program("sequential", name, sections, version)

@@ -12,8 +12,8 @@ import pytest
 from flowc.backends.python.cel_expr import evaluate_cel
 from flowc.backends.vm import device
 from flowc.backends.vm import expr_vm as V
+from flowc.backends.vm.errors import VerifyError
 from flowc.backends.vm.plan_assemble import assemble_expressions
-from flowc.backends.vm.sequential import VerifyError
 from flowc.compiler.instruction.cel import CelSyntaxError, check_names, parse_cel
 from flowc.ir import expr as E
 from flowc.ir.expr import strip_spans

@@ -201,7 +201,7 @@ def test_every_module_has_a_layer():
 
 def test_the_layering_rules_refuse_what_runs_back_up():
     assert not _allowed("flowc.runtime.kernel", "flowc.backends.python.codegen")
-    assert not _allowed("flowc.backends.vm.sequential", "flowc.backends.python.aevatar_expr")
+    assert not _allowed("flowc.backends.vm.plan_steps", "flowc.backends.python.aevatar_expr")
     assert not _allowed("flowc.compiler.instruction.frontend", "flowc.compiler.analyze")
     assert not _allowed("flowc.translation.fold", "flowc.plan.kernel")
     assert not _allowed("flowc.pipeline.driver", "flowc.cli.app")
@@ -293,7 +293,7 @@ def test_the_runtime_imports_only_itself():
 def test_generated_modules_and_the_vm_import_the_runtime_not_a_backend():
     # the run-time modules live in flowc.runtime: nothing of a backend package runs inside a run
     users = {src for src, dst in GRAPH.edges if _in(dst, "flowc.runtime") and not _in(src, "flowc.runtime")}
-    assert {"flowc.backends.vm.sequential", "flowc.backends.vm.plan_vm"} <= users
+    assert {"flowc.backends.vm.plan_steps", "flowc.backends.vm.plan_vm"} <= users
     python_backend = [m for m in GRAPH.nodes if _in(m, "flowc.backends.python")]
     assert not [m for m in python_backend if m.rsplit(".", 1)[-1].startswith("rt_") or m.endswith(".runtime")]
 

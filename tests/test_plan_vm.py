@@ -1,9 +1,10 @@
 """The plan-run models (kernel routing, dataflow) share one code generator
-(backends/python/plan_codegen.py), one assembler (backends/vm/plan_assemble.py)
-and one loader (backends/vm/plan_vm.py). What differs between the models is
-a row of tables keyed by the plan's model in each; these tests keep the
-three modules' rows, the container format and the plan's models in step,
-and check the loader's shared entry points on programs of both models."""
+(backends/python/plan_codegen.py); on the VM every model (WorkflowSkill's
+sequential one too) has one assembler (backends/vm/plan_assemble.py) and
+one loader (backends/vm/plan_vm.py). What differs between the models is a
+row of tables keyed by the plan's model in each; these tests keep the
+modules' rows, the container format and the plan's models in step, and
+check the loader's shared entry points on programs of the models."""
 
 from __future__ import annotations
 
@@ -21,28 +22,33 @@ from flowc.plan import MODELS as PLAN_MODELS
 
 from tests.program_bytes import open_program, pack_program
 
-PLAN_RUN = {"kernel", "dataflow"}
+PLAN_RUN = {"kernel", "dataflow"}   # the Python backend generates WorkflowSkill's steps as code
+VM_MODELS = set(F.MODELS)           # the VM runs every model by its plan
 
 
 def test_every_plan_run_model_has_a_row_in_each_module():
     assert set(PLAN_MODELS) - {"sequential"} == PLAN_RUN
-    assert set(plan_codegen.MODELS) == set(plan_assemble.MODELS) == set(plan_vm.MODELS) == PLAN_RUN
-    assert set(plan_vm.EXPRESSIONS) == set(plan_vm.LAYOUTS) == PLAN_RUN
+    assert set(plan_codegen.MODELS) == PLAN_RUN
+    assert set(plan_assemble.MODELS) == set(plan_vm.MODELS) == set(PLAN_MODELS) == VM_MODELS
+    assert set(plan_vm.EXPRESSIONS) == set(plan_vm.LAYOUTS) == VM_MODELS
     assert set(device.LOADERS) == set(F.MODELS)
 
 
 def test_the_loader_reads_the_sections_the_format_gives_each_model():
-    for model in PLAN_RUN:
+    for model in VM_MODELS:
         required, optional = F.MODEL_SECTIONS[model]
         row = plan_vm.EXPRESSIONS[model]
         read = {"consts", "names", "code", "plan", row["keys"]} | \
             ({"exprs"} if row["exprs"] is plan_vm._section_exprs else set())
-        assert read == set(required) and not optional
+        assert read == set(required)
+        assert set(optional) == ({"srcmap"} if model == "sequential" else set())   # a listing's source lines
 
 
 def test_the_loader_and_the_format_agree_on_the_codes():
     assert plan_vm.KERNEL_ON_ERROR == F.KERNEL_ON_ERROR
     assert plan_vm.DATAFLOW_OPS == F.DATAFLOW_OPS
+    assert plan_vm.SEQUENTIAL_OPS == F.SEQUENTIAL_OPS
+    assert plan_vm.TYPES == F.TYPES
 
 
 def _layouts(model: str) -> dict[str, tuple[int, list[int] | None]]:
@@ -54,7 +60,7 @@ def _layouts(model: str) -> dict[str, tuple[int, list[int] | None]]:
 
 def _assembled_layouts(model: str) -> dict[str, tuple[int, list[int] | None]]:
     """The assembler's row layouts of ``model``, in the same terms."""
-    multi = {"retry": {"kernel": 3, "dataflow": 4}[model], "inputs": 1}
+    multi = {"retry": {"kernel": 3, "dataflow": 4, "sequential": 3}[model], "inputs": 1, "sort": 2}
     out = {}
     for name, layout in plan_assemble.MODELS[model].rows.layouts.items():
         counts = None if layout.optional is None else [multi.get(keys[0], len(keys)) for _bit, keys in layout.optional]
@@ -62,7 +68,7 @@ def _assembled_layouts(model: str) -> dict[str, tuple[int, list[int] | None]]:
     return out
 
 
-@pytest.mark.parametrize("model", sorted(PLAN_RUN))
+@pytest.mark.parametrize("model", sorted(VM_MODELS))
 def test_the_assembler_and_the_loader_agree_on_the_row_layouts(model):
     assert _layouts(model) == _assembled_layouts(model)
 

@@ -431,7 +431,7 @@ def test_sort_mixed_keys_with_ascii_and_non_ascii_strings():
     """Regression: keys of mixed types (strings, arrays, objects: all compare as
     strings in JavaScript) where ASCII strings meet non-ASCII ones compare by
     UTF-16 code units, without a TypeError, and the VM agrees."""
-    from flowc.backends.vm import sequential as vm
+    from flowc.backends.vm import plan_steps as vm
     from flowc.runtime import sequence_run as rt
 
     keys = ["\u00e9", "a", ["b"], {"o": 1}, "\U0001F600", "\uff5e", ["\u00e9"], "B", None, ["\U0001F600", "x"]]
@@ -441,12 +441,12 @@ def test_sort_mixed_keys_with_ascii_and_non_ascii_strings():
     desc = [5, 9, 4, 0, 6, 2, 1, 3, 7, 8]  # equal keys keep their order; null last both ways
     for descending, want in ((False, asc), (True, desc)):
         assert [r["at"] for r in rt.wfs_sort(rows, ("k",), descending)] == want
-        assert [r["at"] for r in vm.sort_items(rows, ("k",), descending)] == want
+        assert [r["at"] for r in vm.wfs_sort(rows, ("k",), descending)] == want
     # a number among them compares with none (Number of these strings is NaN): an
     # unspecified order, but no error either, and the same in both backends
     rows.insert(4, {"k": 3, "at": 10})
     for descending in (False, True):
-        assert rt.wfs_sort(rows, ("k",), descending) == vm.sort_items(rows, ("k",), descending)
+        assert rt.wfs_sort(rows, ("k",), descending) == vm.wfs_sort(rows, ("k",), descending)
 
 
 def test_loop_invariants_are_hoisted_and_still_right():

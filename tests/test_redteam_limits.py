@@ -21,11 +21,10 @@ from pathlib import Path
 import pytest
 from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module
-from flowc.backends.vm import sequential as standalone_vm
 from flowc.host import ScriptedHost
 from flowc.ir.limits import MAX_DURATION_MS, MAX_RETRIES
 from flowc.pipeline import driver, translate
-from flowc.runtime import sequence_run
+from flowc.runtime import sequence_run, wfs
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -252,7 +251,7 @@ def test_retry_sleeps_at_the_limits_stay_finite(delay):
 
 
 def test_the_standalone_vm_caps_sleeps_as_ir_limits_says():
-    assert standalone_vm.MAX_SLEEP_MS == sequence_run.MAX_SLEEP_MS == MAX_DURATION_MS
+    assert wfs.MAX_SLEEP_MS == sequence_run.MAX_SLEEP_MS == MAX_DURATION_MS
 
 
 # ------------------------------------------------------------------ memory

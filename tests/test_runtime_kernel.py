@@ -479,10 +479,11 @@ def test_the_kernel_runs_on_micropython(tmp_path):
         expr_cel,
         expr_vm,
         expr_wfs,
+        plan_loops,
+        plan_steps,
         plan_vm,
     )
-    from flowc.backends.vm import sequential as vm
-    from flowc.runtime import aevatar_text, cel, dataflow_run, json_text, nfa, routing_run, wfs
+    from flowc.runtime import aevatar_text, cel, dataflow_run, json_text, nfa, routing_run, sequence_run, wfs
 
     node = shutil.which("node")
     assert node, "node is not installed: the MicroPython test needs node (v18+)"
@@ -495,10 +496,10 @@ def test_the_kernel_runs_on_micropython(tmp_path):
     jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
     driver_file = tmp_path / "mp_kernel.py"
     driver_file.write_text(MP_DRIVER, encoding="utf-8")
-    modules = [cel.__file__, nfa.__file__, dataflow_run.__file__, aevatar_text.__file__, vm.__file__, container.__file__,
+    modules = [cel.__file__, nfa.__file__, dataflow_run.__file__, aevatar_text.__file__, container.__file__,
                expr_vm.__file__, expr_cel.__file__, expr_aevatar.__file__, expr_wfs.__file__, errors.__file__, wfs.__file__,
                plan_vm.__file__, device.__file__, routing_run.__file__, json_text.__file__, kernel.__file__, drivers.__file__,
-               fuel.__file__, edges.__file__]
+               fuel.__file__, edges.__file__, plan_steps.__file__, plan_loops.__file__, sequence_run.__file__]
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(driver_file), str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=300, cwd=MP_DIR)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -31,11 +31,10 @@ from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module
 from flowc.backends.vm import expr_vm
 from flowc.backends.vm import format as vm_format
-from flowc.backends.vm import sequential as standalone_vm
 from flowc.host import MAX_JSON_DEPTH, ScriptedHost
 from flowc.ir import limits
 from flowc.pipeline import driver
-from flowc.runtime import dataflow_run, routing_run, sequence_run
+from flowc.runtime import dataflow_run, fuel, routing_run, sequence_run
 
 ROOT = Path(flowc.__file__).resolve().parent
 ENV = dict(os.environ, PYTHONPATH=str(ROOT.parent))
@@ -161,10 +160,10 @@ def both(workflow, inputs, script, **budgets):
 # --------------------------------------------------------------- the budgets
 
 def test_every_copy_of_the_budgets_is_ir_limits():
-    for module in (standalone_vm, sequence_run, dataflow_run, routing_run, vm_format):
+    for module in (fuel, sequence_run, dataflow_run, routing_run, vm_format):
         assert module.DEFAULT_MAX_ITERATIONS == limits.DEFAULT_MAX_ITERATIONS, module.__name__
         assert module.DEFAULT_MAX_HOST_CALLS == limits.DEFAULT_MAX_HOST_CALLS, module.__name__
-    for module in (standalone_vm, expr_vm, vm_format):
+    for module in (fuel, expr_vm, vm_format):
         assert module.DEFAULT_MAX_INSTRUCTIONS == limits.DEFAULT_MAX_INSTRUCTIONS, module.__name__
     assert MAX_JSON_DEPTH == limits.MAX_VALUE_DEPTH
 
