@@ -14,7 +14,7 @@ from flowc.backends import vm
 from flowc.backends.vm import VerifyError
 from flowc.backends.vm import container as C
 from flowc.backends.vm import format as F
-from flowc.backends.vm import sequential as V
+from flowc.backends.vm import device, plan_vm
 from flowc.pipeline import driver
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -64,12 +64,14 @@ def test_same_ir_same_bytes_for_every_model():
 def test_strip_leaves_the_source_map_section_out():
     full, stripped = _compiled("sequential"), _compiled("sequential", strip=True)
     assert "srcmap" in open_program(full)[2] and "srcmap" not in open_program(stripped)[2]
-    assert vm.load(full).instructions == vm.load(stripped).instructions
+    assert vm.load(full).plan["edges"] == vm.load(stripped).plan["edges"]
 
 
-def test_the_loader_of_one_model_refuses_another():
-    with pytest.raises(VerifyError, match="kernel program: this loader runs sequential"):
-        V.load(PROGRAMS["kernel"])
+def test_the_loader_of_one_model_refuses_another(monkeypatch):
+    monkeypatch.setattr(device, "LOADERS", {"sequential": plan_vm.load_plan})   # a WorkflowSkill device
+    with pytest.raises(VerifyError, match="a kernel program: this device runs sequential"):
+        device.load(PROGRAMS["kernel"])
+    monkeypatch.undo()
     for model, data in PROGRAMS.items():
         _name, name, sections = open_program(data)
         other = "dataflow" if model != "dataflow" else "kernel"
@@ -88,8 +90,8 @@ def _container(header: list, body: bytes, version: int = F.FORMAT_VERSION) -> by
 
 def test_header_and_table_limits():
     model, name, sections = open_program(PROGRAMS["sequential"])
-    for version in (1, 2, 3, 4, 5, F.FORMAT_VERSION + 1):   # versions 1 to 5 had other layouts: refused
-        assert f"unsupported format version {version} (this VM runs 6)" in _rejected(
+    for version in (1, 2, 3, 4, 5, 6, F.FORMAT_VERSION + 1):   # versions 1 to 6 had other layouts: refused
+        assert f"unsupported format version {version} (this VM runs 7)" in _rejected(
             pack_program(model, name, sections, version=version))
     assert "scheduling model" in _rejected(pack_program("parallel", name, sections))
     assert "needs a section code" in _rejected(pack_program(model, name, {k: v for k, v in sections.items()
@@ -134,7 +136,7 @@ def test_disasm_lists_header_plan_and_code(model):
     assert "sections (" in text
     for sname in open_program(PROGRAMS[model])[2]:
         assert f"\n  {sname} " in text
-    plan, code = {"sequential": ("steps (", "\ncode:\nmain:\n"), "kernel": ("steps (", "\nblock 0:\n"),
+    plan, code = {"sequential": ("steps (", "\nblock 0:\n"), "kernel": ("steps (", "\nblock 0:\n"),
                   "dataflow": ("graph:\n", "\nblock 0:\n")}[model]
     assert plan in text and code in text and text.index(plan) < text.index(code)
 
