@@ -24,11 +24,10 @@ from flowc.backends.python import expr as python_expr
 from flowc.backends.python.cel_expr import evaluate_cel
 from flowc.backends.vm import device, expr_aevatar, expr_cel, expr_wfs
 from flowc.backends.vm import expr_vm as X
-from flowc.backends.vm import sequential as vm_module
+from flowc.backends.vm.errors import VerifyError
 from flowc.backends.vm.expr_assemble import ExprAssembleError, Tables, assemble_expression
 from flowc.backends.vm.expr_disasm import doc_table
 from flowc.backends.vm.plan_assemble import assemble_expressions
-from flowc.backends.vm.sequential import VerifyError
 from flowc.compiler.instruction.cel import parse_cel
 from flowc.ir import expr as E
 from flowc.ir.semantics import FUNCTIONS, OPERATORS, FunctionSpec
@@ -277,7 +276,7 @@ def wfs_expr(draw, depth: int):
 
 def _plain_wfs(v):
     """A comparable form: both backends' missing values as one marker, NaN as text."""
-    if v is python_runtime.MISSING or v is vm_module.MISSING:
+    if v is python_runtime.MISSING:   # the VM runs on the same values (flowc.runtime.wfs)
         return "<missing>"
     if isinstance(v, float) and math.isnan(v):
         return "<NaN>"
@@ -291,7 +290,7 @@ def _plain_wfs(v):
 def wfs_outcome(evaluate, *args):
     try:
         return ("value", _plain_wfs(evaluate(*args)))
-    except (python_runtime.EvalError, vm_module.EvalError) as e:
+    except python_runtime.EvalError as e:
         return ("error", str(e))
 
 
@@ -683,36 +682,4 @@ def test_dataflow_constants_of_an_unknown_tag_are_refused():
     for bad in (["x", 1], ["u", -1], ["b", "text"], [1, 2, 3]):
         with pytest.raises(VerifyError):
             expr_cel.decode_const(bad)
-
-
-# ------------------------------------------------------------------ blocks in streams
-
-def test_blocks_in_streams_verify_and_run_as_the_blocks_do():
-    """Blocks as a sequential program's section exprs holds them (forms,
-    names and constants, split_blocks; each block's form apart) verify under
-    any profile as the blocks themselves do, and evaluate alike; a LAMBDA
-    names a later block, so a form with one is a single block's: two blocks
-    of it are refused."""
-    from flowc.backends.vm.assemble import split_blocks
-
-    tables = Tables(tagged=False)
-    tables.const = lambda value, kind="auto": tables.consts.append(value) or len(tables.consts) - 1
-    # a.b.c and a.e.f share their form: FIELD's names are the blocks' own (LOAD's, a root's, the form's)
-    exprs = [parse_cel(text) for text in ("[1, 2, 3].map(x, x * 2)", "[1, 2].exists(y, y > 1)", "a.b.c", "a.e.f")]
-    roots = [assemble_expression(tables, e, "cel")[0] for e in exprs]
-    consts = tables.consts
-    plain = X.verify(tables.blocks, len(consts), tables.names, tables.keys, 2, "cel")
-    ops, shape, forms, names, const_refs = split_blocks(tables.blocks)
-    streams = [ops, shape, names, const_refs]
-    blocks = vm_module.verify_streams(streams, forms, len(consts), tables.names, tables.keys, 2, "cel")
-    assert len(blocks) == len(plain) and forms != list(range(len(plain)))
-    machine = X.Machine(consts, tables.names, tables.keys, blocks)
-    reference = X.Machine(consts, tables.names, tables.keys, plain)
-    env = {"a": {"b": {"c": 7}, "e": {"f": [8]}}}
-    for root in roots:
-        assert C.to_json_text(machine.evaluate(root, 2, env, ())) == C.to_json_text(reference.evaluate(root, 2, env, ()))
-    # the first map's body block named by a second block of the same LAMBDA form
-    lambda_form = forms[roots[0]]
-    with pytest.raises(VerifyError, match="LAMBDA"):
-        vm_module.verify_streams(streams, [*forms, lambda_form], len(consts), tables.names, tables.keys, 2, "cel")
 

@@ -1,22 +1,23 @@
-"""WorkflowSkill bytecode's values run on the shared expression machine
-(``EXPR``, ``DEFAULT`` and section ``exprs``, docs/bytecode.md sections 1, 3
-and 6): the generated module's records, and the section is verified with
-WorkflowSkill's rules."""
+"""WorkflowSkill bytecode's values run on the shared expression machine:
+every value of a step row is a block of section code (docs/bytecode.md
+sections 7 and 10), the records are the generated module's, and the
+blocks are verified with WorkflowSkill's rules."""
 
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
 import pytest
 from flowc.backends.python import compile_workflow as python_compile
 from flowc.backends.python import load_module
+from flowc.backends.vm import VerifyError, compile_workflow, load
 from flowc.backends.vm import expr_vm as X
-from flowc.backends.vm import sequential as V
-from flowc.backends.vm.assemble import assemble_body, join_blocks, pack_file, split_blocks
+from flowc.backends.vm.container import copy_json
 from flowc.backends.vm.disasm import disassemble
-from flowc.backends.vm.expr_assemble import Tables, assemble_expression, varint
+from flowc.backends.vm.expr_assemble import Tables, assemble_expression
 from flowc.host import ScriptedHost
 from flowc.ir import expr as E
 from flowc.pipeline import driver
@@ -45,7 +46,7 @@ steps:
 
 
 def _program(workflow):
-    return V.load(pack_file(assemble_body(workflow)))
+    return load(compile_workflow(workflow))
 
 
 def _module_record(workflow, inputs, script):
@@ -53,7 +54,7 @@ def _module_record(workflow, inputs, script):
 
 
 def _exprs(program) -> int:
-    return sum(1 for ins in program.decoded() if ins[0] in (V.EXPR, V.DEFAULT))
+    return len(program.machine.code)
 
 
 def _case_workflows():
@@ -63,21 +64,17 @@ def _case_workflows():
         yield case, result.workflow
 
 
-# The sequential instruction set is the steps' control: what computes a value
-# is a block of the expression machine (EXPR, DEFAULT) or OUTPUTS, the run's end.
-_STEP_CONTROL = {"JUMP", "JUMP_IF_NOT", "EXITED", "RET", "FINISH", "OUTPUTS", "OUTPUTS_FAILED", "CHECK_INPUTS",
-                 "WALK", "ARM", "STEP", "SKIP", "DONE", "FAIL", "FAIL_PARTIAL", "EXIT", "SET_RESULT",
-                 "CHECK_OUTPUT", "CALL", "ITER", "NEXT", "APPEND", "KEEP", "ITEM_FAILED", "COLLECT", "END_EACH",
-                 "TRANSFORM_INPUT", "SORT", "WRAP"}
+# A step row's fields that hold blocks (plan_vm.py decodes each to a closure over the machine).
+_BLOCK_FIELDS = ("guard", "over", "args", "body", "mapping")
 
 
 def test_every_value_is_a_block_of_the_shared_machine():
-    assert {name for name, *_rest in V.OPS.values()} == _STEP_CONTROL | {"EXPR", "DEFAULT"}
     total = 0
     for _case, wf in _case_workflows():
         program = _program(wf)
         total += _exprs(program)
-        assert program.machine is not None and len(program.machine.code) == _exprs(program)
+        for node in program.plan["nodes"]:
+            assert all(node.get(key) is None or callable(node[key]) for key in _BLOCK_FIELDS), node["id"]
     assert total > 50
 
 
@@ -105,8 +102,8 @@ def test_every_record_is_the_generated_modules_and_fuel_only_ends_it_early():
 def test_guards_and_templates_give_the_generated_modules_records():
     wf = driver.compile_text(textwrap.dedent(GUARDED), "guarded.yaml", "workflowskill").workflow
     program = _program(wf)
-    # the defaults, the guard, the call's inputs, the outputs
-    assert _exprs(program) == 5
+    # the guard, the call's inputs, the outputs (the defaults are constants)
+    assert _exprs(program) == 3
     script = {"t": [{"text": "hi"}, {"text": "again"}]}
     for inputs in ({}, {"who": "bob"}, {"n": 1}, {"n": "7"}):
         want = _module_record(wf, inputs, script)
@@ -117,110 +114,51 @@ def test_guards_and_templates_give_the_generated_modules_records():
 
 def _body():
     wf = driver.compile_text(textwrap.dedent(GUARDED), "guarded.yaml", "workflowskill").workflow
-    body = sequential_body(pack_file(assemble_body(wf)))
-    assert len(body) == 11
-    return body
+    return sequential_body(compile_workflow(wf))
 
 
 def _rejected(body) -> str:
-    with pytest.raises(V.VerifyError) as info:
-        V.load(pack_sequential(body))
+    with pytest.raises(VerifyError) as info:
+        load(pack_sequential(body))
     return str(info.value)
 
 
-def _with_blocks(body, keys, decoded) -> None:
-    """Section exprs and the code's block operands of decoded blocks, the k-th
-    the code's k-th block operand (targets are instruction indexes: 1-byte offsets here)."""
-    streams = split_blocks([_encoded(block) for block in decoded])
-    body[7][3] = streams.pop(2)
-    body[10] = [keys, *streams]
-
-
-def _encoded(block) -> bytes:
-    """A decoded block's bytes (section 10): every operand below 128 here."""
-    pcs, pc = [], 0
-    for _k, op, _operands in block:
-        pcs.append(pc)
-        pc += 1 + len(X.OPCODES[op][1]) - (op in X.PACKED_OPS)
-    out = bytearray()
-    for _k, op, operands in block:
-        out.append(op)
-        if op in X.PACKED_OPS:
-            out += varint(operands[1] << X.ACCESS_BITS | operands[0])
-            continue
-        for kind, v in zip(X.OPCODES[op][1], operands, strict=True):
-            out += varint(pcs[v] if kind == "t" else v)
-    return bytes(out)
-
-
-def test_an_expr_without_its_block_is_rejected():
+def test_a_row_naming_no_block_is_rejected():
     body = _body()
-    blocks = join_blocks(body[10][1:], body[7][3])
-    body[7][3] = body[7][3][:-1]
-    assert f"the code has {len(blocks)} block operands, its stream {len(blocks) - 1}" in _rejected(body)
-    body[7][3].append(99)
-    assert "names form" in _rejected(body)
+    rows = body[4][4]
+    say = rows[0]
+    assert say[0] == "say" and say[3] == 0b11100   # the mask: guard, inputs, call
+    for at in (4, 5):   # the guard's block, the inputs' block
+        row = list(say)
+        row[at] = len(body[3])
+        body[4][4] = [row, *rows[1:]]
+        assert "an expression index is out of range" in _rejected(body)
     body = _body()
-    del body[10]
-    assert "block operands but no section exprs" in _rejected(body)
+    body[4][3][1] = -1     # the workflow outputs' block
+    assert "an expression index is out of range" in _rejected(body)
 
 
 def test_the_blocks_are_verified_with_workflowskills_rules():
     body = _body()
-    keys, ops, shape, names, consts = body[10]
-    forms = body[7][3]
+    names, blocks = body[2], body[3]
     # a CEL builtin is no builtin of a WorkflowSkill program
-    body[10] = [[*keys[:-1], "cel.size"] if keys else ["cel.size"], ops, shape, names, consts]
-    if keys:
-        assert "no builtin of this program" in _rejected(body)
-    # a form ends at its RETURN: one without, opcodes past the last, opcodes not bin, a section of another shape
-    body[10] = [keys, ops[:-1], shape, names, consts]
-    assert _rejected(body)
-    body[10] = [keys, ops + bytes([X.CONST]), shape, names, consts]
-    assert "hold more than the forms" in _rejected(body)
-    body[10] = [keys, list(ops), shape, names, consts]
-    assert "msgpack bin" in _rejected(body)
-    body[10] = [keys]
-    assert "section exprs must be [keys, ops, shape, names, consts]" in _rejected(body)
-    # a block's form past the forms, a form no block has, names or constants too many or too few
-    body[10] = [keys, ops, shape, names, consts]
-    body[7][3] = [*forms[:-1], len(set(forms))]
-    assert "names form" in _rejected(body)
-    body[7][3] = [0 for _ in forms]
-    assert "no block has" in _rejected(body)
-    body[7][3] = forms
-    for refs, what in (([*names, 0], "name"), (names[:-1], "name"), ([*consts, 0], "constant"),
-                       (consts[:-1], "constant")):
-        body[10] = [keys, ops, shape, refs, consts] if what == "name" else [keys, ops, shape, names, refs]
-        assert f"{what} operands" in _rejected(body)
-    body[10] = [keys, ops, shape, names, [*consts[:-1], len(body[1])]]
-    assert "constant index" in _rejected(body)
-    # LOAD, FIELD and INDEX carry their access rule in the opcode byte: only wfs (3) here
-    load = ops.index(X.LOAD + 3 * V.ACCESS_STEP)
-    for byte in (X.LOAD, X.LOAD + V.ACCESS_STEP, X.LOAD + 4 * V.ACCESS_STEP, X.RETURN + V.ACCESS_STEP):
-        body[10] = [keys, ops[:load] + bytes([byte]) + ops[load + 1:], shape, names, consts]
+    key = next(i for i, n in enumerate(names) if n.startswith("wfs."))
+    body[2] = [*names[:key], "cel.size", *names[key + 1:]]
+    assert "no builtin of this program" in _rejected(body)
+    body[2] = names
+    # a block ends at its RETURN: one without, opcodes past it, a block not bin
+    for bad in (blocks[0][:-1], blocks[0] + bytes([X.CONST]), list(blocks[0])):
+        body[3] = [bad, *blocks[1:]]
         assert _rejected(body)
-
-
-def test_blocks_of_one_form_are_kept_and_verified_once(monkeypatch):
-    """Blocks that differ only in their names and constants share their
-    form, checked once; each name and constant is in range."""
-    body = _body()
-    keys = body[10][0]
-    blocks = join_blocks(body[10][1:], body[7][3])
-    assert len(set(body[7][3])) < len(blocks)   # the defaults' blocks: CONST, RETURN
-    twin = [(k, op, [o[0], len(body[2]) - 1] if op in X.PACKED_OPS else o) for k, op, o in blocks[-1]]
-    _with_blocks(body, keys, [*blocks[:-1], twin])
-    assert body[7][3] == _body()[7][3]
-    checked = []
-    check = X.verify_decoded
-    monkeypatch.setattr(X, "verify_decoded", lambda *args: checked.append(args[0]) or check(*args))
-    V.load(pack_sequential(body))
-    assert checked == list(range(len(set(body[7][3]))))     # each form once
-    monkeypatch.undo()
-    if any(op in X.PACKED_OPS for _k, op, _o in twin):
-        body[10][3][-1] = len(body[2])
-        assert "name index" in _rejected(body)
+    # LOAD carries its access rule: only wfs here
+    block = blocks[0]
+    load = block.index(X.LOAD)
+    for access in range(len(X.ACCESS)):
+        if X.ACCESS[access] == "wfs":
+            continue
+        rule = bytes([(block[load + 1] & ~((1 << X.ACCESS_BITS) - 1)) | access])
+        body[3] = [block[:load + 1] + rule + block[load + 2:], *blocks[1:]]
+        assert _rejected(body)
 
 
 def test_a_bindings_object_literal_is_one_map_that_drops_missing_values():
@@ -228,8 +166,9 @@ def test_a_bindings_object_literal_is_one_map_that_drops_missing_values():
     the literal at once); an output without a value is wfs.pick of the raw result."""
     wf = driver.compile_text(textwrap.dedent(MAPPED), "mapped.yaml", "workflowskill").workflow
     program = _program(wf)
-    text = disassemble(pack_file(assemble_body(wf), strip=True))
-    assert "MAP                wfs_compact, 2" in text and "CALL               0 (wfs.pick), 2" in text
+    text = disassemble(compile_workflow(wf, strip=True))
+    assert "MAP                wfs_compact, 2" in text
+    assert re.search(r"CALL +\d+ \(wfs.pick\), 2", text)
     script = {"t": {"output": {"a": 1, "rows": [{"x": 1, "y": 2}, {"x": 3}, {}]}}}
     record = program.run({}, ScriptedHost(script))
     assert json.dumps(record) == json.dumps(_module_record(wf, {}, script))
@@ -265,7 +204,7 @@ def test_constant_arrays_and_objects_are_fresh_copies_on_every_evaluation():
     tables.const = lambda value, kind="auto": tables.consts.append(value) or len(tables.consts) - 1
     block, _params, _slots = assemble_expression(tables, E.ListExpr((E.Literal([1, {"a": 2}]),)), "wfs")
     decoded = X.verify(tables.blocks, len(tables.consts), tables.names, tables.keys, 0, "wfs")
-    machine = X.Machine(tables.consts, tables.names, tables.keys, decoded, copy=V.copy_json)
+    machine = X.Machine(tables.consts, tables.names, tables.keys, decoded, copy=copy_json)
     first = machine.evaluate(block, 0, {}, ())
     first[0][1]["a"] = 99
     assert machine.evaluate(block, 0, {}, ()) == [[1, {"a": 2}]]

@@ -36,7 +36,7 @@ try:
     from flowc.backends.vm import expr_vm as _x
     from flowc.backends.vm import expr_wfs as _xw
     from flowc.backends.vm import plan_steps as _seq
-    from flowc.backends.vm.container import MAX_NESTING, read_section
+    from flowc.backends.vm.container import MAX_NESTING, copy_json, read_section
     from flowc.backends.vm.errors import VerifyError
     from flowc.runtime import cel as _c
     from flowc.runtime import dataflow_run as _d
@@ -54,7 +54,7 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
     import expr_wfs as _xw
     import plan_steps as _seq
     import routing_run as _k
-    from container import MAX_NESTING, read_section
+    from container import MAX_NESTING, copy_json, read_section
     from errors import VerifyError
 
 __all__ = ["BY_MODEL", "EXPRESSIONS", "LAYOUTS", "MODELS", "Program", "load_plan", "plan_fields"]
@@ -159,14 +159,16 @@ def _section_exprs(sections, blocks):
 # may call (expr_vm), "const" how a pool constant decodes, "keys" the
 # section of its builtin keys, "exprs" its expressions and their frame
 # (what the plan's references index), "arity" the error of a call with the
-# wrong number of arguments.
+# wrong number of arguments, "copy" how a constant array or object is copied
+# on each evaluation (None: it is not).
 EXPRESSIONS = {
     "kernel": {"profile": _xa.PROFILE, "const": _text_const, "keys": "names", "exprs": _block_exprs,
-               "arity": VerifyError},
+               "arity": VerifyError, "copy": None},
     "dataflow": {"profile": _xc.PROFILE, "const": _xc.decode_const, "keys": "keys", "exprs": _section_exprs,
-                 "arity": _c.CelError},
+                 "arity": _c.CelError, "copy": None},
+    # a constant array or object is a fresh copy on every evaluation (a run may hand it on)
     "sequential": {"profile": _xw.PROFILE, "const": _plain_const, "keys": "names", "exprs": _block_exprs,
-                   "arity": VerifyError},
+                   "arity": VerifyError, "copy": copy_json},
 }
 
 
@@ -191,7 +193,7 @@ class _Expressions:
         self.arity = row["arity"]
         self.exprs, self.frame = row["exprs"](sections, self.blocks)
         decoded = _x.verify(self.blocks, len(self.consts), self.names, self.keys, self.frame, row["profile"])
-        self.machine = _x.Machine(self.consts, self.names, self.keys, decoded)
+        self.machine = _x.Machine(self.consts, self.names, self.keys, decoded, copy=row["copy"])
 
     def function(self, ref):
         """The expression the plan names by ``ref`` as a callable ``f(env, *args)``."""
