@@ -14,14 +14,23 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import flowc.backends.vm.sequential as vm_module
 import msgpack
 import pytest
-from flowc.backends.vm import compile_workflow, container, errors, expr_vm, expr_wfs, load
+from flowc.backends.vm import (
+    compile_workflow,
+    container,
+    device,
+    errors,
+    expr_vm,
+    expr_wfs,
+    load,
+    plan_loops,
+    plan_steps,
+)
 from flowc.backends.vm.bundle import write_bundle
 from flowc.host import ScriptedHost
 from flowc.pipeline import driver
-from flowc.runtime import drivers, fuel, kernel, wfs
+from flowc.runtime import drivers, edges, fuel, kernel, sequence_run, wfs
 
 from tests.test_vm_equivalence import corpus_programs
 
@@ -117,7 +126,7 @@ def _cpython(job):
         if job[5:] == ["virtual"]:
             return {"name": name, "record": load(data).run_virtual(inputs, script, limits[0], limits[1])}
         return {"name": name, "record": load(data).run(inputs, ScriptedHost(script), limits[0], limits[1])}
-    except vm_module.VMError as exc:
+    except errors.VMError as exc:
         return {"name": name, "error": type(exc).__name__}
 
 
@@ -153,33 +162,39 @@ def _flowc_imports(module):
             if line.strip().startswith(("import ", "from ")) and "flowc" in line]
 
 
-def test_vm_module_needs_only_the_kernel():
-    """sequential.py imports nothing of flowc but the shared expression machine with
-    WorkflowSkill's builtins, the container reader, the kernel's three
-    standard-library modules and WorkflowSkill's values (all device-safe: the
-    bundle flattens them into one file), and those import only each other:
-    not cel, not aevatar_text."""
-    assert _flowc_imports(vm_module) == [
+def test_the_workflowskill_steps_need_only_the_runtime():
+    """plan_steps.py imports nothing of flowc but the fast loops and the
+    sequence run, the loops only the expression machine with
+    WorkflowSkill's builtins, the container reader and WorkflowSkill's
+    values, the sequence run only the kernel's standard-library modules,
+    edges and WorkflowSkill's values (all device-safe: the bundle flattens
+    them into one file), and those import only each other: not cel, not
+    aevatar_text."""
+    assert _flowc_imports(plan_steps) == [
+        "from flowc.backends.vm import plan_loops as _loops",
+        "from flowc.runtime import sequence_run as _s",
+        "from flowc.runtime.wfs import MISSING, js_boolean, transform_items, wfs_sort",
+    ]
+    assert _flowc_imports(plan_loops) == [
         "from flowc.backends.vm import expr_vm as _x",
         "from flowc.backends.vm import expr_wfs as _xw",
-        "from flowc.backends.vm.container import (",
-        "from flowc.runtime import drivers as _drivers",
-        "from flowc.runtime.fuel import (",
-        "from flowc.runtime.kernel import Call, Kernel, Sleep",
-        "from flowc.backends.vm.errors import StepError as _StepError",
-        "from flowc.backends.vm.errors import VerifyError, VMError",
+        "from flowc.backends.vm.container import _Obj, copy_json",
         "from flowc.runtime.wfs import (",
         "from flowc.runtime.wfs import js_to_string as to_string",
-        "from flowc.runtime.wfs import js_typeof as _typeof",
         "from flowc.runtime.wfs import to_number as _to_number",
-        "from flowc.runtime.wfs import transform_items as transform_input",
         "from flowc.runtime.wfs import wfs_get_field as get_field",
         "from flowc.runtime.wfs import wfs_get_index as get_index",
-        "from flowc.runtime.wfs import wfs_sort as sort_items",
         "from flowc.runtime.wfs import wfs_stringify as stringify",
-            # asyncio (run_async) is CPython's: imported when used
-        "from flowc.runtime.aio import drive_async  # CPython only: MicroPython has no such asyncio",
     ]
+    assert [line for line in _flowc_imports(sequence_run) if "aio" not in line] == [
+        "from flowc.runtime import drivers as _drivers",
+        "from flowc.runtime.edges import Edges",
+        "from flowc.runtime.fuel import DEFAULT_MAX_HOST_CALLS, DEFAULT_MAX_ITERATIONS, Fuel, OutOfFuel",
+        "from flowc.runtime.kernel import Call, Kernel, Sleep",
+        "from flowc.runtime.wfs import *  # the values generated code reaches as _rt.<name>",
+        "from flowc.runtime.wfs import (",
+    ]
+    assert _flowc_imports(edges) == []
     assert _flowc_imports(kernel) == ["from flowc.runtime.fuel import Fuel, OutOfFuel"]
     assert _flowc_imports(fuel) == []
     assert _flowc_imports(wfs) == [] and _flowc_imports(errors) == []
@@ -211,9 +226,9 @@ def test_loading_on_micropython_leaves_the_collector_on(monkeypatch):
 
     data = corpus_programs()[0][1]
     monkeypatch.setattr(container, "_gc", Collector())
-    vm_module.load(data)
+    device.load(data)
     assert calls == ["disable", "enable"]
     calls.clear()
     monkeypatch.setattr(container, "_MICRO", True)
-    vm_module.load(data)
+    device.load(data)
     assert calls == []
