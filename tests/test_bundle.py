@@ -20,7 +20,7 @@ from pathlib import Path
 import msgpack
 import pytest
 from flowc.backends.vm import bundle as B
-from flowc.backends.vm import compile_workflow, load
+from flowc.backends.vm import compile_workflow, load, plan_loops
 from flowc.cli import main as flowc_main
 from flowc.host import ScriptedHost
 from flowc.pipeline import driver
@@ -103,7 +103,8 @@ def test_the_bundle_holds_the_closure_of_the_device_entry(bundle_dir):
     modules = [m.name for m in closure]
     assert built.modules == modules and modules[-1] == B.ENTRY
     # what a device runs: the VM, each dialect's loader, the kernel
-    for name in ("flowc.backends.vm.sequential", "flowc.backends.vm.plan_vm", "flowc.runtime.kernel"):
+    for name in ("flowc.backends.vm.plan_steps", "flowc.backends.vm.plan_vm", "flowc.runtime.sequence_run",
+                 "flowc.runtime.kernel"):
         assert name in modules
     assert built.text.splitlines()[0].endswith(", ".join(m.removeprefix("flowc.") for m in modules))
     # every top-level function and class of every module is in the bundle, under its name or its new one,
@@ -460,10 +461,12 @@ def test_a_bundle_of_one_dialect_runs_that_dialect(dialect, tmp_path):
 
 
 # Each dialect's builtins come with its loader: a bundle holds no other dialect's runtime
-# (a plan model's bundle reads the container without the WorkflowSkill VM).
-NOT_IN_BUNDLE = {"workflowskill": ("cel", "aevatar_text", "nfa", "dataflow_run", "expr_cel", "expr_aevatar"),
-                 "aevatar": ("cel", "dataflow_run", "expr_cel", "sequential", "wfs", "expr_wfs"),
-                 "instruction": ("aevatar_text", "expr_aevatar", "sequential", "wfs", "expr_wfs")}
+# and no other model's scheduler.
+_WFS = ("plan_steps", "plan_loops", "sequence_run", "wfs", "expr_wfs")
+NOT_IN_BUNDLE = {"workflowskill": ("cel", "aevatar_text", "nfa", "dataflow_run", "routing_run", "json_text",
+                                   "expr_cel", "expr_aevatar"),
+                 "aevatar": ("cel", "dataflow_run", "expr_cel", *_WFS),
+                 "instruction": ("aevatar_text", "expr_aevatar", "routing_run", *_WFS)}
 
 
 @pytest.mark.parametrize("dialect", sorted(NOT_IN_BUNDLE))
@@ -479,10 +482,7 @@ def test_a_bundle_of_one_dialect_holds_no_other_runtime(dialect):
     # what docs/embedding.md promises a host of every bundle
     for name in ("load", "VMError", "VerifyError", "unpackb", "copy_json"):
         assert name in namespace, (dialect, name)
-    if built.modules[-1] == B.ENTRY:
-        assert set(namespace["LOADERS"]) == set(models)
-    else:   # a model whose VM is its own loader
-        assert built.modules[-1] == B.OWN_ENTRIES[models[0]] and "LOADERS" not in namespace
+    assert built.modules[-1] == B.ENTRY and set(namespace["LOADERS"]) == set(models)
 
 
 def test_the_models_of_a_dialect_are_its_profiles_scheduling():
@@ -543,11 +543,12 @@ def test_a_bundle_of_some_models_keeps_only_what_the_entry_reaches(tmp_path, mon
     assert namespace["load"](1) == ["f", 1, "a"]
 
 
-def test_a_one_dialect_bundle_of_a_plan_model_holds_the_container_reader_not_the_sequential_vm():
+def test_a_one_dialect_bundle_of_another_model_holds_the_container_reader_not_the_workflowskill_steps():
     for dialect in ("aevatar", "instruction"):
         built = B.build_bundle(None, B.models_of(dialect))
         assert "flowc.backends.vm.container" in built.modules
-        for name in ("flowc.backends.vm.sequential", "flowc.runtime.wfs", "flowc.backends.vm.expr_wfs"):
+        for name in ("flowc.backends.vm.plan_steps", "flowc.runtime.sequence_run", "flowc.runtime.wfs",
+                     "flowc.backends.vm.expr_wfs"):
             assert name not in built.modules, (dialect, name)
 
 
@@ -559,14 +560,14 @@ def test_a_small_bundle_leaves_the_compiled_loops_out_which_the_corpus_runs(tmp_
         full, small = B.build_bundle(None, models, minify=False), B.build_bundle(None, models, minify=False, small=True)
         assert "def compile_loop(" in full.text and "def _fast_loop(" in full.text
         assert "def compile_loop(" not in small.text and "def _fast_loop(" not in small.text
-        assert {"compile_loop", "_fast_loop"} <= set(small.dropped["flowc.backends.vm.sequential"])
+        assert {"compile_loop", "_fast_loop"} <= set(small.dropped["flowc.backends.vm.plan_loops"])
         assert small.size < full.size and small.modules == full.modules
     # the records the small bundles give (above, on the whole corpus) cover loops the package compiles
     compiled = 0
     for _name, data, inputs, script in corpus_programs():
         program = load(data)
         program.run(inputs, ScriptedHost(script))
-        compiled += sum(lp is not None for lp in program.loops.values())
+        compiled += sum(1 for n in program.plan["nodes"] if "loop" in n and isinstance(n["loop"][2], plan_loops._Loop))
     assert compiled >= 3, compiled
     assert flowc_main(["bundle", str(tmp_path), "--small", "--dialect", "workflowskill"]) == 0
     assert (tmp_path / "flowc_vm.py").read_text(encoding="utf-8") == \

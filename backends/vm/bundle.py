@@ -25,8 +25,8 @@ source file, dependencies first:
   model's schedulers, expression builtins or VM);
 - a small bundle (``small``, ``flowc bundle --small``) keeps no row of the
   tables of optional parts (those a module's ``BY_FEATURE`` names: the
-  sequential VM's compiled filter/map loops), so the code only they reach
-  goes too;
+  compiled filter/map loops of WorkflowSkill's steps), so the code only
+  they reach goes too;
 - names get short where no code can tell: top-level names no host reads
   (not classes), locals, a method's ``self`` and the parameters of private
   functions no call passes by keyword (``minify=False`` keeps them);
@@ -59,14 +59,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["DEVICE_STDLIB", "ENTRY", "HOST_API", "OWN_ENTRIES", "Bundle", "BundleError", "build_bundle", "closure",
-           "entry_of", "models_of", "write_bundle"]
+__all__ = ["DEVICE_STDLIB", "ENTRY", "HOST_API", "Bundle", "BundleError", "build_bundle", "closure", "entry_of",
+           "models_of", "write_bundle"]
 
-ENTRY = "flowc.backends.vm.device"
-# A model whose VM module loads its programs by itself (its load refuses
-# the other models'): a bundle of that model alone starts there, without
-# the device entry's dispatch by model.
-OWN_ENTRIES: dict[str, str] = {}
+ENTRY = "flowc.backends.vm.device"   # every bundle starts there: each model is a row of its LOADERS
 # The name of a module's tuple that names its tables keyed by scheduling
 # model: a bundle of some models keeps only their rows.
 BY_MODEL = "BY_MODEL"
@@ -1297,9 +1293,8 @@ def _join_rows(rows: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
 
 
 def entry_of(models: tuple[str, ...] | None) -> str:
-    """The module a bundle of ``models`` (None: every model) starts at."""
-    if models is not None and len(models) == 1 and models[0] in OWN_ENTRIES:
-        return OWN_ENTRIES[models[0]]
+    """The module a bundle of ``models`` (None: every model) starts at: the
+    device entry, whose loaders keep the rows of ``models``."""
     return ENTRY
 
 
