@@ -75,8 +75,8 @@ PARTS = (
     ("loader, verifier, expression machine", ("backends.vm.errors", "backends.vm.container", "backends.vm.expr_vm",
                                               "backends.vm.device")),
     ("kernel, drivers, fuel, plan edges", ("runtime.kernel", "runtime.drivers", "runtime.fuel", "runtime.edges")),
-    ("schedulers and plan loaders", ("runtime.routing_run", "runtime.dataflow_run", "backends.vm.plan_vm",
-                                     "backends.vm.sequential")),
+    ("schedulers and plan loaders", ("runtime.routing_run", "runtime.dataflow_run", "runtime.sequence_run",
+                                     "backends.vm.plan_vm", "backends.vm.plan_steps", "backends.vm.plan_loops")),
 )
 
 
