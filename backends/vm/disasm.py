@@ -95,7 +95,7 @@ def _plan_listing(program, sec: dict, source_root: str | None) -> list[str]:
     out: list[str] = []
     if sec["plan"] is not None:   # the plan as plan_vm decodes it, expressions as their references
         plan = dict(plan_fields(program.model, sec["plan"], _References(sec["consts"])))
-        out += row["plan"](plan, _step_lines(plan, sec.get("srcmap"), source_root))
+        out += row["plan"](plan, _step_lines(plan, sec.get("srcmap"), source_root), sec.get("srcmap"))
     flat = sec.get("exprs")
     if flat is not None:
         rows = [flat[i:i + 3] for i in range(0, len(flat), 3)]
@@ -130,11 +130,12 @@ def _step_lines(plan: dict, srcmap: list | None, source_root: str | None) -> dic
     return out
 
 
-def _sequential_plan(plan: dict, lines: dict[str, str]) -> list[str]:
-    """Entry, inputs, each step row (its kind, its blocks, its edges), the
-    workflow outputs."""
+def _sequential_plan(plan: dict, lines: dict[str, str], srcmap: list | None) -> list[str]:
+    """Entry, inputs, each step row (its kind, its blocks, its edges, its
+    source line), the workflow outputs."""
+    named = _show(srcmap[0]) if isinstance(srcmap, list) and srcmap else "stripped"
     out = [f"entry: {shown(str(plan['entry']))}, terminal: {shown(str(plan['terminal']))}",
-           f"source map: {'stripped' if not lines else 'per step'}", "", f"inputs ({len(plan['inputs'])}):"]
+           f"source map: {named}", "", f"inputs ({len(plan['inputs'])}):"]
     for name, kind, default in plan["inputs"]:
         has_default = default is not MISSING
         out.append(f"  {shown(name)}: {kind or 'any'}" + (f" = {_show(default, 60)}" if has_default else ""))
@@ -189,7 +190,7 @@ def _sequential_fields_lines(node: dict, indent: str) -> list[str]:
     return out
 
 
-def _kernel_plan(plan: dict, _lines: dict[str, str]) -> list[str]:
+def _kernel_plan(plan: dict, _lines: dict[str, str], _srcmap: list | None) -> list[str]:
     out = []
     if plan["roles"]:
         out.append("roles:")
@@ -221,7 +222,7 @@ def _kernel_plan(plan: dict, _lines: dict[str, str]) -> list[str]:
     return out
 
 
-def _dataflow_plan(plan: dict, _lines: dict[str, str]) -> list[str]:
+def _dataflow_plan(plan: dict, _lines: dict[str, str], _srcmap: list | None) -> list[str]:
     out = ["graph:"]
     _graph(plan, "  ", out)
     return [*out, ""]
