@@ -12,9 +12,9 @@ a graph of the same shape. Routing and readiness are edges by
 :class:`~flowc.ir.workflow.EdgeKind` (``kind`` is its value:
 ``"sequence"``, ``"fallthrough"``, ``"branch"``, ``"dependency"``,
 ``"error"``); the schedulers index them by kind when a run loads its plan
-(:mod:`flowc.runtime.edges`), and under sequential scheduling the backends
-lay out the steps' generated code by them (and both backends' runs walk
-the plan's sequence edges). What the nodes hold besides
+(:mod:`flowc.runtime.edges`); under sequential scheduling both backends'
+runs walk the plan's sequence edges (the steps' bodies a generated
+function each, or the VM's step rows). What the nodes hold besides
 edges (the step's body, retry, error policy, iteration, timeout) is the
 model's: :mod:`flowc.plan.sequential`, :mod:`flowc.plan.kernel`,
 :mod:`flowc.plan.dataflow`. The backends differ only in how a body is

@@ -25,8 +25,9 @@ when it has bodies, ``regions``: ``[name, graph]`` pairs.
 Bodies (parameters, guards, attributes, conditions) are whatever the
 backend's :class:`Bodies` returns: the Python backend names a generated
 function, the VM a bytecode block or expression index. Under sequential
-scheduling the backends generate each step's code themselves and lay it
-out by the plan; both backends' runs walk its top-level sequence.
+scheduling the builder leaves the bodies to the backends (a generated
+function per step; the VM's step rows); both backends' runs walk its
+top-level sequence.
 """
 
 from __future__ import annotations

@@ -9,13 +9,12 @@ Run-wide fields: ``entry`` (the first top-level step; None: none) and
 delay_ms, backoff]``; ``each`` None or ``{"delay_ms"}`` (the step runs
 once per item, one at a time); ``guarded`` whether a guard may skip it.
 The step's bodies (guard, arguments, the list ``each`` walks, output
-mapping) are its generated code, which both backends name by the step: a
-Python function or a bytecode step block. The Python module holds this
-plan (its ``PLAN``) and flowc.runtime.sequence_run walks its top level at
-run time, and runs the arm a conditional chose by its ``branch`` edges;
-the assembler writes the top-level sequence into the program's step
-table, which the VM's ``WALK`` follows, and the arms into its arms table,
-from which the VM's ``ARM`` runs the arm a conditional chose.
+mapping) are the backends': the Python backend generates a function per
+step, the VM's assembler adds each body to the step's row as data (its
+kind, call and blocks of expression code: backends/vm/plan_assemble.py).
+Both run this plan with flowc.runtime.sequence_run, which walks its top
+level at run time and runs the arm a conditional chose by its ``branch``
+edges.
 
 Activation is edges: a node's ``sequence`` edge names the step after it
 at the top level (:func:`top_level`); a branch's ``branch`` edges, labelled

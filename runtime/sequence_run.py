@@ -1,4 +1,4 @@
-"""The sequence run: what generated WorkflowSkill modules run on.
+"""The sequence run: what WorkflowSkill runs on, generated modules and the VM.
 
 Generated code imports this module as ``_rt``: the run state (:class:`Run`)
 and its kernel (:class:`SkillRun`), the step helpers (host calls with their
@@ -10,13 +10,17 @@ runs the same functions), so a module reaches everything as ``_rt.<name>``.
 The scheduler is :meth:`Run.walk`: it reads the module's sequential plan
 (``PLAN``, flowc.plan.sequential) and runs the top-level steps from its
 entry along its ``sequence`` edges, each by the module's table of step
-functions (``STEPS``); a conditional's function runs its arm in place.
+functions (``STEPS``); a conditional's function runs its arm in place. The
+VM runs a loaded program's plan the same way, its step functions made
+from the plan's rows (flowc.backends.vm.plan_steps).
 The walk is a task of the sans-I/O kernel (:mod:`flowc.runtime.kernel`)
 and a driver answers its requests.
 
 Standard library only (the kernel, drivers, edges and values of
-flowc.runtime, themselves standard library only): a generated module runs
-wherever these files are copied beside it.
+flowc.runtime, themselves standard library only) and MicroPython-compatible
+(records are built key by key: a dict display forgets its order there): a
+generated module runs wherever these files are copied beside it, and a
+device's VM bundles them.
 """
 
 try:
@@ -69,9 +73,10 @@ except ImportError:  # pragma: no cover - copies side by side on MicroPython
 # The helpers generated modules call to run steps and build the run record:
 # the host calls with their retry loop, sleeps, step records, the `each`
 # input rule and the workflow outputs (the value rules, the sort and the
-# transform input among them, are flowc.runtime.wfs's, which the VM runs
-# too). The VM restates the rest for MicroPython; tests check that the two
-# backends give the same records. See docs/host.md for the record's shape.
+# transform input among them, are flowc.runtime.wfs's). The VM runs the
+# same helpers with step functions made from its plan rows; tests check
+# that the two backends give the same records. See docs/host.md for the
+# record's shape.
 #
 # Invariant: MISSING is never stored inside a list or dict that a run
 # builds, except at the top level of a step's argument dict (the transform

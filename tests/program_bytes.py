@@ -35,7 +35,7 @@ def pack_program(model: Any, name: Any, sections: dict[str, Any], version: int =
 def sequential_body(data: bytes) -> list:
     """``[name, consts, names, blocks, plan, srcmap]`` of a sequential
     program: section plan as it is (``[entry, terminal, inputs, outputs,
-    step rows, edges]``, docs/bytecode.md section 7), srcmap nil when stripped."""
+    step rows, edges]``, docs/bytecode.md section 2), srcmap nil when stripped."""
     _model, name, s = open_program(data)
     return [name, s["consts"], s["names"], s["code"], s["plan"], s.get("srcmap")]
 

@@ -11,10 +11,9 @@ from pathlib import Path
 import msgpack
 import pytest
 from flowc.backends import vm
-from flowc.backends.vm import VerifyError
+from flowc.backends.vm import VerifyError, device, plan_vm
 from flowc.backends.vm import container as C
 from flowc.backends.vm import format as F
-from flowc.backends.vm import device, plan_vm
 from flowc.pipeline import driver
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -1,7 +1,7 @@
 """Verification of WorkflowSkill programs: malformed bytecode is rejected
 with a VerifyError (never another exception, never a hang); fuel bounds
 every run; same input, same bytes and records. A program is its plan's
-rows (docs/bytecode.md section 7): every block index in range, every kind
+rows (docs/bytecode.md section 2): every block index in range, every kind
 and code valid, arms only to later steps and only from branch rows, the
 retry values in range, a top-level sequence that ends."""
 

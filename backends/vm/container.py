@@ -6,9 +6,8 @@ document, its string references resolved); ``guarded(fn, *args)`` makes
 every failure of a loader a ``VerifyError``. ``unpackb`` is their msgpack
 decoder (``msgpack`` on CPython when installed, a minimal one built in).
 
-The sequential VM (sequential.py), the plan-run models' loader
-(plan_vm.py), the device entry (device.py) and the disassembler import it:
-a device bundle of a plan model holds it without the WorkflowSkill VM.
+The loader of every model (plan_vm.py), the device entry (device.py) and
+the disassembler import it.
 MicroPython style, no typing, standard library only.
 """
 

@@ -1,8 +1,8 @@
 """The device-side entry of the VM: ``load(data)`` verifies a program of
 any scheduling model and returns it; ``program.run(inputs, host)`` gives
 the run record. The container's header names the model (sequential,
-kernel, dataflow: docs/bytecode.md); the model's loader verifies its
-sections: the sequential VM, or the one loader of the plan-run models.
+kernel, dataflow: docs/bytecode.md); the model's row of ``LOADERS``, the
+one loader of every model (plan_vm.py), verifies its sections.
 Whatever the bytes, the result is a program or a ``VerifyError``.
 
 This module is the root of what ``flowc bundle DIR`` writes

@@ -19,12 +19,3 @@ class VMError(Exception):
 
 class VerifyError(VMError):
     """The bytecode is malformed, of an unknown version, or fails verification."""
-
-
-class StepError(Exception):
-    """A WorkflowSkill step failed at run time (a tool error after its
-    retries, a host failure, a non-array ``each``)."""
-
-    def __init__(self, message):
-        super().__init__(message)
-        self.message = message

@@ -73,7 +73,7 @@ NODE_FIELDS = (
 KERNEL_ON_ERROR = ("fail", "skip", "fallback")
 KERNEL_STEP_FIELDS = ("retry", "default_output", "condition", "regions", "timeout_ms")
 
-# A WorkflowSkill (sequential) program's plan (docs/bytecode.md section 7):
+# A WorkflowSkill (sequential) program's plan (docs/bytecode.md section 2):
 # a step row names its kind by index into SEQUENTIAL_OPS; its mask's bit b
 # set when the step has the fields of SEQUENTIAL_STEP_FIELDS' bit b, whose
 # row values follow in bit order (a retry is three: max, delay_ms,

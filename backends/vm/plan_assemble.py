@@ -1,9 +1,11 @@
 """IR of a workflow run by its plan -> a program for the VM (:mod:`flowc.backends.vm.plan_vm`).
 
-Two scheduling models run a workflow as plain data: kernel routing and
-dataflow. A program of either holds the plan the Python backend generates
-(:mod:`flowc.plan`) as rows (docs/bytecode.md sections 8 and 9), with every
-expression of its nodes compiled to a block of the VM's expression machine
+Every scheduling model runs a workflow as plain data on the VM:
+WorkflowSkill's sequential steps, kernel routing and dataflow. A program
+holds the plan of :mod:`flowc.plan` as rows (docs/bytecode.md sections 2, 8
+and 9; a sequential plan's rows with each step's body, which the Python
+backend generates as code instead), with every expression of its nodes
+compiled to a block of the VM's expression machine
 (:mod:`flowc.backends.vm.expr_assemble`). What differs between the models
 is a row of :data:`MODELS`, keyed by the plan's model: how expressions are
 compiled and named (:class:`ExpressionRow`), the layout of a node's row
@@ -363,7 +365,7 @@ class _StepBodies:
         return block
 
     def step(self, node: Node) -> dict:
-        """The body fields of a step's node (docs/bytecode.md section 7)."""
+        """The body fields of a step's node (docs/bytecode.md section 2)."""
         if node.op not in F.SEQUENTIAL_OPS or node.op == "end":
             raise AssembleError(f"step {node.id!r}: operation {node.op!r} is not supported")
         out: dict[str, Any] = {}
@@ -530,7 +532,7 @@ def bodies(model: str) -> _Bodies:
 
 
 def plan_section(plan: dict) -> list:
-    """Section plan of a built plan (docs/bytecode.md sections 8 and 9)."""
+    """Section plan of a built plan (docs/bytecode.md sections 2, 8 and 9)."""
     row = MODELS[plan["model"]]
     return row.section(plan, row.rows)
 

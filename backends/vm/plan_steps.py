@@ -1,6 +1,6 @@
 """WorkflowSkill's steps on the VM: the step function of a plan row.
 
-A sequential program (docs/bytecode.md section 7) holds each step's body
+A sequential program (docs/bytecode.md section 2) holds each step's body
 as data: its kind (call, transform.filter/map/sort, branch, exit), the
 call's capability and name, its retry, each and on_error, and a block of
 the expression machine per value (guard, each list, inputs, filter test,

@@ -1,12 +1,13 @@
-"""Programs of the plan-run models on the VM: load, verify and run
-(docs/bytecode.md sections 8 and 9).
+"""Programs of every scheduling model on the VM: load, verify and run
+(docs/bytecode.md sections 2, 8 and 9).
 
-Two scheduling models run a workflow as plain data: kernel routing (the
-step loop of :mod:`routing_run`) and dataflow (the ready-node scheduler of
-:mod:`dataflow_run`). A program of either is the plan the Python backend
-generates (:mod:`flowc.plan`) as rows, with every expression of its nodes
-a block of the VM's expression machine (:mod:`expr_vm`). Loading checks
-the sections, verifies every block and the plan, and turns each
+Every model runs a workflow as plain data: WorkflowSkill's sequential
+steps (the walk of :mod:`sequence_run`, one step function per row made by
+:mod:`plan_steps`), kernel routing (the step loop of :mod:`routing_run`)
+and dataflow (the ready-node scheduler of :mod:`dataflow_run`). A program
+is the plan of :mod:`flowc.plan` as rows, with every expression of its
+nodes a block of the VM's expression machine (:mod:`expr_vm`). Loading
+checks the sections, verifies every block and the plan, and turns each
 expression into a closure over the machine; running hands the plan to the
 model's scheduler, which the Python backend uses too, so both backends
 give the same run record.
