@@ -356,13 +356,21 @@ class _StepBodies:
 
     def __init__(self, tables: Tables) -> None:
         self.tables = tables
+        self.known: dict[bytes, int] = {}   # a block's bytes -> its index: equal values share a block
 
     def block(self, e: E.Expr) -> int:
+        blocks = self.tables.blocks
+        before = len(blocks)
         try:
             block, _params, _slots = assemble_expression(self.tables, e, "wfs", None, DEFAULT_MAX_DEPTH)
         except ExprAssembleError as exc:
             raise AssembleError(str(exc)) from None
-        return block
+        # a WorkflowSkill expression is one block (no lambdas): a repeated one is the first's
+        assert len(blocks) == before + 1 and block == before, "a WorkflowSkill value of more than one block"
+        same = self.known.setdefault(blocks[block], block)
+        if same != block:
+            blocks.pop()
+        return same
 
     def step(self, node: Node) -> dict:
         """The body fields of a step's node (docs/bytecode.md section 2)."""
