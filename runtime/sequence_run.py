@@ -11,8 +11,8 @@ The scheduler is :meth:`Run.walk`: it reads the module's sequential plan
 (``PLAN``, flowc.plan.sequential) and runs the top-level steps from its
 entry along its ``sequence`` edges, each by the module's table of step
 functions (``STEPS``); a conditional's function runs its arm in place. The
-VM runs a loaded program's plan the same way, its step functions made
-from the plan's rows (flowc.backends.vm.plan_steps).
+VM runs a loaded program's plan the same way, with step functions that
+flowc.backends.vm.plan_steps makes of the plan's rows.
 The walk is a task of the sans-I/O kernel (:mod:`flowc.runtime.kernel`)
 and a driver answers its requests.
 
