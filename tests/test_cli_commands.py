@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import argparse
 import ast
-import importlib.util
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from flowc import cli
@@ -59,8 +61,27 @@ def test_exit_statuses_are_defined_in_one_place():
     assert (exits.EXIT_OK, exits.EXIT_FINDINGS, exits.EXIT_USAGE, exits.EXIT_INTERRUPTED) == (0, 1, 2, 130)
 
 
-def test_there_is_one_vm_module_name():
-    assert importlib.util.find_spec("flowc.vm") is None   # the VM is flowc.backends.vm; its commands are flowc's
+def test_python_m_flowc_vm_is_the_bundle_and_exec_commands(tmp_path, capsys):
+    """``python -m flowc.vm`` names the VM's two commands and is nothing else:
+    ``--bundle DIR`` writes flowc bundle's file, ``PROGRAM`` is flowc exec."""
+    vm_source = (ROOT / "vm.py").read_text(encoding="utf-8")
+    assert "flowc.backends" not in vm_source   # the VM itself is flowc.backends.vm
+    env = {**os.environ, "PYTHONPATH": str(ROOT.parent)}
+    done = subprocess.run([sys.executable, "-m", "flowc.vm", "--bundle", str(tmp_path / "a"), "--dialect", "aevatar"],
+                          check=False, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert cli.main(["bundle", str(tmp_path / "b"), "--dialect", "aevatar"]) == 0
+    assert (tmp_path / "a" / "flowc_vm.py").read_bytes() == (tmp_path / "b" / "flowc_vm.py").read_bytes()
+    triage = ROOT / "examples" / "triage"
+    program = tmp_path / "triage.wfb"
+    assert cli.main(["compile", str(triage / "SKILL.md"), "--target", "bytecode", "-o", str(program)]) == 0
+    files = ["--inputs", str(triage / "inputs.json"), "--host", str(triage / "host.json")]
+    capsys.readouterr()
+    assert cli.main(["exec", str(program), *files]) == 0
+    executed = capsys.readouterr().out
+    done = subprocess.run([sys.executable, "-m", "flowc.vm", str(program), *files],
+                          check=False, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, executed)
 
 
 def test_exec_runs_a_compiled_program_as_run_does(tmp_path, capsys):
