@@ -34,16 +34,18 @@ def pack_program(model: Any, name: Any, sections: dict[str, Any], version: int =
 
 def sequential_body(data: bytes) -> list:
     """``[name, consts, names, blocks, plan, srcmap]`` of a sequential
-    program: section plan as it is (``[entry, terminal, inputs, outputs,
+    program: its blocks with their forms' holes filled, section plan as it is (``[entry, terminal, inputs, outputs,
     step rows, edges]``, docs/bytecode.md section 2), srcmap nil when stripped."""
     _model, name, s = open_program(data)
-    return [name, s["consts"], s["names"], s["code"], s["plan"], s.get("srcmap")]
+    return [name, s["consts"], s["names"], F.blocks_of_forms(s["code"]), s["plan"], s.get("srcmap")]
 
 
 def pack_sequential(body: list, version: int = F.FORMAT_VERSION) -> bytes:
-    """The inverse of :func:`sequential_body` (any values, checksums valid)."""
+    """The inverse of :func:`sequential_body` (any values, checksums valid;
+    the blocks as forms, a block that does not decode a form of its own)."""
     name, consts, names, blocks, plan, srcmap = body
-    sections = {"consts": consts, "names": names, "plan": plan, "code": blocks}
+    code = F.forms_of_blocks(blocks) if type(blocks) is list else blocks
+    sections = {"consts": consts, "names": names, "plan": plan, "code": code}
     if srcmap is not None:
         sections["srcmap"] = srcmap
     return pack_program("sequential", name, sections, version)

@@ -237,7 +237,7 @@ def test_flowc_compile_run_and_disasm(tmp_path, capsys):
     assert record == json.loads(json.dumps(vm.load(data).run(inputs, ScriptedHost(script))))
     assert cli.main(["disasm", str(out)]) == 0
     listing = capsys.readouterr().out
-    assert listing.startswith("flowc program, format version 7, scheduling model kernel\n"
+    assert listing.startswith("flowc program, format version 8, scheduling model kernel\n"
                               'workflow: "fetch_and_route"\n')
     for text in ("route: switch", "branch '_default' -> handle_normal", "block 0:", "RETURN"):
         assert text in listing

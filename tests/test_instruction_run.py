@@ -542,7 +542,7 @@ def test_flowc_disasm_lists_a_dataflow_program(tmp_path, capsys):
                      "-o", str(program)]) == 0
     assert cli.main(["disasm", str(program)]) == 0
     text = capsys.readouterr().out
-    assert text.startswith('flowc program, format version 7, scheduling model dataflow\nworkflow: "pipe"\n')
+    assert text.startswith('flowc program, format version 8, scheduling model dataflow\nworkflow: "pipe"\n')
     assert "route: switch (switch) after race" in text and "case '$default' -> took_default" in text
     assert "region c (sinks: z2)" in text and "LOAD" not in text.split("\nexpressions (")[0]
     # the blocks: expression code with the access rule and the builtin keys named

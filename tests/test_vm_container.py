@@ -89,8 +89,8 @@ def _container(header: list, body: bytes, version: int = F.FORMAT_VERSION) -> by
 
 def test_header_and_table_limits():
     model, name, sections = open_program(PROGRAMS["sequential"])
-    for version in (1, 2, 3, 4, 5, 6, F.FORMAT_VERSION + 1):   # versions 1 to 6 had other layouts: refused
-        assert f"unsupported format version {version} (this VM runs 7)" in _rejected(
+    for version in (1, 2, 3, 4, 5, 6, 7, F.FORMAT_VERSION + 1):   # versions 1 to 7 had other layouts: refused
+        assert f"unsupported format version {version} (this VM runs 8)" in _rejected(
             pack_program(model, name, sections, version=version))
     assert "scheduling model" in _rejected(pack_program("parallel", name, sections))
     assert "needs a section code" in _rejected(pack_program(model, name, {k: v for k, v in sections.items()

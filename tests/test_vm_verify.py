@@ -13,7 +13,7 @@ from pathlib import Path
 
 import msgpack
 import pytest
-from flowc.backends.vm import VerifyError, compile_workflow, load, plan_vm
+from flowc.backends.vm import VerifyError, compile_workflow, expr_vm, load, plan_vm
 from flowc.backends.vm import container as C
 from flowc.backends.vm import format as F
 from flowc.backends.vm.disasm import disassemble
@@ -63,6 +63,7 @@ def test_rejects_wrong_magic_version_checksum():
     assert "magic" in _rejected(b"")
     assert "version" in _rejected(_repack(_body(data), version=99))
     assert "version" in _rejected(_repack(_body(data), version=6))   # the sequential instruction set's
+    assert "version" in _rejected(_repack(_body(data), version=7))   # blocks one by one, no forms
     assert "version" in _rejected(_repack(_body(data), version=0))
     flipped = bytearray(data)
     flipped[-3] ^= 0x01
@@ -255,6 +256,82 @@ def test_rejects_blocks_of_another_dialect_or_broken():
     assert "expression index is out of range" in _rejected(_repack(body))
 
 
+def _forms_changed(change):
+    """The each-loop program with its section code (``[forms, uses, consts, names]``) changed."""
+    _model, name, sections = open_program(_program()[1])
+    change(sections["code"])
+    return pack_program("sequential", name, sections)
+
+
+def _set(field, i, value):
+    def change(code):
+        code[field][i] = value
+    return change
+
+
+def _append(field, value):
+    def change(code):
+        code[field].append(value)
+    return change
+
+
+@pytest.mark.parametrize("change, message", [
+    (_set(1, 0, 99), "the blocks' forms must be integers in [0,"),          # a block of a form there is none of
+    (_set(1, 0, -1), "the blocks' forms must be integers in [0,"),
+    (_set(1, 0, "0"), "the blocks' forms must be integers in [0,"),
+    (_set(2, 0, 10**6), "the constant stream must be integers in [0,"),   # a constant there is none of
+    (_set(2, 0, None), "the constant stream must be integers in [0,"),
+    (_set(3, 0, 10**6), "the name stream must be integers in [0,"),       # a name there is none of
+    (_set(3, 0, 1.0), "the name stream must be integers in [0,"),
+    (_append(2, 0), "the streams differ"),                                 # a hole more than the forms have
+    (_append(3, 0), "the streams differ"),
+    (lambda code: code[2].pop(), "the streams differ"),
+    (lambda code: code.pop(), "section code must be [forms, uses, consts, names]"),
+    (_set(0, 0, "text"), "form 0 must be msgpack bin"),
+    (_set(0, 0, bytes([0x01, 0x01, 0x12])), "constant hole 1 before hole 0"),   # CONST 1; RETURN
+    (_set(0, 0, bytes([0x02, 0x07, 0x12])), "name hole 1 before hole 0"),        # LOAD wfs 1; RETURN
+    (_set(0, 0, bytes([0x11, 0x00, 0x00, 0x00, 0x12])), "is not an instruction of this program"),  # LAMBDA
+    (_set(0, 0, bytes([0x01, 0x00])), "control runs off its end"),   # CONST 0, no RETURN
+])
+def test_rejects_forms_out_of_range(change, message):
+    assert message in _rejected(_forms_changed(change))
+
+
+def test_forms_hold_each_distinct_form_once():
+    """Blocks that differ only in their constants and names share one form;
+    the blocks with their holes filled are the blocks the loader runs."""
+    data = compile_workflow(driver.compile_text(_MANY_STEPS, "many.yaml", "workflowskill").workflow)
+    _model, _name, sections = open_program(data)
+    forms, uses, _consts, _names = sections["code"]
+    assert len(forms) < len(uses) and len(set(forms)) == len(forms)
+    program = load(data)
+    for b, code in enumerate(F.blocks_of_forms(sections["code"])):
+        assert program.machine.source(b)[0] == expr_vm.decode(code)
+
+
+_MANY_STEPS = """inputs:
+  region: {type: string, default: eu}
+outputs:
+  last: {type: object, value: $steps.c.output}
+steps:
+  - id: a
+    type: tool
+    tool: t.a
+    inputs:
+      q: {type: string, value: "a ${inputs.region}"}
+  - id: b
+    type: tool
+    tool: t.b
+    inputs:
+      q: {type: string, value: "b ${inputs.region}"}
+  - id: c
+    type: tool
+    tool: t.c
+    inputs:
+      q: {type: string, value: "c ${steps.b.output.x}"}
+"""
+
+
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(st.data())
 def test_fuzz_structural_mutations_never_crash(data):
@@ -263,8 +340,8 @@ def test_fuzz_structural_mutations_never_crash(data):
     _model, name, sections = open_program(program)
     key = data.draw(st.sampled_from(sorted(sections)))
     choice = data.draw(st.integers(0, 3))
-    if key == "code" and choice < 2 and sections[key]:
-        blocks = sections[key]
+    if key == "code" and choice < 2 and sections[key][0]:
+        blocks = sections[key][0]   # the forms
         i = data.draw(st.integers(0, len(blocks) - 1))
         ops = bytearray(blocks[i])
         for _ in range(data.draw(st.integers(1, 4))):

@@ -51,8 +51,8 @@ _Obj = _OrderedDict if _MICRO else dict
 
 # The container (docs/bytecode.md section 1): must equal flowc.backends.vm.format's (a test checks).
 MAGIC = b"FLWC"
-FORMAT_VERSION = 7
-SUPPORTED_VERSIONS = (7,)
+FORMAT_VERSION = 8
+SUPPORTED_VERSIONS = (8,)
 MODELS = ("sequential", "kernel", "dataflow")
 SECTIONS = ("consts", "names", "keys", "exprs", "plan", "code", "srcmap")
 STRING_REF = 0

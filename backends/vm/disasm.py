@@ -18,6 +18,7 @@ import json
 import os
 
 from flowc.backends.vm import container as C
+from flowc.backends.vm import format as F
 from flowc.backends.vm.device import load
 from flowc.backends.vm.expr_disasm import disassemble_block
 from flowc.backends.vm.plan_vm import plan_fields
@@ -104,7 +105,8 @@ def _plan_listing(program, sec: dict, source_root: str | None) -> list[str]:
             out.append(f"  e{i}: block {block}, {params} parameters, {slots} slots")
     keys = sec.get("keys", sec["names"])
     const = row["const"]
-    for b, code in enumerate(sec["code"]):
+    blocks = F.blocks_of_forms(sec["code"]) if program.row["expressions"]["forms"] else sec["code"]
+    for b, code in enumerate(blocks):
         out.append("")
         out.append(f"block {b}:")
         out += ["  " + line for line in disassemble_block(

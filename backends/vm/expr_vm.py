@@ -466,6 +466,114 @@ def verify(blocks, nconsts, names, keys, nslots, profile):
     return decoded
 
 
+def _index_stream(v, n, what):
+    """Check that ``v`` is an array of integers in [0, n), all at once."""
+    if type(v) is not list:
+        raise VerifyError("%s must be an array" % what)
+    if v and (set(map(type, v)) != {int} or min(v) < 0 or max(v) >= n):
+        raise VerifyError("%s must be integers in [0, %d)" % (what, n))
+
+
+def _holes(index, ins):
+    """(constant holes, name holes) of form ``index``: each hole the next
+    one or one used before (numbered in order of first use)."""
+    nc = nn = 0
+    for pc, op, o in ins:
+        if op == CONST:
+            if o[0] > nc:
+                raise VerifyError("form %d at %d: constant hole %d before hole %d" % (index, pc, o[0], nc))
+            nc += o[0] == nc
+        elif op == LOAD or op == FIELD:
+            if o[1] > nn:
+                raise VerifyError("form %d at %d: name hole %d before hole %d" % (index, pc, o[1], nn))
+            nn += o[1] == nn
+    return nc, nn
+
+
+def verify_forms(section, nconsts, names, keys, nslots, profile):
+    """Verify a program's blocks held as forms, ``[forms, uses, consts,
+    names]`` (docs/bytecode.md section 2.3): every form once, as a block
+    whose pools are its holes (no LAMBDA: a form names no block); each
+    block's form in range; the streams exactly as long as the holes of the
+    blocks' forms and, all at once, in range of the pools. The blocks, as
+    :class:`FormBlocks`."""
+    if type(section) is not list or len(section) != 4:
+        raise VerifyError("section code must be [forms, uses, consts, names]")
+    forms, uses, crefs, nrefs = section
+    if type(forms) is not list:
+        raise VerifyError("the forms must be an array")
+    for k in keys:
+        if type(k) is not str:
+            raise VerifyError("a key must be a string")
+    rules = PROFILES[profile]
+    sizes = (MAX_COUNT, MAX_COUNT, len(keys), 0)
+    checks = _straight_checks(rules, sizes, nslots)
+    decoded = []
+    holes = []
+    for i in range(len(forms)):
+        if type(forms[i]) is not bytes:
+            raise VerifyError("form %d must be msgpack bin" % i)
+        ins = _straight_block(forms[i], checks, keys, rules["builtins"])
+        if ins is None:
+            ins = verify_block(i, forms[i], sizes, keys, nslots, rules)
+        decoded.append(ins)
+        holes.append(_holes(i, ins))
+    _index_stream(uses, len(forms), "the blocks' forms")
+    nc = nn = 0
+    for f in uses:
+        h = holes[f]
+        nc += h[0]
+        nn += h[1]
+    if type(crefs) is not list or len(crefs) != nc or type(nrefs) is not list or len(nrefs) != nn:
+        raise VerifyError("the blocks' forms have %d constant and %d name holes; the streams differ" % (nc, nn))
+    _index_stream(crefs, nconsts, "the constant stream")
+    _index_stream(nrefs, len(names), "the name stream")
+    return FormBlocks(decoded, holes, uses, crefs, nrefs)
+
+
+class FormBlocks:
+    """A program's decoded blocks from its verified forms: block ``b`` the
+    instructions of its form with the holes filled, made when asked (the
+    Machine resolves a block when it first runs)."""
+
+    def __init__(self, forms, holes, uses, consts, names):
+        self.forms = forms
+        self.holes = holes
+        self.uses = uses
+        self.consts = consts
+        self.names = names
+        self.starts = None
+
+    def __len__(self):
+        return len(self.uses)
+
+    def _starts(self):
+        """Where each block's holes start in the streams (conversion only)."""
+        starts = []
+        nc = nn = 0
+        holes = self.holes
+        for f in self.uses:
+            starts.append((nc, nn))
+            nc += holes[f][0]
+            nn += holes[f][1]
+        return starts
+
+    def __getitem__(self, block):
+        if self.starts is None:
+            self.starts = self._starts()
+        c, n = self.starts[block]
+        consts = self.consts
+        names = self.names
+        out = []
+        for pc, op, o in self.forms[self.uses[block]]:
+            if op == CONST:
+                o = [consts[c + o[0]]]
+            elif op == LOAD or op == FIELD:
+                o = [o[0], names[n + o[1]]]
+            out.append((pc, op, o))
+        return out
+
+
 def check_lambdas(decoded):
     """No block is the body of two LAMBDAs; lambdas nest at most MAX_LAMBDA_DEPTH deep."""
     depth = [0] * len(decoded)

@@ -16,6 +16,7 @@ import zlib
 from typing import Any
 
 import msgpack
+from flowc.backends.vm import expr_vm as X
 from flowc.ir.limits import (  # noqa: F401 - the VM's fuel defaults, re-exported
     DEFAULT_MAX_HOST_CALLS,
     DEFAULT_MAX_INSTRUCTIONS,
@@ -24,9 +25,9 @@ from flowc.ir.limits import (  # noqa: F401 - the VM's fuel defaults, re-exporte
 
 # The container every program kind shares (docs/bytecode.md section 1).
 MAGIC = b"FLWC"
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 # Versions this VM runs (a VM refuses every other).
-SUPPORTED_VERSIONS = (7,)
+SUPPORTED_VERSIONS = (8,)
 # Scheduling models, as DialectProfile.scheduling names them; the header holds the index.
 MODELS = ("sequential", "kernel", "dataflow")
 # Section names; the index is the section's id, its bit in the header's
@@ -203,3 +204,87 @@ def _with_refs(v: Any, index: dict[str, int]) -> Any:
     if isinstance(v, dict):
         return {_with_refs(k, index): _with_refs(e, index) for k, e in v.items()}
     return v
+
+
+# ================================================================ forms
+#
+# A sequential program's section code (docs/bytecode.md section 2.3): its
+# blocks as forms, ``[forms, uses, consts, names]``. A form is a block's
+# code whose CONST operands and LOAD/FIELD names are holes, numbered per
+# kind in order of first use (one hole per distinct pool entry); block i is
+# form uses[i] with its holes filled, in order, from the next entries of
+# the flat streams consts and names.
+
+
+def _code(ins: list) -> bytes:
+    out = bytearray()
+    for _pc, op, operands in ins:
+        out.append(op)
+        if op in X.PACKED_OPS:
+            operands = [operands[1] << X.ACCESS_BITS | operands[0]]
+        for v in operands:
+            out += uleb128(v)
+    return bytes(out)
+
+
+def _form(code: bytes) -> tuple[bytes, list[int], list[int]]:
+    """(form, const holes, name holes) of one block; a block that does not
+    decode is a form of no holes (the loader refuses it)."""
+    try:
+        ins = X.decode(code)
+    except X.VerifyError:
+        return code, [], []
+    consts: dict[int, int] = {}
+    names: dict[int, int] = {}
+    out = []
+    for pc, op, o in ins:
+        if op == X.CONST:
+            o = [consts.setdefault(o[0], len(consts))]
+        elif op in X.PACKED_OPS:
+            o = [o[0], names.setdefault(o[1], len(names))]
+        out.append((pc, op, o))
+    return _code(out), list(consts), list(names)
+
+
+def forms_of_blocks(blocks: list) -> list:
+    """Section code of a sequential program from its blocks (each distinct
+    form once, in order of first use; deterministic). A value that is not
+    bytes goes in as a form of its own (tests hand the loader broken blocks)."""
+    forms: dict[Any, int] = {}
+    table: list = []
+    uses: list[int] = []
+    consts: list[int] = []
+    names: list[int] = []
+    for code in blocks:
+        form, c, n = _form(code) if type(code) is bytes else (code, [], [])
+        key = (type(form), form) if type(form) is bytes else (type(form), len(table))
+        if key not in forms:
+            forms[key] = len(table)
+            table.append(form)
+        uses.append(forms[key])
+        consts += c
+        names += n
+    return [table, uses, consts, names]
+
+
+def blocks_of_forms(section: list) -> list[bytes]:
+    """The blocks of a (loadable) sequential program's section code, their holes filled."""
+    forms, uses, consts, names = section
+    blocks = []
+    at_c = at_n = 0
+    for f in uses:
+        ins = X.decode(forms[f])
+        out = []
+        nc = nn = 0
+        for pc, op, o in ins:
+            if op == X.CONST:
+                nc = max(nc, o[0] + 1)
+                o = [consts[at_c + o[0]]]
+            elif op in X.PACKED_OPS:
+                nn = max(nn, o[1] + 1)
+                o = [o[0], names[at_n + o[1]]]
+            out.append((pc, op, o))
+        at_c += nc
+        at_n += nn
+        blocks.append(_code(out))
+    return blocks

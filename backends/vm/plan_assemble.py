@@ -512,6 +512,8 @@ class ModelRow:
     # the plan's nodes with their bodies and its run-wide fields, when the
     # plan builder leaves them to the backend (sequential scheduling)
     with_bodies: Callable[[Workflow, _Bodies, dict], dict] | None = None
+    # section code holds the blocks as forms (docs/bytecode.md section 2.3)
+    forms: bool = False
 
 
 # The plan-run models, by the plan's model (plan/model.py MODELS).
@@ -530,7 +532,7 @@ MODELS: dict[str, ModelRow] = {
         # WorkflowSkill's values; plain constants, the builtin keys in the name table
         ExpressionRow(_PlainTables, ("wfs", "wfs"), None, DEFAULT_MAX_DEPTH, indexed=False, params=False,
                       label=lambda node, what: f"step {node.id!r}, {what}"),
-        _Rows(_SEQUENTIAL_LAYOUTS, _SEQUENTIAL_VALUES), _sequential_section, _sequential_bodies),
+        _Rows(_SEQUENTIAL_LAYOUTS, _SEQUENTIAL_VALUES), _sequential_section, _sequential_bodies, forms=True),
 }
 
 
@@ -547,8 +549,9 @@ def plan_section(plan: dict) -> list:
 
 def _pack(model: str, name: str | None, body: _Bodies, section: list | None, srcmap: list | None = None) -> bytes:
     t = body.tables
+    code = F.forms_of_blocks(t.blocks) if MODELS[model].forms else t.blocks
     values = {"consts": t.consts, "names": t.names, "keys": t.keys, "exprs": body.exprs, "plan": section,
-              "code": t.blocks, "srcmap": srcmap}
+              "code": code, "srcmap": srcmap}
     required, optional = F.MODEL_SECTIONS[model]
     return F.pack_container(model, name, [(s, values[s]) for s in (*required, *optional) if values[s] is not None
                                           or s in required])

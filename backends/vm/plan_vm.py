@@ -161,15 +161,16 @@ def _section_exprs(sections, blocks):
 # section of its builtin keys, "exprs" its expressions and their frame
 # (what the plan's references index), "arity" the error of a call with the
 # wrong number of arguments, "copy" how a constant array or object is copied
-# on each evaluation (None: it is not).
+# on each evaluation (None: it is not), "forms" whether section code holds
+# the blocks as forms (sequential; a form names no block, so no LAMBDA).
 EXPRESSIONS = {
     "kernel": {"profile": _xa.PROFILE, "const": _text_const, "keys": "names", "exprs": _block_exprs,
-               "arity": VerifyError, "copy": None},
+               "arity": VerifyError, "copy": None, "forms": False},
     "dataflow": {"profile": _xc.PROFILE, "const": _xc.decode_const, "keys": "keys", "exprs": _section_exprs,
-                 "arity": _c.CelError, "copy": None},
+                 "arity": _c.CelError, "copy": None, "forms": False},
     # a constant array or object is a fresh copy on every evaluation (a run may hand it on)
     "sequential": {"profile": _xw.PROFILE, "const": _plain_const, "keys": "names", "exprs": _block_exprs,
-                   "arity": VerifyError, "copy": copy_json},
+                   "arity": VerifyError, "copy": copy_json, "forms": True},
 }
 
 
@@ -184,16 +185,20 @@ class _Expressions:
         self.consts = [const(c) for c in sections["consts"]]
         self.names = sections["names"]
         self.keys = sections[row["keys"]]
-        self.blocks = sections["code"]
-        for b in self.blocks:
-            if type(b) is not bytes:
-                raise VerifyError("a block must be msgpack bin")
         for n in self.names + self.keys:
             if type(n) is not str:
                 raise VerifyError("names and keys are strings")
         self.arity = row["arity"]
-        self.exprs, self.frame = row["exprs"](sections, self.blocks)
-        decoded = _x.verify(self.blocks, len(self.consts), self.names, self.keys, self.frame, row["profile"])
+        if row["forms"]:   # each distinct form verified once (docs/bytecode.md section 2.3)
+            decoded = _x.verify_forms(sections["code"], len(self.consts), self.names, self.keys, 0, row["profile"])
+            self.exprs, self.frame = row["exprs"](sections, decoded)
+        else:
+            self.blocks = sections["code"]
+            for b in self.blocks:
+                if type(b) is not bytes:
+                    raise VerifyError("a block must be msgpack bin")
+            self.exprs, self.frame = row["exprs"](sections, self.blocks)
+            decoded = _x.verify(self.blocks, len(self.consts), self.names, self.keys, self.frame, row["profile"])
         self.machine = _x.Machine(self.consts, self.names, self.keys, decoded, copy=row["copy"])
 
     def function(self, ref):
