@@ -394,6 +394,44 @@ def test_fuzz_plan_row_mutations_never_crash(data):
     _loads_and_runs_or_refuses(pack_program("sequential", name, sections), inputs, script)
 
 
+def test_the_quick_check_passes_every_corpus_plan():
+    """A loadable plan takes the quick check (its nodes made when first asked for)."""
+    for _name, program, _inputs, _script in corpus_programs():
+        prog = load(program)
+        assert prog._unmade is not None and prog._plan is None
+        assert prog.plan["nodes"] and prog._unmade is None
+
+
+@settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(st.data())
+def test_the_quick_check_passes_no_plan_the_decoder_refuses(data):
+    """Rows and edges rewritten as the fuzz above: when the quick check
+    passes a plan, the decoder makes its fields without complaint."""
+    _name, program, _inputs, _script = data.draw(st.sampled_from(corpus_programs()))
+    prog = load(program)
+    plan = copy.deepcopy(open_program(program)[2]["plan"])
+    for _ in range(data.draw(st.integers(1, 3))):
+        what = data.draw(st.integers(0, 5))
+        rows = plan[4] if type(plan[4]) is list and plan[4] else [plan]
+        target = plan[5] if what == 3 else plan if what == 4 else data.draw(st.sampled_from(rows))
+        if type(target) is not list:
+            break
+        if what == 5 and target:   # a field's value inside the row: a list's entry
+            lists = [v for v in target if type(v) is list and v]
+            if lists:
+                target = data.draw(st.sampled_from(lists))
+        if what != 1 and target:
+            target[data.draw(st.integers(0, len(target) - 1))] = data.draw(_VALUES)
+        elif target:
+            del target[data.draw(st.integers(0, len(target) - 1)):]
+    try:
+        quick = plan_vm._sequential_quick(plan, prog.expressions)
+    except VerifyError:
+        quick = False   # refused by the decoder's own checks of inputs and outputs
+    if quick:
+        plan_vm.plan_fields("sequential", plan, prog.expressions)
+
+
 # ------------------------------------------------------------------ fuel
 
 def test_fuel_instructions_fail_the_run_cleanly():

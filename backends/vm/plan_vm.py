@@ -740,6 +740,13 @@ def _sequential_fields(section, exprs):
             raise VerifyError("the top-level sequence loops")
         seen[step] = True
         step = successor.get(step)
+    inputs, outputs = _sequential_io(section, exprs)
+    return [("entry", entry_id), ("terminal", terminal_id), ("nodes", nodes), ("edges", edges),
+            ("inputs", inputs), ("outputs", outputs)]
+
+
+def _sequential_io(section, exprs):
+    """(inputs, outputs) of a sequential plan's section, checked."""
     flat = _list(section[2], "the inputs")
     if len(flat) % 3:
         raise VerifyError("the inputs must be name, type, default triples")
@@ -761,25 +768,198 @@ def _sequential_fields(section, exprs):
     keys = _list(outputs[0], "the output keys")
     _names(keys, 0, len(keys))
     block = None if outputs[1] is None else exprs.function(outputs[1])
-    return [("entry", entry_id), ("terminal", terminal_id), ("nodes", nodes), ("edges", edges),
-            ("inputs", inputs), ("outputs", (keys, block))]
+    return inputs, (keys, block)
+
+
+# ---------------------------------------------------------------- the quick check of sequential rows
+#
+# A large sequential plan is checked in one pass over its rows, each value
+# kept by kind (ids, kinds, block indices, names) and each kind checked at
+# once; its nodes and edges are made when the plan is first asked for
+# (conversion only). Any value the quick check doubts sends the plan
+# through the decoder above, which says what is wrong: so the quick check
+# passes no plan the decoder refuses.
+
+# by mask bit of LAYOUTS["sequential"]["step"]: what the field's values are
+_QUICK_FIELDS = ("retry", "each", "block", "block", "names", "block", "sort", "names", "block", "declared",
+                 "status")
+
+
+def _all_of(values, kind):
+    return not values or set(map(type, values)) == {kind}
+
+
+def _ints_below(values, high):
+    return _all_of(values, int) and (not values or (min(values) >= 0 and max(values) < high))
+
+
+def _quick_retry(row, at):
+    count, delay, backoff = row[at], row[at + 1], row[at + 2]
+    return type(count) is int and 0 <= count <= MAX_SEQ_RETRIES and type(delay) is int \
+        and 0 <= delay <= MAX_DELAY_MS and (type(backoff) is int or type(backoff) is float) \
+        and 0 <= backoff <= 1e6
+
+
+def _quick_delay(row, at):
+    return type(row[at]) is int and 0 <= row[at] <= MAX_DELAY_MS
+
+
+def _quick_sort(row, at):
+    path = row[at]
+    return type(path) is list and len(path) > 0 and _all_of(path, str) \
+        and (row[at + 1] is True or row[at + 1] is False)
+
+
+def _quick_declared(row, at):
+    flat = row[at]
+    return type(flat) is list and not len(flat) % 2 and _all_of(flat[0::2], str) \
+        and _ints_below(flat[1::2], len(TYPES))
+
+
+def _quick_status(row, at):
+    return type(row[at]) is int and (row[at] == 0 or row[at] == 1)
+
+
+def _quick_spec(mask, counts):
+    """(row length, positions of block indices, positions of names, other
+    checks as (check, position)) of a step row of field mask ``mask``."""
+    size = 4
+    blocks = []
+    names = []
+    other = []
+    for bit in range(len(counts)):
+        if not mask >> bit & 1:
+            continue
+        kind = _QUICK_FIELDS[bit]
+        if kind == "block":
+            blocks.append(size)
+        elif kind == "names":
+            names += range(size, size + counts[bit])
+        elif kind == "each":
+            other.append((_quick_delay, size))
+            blocks.append(size + 1)
+        else:
+            other.append(({"retry": _quick_retry, "sort": _quick_sort, "declared": _quick_declared,
+                           "status": _quick_status}[kind], size))
+        size += counts[bit]
+    return size, tuple(blocks), tuple(names), tuple(other)
+
+
+def _quick_rows(rows, nblocks):
+    """The kinds of the step rows, or None when the quick check doubts one."""
+    layout = LAYOUTS["sequential"]["step"]
+    counts = layout["counts"]
+    masks = layout["masks"]
+    specs = {}
+    blocks = []
+    names = []
+    for row in rows:
+        if type(row) is not list or len(row) < 4:
+            return None
+        mask = row[3]
+        if type(mask) is not int:
+            return None
+        spec = specs.get(mask)
+        if spec is None:
+            if not 0 <= mask < masks:
+                return None
+            spec = specs[mask] = _quick_spec(mask, counts)
+        if len(row) != spec[0]:
+            return None
+        for at in spec[1]:
+            blocks.append(row[at])
+        for at in spec[2]:
+            names.append(row[at])
+        for check, at in spec[3]:
+            if not check(row, at):
+                return None
+    ids = [row[0] for row in rows]
+    ops = [row[1] for row in rows]
+    on_error = [row[2] for row in rows]
+    if not (_all_of(ids, str) and len(set(ids)) == len(ids) and _ints_below(ops, len(SEQUENTIAL_OPS))
+            and _ints_below(on_error, 2) and _ints_below(blocks, nblocks) and _all_of(names, str)):
+        return None
+    return ops
+
+
+_END = SEQUENTIAL_OPS.index("end")
+_BRANCH = SEQUENTIAL_OPS.index("branch")
+_SEQUENCE_EDGE = _edges.KINDS.index(_edges.SEQUENCE)
+_BRANCH_EDGE = _edges.KINDS.index(_edges.BRANCH)
+
+
+def _quick_successors(flat, ops):
+    """Each step's successor (None: none) of a sequential plan's edges, or
+    None when the quick check doubts one (_sequential_edges's checks)."""
+    n = len(ops)
+    if type(flat) is not list or len(flat) % 4:
+        return None
+    sources, targets, kinds, labels = flat[0::4], flat[1::4], flat[2::4], flat[3::4]
+    if not (_ints_below(sources, n) and _ints_below(targets, n) and _all_of(kinds, int)
+            and set(map(type, labels)) <= {str, type(None)}):
+        return None
+    successor = [None] * n
+    for source, target, kind, label in zip(sources, targets, kinds, labels):
+        if kind == _SEQUENCE_EDGE:
+            if ops[source] == _END or successor[source] is not None:
+                return None
+            successor[source] = target
+        elif kind != _BRANCH_EDGE or ops[source] != _BRANCH or (label != "then" and label != "else") \
+                or target <= source or ops[target] == _END:
+            return None
+    return successor
+
+
+def _quick_index(v, n):
+    return v is None or (type(v) is int and 0 <= v < n)
+
+
+def _sequential_quick(section, exprs):
+    """True when a sequential plan's section passes every check of
+    :func:`_sequential_fields` (which makes its fields later); False when
+    the quick check doubts it."""
+    if type(section) is not list or len(section) != 6 or type(section[4]) is not list:
+        return False
+    ops = _quick_rows(section[4], len(exprs.exprs))
+    if ops is None:
+        return False
+    successor = _quick_successors(section[5], ops)
+    n = len(ops)
+    entry, terminal = section[0], section[1]
+    if successor is None or not _quick_index(entry, n) or not _quick_index(terminal, n):
+        return False
+    if ops.count(_END) != (terminal is not None) or (terminal is not None and ops[terminal] != _END):
+        return False
+    seen = [False] * n
+    step = entry
+    while step is not None and step != terminal:
+        if seen[step]:
+            return False
+        seen[step] = True
+        step = successor[step]
+    _sequential_io(section, exprs)   # cheap: checked as the decoder checks them
+    return True
 
 
 # ================================================================ the models' rows
 
 # Each plan-run model, by the plan's model: "expressions" (EXPRESSIONS),
 # "plan" the decoder of section plan (its run-wide fields, nodes and
-# edges, as (key, value) pairs in the order of flowc.plan), "bare" whether
+# edges, as (key, value) pairs in the order of flowc.plan), "quick" None or
+# the quick check of section plan (True: it passes every check of "plan",
+# whose fields are then made when the plan is first asked for), "bare" whether
 # a program may hold expressions only (no plan: nil), "start" the
 # scheduler's new_run and "options" the run's options after inputs and
 # host, in the order the entry points take them positionally.
 MODELS = {
-    "kernel": {"expressions": EXPRESSIONS["kernel"], "plan": _kernel_fields, "bare": False, "start": _k.new_run,
+    "kernel": {"expressions": EXPRESSIONS["kernel"], "plan": _kernel_fields, "quick": None, "bare": False,
+               "start": _k.new_run,
                "options": ("max_instructions", "max_iterations", "max_host_calls")},
-    "dataflow": {"expressions": EXPRESSIONS["dataflow"], "plan": _dataflow_fields, "bare": True,
+    "dataflow": {"expressions": EXPRESSIONS["dataflow"], "plan": _dataflow_fields, "quick": None, "bare": True,
                  "start": _d.new_run,
                  "options": ("trigger", "payload", "max_instructions", "max_iterations", "max_host_calls")},
-    "sequential": {"expressions": EXPRESSIONS["sequential"], "plan": _sequential_fields, "bare": False,
+    "sequential": {"expressions": EXPRESSIONS["sequential"], "plan": _sequential_fields, "quick": _sequential_quick,
+                   "bare": False,
                    "start": _seq.new_run, "options": ("max_instructions", "max_iterations", "max_host_calls")},
 }
 
@@ -807,14 +987,31 @@ class Program:
         self.expressions = _Expressions(row["expressions"], sections)
         self.machine = self.expressions.machine
         section = sections.get("plan")
-        self.plan = None
+        self._plan = None
+        self._unmade = None
         if section is None and row["bare"]:
             return
         if type(name) is not str:
             raise VerifyError("a program with a plan names its workflow")
-        self.plan = {"model": model, "name": name}
-        for key, value in plan_fields(model, section, self.expressions):
-            self.plan[key] = value
+        quick = row["quick"]
+        if quick is not None and quick(section, self.expressions):
+            self._unmade = section    # verified: its fields are made when first asked for
+        else:
+            self._plan = self._fields(section)
+
+    def _fields(self, section):
+        plan = {"model": self.model, "name": self.name}
+        for key, value in plan_fields(self.model, section, self.expressions):
+            plan[key] = value
+        return plan
+
+    @property
+    def plan(self):
+        """The plan of flowc.plan, its expressions closures over the machine (None: expressions only)."""
+        if self._unmade is not None:
+            self._plan = self._fields(self._unmade)
+            self._unmade = None
+        return self._plan
 
     def function(self, index):
         """Expression ``index`` as a Python callable ``f(env, *args)``."""
