@@ -244,10 +244,15 @@ def unpackb(data, strings=None):
     """Decode one msgpack document (all of data); ``strings`` the string
     table its references index (None: it may have none)."""
     if _msgpack is not None and not _MICRO:
+        known = {}   # raw -> its string: a program names the same few strings again and again
+
         def ext(kind, raw):
-            if len(raw) not in (1, 2, 4):
-                raise VerifyError("a string reference must be an ext of 1, 2 or 4 bytes")
-            return _string_ref(strings, kind, int.from_bytes(raw, "big"))
+            s = known.get(raw) if kind == STRING_REF else None
+            if s is None:
+                if len(raw) not in (1, 2, 4):
+                    raise VerifyError("a string reference must be an ext of 1, 2 or 4 bytes")
+                s = known[raw] = _string_ref(strings, kind, int.from_bytes(raw, "big"))
+            return s
         try:
             return _msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True, ext_hook=ext)
         except VerifyError:

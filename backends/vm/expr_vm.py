@@ -519,11 +519,8 @@ def verify_forms(section, nconsts, names, keys, nslots, profile):
         decoded.append(ins)
         holes.append(_holes(i, ins))
     _index_stream(uses, len(forms), "the blocks' forms")
-    nc = nn = 0
-    for f in uses:
-        h = holes[f]
-        nc += h[0]
-        nn += h[1]
+    nc = sum([holes[f][0] for f in uses])
+    nn = sum([holes[f][1] for f in uses])
     if type(crefs) is not list or len(crefs) != nc or type(nrefs) is not list or len(nrefs) != nn:
         raise VerifyError("the blocks' forms have %d constant and %d name holes; the streams differ" % (nc, nn))
     _index_stream(crefs, nconsts, "the constant stream")

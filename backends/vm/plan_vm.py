@@ -132,10 +132,25 @@ def _plain_const(c):
     return c
 
 
+class _EachBlock:
+    """Expression ``b`` is ``(b, 0, 0)``: block b, no parameters, no slots."""
+
+    def __init__(self, count):
+        self.count = count
+
+    def __len__(self):
+        return self.count
+
+    def __getitem__(self, b):
+        if not 0 <= b < self.count:
+            raise IndexError(b)
+        return (b, 0, 0)
+
+
 def _block_exprs(sections, blocks):
     """A model whose plan names an expression by its block: every block an
     expression of no parameters, on no frame."""
-    return [(b, 0, 0) for b in range(len(blocks))], 0
+    return _EachBlock(len(blocks)), 0
 
 
 def _section_exprs(sections, blocks):
@@ -185,9 +200,8 @@ class _Expressions:
         self.consts = [const(c) for c in sections["consts"]]
         self.names = sections["names"]
         self.keys = sections[row["keys"]]
-        for n in self.names + self.keys:
-            if type(n) is not str:
-                raise VerifyError("names and keys are strings")
+        if set(map(type, self.names)) - {str} or set(map(type, self.keys)) - {str}:
+            raise VerifyError("names and keys are strings")
         self.arity = row["arity"]
         if row["forms"]:   # each distinct form verified once (docs/bytecode.md section 2.3)
             decoded = _x.verify_forms(sections["code"], len(self.consts), self.names, self.keys, 0, row["profile"])
@@ -793,31 +807,38 @@ def _ints_below(values, high):
     return _all_of(values, int) and (not values or (min(values) >= 0 and max(values) < high))
 
 
-def _quick_retry(row, at):
-    count, delay, backoff = row[at], row[at + 1], row[at + 2]
-    return type(count) is int and 0 <= count <= MAX_SEQ_RETRIES and type(delay) is int \
-        and 0 <= delay <= MAX_DELAY_MS and (type(backoff) is int or type(backoff) is float) \
-        and 0 <= backoff <= 1e6
+def _quick_retry(columns, at, names):
+    counts, delays, backoffs = columns[at], columns[at + 1], columns[at + 2]
+    return _ints_below(counts, MAX_SEQ_RETRIES + 1) and _ints_below(delays, MAX_DELAY_MS + 1) \
+        and set(map(type, backoffs)) <= {int, float} and not [1 for b in backoffs if not 0 <= b <= 1e6]
 
 
-def _quick_delay(row, at):
-    return type(row[at]) is int and 0 <= row[at] <= MAX_DELAY_MS
+def _quick_delay(columns, at, names):
+    return _ints_below(columns[at], MAX_DELAY_MS + 1)
 
 
-def _quick_sort(row, at):
-    path = row[at]
-    return type(path) is list and len(path) > 0 and _all_of(path, str) \
-        and (row[at + 1] is True or row[at + 1] is False)
+def _quick_sort(columns, at, names):
+    paths = columns[at]
+    if not _all_of(paths, list) or min(map(len, paths)) < 1 or not _all_of(columns[at + 1], bool):
+        return False
+    for path in paths:
+        names += path
+    return True
 
 
-def _quick_declared(row, at):
-    flat = row[at]
-    return type(flat) is list and not len(flat) % 2 and _all_of(flat[0::2], str) \
-        and _ints_below(flat[1::2], len(TYPES))
+def _quick_declared(columns, at, names):
+    flats = columns[at]
+    if not _all_of(flats, list) or [1 for flat in flats if len(flat) % 2]:
+        return False
+    codes = []
+    for flat in flats:
+        names += flat[0::2]
+        codes += flat[1::2]
+    return _ints_below(codes, len(TYPES))
 
 
-def _quick_status(row, at):
-    return type(row[at]) is int and (row[at] == 0 or row[at] == 1)
+def _quick_status(columns, at, names):
+    return _ints_below(columns[at], 2)
 
 
 def _quick_spec(mask, counts):
@@ -842,40 +863,41 @@ def _quick_spec(mask, counts):
             other.append(({"retry": _quick_retry, "sort": _quick_sort, "declared": _quick_declared,
                            "status": _quick_status}[kind], size))
         size += counts[bit]
-    return size, tuple(blocks), tuple(names), tuple(other)
+    return size, blocks, names, other
 
 
 def _quick_rows(rows, nblocks):
-    """The kinds of the step rows, or None when the quick check doubts one."""
+    """The kinds of the step rows, or None when the quick check doubts one.
+    The rows of one field mask are checked together, column by column."""
     layout = LAYOUTS["sequential"]["step"]
-    counts = layout["counts"]
-    masks = layout["masks"]
-    specs = {}
+    if not rows:
+        return []
+    if not _all_of(rows, list) or min(map(len, rows)) < 4:
+        return None
+    masks = [row[3] for row in rows]
+    if not _ints_below(masks, layout["masks"]):
+        return None
+    groups = {}
+    for mask in set(masks):
+        groups[mask] = []
+    for row, mask in zip(rows, masks):
+        groups[mask].append(row)
     blocks = []
     names = []
-    for row in rows:
-        if type(row) is not list or len(row) < 4:
+    for mask, group in groups.items():
+        size, at_blocks, at_names, other = _quick_spec(mask, layout["counts"])
+        if set(map(len, group)) != {size}:
             return None
-        mask = row[3]
-        if type(mask) is not int:
-            return None
-        spec = specs.get(mask)
-        if spec is None:
-            if not 0 <= mask < masks:
+        columns = list(zip(*group))
+        for at in at_blocks:
+            blocks += columns[at]
+        for at in at_names:
+            names += columns[at]
+        for check, at in other:
+            if not check(columns, at, names):
                 return None
-            spec = specs[mask] = _quick_spec(mask, counts)
-        if len(row) != spec[0]:
-            return None
-        for at in spec[1]:
-            blocks.append(row[at])
-        for at in spec[2]:
-            names.append(row[at])
-        for check, at in spec[3]:
-            if not check(row, at):
-                return None
-    ids = [row[0] for row in rows]
-    ops = [row[1] for row in rows]
-    on_error = [row[2] for row in rows]
+    fixed = zip(*rows)   # every row has at least the fixed fields and the mask
+    ids, ops, on_error = next(fixed), list(next(fixed)), next(fixed)
     if not (_all_of(ids, str) and len(set(ids)) == len(ids) and _ints_below(ops, len(SEQUENTIAL_OPS))
             and _ints_below(on_error, 2) and _ints_below(blocks, nblocks) and _all_of(names, str)):
         return None
