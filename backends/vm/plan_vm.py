@@ -171,21 +171,41 @@ def _section_exprs(sections, blocks):
     return exprs, max(slots_of) if slots_of else 0
 
 
+def _verified_blocks(exprs, sections, row):
+    """Section code as an array of bin: every block verified on its own."""
+    blocks = sections["code"]
+    for b in blocks:
+        if type(b) is not bytes:
+            raise VerifyError("a block must be msgpack bin")
+    exprs.exprs, exprs.frame = row["exprs"](sections, blocks)
+    return _x.verify(blocks, len(exprs.consts), exprs.names, exprs.keys, exprs.frame, row["profile"])
+
+
+def _verified_forms(exprs, sections, row):
+    """Section code as forms (docs/bytecode.md section 2.3): each distinct form verified once."""
+    decoded = _x.verify_forms(sections["code"], len(exprs.consts), exprs.names, exprs.keys, 0, row["profile"])
+    exprs.exprs, exprs.frame = row["exprs"](sections, decoded)
+    return decoded
+
+
 # How a model's program holds its expressions: "profile" the builtins it
 # may call (expr_vm), "const" how a pool constant decodes, "keys" the
 # section of its builtin keys, "exprs" its expressions and their frame
 # (what the plan's references index), "arity" the error of a call with the
 # wrong number of arguments, "copy" how a constant array or object is copied
 # on each evaluation (None: it is not), "forms" whether section code holds
-# the blocks as forms (sequential; a form names no block, so no LAMBDA).
+# the blocks as forms (sequential; a form names no block, so no LAMBDA),
+# "blocks" the verifier of section code (sets the expressions and frame).
 EXPRESSIONS = {
     "kernel": {"profile": _xa.PROFILE, "const": _text_const, "keys": "names", "exprs": _block_exprs,
-               "arity": VerifyError, "copy": None, "forms": False},
+               "arity": VerifyError, "copy": None, "forms": False, "blocks": _verified_blocks},
     "dataflow": {"profile": _xc.PROFILE, "const": _xc.decode_const, "keys": "keys", "exprs": _section_exprs,
-                 "arity": _c.CelError, "copy": None, "forms": False},
+                 "arity": _c.CelError, "copy": None, "forms": False,
+                 "blocks": _verified_blocks},
     # a constant array or object is a fresh copy on every evaluation (a run may hand it on)
     "sequential": {"profile": _xw.PROFILE, "const": _plain_const, "keys": "names", "exprs": _block_exprs,
-                   "arity": VerifyError, "copy": copy_json, "forms": True},
+                   "arity": VerifyError, "copy": copy_json, "forms": True,
+                   "blocks": _verified_forms},
 }
 
 
@@ -203,16 +223,7 @@ class _Expressions:
         if set(map(type, self.names)) - {str} or set(map(type, self.keys)) - {str}:
             raise VerifyError("names and keys are strings")
         self.arity = row["arity"]
-        if row["forms"]:   # each distinct form verified once (docs/bytecode.md section 2.3)
-            decoded = _x.verify_forms(sections["code"], len(self.consts), self.names, self.keys, 0, row["profile"])
-            self.exprs, self.frame = row["exprs"](sections, decoded)
-        else:
-            self.blocks = sections["code"]
-            for b in self.blocks:
-                if type(b) is not bytes:
-                    raise VerifyError("a block must be msgpack bin")
-            self.exprs, self.frame = row["exprs"](sections, self.blocks)
-            decoded = _x.verify(self.blocks, len(self.consts), self.names, self.keys, self.frame, row["profile"])
+        decoded = row["blocks"](self, sections, row)
         self.machine = _x.Machine(self.consts, self.names, self.keys, decoded, copy=row["copy"])
 
     def function(self, ref):
