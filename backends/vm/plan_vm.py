@@ -877,6 +877,10 @@ def _quick_spec(mask, counts):
     return size, blocks, names, other
 
 
+_STEP_KINDS = set(range(len(SEQUENTIAL_OPS)))
+_ON_ERRORS = {0, 1}
+
+
 def _quick_rows(rows, nblocks):
     """The kinds of the step rows, or None when the quick check doubts one.
     The rows of one field mask are checked together, column by column."""
@@ -885,7 +889,8 @@ def _quick_rows(rows, nblocks):
         return []
     if not _all_of(rows, list) or min(map(len, rows)) < 4:
         return None
-    masks = [row[3] for row in rows]
+    fixed = zip(*rows)   # the fixed fields and the mask, column by column
+    ids, ops, on_error, masks = next(fixed), list(next(fixed)), next(fixed), next(fixed)
     if not _ints_below(masks, layout["masks"]):
         return None
     groups = {}
@@ -907,10 +912,9 @@ def _quick_rows(rows, nblocks):
         for check, at in other:
             if not check(columns, at, names):
                 return None
-    fixed = zip(*rows)   # every row has at least the fixed fields and the mask
-    ids, ops, on_error = next(fixed), list(next(fixed)), next(fixed)
-    if not (_all_of(ids, str) and len(set(ids)) == len(ids) and _ints_below(ops, len(SEQUENTIAL_OPS))
-            and _ints_below(on_error, 2) and _ints_below(blocks, nblocks) and _all_of(names, str)):
+    if not (_all_of(ids, str) and len(set(ids)) == len(ids) and _all_of(ops, int)
+            and set(ops) <= _STEP_KINDS and _all_of(on_error, int) and set(on_error) <= _ON_ERRORS
+            and _ints_below(blocks, nblocks) and _all_of(names, str)):
         return None
     return ops
 
