@@ -62,7 +62,11 @@ __all__ = ["BY_MODEL", "EXPRESSIONS", "LAYOUTS", "MODELS", "Program", "load_plan
 
 # The tables keyed by model: a bundle of some models keeps only their rows
 # (backends/vm/bundle.py), so a device holds only their schedulers and builtins.
-BY_MODEL = ("EXPRESSIONS", "LAYOUTS", "MODELS")
+BY_MODEL = ("EXPRESSIONS", "LAYOUTS", "MODELS", "QUICK")
+# The tables of optional parts, a speed-up a device can do without: a small
+# bundle (flowc bundle --small) keeps none of their rows (its loader checks
+# every plan with the decoder, as thoroughly, and makes the nodes at load).
+BY_FEATURE = ("QUICK",)
 
 MAX_DEPTH = 8        # regions nest at most this deep
 MAX_RETRIES = 1000   # a kernel step's retries
@@ -982,23 +986,26 @@ def _sequential_quick(section, exprs):
 
 # Each plan-run model, by the plan's model: "expressions" (EXPRESSIONS),
 # "plan" the decoder of section plan (its run-wide fields, nodes and
-# edges, as (key, value) pairs in the order of flowc.plan), "quick" None or
-# the quick check of section plan (True: it passes every check of "plan",
-# whose fields are then made when the plan is first asked for), "bare" whether
+# edges, as (key, value) pairs in the order of flowc.plan), "bare" whether
 # a program may hold expressions only (no plan: nil), "start" the
 # scheduler's new_run and "options" the run's options after inputs and
 # host, in the order the entry points take them positionally.
 MODELS = {
-    "kernel": {"expressions": EXPRESSIONS["kernel"], "plan": _kernel_fields, "quick": None, "bare": False,
+    "kernel": {"expressions": EXPRESSIONS["kernel"], "plan": _kernel_fields, "bare": False,
                "start": _k.new_run,
                "options": ("max_instructions", "max_iterations", "max_host_calls")},
-    "dataflow": {"expressions": EXPRESSIONS["dataflow"], "plan": _dataflow_fields, "quick": None, "bare": True,
+    "dataflow": {"expressions": EXPRESSIONS["dataflow"], "plan": _dataflow_fields, "bare": True,
                  "start": _d.new_run,
                  "options": ("trigger", "payload", "max_instructions", "max_iterations", "max_host_calls")},
-    "sequential": {"expressions": EXPRESSIONS["sequential"], "plan": _sequential_fields, "quick": _sequential_quick,
-                   "bare": False,
+    "sequential": {"expressions": EXPRESSIONS["sequential"], "plan": _sequential_fields, "bare": False,
                    "start": _seq.new_run, "options": ("max_instructions", "max_iterations", "max_host_calls")},
 }
+
+
+# The quick check of a model's section plan (True: it passes every check
+# of the model's "plan", whose fields are then made when the plan is first
+# asked for); a model without a row has its fields made at load.
+QUICK = {"sequential": _sequential_quick}
 
 
 def plan_fields(model, section, exprs):
@@ -1030,7 +1037,7 @@ class Program:
             return
         if type(name) is not str:
             raise VerifyError("a program with a plan names its workflow")
-        quick = row["quick"]
+        quick = QUICK.get(model)
         if quick is not None and quick(section, self.expressions):
             self._unmade = section    # verified: its fields are made when first asked for
         else:
