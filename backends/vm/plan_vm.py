@@ -891,14 +891,20 @@ def _quick_rows(rows, nblocks):
     layout = LAYOUTS["sequential"]["step"]
     if not rows:
         return []
-    if not _all_of(rows, list) or min(map(len, rows)) < 4:
+    if not _all_of(rows, list):
         return None
     fixed = zip(*rows)   # the fixed fields and the mask, column by column
-    ids, ops, on_error, masks = next(fixed), list(next(fixed)), next(fixed), next(fixed)
-    if not _ints_below(masks, layout["masks"]):
+    try:
+        ids, ops, on_error, masks = next(fixed), list(next(fixed)), next(fixed), next(fixed)
+    except StopIteration:   # a row of fewer values
+        return None
+    if not _all_of(masks, int):
+        return None
+    distinct = set(masks)
+    if min(distinct) < 0 or max(distinct) >= layout["masks"]:
         return None
     groups = {}
-    for mask in set(masks):
+    for mask in distinct:
         groups[mask] = []
     for row, mask in zip(rows, masks):
         groups[mask].append(row)
