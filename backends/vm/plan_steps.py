@@ -139,7 +139,10 @@ def _each_step(node):
     return step
 
 
-def _branch_step(node):
+def _valued_step(node, settle):
+    """A step that evaluates its one block and settles with the value: a
+    branch (the scheduler then runs the arm the plan's branch edges so
+    labelled name) or an exit."""
     sid = node["id"]
     ignore = node["on_error"] == "ignore"
 
@@ -149,29 +152,15 @@ def _branch_step(node):
         try:
             if _skips(node, env):
                 return ctx.skip(sid)
-            test = _true(node["body"](env))
+            value = node["body"](env)
         except _s.STEP_ERRORS as exc:
             return ctx.fail(sid, exc, ignore)
-        # the scheduler runs the chosen arm: the plan's branch edges so labelled
-        return ctx.branch(sid, "then" if test else "else")
+        return settle(ctx, sid, value)
     return step
 
 
-def _exit_step(node):
-    sid = node["id"]
-    ignore = node["on_error"] == "ignore"
-
-    def step(ctx):
-        ctx.begin(sid)
-        env = _env(ctx, None, None, None)
-        try:
-            if _skips(node, env):
-                return ctx.skip(sid)
-            output = node["body"](env)
-        except _s.STEP_ERRORS as exc:
-            return ctx.fail(sid, exc, ignore)
-        return ctx.exit(sid, node["status"], output)
-    return step
+def _branch(ctx, sid, test):
+    return ctx.branch(sid, "then" if _true(test) else "else")
 
 
 def step_function(node):
@@ -179,9 +168,10 @@ def step_function(node):
     function (the walk ``yield from``s those, and calls the others)."""
     op = node["op"]
     if op == "branch":
-        return _branch_step(node), False
+        return _valued_step(node, _branch), False
     if op == "exit":
-        return _exit_step(node), False
+        status = node["status"]
+        return _valued_step(node, lambda ctx, sid, output: ctx.exit(sid, status, output)), False
     if node["each"] is not None:
         return _each_step(node), True
     return _plain_step(node), True
