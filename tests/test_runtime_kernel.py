@@ -25,8 +25,10 @@ from flowc.backends.vm import compile_workflow as compile_bytecode
 from flowc.backends.vm import load as load_program
 from flowc.host import ScriptedHost
 from flowc.pipeline import driver
-from flowc.runtime import dataflow_run, drivers, edges, fuel, kernel
+from flowc.runtime import dataflow_run, drivers, kernel
 from flowc.runtime.kernel import Error, KernelError, Result, TimedOut
+
+from tests.device_modules import device_module_files
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data" / "instruction"
@@ -471,20 +473,6 @@ def test_the_kernel_runs_on_micropython(tmp_path):
     """kernel.py, dataflow_run.py and drivers.py, copied unmodified into MicroPython:
     a concurrent race on virtual time and answers given in reverse order
     give the records CPython gives."""
-    from flowc.backends.vm import (
-        container,
-        device,
-        errors,
-        expr_aevatar,
-        expr_cel,
-        expr_vm,
-        expr_wfs,
-        plan_loops,
-        plan_steps,
-        plan_vm,
-    )
-    from flowc.runtime import aevatar_text, cel, dataflow_run, json_text, nfa, routing_run, sequence_run, wfs
-
     node = shutil.which("node")
     assert node, "node is not installed: the MicroPython test needs node (v18+)"
     assert MP_PACKAGE.is_dir(), f"{MP_PACKAGE} is missing: run `npm ci` in {MP_DIR}"
@@ -496,10 +484,7 @@ def test_the_kernel_runs_on_micropython(tmp_path):
     jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
     driver_file = tmp_path / "mp_kernel.py"
     driver_file.write_text(MP_DRIVER, encoding="utf-8")
-    modules = [cel.__file__, nfa.__file__, dataflow_run.__file__, aevatar_text.__file__, container.__file__,
-               expr_vm.__file__, expr_cel.__file__, expr_aevatar.__file__, expr_wfs.__file__, errors.__file__, wfs.__file__,
-               plan_vm.__file__, device.__file__, routing_run.__file__, json_text.__file__, kernel.__file__, drivers.__file__,
-               fuel.__file__, edges.__file__, plan_steps.__file__, plan_loops.__file__, sequence_run.__file__]
+    modules = device_module_files()
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(driver_file), str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=300, cwd=MP_DIR)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -34,9 +34,11 @@ from flowc.backends import vm
 from flowc.backends.python import compile_workflow, load_module
 from flowc.host import ScriptedHost
 from flowc.pipeline import driver
-from flowc.runtime import dataflow_run, drivers, fuel, routing_run
+from flowc.runtime import dataflow_run, drivers, routing_run
 from flowc.runtime.aio import drive_async
 from flowc.runtime.kernel import Call, Kernel, Result, Spawn, Wait, with_deadline
+
+from tests.device_modules import device_module_files
 
 
 def _workflow(text: str, dialect: str):
@@ -539,30 +541,6 @@ def test_deadlines_fire_the_same_on_micropython(tmp_path):
     into MicroPython: a race past its timeout, an aevatar step past its
     timeout_ms and a run past its `limits.deadline` (the kernel's timer)
     give the virtual records CPython gives."""
-    from flowc.backends.vm import (
-        container,
-        device,
-        errors,
-        expr_aevatar,
-        expr_cel,
-        expr_vm,
-        expr_wfs,
-        plan_loops,
-        plan_steps,
-        plan_vm,
-    )
-    from flowc.runtime import (
-        aevatar_text,
-        cel,
-        dataflow_run,
-        edges,
-        json_text,
-        kernel,
-        nfa,
-        sequence_run,
-        wfs,
-    )
-
     node = shutil.which("node")
     assert node, "node is needed to run MicroPython (tests/micropython)"
     race = compiled(RACE, "instruction")[1]
@@ -579,11 +557,7 @@ def test_deadlines_fire_the_same_on_micropython(tmp_path):
     jobs_file.write_bytes(msgpack.packb(jobs, use_bin_type=True))
     driver_file = tmp_path / "mp_deadlines.py"
     driver_file.write_text(MP_DRIVER, encoding="utf-8")
-    modules = [cel.__file__, nfa.__file__, dataflow_run.__file__, container.__file__, expr_vm.__file__,
-               expr_cel.__file__, expr_aevatar.__file__, expr_wfs.__file__,
-               plan_vm.__file__, device.__file__, kernel.__file__, drivers.__file__, aevatar_text.__file__,
-               routing_run.__file__, json_text.__file__, errors.__file__, wfs.__file__, fuel.__file__,
-               edges.__file__, plan_steps.__file__, plan_loops.__file__, sequence_run.__file__]
+    modules = device_module_files()
     proc = subprocess.run([node, str(MP_DIR / "run_dataflow.mjs"), str(driver_file), str(jobs_file), *modules],
                           check=False, capture_output=True, text=True, timeout=300, cwd=MP_DIR)
     assert proc.returncode == 0, proc.stderr[-3000:]
